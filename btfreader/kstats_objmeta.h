@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Reads the .kstats.* metadata sections of a BPF object (libelf). */
+#ifndef KSTATS_OBJMETA_H
+#define KSTATS_OBJMETA_H
+
+#include <stddef.h>
+#include "kstats_meta.h"
+
+struct kstats_objmeta {
+	struct kstats_map_meta *maps;
+	size_t nmaps;
+	struct kstats_prog_meta *progs;
+	size_t nprogs;
+	struct kstats_hist_meta *hists;
+	size_t nhists;
+};
+
+/* Returns 0, or -errno with a one-line reason in err. */
+int kstats_objmeta_read(const char *path, struct kstats_objmeta *meta,
+			char *err, size_t errlen);
+void kstats_objmeta_free(struct kstats_objmeta *meta);
+
+const struct kstats_map_meta *
+kstats_objmeta_map(const struct kstats_objmeta *meta, const char *name);
+const struct kstats_prog_meta *
+kstats_objmeta_prog(const struct kstats_objmeta *meta, const char *name);
+const struct kstats_hist_meta *
+kstats_objmeta_hist(const struct kstats_objmeta *meta, const char *map);
+
+/* "compaction" from ".../compaction.bpf" into buf. */
+int kstats_obj_name(const char *path, char *buf, size_t len);
+
+#endif /* KSTATS_OBJMETA_H */

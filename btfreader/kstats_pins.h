@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Pin names (DESIGN.md "Names") and bpffs handling, shared by every tool. */
+#ifndef KSTATS_PINS_H
+#define KSTATS_PINS_H
+
+#include <stddef.h>
+
+#define KSTATS_DEFAULT_PIN_DIR "/sys/fs/bpf/kernelstats"
+#define KSTATS_BPFFS "/sys/fs/bpf"
+
+/* dir/<kind>_<obj>_<name>, with '/' in name turned into '_'. */
+int kstats_pin_path(char *buf, size_t len, const char *dir, const char *kind,
+		    const char *obj, const char *name);
+
+/* Mounts bpffs on /sys/fs/bpf when pin_dir lies under it and it is missing. */
+int kstats_ensure_bpffs(const char *pin_dir, char *err, size_t errlen);
+
+#endif /* KSTATS_PINS_H */

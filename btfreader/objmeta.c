@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kstats_objmeta.h"
+
+static int copy_section(Elf_Data *data, size_t rec, void **out, size_t *n)
+{
+	if (data->d_size % rec)
+		return -EINVAL;
+	*out = malloc(data->d_size ? data->d_size : 1);
+	if (!*out)
+		return -ENOMEM;
+	memcpy(*out, data->d_buf, data->d_size);
+	*n = data->d_size / rec;
+	return 0;
+}
+
+/* Forces NUL termination so a corrupt object cannot overrun a name. */
+static void terminate_names(struct kstats_objmeta *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nmaps; i++) {
+		m->maps[i].name[KSTATS_NAME_LEN - 1] = 0;
+		m->maps[i].uid[KSTATS_OWNER_LEN - 1] = 0;
+		m->maps[i].gid[KSTATS_OWNER_LEN - 1] = 0;
+	}
+	for (i = 0; i < m->nprogs; i++) {
+		m->progs[i].name[KSTATS_NAME_LEN - 1] = 0;
+		m->progs[i].attach[KSTATS_NAME_LEN - 1] = 0;
+		m->progs[i].uid[KSTATS_OWNER_LEN - 1] = 0;
+		m->progs[i].gid[KSTATS_OWNER_LEN - 1] = 0;
+	}
+	for (i = 0; i < m->nhists; i++) {
+		m->hists[i].map[KSTATS_NAME_LEN - 1] = 0;
+		m->hists[i].metric[KSTATS_NAME_LEN - 1] = 0;
+	}
+}
+
+static int read_sections(Elf *elf, struct kstats_objmeta *m)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t shstrndx;
+	int ret = 0;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return -EINVAL;
+	while (!ret && (scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strncmp(name, ".kstats.", 8))
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			return -EINVAL;
+		if (!strcmp(name, KSTATS_SEC_MAPS))
+			ret = copy_section(data, sizeof(*m->maps), (void **)&m->maps, &m->nmaps);
+		else if (!strcmp(name, KSTATS_SEC_PROGS))
+			ret = copy_section(data, sizeof(*m->progs), (void **)&m->progs, &m->nprogs);
+		else if (!strcmp(name, KSTATS_SEC_HISTS))
+			ret = copy_section(data, sizeof(*m->hists), (void **)&m->hists, &m->nhists);
+	}
+	return ret;
+}
+
+int kstats_objmeta_read(const char *path, struct kstats_objmeta *m,
+			char *err, size_t errlen)
+{
+	Elf *elf = NULL;
+	int fd, ret;
+
+	memset(m, 0, sizeof(*m));
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
+		return -EINVAL;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return ret;
+	}
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		snprintf(err, errlen, "%s: not an ELF object", path);
+		ret = -ENOEXEC;
+		goto out;
+	}
+	ret = read_sections(elf, m);
+	if (ret) {
+		snprintf(err, errlen, "%s: corrupt .kstats metadata: %s",
+			 path, strerror(-ret));
+		kstats_objmeta_free(m);
+		goto out;
+	}
+	terminate_names(m);
+out:
+	elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+void kstats_objmeta_free(struct kstats_objmeta *m)
+{
+	free(m->maps);
+	free(m->progs);
+	free(m->hists);
+	memset(m, 0, sizeof(*m));
+}
+
+const struct kstats_map_meta *
+kstats_objmeta_map(const struct kstats_objmeta *m, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < m->nmaps; i++)
+		if (!strcmp(m->maps[i].name, name))
+			return &m->maps[i];
+	return NULL;
+}
+
+const struct kstats_prog_meta *
+kstats_objmeta_prog(const struct kstats_objmeta *m, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < m->nprogs; i++)
+		if (!strcmp(m->progs[i].name, name))
+			return &m->progs[i];
+	return NULL;
+}
+
+const struct kstats_hist_meta *
+kstats_objmeta_hist(const struct kstats_objmeta *m, const char *map)
+{
+	size_t i;
+
+	for (i = 0; i < m->nhists; i++)
+		if (!strcmp(m->hists[i].map, map))
+			return &m->hists[i];
+	return NULL;
+}
+
+int kstats_obj_name(const char *path, char *buf, size_t len)
+{
+	const char *base = strrchr(path, '/');
+	size_t n;
+
+	base = base ? base + 1 : path;
+	n = strlen(base);
+	if (n > 4 && !strcmp(base + n - 4, ".bpf"))
+		n -= 4;
+	if (!n || n >= len)
+		return -ENAMETOOLONG;
+	memcpy(buf, base, n);
+	buf[n] = 0;
+	return 0;
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The telemetry contract: the log2 accumulator, the one bucket function
+ * shared by BPF programs and userspace, and the map/program macros.
+ * See DESIGN.md, "Buckets".
+ */
+#ifndef KSTATS_BPF_TELEMETRY_H
+#define KSTATS_BPF_TELEMETRY_H
+
+#include "kstats_meta.h"
+
+#define BPF_TELEMETRY_NR_BUCKETS 32
+#define BPF_TELEMETRY_INVALID_BUCKET 0xffffffffu
+
+struct bpf_telemetry_accumulator {
+	__u64 buckets[BPF_TELEMETRY_NR_BUCKETS];
+};
+
+/* bucket(v) = 0 for v <= 1, else min(floor(log2(v)), 31). */
+static inline __u32 bpf_telemetry_bucket(__u64 v)
+{
+	__u32 x, b = 0;
+
+	if (v >= (1ull << 31))
+		return BPF_TELEMETRY_NR_BUCKETS - 1;
+	x = (__u32)v;
+	if (x >> 16) { x >>= 16; b += 16; }
+	if (x >> 8) { x >>= 8; b += 8; }
+	if (x >> 4) { x >>= 4; b += 4; }
+	if (x >> 2) { x >>= 2; b += 2; }
+	if (x >> 1)
+		b += 1;
+	return b;
+}
+
+#ifdef __bpf__
+#include <bpf/bpf_helpers.h>
+
+#define __KSTATS_META(sec, var) \
+	static const volatile var __attribute__((section(sec), used))
+
+/* A start-time map: private to the object (root:root 0600). */
+#define DEFINE_BPF_MAP(mname, TYPE, KeyT, ValueT, entries) \
+	DEFINE_BPF_MAP_UGM(mname, TYPE, KeyT, ValueT, entries, root, root, 0600)
+
+/* An output map readable by group gid (DESIGN.md: root:kstats 0440). */
+#define DEFINE_BPF_MAP_GRO(mname, TYPE, KeyT, ValueT, entries, gid) \
+	DEFINE_BPF_MAP_UGM(mname, TYPE, KeyT, ValueT, entries, root, gid, 0440)
+
+#define DEFINE_BPF_MAP_UGM(mname, TYPE, KeyT, ValueT, entries, usr, grp, md) \
+	struct {							\
+		__uint(type, BPF_MAP_TYPE_##TYPE);			\
+		__uint(max_entries, entries);				\
+		__type(key, KeyT);					\
+		__type(value, ValueT);					\
+	} mname SEC(".maps");						\
+	__KSTATS_META(KSTATS_SEC_MAPS, struct kstats_map_meta)		\
+	__kstats_map_##mname = {					\
+		.name = #mname, .uid = #usr, .gid = #grp, .mode = md,	\
+		.version = KSTATS_META_VERSION,				\
+	}
+
+/* Declares that map holds bpf_telemetry_accumulator values of metric. */
+#define DEFINE_BPF_HISTOGRAM(mname, metric_name, unit_id)		\
+	__KSTATS_META(KSTATS_SEC_HISTS, struct kstats_hist_meta)	\
+	__kstats_hist_##mname = {					\
+		.map = #mname, .metric = metric_name, .unit = unit_id,	\
+		.version = KSTATS_META_VERSION,				\
+	}
+
+#define __KSTATS_PROG_META(fn, attach_pt, usr, grp, var, kmin, kmax, flg) \
+	__KSTATS_META(KSTATS_SEC_PROGS, struct kstats_prog_meta)	\
+	__kstats_prog_##fn = {						\
+		.name = #fn, .attach = attach_pt, .uid = #usr,		\
+		.gid = #grp, .mode = 0440, .variant = var,		\
+		.min_kver = kmin, .max_kver = kmax, .flags = flg,	\
+		.version = KSTATS_META_VERSION,				\
+	}
+
+/*
+ * One program in section sec; the caller writes the parameter list and body:
+ *	DEFINE_BPF_PROG("tp_btf/foo", root, kstats, on_foo)(__u64 *ctx) { ... }
+ */
+#define DEFINE_BPF_PROG_KVER_OPT(sec, usr, grp, fn, kmin, kmax, flg)	\
+	__KSTATS_PROG_META(fn, sec, usr, grp, KSTATS_VARIANT_OTHER,	\
+			   kmin, kmax, flg);				\
+	SEC(sec) int fn
+
+#define DEFINE_BPF_PROG(sec, usr, grp, fn) \
+	DEFINE_BPF_PROG_KVER_OPT(sec, usr, grp, fn, 0, KSTATS_KVER_INF, 0)
+
+/*
+ * A tracepoint handler built twice from one body: as tp_btf (preferred) and
+ * as raw_tp (fn##_raw), which the loader falls back to and tests run with
+ * BPF_PROG_TEST_RUN.  The body must therefore read pointer arguments with
+ * CO-RE probe reads, never by direct dereference.
+ *	DEFINE_BPF_TRACEPOINT(mm_compaction_end, root, kstats, on_end)(__u64 *ctx)
+ */
+#define DEFINE_BPF_TRACEPOINT_KVER_OPT(tp, usr, grp, fn, kmin, kmax, flg) \
+	static __always_inline int fn##_body(__u64 *ctx);		\
+	__KSTATS_PROG_META(fn, #tp, usr, grp, KSTATS_VARIANT_TP_BTF,	\
+			   kmin, kmax, flg);				\
+	SEC("tp_btf/" #tp) int fn(__u64 *ctx) { return fn##_body(ctx); } \
+	__KSTATS_PROG_META(fn##_raw, #tp, usr, grp, KSTATS_VARIANT_RAW_TP, \
+			   kmin, kmax, flg);				\
+	SEC("raw_tp/" #tp) int fn##_raw(__u64 *ctx) { return fn##_body(ctx); } \
+	static __always_inline int fn##_body
+
+#define DEFINE_BPF_TRACEPOINT(tp, usr, grp, fn) \
+	DEFINE_BPF_TRACEPOINT_KVER_OPT(tp, usr, grp, fn, 0, KSTATS_KVER_INF, 0)
+
+#define SAVE_FIRST_START_TIME_AT(map, key, now) ({			\
+	__u64 __start = (now);						\
+	bpf_map_update_elem(&(map), (key), &__start, BPF_NOEXIST);	\
+})
+
+#define SAVE_FIRST_START_TIME(map, key) \
+	SAVE_FIRST_START_TIME_AT(map, key, bpf_ktime_get_ns())
+
+/* Looks up and deletes the start time; returns the microsecond bucket. */
+#define GET_LATENCY_BUCKET_AT(map, key, now) ({				\
+	__u32 __bucket = BPF_TELEMETRY_INVALID_BUCKET;			\
+	__u64 __now = (now);						\
+	__u64 *__start = bpf_map_lookup_elem(&(map), (key));		\
+	if (__start) {							\
+		__u64 __us = __now > *__start ?				\
+			     (__now - *__start) / 1000 : 0;		\
+		bpf_map_delete_elem(&(map), (key));			\
+		__bucket = bpf_telemetry_bucket(__us);			\
+	}								\
+	__bucket;							\
+})
+
+#define GET_LATENCY_BUCKET(map, key) \
+	GET_LATENCY_BUCKET_AT(map, key, bpf_ktime_get_ns())
+
+/* Creates a zeroed entry when absent (hash maps), then adds atomically. */
+#define INCREMENT_ACCUMULATOR(map, key, bucket) ({			\
+	__u32 __b = (bucket);						\
+	struct bpf_telemetry_accumulator *__acc;			\
+	if (__b < BPF_TELEMETRY_NR_BUCKETS) {				\
+		__acc = bpf_map_lookup_elem(&(map), (key));		\
+		if (!__acc) {						\
+			struct bpf_telemetry_accumulator __zero = {};	\
+			bpf_map_update_elem(&(map), (key), &__zero,	\
+					    BPF_NOEXIST);		\
+			__acc = bpf_map_lookup_elem(&(map), (key));	\
+		}							\
+		if (__acc)						\
+			__sync_fetch_and_add(&__acc->buckets[__b], 1);	\
+	}								\
+})
+
+#endif /* __bpf__ */
+#endif /* KSTATS_BPF_TELEMETRY_H */

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Metadata that the DEFINE_* macros place in each BPF object and the loader
+ * reads back with libelf.  This is the only contract between a metric's
+ * object and the loader, so the loader needs no per-metric table.
+ *
+ * The sections are not BPF maps: libbpf skips unknown data sections, and no
+ * program references them.
+ */
+#ifndef KSTATS_META_H
+#define KSTATS_META_H
+
+#ifndef __bpf__
+#include <linux/types.h>
+#endif
+
+#define KSTATS_META_VERSION 1
+#define KSTATS_NAME_LEN 64
+#define KSTATS_OWNER_LEN 32
+
+#define KSTATS_SEC_MAPS ".kstats.maps"
+#define KSTATS_SEC_PROGS ".kstats.progs"
+#define KSTATS_SEC_HISTS ".kstats.hists"
+#define KSTATS_SEC_OBJ ".kstats.obj"
+
+#define KSTATS_KVER(a, b, c) (((a) << 16) + ((b) << 8) + (c))
+#define KSTATS_KVER_INF 0xffffffffu
+
+/* Program flags. */
+#define KSTATS_PROG_OPTIONAL (1u << 0)
+
+/* Preference order of the variants of one attach point: lower wins. */
+enum kstats_variant {
+	KSTATS_VARIANT_TP_BTF = 0,
+	KSTATS_VARIANT_RAW_TP = 1,
+	KSTATS_VARIANT_OTHER = 2,
+};
+
+/* Owners are names ("root", "kstats"), resolved by the loader at boot. */
+struct kstats_map_meta {
+	char name[KSTATS_NAME_LEN];
+	char uid[KSTATS_OWNER_LEN];
+	char gid[KSTATS_OWNER_LEN];
+	__u32 mode;
+	__u32 version;
+};
+
+struct kstats_prog_meta {
+	char name[KSTATS_NAME_LEN];	/* BPF function name */
+	char attach[KSTATS_NAME_LEN];	/* attach point shared by the variants */
+	char uid[KSTATS_OWNER_LEN];
+	char gid[KSTATS_OWNER_LEN];
+	__u32 mode;
+	__u32 variant;			/* enum kstats_variant */
+	__u32 min_kver;			/* inclusive */
+	__u32 max_kver;			/* exclusive */
+	__u32 flags;			/* KSTATS_PROG_* */
+	__u32 version;
+};
+
+enum kstats_unit {
+	KSTATS_UNIT_USEC = 1,
+	KSTATS_UNIT_BYTES = 2,
+};
+
+/* Marks a map whose value is a log2 accumulator, and names its metric. */
+struct kstats_hist_meta {
+	char map[KSTATS_NAME_LEN];
+	char metric[KSTATS_NAME_LEN];	/* atom name, e.g. CompactionDuration */
+	__u32 unit;			/* enum kstats_unit */
+	__u32 version;
+};
+
+#endif /* KSTATS_META_H */

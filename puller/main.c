@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdio.h>
+#include <string.h>
+
+#include "kstats.h"
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+} cmds[] = {
+	{ "dump", cmd_dump, "show the loaded histograms" },
+	{ "read", cmd_read, "dump any pinned map generically (BTF columns)" },
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "Usage: kstats COMMAND [OPTIONS]   (kstats COMMAND --help)\n\n");
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
+	fprintf(f, "\nExit status: 0 ok, 1 runtime error, 2 bad usage, "
+		"3 nothing loaded (run kstats-loader).\n");
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? KSTATS_EXIT_USAGE : KSTATS_EXIT_OK;
+	}
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "kstats: unknown command '%s'; see kstats --help\n", argv[1]);
+	return KSTATS_EXIT_USAGE;
+}

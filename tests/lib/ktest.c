@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+
+#include "bpf_telemetry.h"
+#include "kstats_pins.h"
+#include "kstats_reader.h"
+#include "ktest.h"
+
+#define TRACEFS "/sys/kernel/tracing"
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -EIO;
+}
+
+int ktest_init(struct ktest *t, const char *tag)
+{
+	const char *build = getenv("KSTATS_BUILD");
+	char err[512];
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	snprintf(t->build, sizeof(t->build), "%s", build ? build : "build");
+	snprintf(t->obj_dir, sizeof(t->obj_dir), "%s/bpf", t->build);
+	snprintf(t->pin_dir, sizeof(t->pin_dir), "%s/kernelstats-test-%d-%s",
+		 KSTATS_BPFFS, (int)getpid(), tag);
+	ret = kstats_ensure_bpffs(t->pin_dir, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "%s\n", err);
+	return ret;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag,
+		    struct FTW *ftw)
+{
+	(void)st; (void)flag; (void)ftw;
+	return remove(path);
+}
+
+void ktest_fini(struct ktest *t)
+{
+	if (*t->trace_dir && rmdir(t->trace_dir))
+		fprintf(stderr, "cannot remove %s: %s\n", t->trace_dir, strerror(errno));
+	nftw(t->pin_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	*t->trace_dir = 0;
+}
+
+int ktest_loader_status(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int ktest_run_loader(struct ktest *t, const char *const *extra)
+{
+	char loader[300];
+	const char *argv[32] = { loader, "--obj-dir", t->obj_dir, "--pin-dir",
+				 t->pin_dir };
+	int argc = 5;
+	pid_t pid;
+
+	snprintf(loader, sizeof(loader), "%s/kstats-loader", t->build);
+	while (extra && *extra && argc < 31)
+		argv[argc++] = *extra++;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, STDOUT_FILENO);
+		execv(loader, (char *const *)argv);
+		_exit(127);
+	}
+	return ktest_loader_status(pid);
+}
+
+const char *ktest_missing_feature(void)
+{
+	if (geteuid())
+		return "needs root";
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		return "kernel has no BTF (/sys/kernel/btf/vmlinux)";
+	return NULL;
+}
+
+static int mount_tracefs(void)
+{
+	if (!access(TRACEFS "/instances", F_OK))
+		return 0;
+	if (mount("nodev", TRACEFS, "tracefs", 0, NULL))
+		return -errno;
+	return 0;
+}
+
+int ktest_trace_start(struct ktest *t, const char *const *events)
+{
+	char path[512];
+	int ret = mount_tracefs();
+
+	if (ret)
+		return ret;
+	snprintf(t->trace_dir, sizeof(t->trace_dir), TRACEFS "/instances/kstats-test-%d",
+		 (int)getpid());
+	if (mkdir(t->trace_dir, 0700) && errno != EEXIST) {
+		ret = -errno;
+		*t->trace_dir = 0;
+		return ret;
+	}
+	snprintf(path, sizeof(path), "%s/trace_clock", t->trace_dir);
+	ret = write_file(path, "mono");
+	snprintf(path, sizeof(path), "%s/buffer_size_kb", t->trace_dir);
+	ret = ret ?: write_file(path, "2048");
+	for (; !ret && *events; events++) {
+		snprintf(path, sizeof(path), "%s/events/%s/enable", t->trace_dir, *events);
+		ret = write_file(path, "1");
+	}
+	return ret;
+}
+
+long ktest_trace_count(struct ktest *t, const char *event, uint64_t from_ns,
+		       uint64_t to_ns)
+{
+	char path[512], line[1024], needle[128];
+	unsigned long sec, usec;
+	long count = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/trace", t->trace_dir);
+	snprintf(needle, sizeof(needle), " %s:", event);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *hit = strstr(line, needle), *p;
+
+		if (line[0] == '#' || !hit)
+			continue;
+		/* "... [001] ..... 1234.567890: event: ..." */
+		*hit = 0;
+		p = strrchr(line, ' ');
+		if (!p || sscanf(p + 1, "%lu.%lu", &sec, &usec) != 2)
+			continue;
+		uint64_t ns = sec * 1000000000ull + usec * 1000ull;
+
+		count += ns >= from_ns && ns <= to_ns;
+	}
+	fclose(f);
+	return count;
+}
+
+uint64_t ktest_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+int ktest_compact_memory(void)
+{
+	return write_file("/proc/sys/vm/compact_memory", "1");
+}
+
+int ktest_hist_total(struct ktest *t, const char *obj, const char *map,
+		     uint64_t *total)
+{
+	char obj_path[512], pin[512], err[KSTATS_ERR_LEN] = "";
+	struct kstats_map_opts o = { .obj_path = obj_path, .map_name = map,
+				     .pin_path = pin };
+	struct kstats_map *m = NULL;
+	int64_t *rows = NULL;
+	size_t nrows, i, c, ncols;
+	int ret;
+
+	snprintf(obj_path, sizeof(obj_path), "%s/%s.bpf", t->obj_dir, obj);
+	kstats_pin_path(pin, sizeof(pin), t->pin_dir, "map", obj, map);
+	ret = kstats_map_open(&o, &m, err, sizeof(err));
+	if (ret)
+		goto out;
+	ncols = kstats_map_ncols(m);
+	rows = calloc(kstats_map_max_rows(m), ncols * sizeof(*rows));
+	ret = rows ? kstats_map_read(m, rows, kstats_map_max_rows(m), &nrows,
+				     err, sizeof(err)) : -ENOMEM;
+	if (ret)
+		goto out;
+	*total = 0;
+	for (i = 0; i < nrows; i++)
+		for (c = kstats_map_nkey_cols(m); c < ncols; c++)
+			*total += (uint64_t)rows[i * ncols + c];
+out:
+	if (ret)
+		fprintf(stderr, "hist %s/%s: %s\n", obj, map, err);
+	free(rows);
+	kstats_map_close(m);
+	return ret;
+}

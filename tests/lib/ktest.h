@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers for kernel tests: a private pin directory per test process, the
+ * real loader, tracefs instances that count events independently, and
+ * histogram totals read back through libkstats.
+ */
+#ifndef KSTATS_KTEST_H
+#define KSTATS_KTEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct ktest {
+	char pin_dir[256];
+	char obj_dir[256];
+	char build[200];
+	char trace_dir[256];		/* tracefs instance, "" if none */
+};
+
+/* KSTATS_BUILD names the build tree; pin dir is kernelstats-test-<pid>. */
+int ktest_init(struct ktest *t, const char *tag);
+void ktest_fini(struct ktest *t);
+
+/* Runs build/kstats-loader with --obj-dir/--pin-dir plus extra args. */
+int ktest_run_loader(struct ktest *t, const char *const *extra);
+/* Same, but returns the loader's pid without waiting. */
+int ktest_loader_status(pid_t pid);
+
+/* Why the kernel cannot run this test, or NULL. */
+const char *ktest_missing_feature(void);
+
+/* Tracefs instance recording the given events with the mono clock. */
+int ktest_trace_start(struct ktest *t, const char *const *events);
+/* Events named event whose timestamps lie in [from_ns, to_ns]. */
+long ktest_trace_count(struct ktest *t, const char *event, uint64_t from_ns,
+		       uint64_t to_ns);
+
+uint64_t ktest_now_ns(void);
+int ktest_compact_memory(void);
+
+/* Sum of every bucket of every key of a pinned histogram map. */
+int ktest_hist_total(struct ktest *t, const char *obj, const char *map,
+		     uint64_t *total);
+
+#endif /* KSTATS_KTEST_H */
