@@ -89,3 +89,6 @@ test: deps
 
 clean:
 	rm -rf $(BUILD) build
+
+# Feature fragments (install, fuzz, bench, kernel lab, ...) add their own targets.
+-include $(sort $(wildcard mk/*.mk))

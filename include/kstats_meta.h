@@ -33,7 +33,8 @@
 enum kstats_variant {
 	KSTATS_VARIANT_TP_BTF = 0,
 	KSTATS_VARIANT_RAW_TP = 1,
-	KSTATS_VARIANT_OTHER = 2,
+	KSTATS_VARIANT_KPROBE = 2,
+	KSTATS_VARIANT_OTHER = 3,
 };
 
 /* Owners are names ("root", "kstats"), resolved by the loader at boot. */
