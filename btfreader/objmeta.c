@@ -41,6 +41,7 @@ static void terminate_names(struct kstats_objmeta *m)
 	for (i = 0; i < m->nhists; i++) {
 		m->hists[i].map[KSTATS_NAME_LEN - 1] = 0;
 		m->hists[i].metric[KSTATS_NAME_LEN - 1] = 0;
+		m->hists[i].names_map[KSTATS_NAME_LEN - 1] = 0;
 	}
 }
 

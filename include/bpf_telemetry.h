@@ -61,11 +61,18 @@ static inline __u32 bpf_telemetry_bucket(__u64 v)
 	}
 
 /* Declares that map holds bpf_telemetry_accumulator values of metric. */
-#define DEFINE_BPF_HISTOGRAM(mname, metric_name, unit_id)		\
+#define DEFINE_BPF_HISTOGRAM(mname, metric_name, unit_id) \
+	__DEFINE_BPF_HISTOGRAM(mname, metric_name, unit_id, "")
+
+/* The same, with the key's id resolved through dictionary map names. */
+#define DEFINE_BPF_HISTOGRAM_NAMED(mname, metric_name, unit_id, names) \
+	__DEFINE_BPF_HISTOGRAM(mname, metric_name, unit_id, #names)
+
+#define __DEFINE_BPF_HISTOGRAM(mname, metric_name, unit_id, names)	\
 	__KSTATS_META(KSTATS_SEC_HISTS, struct kstats_hist_meta)	\
 	__kstats_hist_##mname = {					\
-		.map = #mname, .metric = metric_name, .unit = unit_id,	\
-		.version = KSTATS_META_VERSION,				\
+		.map = #mname, .metric = metric_name, .names_map = names, \
+		.unit = unit_id, .version = KSTATS_META_VERSION,	\
 	}
 
 #define __KSTATS_PROG_META(fn, attach_pt, usr, grp, var, kmin, kmax, flg) \

@@ -64,10 +64,15 @@ enum kstats_unit {
 	KSTATS_UNIT_BYTES = 2,
 };
 
-/* Marks a map whose value is a log2 accumulator, and names its metric. */
+/*
+ * Marks a map whose value is a log2 accumulator and names its metric.  When
+ * names_map is set, the key's first leaf is an id that the map names_map
+ * (__u32 -> struct kstats_name) resolves to a display name.
+ */
 struct kstats_hist_meta {
 	char map[KSTATS_NAME_LEN];
 	char metric[KSTATS_NAME_LEN];	/* atom name, e.g. CompactionDuration */
+	char names_map[KSTATS_NAME_LEN];	/* "" or the id -> name dictionary */
 	__u32 unit;			/* enum kstats_unit */
 	__u32 version;
 };
