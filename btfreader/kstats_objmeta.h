@@ -13,6 +13,7 @@ struct kstats_objmeta {
 	size_t nprogs;
 	struct kstats_hist_meta *hists;
 	size_t nhists;
+	struct kstats_obj_meta obj;	/* defaults when the object has none */
 };
 
 /* Returns 0, or -errno with a one-line reason in err. */

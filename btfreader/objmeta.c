@@ -22,6 +22,14 @@ static int copy_section(Elf_Data *data, size_t rec, void **out, size_t *n)
 	return 0;
 }
 
+static int copy_obj(Elf_Data *data, struct kstats_obj_meta *obj)
+{
+	if (data->d_size != sizeof(*obj))
+		return -EINVAL;
+	memcpy(obj, data->d_buf, sizeof(*obj));
+	return 0;
+}
+
 /* Forces NUL termination so a corrupt object cannot overrun a name. */
 static void terminate_names(struct kstats_objmeta *m)
 {
@@ -72,6 +80,8 @@ static int read_sections(Elf *elf, struct kstats_objmeta *m)
 			ret = copy_section(data, sizeof(*m->progs), (void **)&m->progs, &m->nprogs);
 		else if (!strcmp(name, KSTATS_SEC_HISTS))
 			ret = copy_section(data, sizeof(*m->hists), (void **)&m->hists, &m->nhists);
+		else if (!strcmp(name, KSTATS_SEC_OBJ))
+			ret = copy_obj(data, &m->obj);
 	}
 	return ret;
 }
@@ -83,6 +93,7 @@ int kstats_objmeta_read(const char *path, struct kstats_objmeta *m,
 	int fd, ret;
 
 	memset(m, 0, sizeof(*m));
+	m->obj.max_kver = KSTATS_KVER_INF;
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
 		return -EINVAL;

@@ -116,6 +116,25 @@ static inline __u32 bpf_telemetry_bucket(__u64 v)
 #define DEFINE_BPF_TRACEPOINT(tp, usr, grp, fn) \
 	DEFINE_BPF_TRACEPOINT_KVER_OPT(tp, usr, grp, fn, 0, KSTATS_KVER_INF, 0)
 
+/* A handler the object loads without where the kernel lacks tp. */
+#define DEFINE_BPF_TRACEPOINT_OPT(tp, usr, grp, fn) \
+	DEFINE_BPF_TRACEPOINT_KVER_OPT(tp, usr, grp, fn, 0, KSTATS_KVER_INF, \
+				       KSTATS_PROG_OPTIONAL)
+
+/*
+ * Object-wide: kernels [kmin, kmax) only, and flags such as
+ * KSTATS_OBJ_CRITICAL (kstats-loader exits 1 when this object fails).
+ *	DEFINE_BPF_OBJECT(KSTATS_OBJ_CRITICAL);
+ */
+#define DEFINE_BPF_OBJECT_KVER(kmin, kmax, flg)				\
+	__KSTATS_META(KSTATS_SEC_OBJ, struct kstats_obj_meta)		\
+	__kstats_obj = {						\
+		.min_kver = kmin, .max_kver = kmax, .flags = flg,	\
+		.version = KSTATS_META_VERSION,				\
+	}
+
+#define DEFINE_BPF_OBJECT(flg) DEFINE_BPF_OBJECT_KVER(0, KSTATS_KVER_INF, flg)
+
 #define SAVE_FIRST_START_TIME_AT(map, key, now) ({			\
 	__u64 __start = (now);						\
 	bpf_map_update_elem(&(map), (key), &__start, BPF_NOEXIST);	\

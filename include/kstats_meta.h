@@ -27,7 +27,10 @@
 #define KSTATS_KVER_INF 0xffffffffu
 
 /* Program flags. */
-#define KSTATS_PROG_OPTIONAL (1u << 0)
+#define KSTATS_PROG_OPTIONAL (1u << 0)	/* the object loads without it */
+
+/* Object flags. */
+#define KSTATS_OBJ_CRITICAL (1u << 0)	/* its failure fails the loader */
 
 /* Preference order of the variants of one attach point: lower wins. */
 enum kstats_variant {
@@ -56,6 +59,14 @@ struct kstats_prog_meta {
 	__u32 min_kver;			/* inclusive */
 	__u32 max_kver;			/* exclusive */
 	__u32 flags;			/* KSTATS_PROG_* */
+	__u32 version;
+};
+
+/* At most one per object (DEFINE_BPF_OBJECT); absent means all kernels. */
+struct kstats_obj_meta {
+	__u32 min_kver;			/* inclusive */
+	__u32 max_kver;			/* exclusive */
+	__u32 flags;			/* KSTATS_OBJ_* */
 	__u32 version;
 };
 

@@ -3,36 +3,187 @@
 #define KSTATS_LOADER_H
 
 #include <stdbool.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <linux/types.h>
+#include <syslog.h>
+#include <bpf/libbpf.h>
+
+#include "kstats_meta.h"
 
 struct btf;
+struct json_object;
 
-enum obj_outcome {
-	OBJ_LOADED,
-	OBJ_SKIPPED_NO_ATTACH_POINT,
-	OBJ_FAILED_OBJECT,
-	OBJ_FAILED_VERIFIER,
-	OBJ_FAILED_PIN,
+#define LOADER_PATH_LEN 512
+#define LOADER_REASON_LEN 2048
+
+/* Exit codes (--help, README "Loader"). */
+enum {
+	EXIT_OK = 0,		/* everything loaded, or skipped/failed non-critically */
+	EXIT_CRITICAL = 1,	/* a critical object failed */
+	EXIT_USAGE = 2,		/* bad option, --kver or config file */
+	EXIT_ENV = 3,		/* no BPF, no bpffs, unusable directory */
+};
+
+/* Outcome of an object and of each program; names in outcome_str(). */
+enum outcome {
+	OUT_LOADED,
+	OUT_SKIPPED_DISABLED,
+	OUT_SKIPPED_KERNEL_VERSION,
+	OUT_SKIPPED_NO_ATTACH_POINT,
+	OUT_SKIPPED_VARIANT,		/* a preferred variant was chosen */
+	OUT_FAILED_OBJECT,
+	OUT_FAILED_VERIFIER,
+	OUT_FAILED_ATTACH,
+	OUT_FAILED_PIN,
+	OUT_REFUSED_INCOMPATIBLE_PIN,
+	OUT_COUNT,
+};
+
+static inline bool outcome_failed(enum outcome o)
+{
+	return o >= OUT_FAILED_OBJECT;
+}
+
+struct prog_result {
+	char name[KSTATS_NAME_LEN];
+	char section[128];
+	char attach[KSTATS_NAME_LEN];	/* the group the variants share */
+	const char *attach_type;	/* "tp_btf", "raw_tp", "kprobe", "other" */
+	enum outcome outcome;
+	char reason[LOADER_REASON_LEN];
+	__u32 prog_id;			/* the attached program, 0 if none */
+	char link_pin[LOADER_PATH_LEN];	/* "" when not attached */
+	char prog_pin[LOADER_PATH_LEN];
+	bool kept;			/* same program was already attached */
+};
+
+struct map_result {
+	char name[KSTATS_NAME_LEN];
+	char pin[LOADER_PATH_LEN];
+	__u32 map_id;
+	bool reused;
+	bool replaced;			/* an incompatible pin moves aside */
+	__u64 created_boottime_ns;	/* 0: unknown */
+	__u64 created_realtime_ns;
+};
+
+struct obj_result {
+	char name[KSTATS_NAME_LEN];
+	char path[LOADER_PATH_LEN];
+	enum outcome outcome;
+	char reason[LOADER_REASON_LEN];
+	bool critical;
+	struct prog_result *progs;
+	size_t nprogs;
+	struct map_result *maps;
+	size_t nmaps;
+	char **pins;			/* every bpffs path this object owns */
+	size_t npins;
 };
 
 struct loader_ctx {
 	const char *obj_dir;
 	const char *pin_dir;
+	char run_dir[LOADER_PATH_LEN];
+	char status_path[LOADER_PATH_LEN];
+	char release[65];		/* uname -r */
+	__u32 kver;			/* KSTATS_KVER code in force */
+	bool replace_incompatible;
+	bool disable_all;
+	char **disabled;		/* object names */
+	size_t ndisabled;
 	struct btf *vmlinux_btf;	/* parsed once per run */
-	bool verbose;
+	struct json_object *prev;	/* previous status file, or NULL */
+	char libbpf_err[512];		/* last libbpf warning */
 };
 
-struct obj_result {
-	char name[64];
-	enum obj_outcome outcome;
-	unsigned int progs_attached;
-	unsigned int maps_pinned;
-	char reason[512];
-};
+/* log.c: stderr, and /dev/kmsg once log_to_kmsg() was called. */
+void log_to_kmsg(void);
+void log_close(void);
+void log_set_verbose(bool verbose);
+void log_msg(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap);
+void log_capture(char *buf, size_t len);
 
-const char *obj_outcome_str(enum obj_outcome o);
-int load_object(struct loader_ctx *ctx, const char *path, struct obj_result *res);
+/* config.c */
+struct kver_buf {
+	char s[96];
+};
+int parse_kver(const char *s, __u32 *kver);
+int running_kver(__u32 *kver, char *release, size_t len);
+struct kver_buf kver_str(__u32 kver);
+struct kver_buf kver_range_str(__u32 min, __u32 max);
+int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t errlen);
+int read_config(struct loader_ctx *ctx, const char *path, bool must_exist,
+		char *err, size_t errlen);
+bool is_disabled(const struct loader_ctx *ctx, const char *obj);
+void free_config(struct loader_ctx *ctx);
+
+/* gate.c */
+bool attach_point_exists(const struct loader_ctx *ctx, const char *section,
+			 char *why, size_t len);
+const char *variant_name(__u32 variant);
+
+/* result.c */
+const char *outcome_str(enum outcome o);
 int apply_owner(const char *path, const char *uid, const char *gid,
 		unsigned int mode);
+void set_outcome(struct obj_result *res, enum outcome o, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+struct map_result *add_map(struct obj_result *res, const char *name,
+			   const struct loader_ctx *ctx);
+bool owns_pin(const struct obj_result *res, const char *path);
+int own_pin(struct obj_result *res, const char *path);
+void disown_pin(struct obj_result *res, const char *path);
+void prune_pins(struct obj_result *res);
+bool is_pin_kind(const char *path, const char *kind);
+struct kstats_objmeta;
+void adopt_prev_pins(struct loader_ctx *ctx, struct obj_result *res);
+void retire_programs(struct obj_result *res);
+void describe_kept_pins(struct loader_ctx *ctx, struct obj_result *res,
+			const struct kstats_objmeta *meta);
+void free_result(struct obj_result *res);
+
+/* object.c */
+void load_object(struct loader_ctx *ctx, const char *path, struct obj_result *res);
+
+/* pin.c: shape checks, atomic publication, link replacement. */
+__u32 fd_obj_id(int fd);
+int map_shape_check(const struct btf *obj_btf, struct bpf_map *map, int pinned_fd,
+		    char *why, size_t len);
+
+struct pin_txn;
+struct pin_txn *txn_new(const char *pin_dir);
+int txn_pin(struct pin_txn *txn, int fd, const char *final, const char *aside,
+	    const char *uid, const char *gid, unsigned int mode);
+int txn_commit(struct pin_txn *txn, char *why, size_t len);
+void txn_abort(struct pin_txn *txn);
+void txn_free(struct pin_txn *txn);
+
+struct link_swap;
+struct link_swap *swap_begin(const char *const *link_pins, size_t n);
+int swap_keep(struct link_swap *sw, const char *link_pin, int new_prog_fd,
+	      __u32 *prog_id);
+void swap_detach(struct link_swap *sw);
+void swap_rollback(struct link_swap *sw);
+void swap_free(struct link_swap *sw);
+
+/* status.c */
+__u64 clock_ns(int clockid);
+int write_file_atomic(const char *path, const char *data, size_t len);
+void status_load_prev(struct loader_ctx *ctx);
+struct json_object *prev_object(const struct loader_ctx *ctx, const char *name);
+void prev_map_created(const struct loader_ctx *ctx, const char *obj, const char *map,
+		      __u32 map_id, __u64 *boot_ns, __u64 *real_ns);
+int status_write(const struct loader_ctx *ctx, const struct obj_result *res,
+		 size_t n, __u64 started_ns, const char *error);
+
+/* main.c */
+struct dirent;
+int scan_objects(const char *dir, struct dirent ***ents);
+
+/* unload.c */
+int unload_all(struct loader_ctx *ctx);
 
 #endif /* KSTATS_LOADER_H */

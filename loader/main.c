@@ -1,45 +1,75 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kstats-loader: loads every *.bpf in the object directory, pins maps and
- * links under the pin directory, and prints one line per object.
+ * kstats-loader: loads every *.bpf of the object directory that this kernel
+ * can run, pins its maps and links, and records what happened to each object
+ * and program in the status file.  Generic: everything it knows about an
+ * object comes from the object's own metadata.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
-#include <stdarg.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <json-c/json.h>
 
 #include "kstats_pins.h"
 #include "loader.h"
 
 #define DEFAULT_OBJ_DIR "build/bpf"
+#define DEFAULT_RUN_DIR "/run/kernelstats"
+#define DEFAULT_CONFIG "/etc/kernelstats/loader.conf"
+#define STATUS_NAME "loader-status.json"
+#define FLAG_NAME "progs_loaded"
 
-static bool verbose;
+struct options {
+	const char *config;
+	const char *kver;
+	const char *run_dir;
+	const char *status_file;
+	bool unload;
+	bool boot;
+};
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: kstats-loader [OPTIONS]\n"
-		"Load every *.bpf object in the object directory, pin its maps and\n"
-		"links, and print one line per object.\n\n"
-		"  --obj-dir DIR   objects to load (default: " DEFAULT_OBJ_DIR ")\n"
-		"  --pin-dir DIR   where to pin (default: " KSTATS_DEFAULT_PIN_DIR ")\n"
-		"  -v, --verbose   show libbpf's log\n"
-		"  -h, --help      this text\n\n"
-		"Exit status: 0 when every object loaded or was skipped cleanly,\n"
-		"1 when an object failed, 2 on bad usage or an unusable environment.\n");
-}
-
-static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_DEBUG || (!verbose && level == LIBBPF_INFO))
-		return 0;
-	return vfprintf(stderr, fmt, ap);
+"Usage: kstats-loader [OPTIONS]\n"
+"Load every *.bpf object of the object directory that this kernel can run,\n"
+"pin its maps and links, and write the outcome of every object and program\n"
+"to the status file, then the completion flag <run-dir>/" FLAG_NAME ".\n\n"
+"  --obj-dir DIR           objects to load (default: " DEFAULT_OBJ_DIR ")\n"
+"  --pin-dir DIR           where to pin (default: " KSTATS_DEFAULT_PIN_DIR ")\n"
+"  --run-dir DIR           status file and flag (default: " DEFAULT_RUN_DIR ")\n"
+"  --status-file PATH      status file (default: <run-dir>/" STATUS_NAME ";\n"
+"                          alone, it also sets the run dir to its directory)\n"
+"  --config PATH           config file (default: " DEFAULT_CONFIG ", if present)\n"
+"  --disable OBJ[,OBJ]     skip these objects; \"all\" skips every object\n"
+"  --kver X.Y.Z            gate programs as if the kernel were X.Y.Z\n"
+"                          (default: $KSTATS_KVER, else uname -r)\n"
+"  --replace-incompatible  move a pinned map of the wrong shape aside\n"
+"                          (aside_<ns>_<pin>) instead of refusing the object\n"
+"  --unload                remove everything the loader pinned, and nothing else\n"
+"  --boot                  also log to /dev/kmsg\n"
+"  -v, --verbose           show libbpf's log\n"
+"  -h, --help              this text\n\n"
+"Config file: lines \"disable = all\" or \"disable = OBJ[, OBJ...]\"; # comments.\n\n"
+"Exit status:\n"
+"  0  every object loaded, or was skipped or failed without being critical\n"
+"  1  a critical object (DEFINE_BPF_OBJECT(KSTATS_OBJ_CRITICAL)) failed;\n"
+"     with --unload: some pin could not be removed\n"
+"  2  bad usage: unknown option, bad --kver or KSTATS_KVER, bad config file\n"
+"  3  unusable environment: no BPF, no bpffs, unusable directory\n");
 }
 
 static int bpf_filter(const struct dirent *d)
@@ -49,94 +79,339 @@ static int bpf_filter(const struct dirent *d)
 	return n > 4 && !strcmp(d->d_name + n - 4, ".bpf");
 }
 
-static int prepare_pin_dir(const char *pin_dir)
+/* The *.bpf files of dir in sorted order, for a deterministic run. */
+int scan_objects(const char *dir, struct dirent ***ents)
 {
-	char err[512];
-	int ret = kstats_ensure_bpffs(pin_dir, err, sizeof(err));
+	int n = scandir(dir, ents, bpf_filter, alphasort);
 
-	if (ret) {
-		fprintf(stderr, "kstats-loader: %s\n", err);
-		return ret;
-	}
-	if (mkdir(pin_dir, 0750) && errno != EEXIST) {
-		ret = -errno;
-		fprintf(stderr, "kstats-loader: cannot create %s: %s\n", pin_dir,
-			strerror(errno));
-		return ret;
-	}
-	ret = apply_owner(pin_dir, "root", "kstats", 0750);
-	if (ret)
-		fprintf(stderr, "kstats-loader: %s: %s\n", pin_dir, strerror(-ret));
-	return ret;
+	return n < 0 ? -errno : n;
 }
 
-static int load_all(struct loader_ctx *ctx)
+static int bad_usage(const char *fmt, const char *arg)
 {
-	struct dirent **ents;
-	struct obj_result res;
-	char path[4096];
-	int n, i, failed = 0;
-
-	n = scandir(ctx->obj_dir, &ents, bpf_filter, alphasort);
-	if (n < 0) {
-		fprintf(stderr, "kstats-loader: cannot read object directory %s: %s; "
-			"pass --obj-dir\n", ctx->obj_dir, strerror(errno));
-		return 2;
-	}
-	for (i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/%s", ctx->obj_dir, ents[i]->d_name);
-		load_object(ctx, path, &res);
-		if (res.outcome == OBJ_LOADED)
-			printf("%-16s %s: %u programs attached, %u maps pinned\n", res.name,
-			       obj_outcome_str(res.outcome), res.progs_attached,
-			       res.maps_pinned);
-		else
-			printf("%-16s %s: %s\n", res.name, obj_outcome_str(res.outcome),
-			       res.reason);
-		failed |= res.outcome >= OBJ_FAILED_OBJECT;
-		free(ents[i]);
-	}
-	free(ents);
-	if (!n)
-		fprintf(stderr, "kstats-loader: no *.bpf objects in %s\n", ctx->obj_dir);
-	return failed ? 1 : 0;
+	fprintf(stderr, "kstats-loader: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	return EXIT_USAGE;
 }
 
-int main(int argc, char **argv)
+static int parse_args(int argc, char **argv, struct loader_ctx *ctx,
+		      struct options *o)
 {
 	static const struct option opts[] = {
 		{ "obj-dir", required_argument, NULL, 'o' },
 		{ "pin-dir", required_argument, NULL, 'p' },
+		{ "run-dir", required_argument, NULL, 'r' },
+		{ "status-file", required_argument, NULL, 's' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "disable", required_argument, NULL, 'd' },
+		{ "kver", required_argument, NULL, 'k' },
+		{ "replace-incompatible", no_argument, NULL, 'R' },
+		{ "unload", no_argument, NULL, 'U' },
+		{ "boot", no_argument, NULL, 'b' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	struct loader_ctx ctx = { .obj_dir = DEFAULT_OBJ_DIR,
-				  .pin_dir = KSTATS_DEFAULT_PIN_DIR };
-	int c, ret;
+	char err[256];
+	int c;
 
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'o': ctx.obj_dir = optarg; break;
-		case 'p': ctx.pin_dir = optarg; break;
-		case 'v': verbose = true; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'o': ctx->obj_dir = optarg; break;
+		case 'p': ctx->pin_dir = optarg; break;
+		case 'r': o->run_dir = optarg; break;
+		case 's': o->status_file = optarg; break;
+		case 'c': o->config = optarg; break;
+		case 'k': o->kver = optarg; break;
+		case 'R': ctx->replace_incompatible = true; break;
+		case 'U': o->unload = true; break;
+		case 'b': o->boot = true; break;
+		case 'v': log_set_verbose(true); break;
+		case 'd':
+			if (add_disabled(ctx, optarg, err, sizeof(err)))
+				return bad_usage("--disable: %s", err);
+			break;
+		case 'h': usage(stdout); exit(EXIT_OK);
+		default: usage(stderr); return EXIT_USAGE;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "kstats-loader: unexpected argument '%s'; see --help\n",
-			argv[optind]);
-		return 2;
+	if (optind < argc)
+		return bad_usage("unexpected argument '%s'; see --help", argv[optind]);
+	return EXIT_OK;
+}
+
+static int set_paths(struct loader_ctx *ctx, const struct options *o)
+{
+	size_t rlen = sizeof(ctx->run_dir), slen = sizeof(ctx->status_path);
+	char *copy;
+	int n;
+
+	if (o->status_file && !o->run_dir) {
+		copy = strdup(o->status_file);
+		if (!copy)
+			return EXIT_ENV;
+		n = snprintf(ctx->run_dir, rlen, "%s", dirname(copy));
+		free(copy);
+	} else {
+		n = snprintf(ctx->run_dir, rlen, "%s", o->run_dir ?: DEFAULT_RUN_DIR);
 	}
-	libbpf_set_print(libbpf_log);
-	if (prepare_pin_dir(ctx.pin_dir))
-		return 2;
-	ctx.vmlinux_btf = btf__load_vmlinux_btf();
-	if (!ctx.vmlinux_btf)
-		fprintf(stderr, "kstats-loader: warning: no vmlinux BTF; tp_btf "
-			"programs fall back to raw_tp\n");
-	ret = load_all(&ctx);
-	btf__free(ctx.vmlinux_btf);
+	if (n < 0 || (size_t)n >= rlen)
+		return bad_usage("run dir '%s' is too long", ctx->run_dir);
+	if (o->status_file)
+		n = snprintf(ctx->status_path, slen, "%s", o->status_file);
+	else
+		n = snprintf(ctx->status_path, slen, "%s/" STATUS_NAME, ctx->run_dir);
+	if (n < 0 || (size_t)n >= slen)
+		return bad_usage("status file path '%s' is too long", ctx->status_path);
+	if (strlen(ctx->pin_dir) > LOADER_PATH_LEN - 2 * KSTATS_NAME_LEN - 32)
+		return bad_usage("--pin-dir '%s' is too long", ctx->pin_dir);
+	return EXIT_OK;
+}
+
+/* --kver, else $KSTATS_KVER, else uname. */
+static int set_kver(struct loader_ctx *ctx, const struct options *o)
+{
+	const char *env = getenv("KSTATS_KVER");
+	int ret = running_kver(&ctx->kver, ctx->release, sizeof(ctx->release));
+
+	if (o->kver) {
+		if (parse_kver(o->kver, &ctx->kver))
+			return bad_usage("--kver '%s' is not a kernel version like 6.1.0",
+					 o->kver);
+	} else if (env && *env) {
+		if (parse_kver(env, &ctx->kver))
+			return bad_usage("KSTATS_KVER='%s' is not a kernel version like 6.1.0",
+					 env);
+	} else if (ret) {
+		return bad_usage("cannot tell the kernel version from uname -r '%s'; "
+				 "pass --kver", ctx->release);
+	}
+	return EXIT_OK;
+}
+
+static int set_config(struct loader_ctx *ctx, const struct options *o)
+{
+	char err[512];
+
+	if (read_config(ctx, o->config ? o->config : DEFAULT_CONFIG, o->config,
+			err, sizeof(err)))
+		return bad_usage("%s", err);
+	return EXIT_OK;
+}
+
+static bool on_bpffs(const char *path)
+{
+	struct statfs st;
+
+	return !statfs(path, &st) && st.f_type == BPF_FS_MAGIC;
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char buf[LOADER_PATH_LEN], *p;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, mode) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return mkdir(buf, mode) && errno != EEXIST ? -errno : 0;
+}
+
+/* Mounted bpffs, pin dir created and locked: returns the lock fd. */
+static int prepare_pin_dir(const char *pin_dir)
+{
+	char err[512];
+	int ret = kstats_ensure_bpffs(pin_dir, err, sizeof(err)), fd;
+
+	if (ret) {
+		log_msg(LOG_ERR, "%s", err);
+		return ret;
+	}
+	if (mkdir(pin_dir, 0750) && errno != EEXIST) {
+		ret = -errno;
+		log_msg(LOG_ERR, "cannot create %s: %s", pin_dir, strerror(errno));
+		return ret;
+	}
+	if (!on_bpffs(pin_dir)) {
+		log_msg(LOG_ERR, "%s is not on a bpffs; pass --pin-dir under %s", pin_dir,
+			KSTATS_BPFFS);
+		return -ENOTSUP;
+	}
+	ret = apply_owner(pin_dir, "root", "kstats", 0750);
+	if (ret) {
+		log_msg(LOG_ERR, "%s: %s", pin_dir, strerror(-ret));
+		return ret;
+	}
+	/* One loader per pin dir at a time: a second one waits. */
+	fd = open(pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || flock(fd, LOCK_EX)) {
+		ret = -errno;
+		log_msg(LOG_ERR, "cannot lock %s: %s", pin_dir, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+static int prepare_run_dir(const struct loader_ctx *ctx, char *flag, size_t len)
+{
+	int ret = mkdir_p(ctx->run_dir, 0755);
+
+	snprintf(flag, len, "%s/" FLAG_NAME, ctx->run_dir);
+	if (ret) {
+		log_msg(LOG_ERR, "cannot create run dir %s: %s; pass --run-dir",
+			ctx->run_dir, strerror(-ret));
+		return ret;
+	}
+	if (unlink(flag) && errno != ENOENT) {
+		ret = -errno;
+		log_msg(LOG_ERR, "cannot remove %s: %s", flag, strerror(errno));
+	}
+	return ret;
+}
+
+static bool bpf_usable(void)
+{
+	int ret = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARRAY, NULL);
+
+	if (ret == 1)
+		return true;
+	log_msg(LOG_ERR, "BPF is unusable here (%s): run as root on a kernel with "
+		"CONFIG_BPF_SYSCALL", ret < 0 ? strerror(-ret) : "array maps unsupported");
+	return false;
+}
+
+static void report(const struct obj_result *r)
+{
+	unsigned int progs = 0, kept = 0, maps = r->nmaps, reused = 0;
+	size_t i;
+
+	for (i = 0; i < r->nprogs; i++) {
+		progs += r->progs[i].outcome == OUT_LOADED;
+		kept += r->progs[i].kept;
+	}
+	for (i = 0; i < r->nmaps; i++)
+		reused += r->maps[i].reused;
+	if (r->outcome == OUT_LOADED)
+		log_msg(LOG_INFO, "%s LOADED: %u programs attached (%u kept), %u maps "
+			"pinned (%u reused)", r->name, progs, kept, maps, reused);
+	else
+		log_msg(outcome_failed(r->outcome) ? (r->critical ? LOG_ERR : LOG_WARNING)
+						   : LOG_INFO,
+			"%s%s %s: %s", r->critical ? "critical " : "", r->name,
+			outcome_str(r->outcome), r->reason);
+}
+
+static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nout)
+{
+	struct dirent **ents;
+	struct obj_result *res;
+	char path[LOADER_PATH_LEN];
+	int n, i, critical = 0;
+
+	n = scan_objects(ctx->obj_dir, &ents);
+	if (n < 0) {
+		log_msg(LOG_ERR, "cannot read object directory %s: %s; pass --obj-dir",
+			ctx->obj_dir, strerror(-n));
+		return EXIT_ENV;
+	}
+	res = calloc(n ? n : 1, sizeof(*res));
+	for (i = 0; i < n; i++) {
+		if (res) {
+			snprintf(path, sizeof(path), "%s/%s", ctx->obj_dir, ents[i]->d_name);
+			load_object(ctx, path, &res[i]);
+			report(&res[i]);
+			critical |= res[i].critical && outcome_failed(res[i].outcome);
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	if (!res) {
+		log_msg(LOG_ERR, "out of memory");
+		return EXIT_ENV;
+	}
+	if (!n)
+		log_msg(LOG_WARNING, "warning: no *.bpf objects in %s", ctx->obj_dir);
+	*out = res;
+	*nout = n;
+	return critical ? EXIT_CRITICAL : EXIT_OK;
+}
+
+static int run(struct loader_ctx *ctx, const struct options *o)
+{
+	struct obj_result *res = NULL;
+	__u64 started = clock_ns(CLOCK_BOOTTIME);
+	char flag[LOADER_PATH_LEN + 16];
+	size_t n = 0, i;
+	int lock, ret, err;
+
+	if (!o->unload && !bpf_usable())
+		return EXIT_ENV;
+	lock = prepare_pin_dir(ctx->pin_dir);
+	if (lock < 0)
+		return EXIT_ENV;
+	ret = prepare_run_dir(ctx, flag, sizeof(flag)) ? EXIT_ENV : EXIT_OK;
+	if (ret)
+		goto out;
+	status_load_prev(ctx);
+	if (o->unload) {
+		ret = unload_all(ctx);
+		goto out;
+	}
+	ctx->vmlinux_btf = btf__load_vmlinux_btf();
+	if (!ctx->vmlinux_btf)
+		log_msg(LOG_WARNING, "warning: no vmlinux BTF; tp_btf programs fall back "
+			"to raw_tp");
+	ret = load_all(ctx, &res, &n);
+	err = status_write(ctx, res, n, started,
+			   ret == EXIT_ENV ? "cannot read the object directory" : NULL);
+	if (err) {
+		log_msg(LOG_ERR, "cannot write %s: %s; pass --run-dir", ctx->status_path,
+			strerror(-err));
+		ret = EXIT_ENV;
+	}
+	if (ret == EXIT_ENV)
+		goto out;
+	err = write_file_atomic(flag, "1\n", 2);
+	if (err) {
+		log_msg(LOG_ERR, "cannot write %s: %s", flag, strerror(-err));
+		ret = EXIT_ENV;
+	}
+out:
+	for (i = 0; i < n; i++)
+		free_result(&res[i]);
+	free(res);
+	btf__free(ctx->vmlinux_btf);
+	close(lock);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct loader_ctx ctx = { .obj_dir = DEFAULT_OBJ_DIR,
+				  .pin_dir = KSTATS_DEFAULT_PIN_DIR };
+	struct options o = {};
+	int ret;
+
+	ret = parse_args(argc, argv, &ctx, &o);
+	ret = ret ?: set_kver(&ctx, &o);
+	ret = ret ?: set_config(&ctx, &o);
+	ret = ret ?: set_paths(&ctx, &o);
+	if (!ret) {
+		libbpf_set_print(libbpf_log);
+		if (o.boot)
+			log_to_kmsg();
+		ret = run(&ctx, &o);
+	}
+	json_object_put(ctx.prev);
+	free_config(&ctx);
+	log_close();
 	return ret;
 }

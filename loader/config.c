@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Kernel version in force, and which objects are disabled.
+ *
+ * loader.conf: one "key = value" per line, '#' starts a comment.
+ *	disable = all			every object
+ *	disable = compaction, cma	these objects (repeatable)
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "loader.h"
+
+/* "X.Y[.Z][anything]"; like LINUX_VERSION_CODE, parts above 255 saturate. */
+int parse_kver(const char *s, __u32 *kver)
+{
+	unsigned int v[3] = { 0, 0, 0 };
+	int n = 0;
+	char *end;
+
+	while (n < 3) {
+		if (!isdigit((unsigned char)*s))
+			break;
+		errno = 0;
+		unsigned long x = strtoul(s, &end, 10);
+
+		if (errno)
+			return -EINVAL;
+		v[n++] = x > 255 ? 255 : x;
+		s = end;
+		if (*s != '.')
+			break;
+		s++;
+	}
+	if (n < 2)
+		return -EINVAL;
+	*kver = KSTATS_KVER(v[0], v[1], v[2]);
+	return 0;
+}
+
+int running_kver(__u32 *kver, char *release, size_t len)
+{
+	struct utsname u;
+
+	if (uname(&u))
+		return -errno;
+	snprintf(release, len, "%s", u.release);
+	return parse_kver(u.release, kver);
+}
+
+struct kver_buf kver_str(__u32 kver)
+{
+	struct kver_buf b;
+
+	if (kver == KSTATS_KVER_INF)
+		snprintf(b.s, sizeof(b.s), "inf");
+	else
+		snprintf(b.s, sizeof(b.s), "%u.%u.%u", kver >> 16, (kver >> 8) & 0xff,
+			 kver & 0xff);
+	return b;
+}
+
+struct kver_buf kver_range_str(__u32 min, __u32 max)
+{
+	struct kver_buf b;
+
+	snprintf(b.s, sizeof(b.s), "[%.16s, %.16s)", kver_str(min).s, kver_str(max).s);
+	return b;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return s;
+}
+
+static bool valid_obj_name(const char *s)
+{
+	if (!*s || strlen(s) >= KSTATS_NAME_LEN)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-')
+			return false;
+	return true;
+}
+
+/* list: "all" or "obj[,obj...]". */
+int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t errlen)
+{
+	char *copy = strdup(list), *tok, *save = NULL, **grown;
+	int ret = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		tok = trim(tok);
+		if (!strcmp(tok, "all")) {
+			ctx->disable_all = true;
+			continue;
+		}
+		if (!valid_obj_name(tok)) {
+			snprintf(err, errlen, "'%s' is not an object name; expected "
+				 "all or names like compaction", tok);
+			ret = -EINVAL;
+			break;
+		}
+		grown = realloc(ctx->disabled, (ctx->ndisabled + 1) * sizeof(*grown));
+		if (!grown || !(grown[ctx->ndisabled] = strdup(tok))) {
+			if (grown)
+				ctx->disabled = grown;
+			ret = -ENOMEM;
+			break;
+		}
+		ctx->disabled = grown;
+		ctx->ndisabled++;
+	}
+	free(copy);
+	return ret;
+}
+
+static int config_line(struct loader_ctx *ctx, char *line, char *err, size_t errlen)
+{
+	char *eq, *key, *val, *hash = strchr(line, '#');
+
+	if (hash)
+		*hash = 0;
+	line = trim(line);
+	if (!*line)
+		return 0;
+	eq = strchr(line, '=');
+	if (!eq) {
+		snprintf(err, errlen, "expected 'key = value', got '%s'", line);
+		return -EINVAL;
+	}
+	*eq = 0;
+	key = trim(line);
+	val = trim(eq + 1);
+	if (strcmp(key, "disable")) {
+		snprintf(err, errlen, "unknown key '%s'; the only key is disable", key);
+		return -EINVAL;
+	}
+	if (!*val) {
+		snprintf(err, errlen, "disable needs a value: all, or object names");
+		return -EINVAL;
+	}
+	return add_disabled(ctx, val, err, errlen);
+}
+
+int read_config(struct loader_ctx *ctx, const char *path, bool must_exist,
+		char *err, size_t errlen)
+{
+	char line[1024], why[256];
+	int lineno = 0, ret = 0;
+	FILE *f = fopen(path, "re");
+
+	if (!f) {
+		if (errno == ENOENT && !must_exist)
+			return 0;
+		ret = -errno;
+		snprintf(err, errlen, "cannot read config %s: %s", path, strerror(errno));
+		return ret;
+	}
+	while (!ret && fgets(line, sizeof(line), f)) {
+		lineno++;
+		ret = config_line(ctx, line, why, sizeof(why));
+		if (ret)
+			snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
+	}
+	fclose(f);
+	return ret;
+}
+
+bool is_disabled(const struct loader_ctx *ctx, const char *obj)
+{
+	size_t i;
+
+	if (ctx->disable_all)
+		return true;
+	for (i = 0; i < ctx->ndisabled; i++)
+		if (!strcmp(ctx->disabled[i], obj))
+			return true;
+	return false;
+}
+
+void free_config(struct loader_ctx *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < ctx->ndisabled; i++)
+		free(ctx->disabled[i]);
+	free(ctx->disabled);
+	ctx->disabled = NULL;
+	ctx->ndisabled = 0;
+}

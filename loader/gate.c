@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Does this kernel have a program's attach point?  Asked before loading, from
+ * the section name alone: the run's one vmlinux BTF for tracepoints and
+ * functions, tracefs or kallsyms for the rest.
+ */
+#include <errno.h>
+#include <glob.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/btf.h>
+
+#include "loader.h"
+
+#define TRACEFS_ROOTS { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" }
+#define KPROBE_PMU "/sys/bus/event_source/devices/kprobe"
+
+const char *variant_name(__u32 variant)
+{
+	switch (variant) {
+	case KSTATS_VARIANT_TP_BTF: return "tp_btf";
+	case KSTATS_VARIANT_RAW_TP: return "raw_tp";
+	case KSTATS_VARIANT_KPROBE: return "kprobe";
+	default: return "other";
+	}
+}
+
+/* The mounted tracefs, or NULL. */
+static const char *tracefs(void)
+{
+	static const char *const roots[] = TRACEFS_ROOTS;
+	char probe[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		snprintf(probe, sizeof(probe), "%s/events", roots[i]);
+		if (!access(probe, F_OK))
+			return roots[i];
+	}
+	return NULL;
+}
+
+/* event is "name" (any system) or "system/name". */
+static int tracefs_has_event(const char *event)
+{
+	const char *root = tracefs();
+	char pattern[512];
+	glob_t g;
+	int found;
+
+	if (!root)
+		return -ENOENT;
+	snprintf(pattern, sizeof(pattern), "%s/events/%s%s", root,
+		 strchr(event, '/') ? "" : "*/", event);
+	found = !glob(pattern, GLOB_NOSORT, NULL, &g);
+	if (found)
+		globfree(&g);
+	return found;
+}
+
+static bool btf_has(const struct loader_ctx *ctx, const char *prefix,
+		    const char *name, int kind)
+{
+	char full[256];
+
+	snprintf(full, sizeof(full), "%s%s", prefix, name);
+	return btf__find_by_name_kind(ctx->vmlinux_btf, full, kind) > 0;
+}
+
+/* First word of each line (available_filter_functions) or third (kallsyms). */
+static bool symbol_listed(const char *path, int field, const char *func)
+{
+	char line[512], *tok, *save;
+	bool found = false;
+	FILE *f = fopen(path, "re");
+	int i;
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		tok = strtok_r(line, " \t\n", &save);
+		for (i = 0; tok && i < field; i++)
+			tok = strtok_r(NULL, " \t\n", &save);
+		found = tok && !strcmp(tok, func);
+	}
+	fclose(f);
+	return found;
+}
+
+static bool kprobe_exists(const char *target, char *why, size_t len)
+{
+	const char *root = tracefs();
+	char func[KSTATS_NAME_LEN * 2], path[128];
+
+	if (access(KPROBE_PMU, F_OK)) {
+		snprintf(why, len, "kernel has no kprobes (" KPROBE_PMU " is absent)");
+		return false;
+	}
+	snprintf(func, sizeof(func), "%s", target);
+	func[strcspn(func, "+")] = 0;	/* "func+0x10" */
+	if (root) {
+		snprintf(path, sizeof(path), "%s/available_filter_functions", root);
+		if (!access(path, R_OK)) {
+			if (symbol_listed(path, 0, func))
+				return true;
+			snprintf(why, len, "%s is not in %s", func, path);
+			return false;
+		}
+	}
+	if (symbol_listed("/proc/kallsyms", 2, func))
+		return true;
+	snprintf(why, len, "%s is not in /proc/kallsyms", func);
+	return false;
+}
+
+static bool raw_tp_exists(const struct loader_ctx *ctx, const char *tp,
+			  char *why, size_t len)
+{
+	int found;
+
+	if (ctx->vmlinux_btf && btf_has(ctx, "btf_trace_", tp, BTF_KIND_TYPEDEF))
+		return true;
+	/* Module tracepoints are not in vmlinux BTF: ask tracefs. */
+	found = tracefs_has_event(tp);
+	if (found > 0)
+		return true;
+	if (found < 0 && !ctx->vmlinux_btf)
+		return true;	/* nothing to ask: let attach decide */
+	snprintf(why, len, "tracepoint %s does not exist in this kernel", tp);
+	return false;
+}
+
+static bool tp_btf_exists(const struct loader_ctx *ctx, const char *tp,
+			  char *why, size_t len)
+{
+	if (!ctx->vmlinux_btf) {
+		snprintf(why, len, "no vmlinux BTF (/sys/kernel/btf/vmlinux) for tp_btf");
+		return false;
+	}
+	if (btf_has(ctx, "btf_trace_", tp, BTF_KIND_TYPEDEF))
+		return true;
+	snprintf(why, len, "tracepoint %s is not in vmlinux BTF (no btf_trace_%s)", tp, tp);
+	return false;
+}
+
+static bool func_exists(const struct loader_ctx *ctx, const char *func,
+			char *why, size_t len)
+{
+	if (ctx->vmlinux_btf && btf_has(ctx, "", func, BTF_KIND_FUNC))
+		return true;
+	snprintf(why, len, "function %s is not in vmlinux BTF", func);
+	return false;
+}
+
+static bool tracepoint_exists(const char *event, char *why, size_t len)
+{
+	if (tracefs_has_event(event))	/* no tracefs: let attach decide */
+		return true;
+	snprintf(why, len, "tracepoint %s does not exist in this kernel", event);
+	return false;
+}
+
+static const char *after(const char *section, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return strncmp(section, prefix, n) ? NULL : section + n;
+}
+
+bool attach_point_exists(const struct loader_ctx *ctx, const char *section,
+			 char *why, size_t len)
+{
+	const char *name;
+
+	if ((name = after(section, "tp_btf/")))
+		return tp_btf_exists(ctx, name, why, len);
+	if ((name = after(section, "raw_tp/")) || (name = after(section, "raw_tracepoint/")) ||
+	    (name = after(section, "raw_tp.w/")) || (name = after(section, "raw_tracepoint.w/")))
+		return raw_tp_exists(ctx, name, why, len);
+	if ((name = after(section, "kprobe/")) || (name = after(section, "kretprobe/")))
+		return kprobe_exists(name, why, len);
+	if ((name = after(section, "fentry/")) || (name = after(section, "fexit/")) ||
+	    (name = after(section, "fmod_ret/")))
+		return func_exists(ctx, name, why, len);
+	if ((name = after(section, "tp/")) || (name = after(section, "tracepoint/")))
+		return tracepoint_exists(name, why, len);
+	return true;	/* nothing to check before loading */
+}

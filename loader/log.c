@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Log lines go to stderr, and to /dev/kmsg at boot (--boot). */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+#include "loader.h"
+
+/* The kernel truncates longer kmsg records anyway. */
+#define KMSG_LINE_MAX 900
+
+static int kmsg_fd = -1;
+static bool verbose;
+static char *capture;
+static size_t capture_len;
+
+void log_to_kmsg(void)
+{
+	kmsg_fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+	if (kmsg_fd < 0)
+		log_msg(LOG_WARNING, "cannot open /dev/kmsg: %m; logging to stderr only");
+}
+
+void log_close(void)
+{
+	if (kmsg_fd >= 0)
+		close(kmsg_fd);
+	kmsg_fd = -1;
+}
+
+void log_set_verbose(bool on)
+{
+	verbose = on;
+}
+
+void log_msg(int prio, const char *fmt, ...)
+{
+	char line[KMSG_LINE_MAX];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "kstats-loader: %s\n", line);
+	if (kmsg_fd < 0)
+		return;
+	n = dprintf(kmsg_fd, "<%d>kstats-loader[%d]: %s\n", prio, (int)getpid(), line);
+	if (n < 0) {
+		close(kmsg_fd);
+		kmsg_fd = -1;
+	}
+}
+
+/* Keeps libbpf's first warning since the last call: the root cause. */
+void log_capture(char *buf, size_t len)
+{
+	capture = buf;
+	capture_len = len;
+	if (buf && len)
+		*buf = 0;
+}
+
+int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	va_list copy;
+	size_t n;
+
+	if (level == LIBBPF_WARN && capture && !*capture) {
+		va_copy(copy, ap);
+		vsnprintf(capture, capture_len, fmt, copy);
+		va_end(copy);
+		n = strlen(capture);
+		while (n && capture[n - 1] == '\n')
+			capture[--n] = 0;
+	}
+	if (!verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}

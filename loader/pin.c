@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Re-run safety: whether a pinned map can be reused, pins published all at
+ * once (pinned under a temporary name, then renamed), and links replaced so
+ * that one program is never attached twice and a failed attach puts the
+ * previous program back.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "loader.h"
+
+#define MAX_PROG_MAPS 64
+
+/* The id of any BPF object: prog, map and link info all start {type, id}. */
+__u32 fd_obj_id(int fd)
+{
+	struct { __u32 type, id; } info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+static void type_name(const struct btf *btf, __u32 id, char *buf, size_t len)
+{
+	const struct btf_type *t = btf ? btf__type_by_id(btf, id) : NULL;
+	const char *name = t ? btf__name_by_offset(btf, t->name_off) : NULL;
+
+	if (!btf || !id)
+		snprintf(buf, len, "(no BTF)");
+	else if (name && *name)
+		snprintf(buf, len, "%s", name);
+	else
+		snprintf(buf, len, "(anonymous kind %u)", t ? btf_kind(t) : 0);
+}
+
+static bool same_btf_names(const struct btf *obj_btf, struct bpf_map *map,
+			   const struct bpf_map_info *info, char *why, size_t len)
+{
+	struct btf *pin_btf = info->btf_id ? btf__load_from_kernel_by_id(info->btf_id) : NULL;
+	char want[2][128], have[2][128];
+	int i;
+
+	type_name(obj_btf, bpf_map__btf_key_type_id(map), want[0], sizeof(want[0]));
+	type_name(obj_btf, bpf_map__btf_value_type_id(map), want[1], sizeof(want[1]));
+	type_name(pin_btf, info->btf_key_type_id, have[0], sizeof(have[0]));
+	type_name(pin_btf, info->btf_value_type_id, have[1], sizeof(have[1]));
+	btf__free(pin_btf);
+	for (i = 0; i < 2; i++) {
+		if (strcmp(want[i], have[i])) {
+			snprintf(why, len, "%s type is %s, the object wants %s",
+				 i ? "value" : "key", have[i], want[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* 0 when the map pinned as pinned_fd has the shape the object declares. */
+int map_shape_check(const struct btf *obj_btf, struct bpf_map *map, int pinned_fd,
+		    char *why, size_t len)
+{
+	struct bpf_map_info info = {};
+	__u32 info_len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(pinned_fd, &info, &info_len) || !info.id) {
+		snprintf(why, len, "the pinned object is not a map");
+		return -EINVAL;
+	}
+#define SAME(what, pinned, declared) do {					\
+		if ((pinned) != (declared)) {					\
+			snprintf(why, len, what " is %u, the object wants %u",	\
+				 (unsigned int)(pinned), (unsigned int)(declared)); \
+			return -EINVAL;						\
+		}								\
+	} while (0)
+	SAME("map type", info.type, bpf_map__type(map));
+	SAME("key size", info.key_size, bpf_map__key_size(map));
+	SAME("value size", info.value_size, bpf_map__value_size(map));
+	SAME("max_entries", info.max_entries, bpf_map__max_entries(map));
+	SAME("map flags", info.map_flags, bpf_map__map_flags(map));
+#undef SAME
+	return same_btf_names(obj_btf, map, &info, why, len) ? 0 : -EINVAL;
+}
+
+/* ---- pins published together ---- */
+
+struct pin_entry {
+	char tmp[LOADER_PATH_LEN];
+	char final[LOADER_PATH_LEN];
+	char aside[LOADER_PATH_LEN];	/* "" or where the old final goes */
+	bool pinned;
+};
+
+struct pin_txn {
+	const char *pin_dir;
+	struct pin_entry *e;
+	size_t n;
+};
+
+struct pin_txn *txn_new(const char *pin_dir)
+{
+	struct pin_txn *txn = calloc(1, sizeof(*txn));
+
+	if (txn)
+		txn->pin_dir = pin_dir;
+	return txn;
+}
+
+/* Pins fd under a temporary name now; txn_commit() renames it to final. */
+int txn_pin(struct pin_txn *txn, int fd, const char *final, const char *aside,
+	    const char *uid, const char *gid, unsigned int mode)
+{
+	struct pin_entry *grown, *e;
+
+	grown = realloc(txn->e, (txn->n + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	txn->e = grown;
+	e = memset(&txn->e[txn->n++], 0, sizeof(*e));
+	snprintf(e->final, sizeof(e->final), "%s", final);
+	snprintf(e->aside, sizeof(e->aside), "%s", aside ? aside : "");
+	/* bpffs refuses names with a dot, so no ".tmp". */
+	snprintf(e->tmp, sizeof(e->tmp), "%s/tmp_%d_%zu", txn->pin_dir, (int)getpid(),
+		 txn->n);
+	unlink(e->tmp);	/* left by a loader that died with our pid */
+	if (bpf_obj_pin(fd, e->tmp))
+		return -errno;
+	e->pinned = true;
+	return apply_owner(e->tmp, uid, gid, mode);
+}
+
+int txn_commit(struct pin_txn *txn, char *why, size_t len)
+{
+	struct pin_entry *e;
+	size_t i;
+
+	for (i = 0; i < txn->n; i++) {
+		e = &txn->e[i];
+		if (*e->aside && rename(e->final, e->aside) && errno != ENOENT)
+			goto fail;
+		if (rename(e->tmp, e->final))
+			goto fail;
+		e->pinned = false;
+	}
+	return 0;
+fail:
+	snprintf(why, len, "cannot publish %s: %s", e->final, strerror(errno));
+	return -errno;
+}
+
+void txn_abort(struct pin_txn *txn)
+{
+	size_t i;
+
+	for (i = 0; txn && i < txn->n; i++)
+		if (txn->e[i].pinned && !unlink(txn->e[i].tmp))
+			txn->e[i].pinned = false;
+}
+
+void txn_free(struct pin_txn *txn)
+{
+	txn_abort(txn);
+	if (txn)
+		free(txn->e);
+	free(txn);
+}
+
+/* ---- replacing the links of one attach point ---- */
+
+struct prog_fp {
+	__u32 id;
+	__u32 type;
+	__u8 tag[BPF_TAG_SIZE];
+	__u32 nmaps;
+	__u32 maps[MAX_PROG_MAPS];	/* sorted */
+};
+
+struct old_link {
+	char pin[LOADER_PATH_LEN];
+	int link_fd;
+	int prog_fd;
+	__u32 link_type;
+	char tp_name[128];		/* raw tracepoint links */
+	struct prog_fp fp;
+	bool kept;
+	bool detached;
+};
+
+struct link_swap {
+	struct old_link *l;
+	size_t n;
+};
+
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int prog_fingerprint(int prog_fd, struct prog_fp *fp)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	memset(fp, 0, sizeof(*fp));
+	info.nr_map_ids = MAX_PROG_MAPS;
+	info.map_ids = (__u64)(unsigned long)fp->maps;
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return -errno;
+	fp->id = info.id;
+	fp->type = info.type;
+	memcpy(fp->tag, info.tag, sizeof(fp->tag));
+	fp->nmaps = info.nr_map_ids < MAX_PROG_MAPS ? info.nr_map_ids : MAX_PROG_MAPS;
+	qsort(fp->maps, fp->nmaps, sizeof(fp->maps[0]), cmp_u32);
+	return 0;
+}
+
+static int read_old_link(struct old_link *ol)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+
+	info.raw_tracepoint.tp_name = (__u64)(unsigned long)ol->tp_name;
+	info.raw_tracepoint.tp_name_len = sizeof(ol->tp_name);
+	ol->link_fd = bpf_obj_get(ol->pin);
+	if (ol->link_fd < 0)
+		return -errno;
+	if (bpf_obj_get_info_by_fd(ol->link_fd, &info, &len))
+		return -errno;
+	ol->link_type = info.type;
+	if (info.type != BPF_LINK_TYPE_RAW_TRACEPOINT)
+		ol->tp_name[0] = 0;
+	ol->prog_fd = bpf_prog_get_fd_by_id(info.prog_id);
+	if (ol->prog_fd < 0)
+		return -errno;
+	return prog_fingerprint(ol->prog_fd, &ol->fp);
+}
+
+static bool held(const struct link_swap *sw, const char *pin)
+{
+	size_t i;
+
+	for (i = 0; i < sw->n; i++)
+		if (!strcmp(sw->l[i].pin, pin))
+			return true;
+	return false;
+}
+
+/* Holds every existing pin of link_pins; missing and unreadable ones are skipped. */
+struct link_swap *swap_begin(const char *const *link_pins, size_t n)
+{
+	struct link_swap *sw = calloc(1, sizeof(*sw));
+	struct old_link *ol;
+	size_t i;
+
+	if (!sw || !(sw->l = calloc(n ? n : 1, sizeof(*sw->l)))) {
+		free(sw);
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		if (access(link_pins[i], F_OK) || held(sw, link_pins[i]))
+			continue;
+		ol = &sw->l[sw->n];
+		snprintf(ol->pin, sizeof(ol->pin), "%s", link_pins[i]);
+		ol->link_fd = ol->prog_fd = -1;
+		if (read_old_link(ol)) {
+			/* Not a link we can read: leave it alone, never unpin it. */
+			log_msg(LOG_WARNING, "warning: %s is not a readable BPF link; left in place",
+				ol->pin);
+			if (ol->link_fd >= 0)
+				close(ol->link_fd);
+			if (ol->prog_fd >= 0)
+				close(ol->prog_fd);
+			continue;
+		}
+		sw->n++;
+	}
+	return sw;
+}
+
+/*
+ * When link_pin holds a program identical to new_prog_fd (same instructions,
+ * same maps), that link is kept: returns the attached program's fd (owned by
+ * sw) and id.  Else -ENOENT.
+ */
+int swap_keep(struct link_swap *sw, const char *link_pin, int new_prog_fd,
+	      __u32 *prog_id)
+{
+	struct prog_fp fp;
+	size_t i;
+
+	if (prog_fingerprint(new_prog_fd, &fp))
+		return -ENOENT;
+	for (i = 0; i < sw->n; i++) {
+		struct prog_fp *old = &sw->l[i].fp;
+
+		if (strcmp(sw->l[i].pin, link_pin) || old->type != fp.type ||
+		    memcmp(old->tag, fp.tag, sizeof(fp.tag)) || old->nmaps != fp.nmaps ||
+		    memcmp(old->maps, fp.maps, fp.nmaps * sizeof(fp.maps[0])))
+			continue;
+		*prog_id = old->id;
+		sw->l[i].kept = true;
+		return sw->l[i].prog_fd;
+	}
+	return -ENOENT;
+}
+
+/* Detaches every held link that is not kept, synchronously. */
+void swap_detach(struct link_swap *sw)
+{
+	struct old_link *ol;
+	size_t i;
+
+	for (i = 0; i < sw->n; i++) {
+		ol = &sw->l[i];
+		if (ol->kept)
+			continue;
+		/*
+		 * Unpin first: closing the last reference then frees the link
+		 * in this call, not later from a workqueue.
+		 */
+		if (unlink(ol->pin)) {
+			log_msg(LOG_WARNING, "warning: cannot unpin %s: %m", ol->pin);
+			continue;
+		}
+		close(ol->link_fd);
+		ol->link_fd = -1;
+		ol->detached = true;
+	}
+}
+
+/* Re-attaches what swap_detach() detached, at the same pins. */
+void swap_rollback(struct link_swap *sw)
+{
+	struct old_link *ol;
+	const char *tp;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < sw->n; i++) {
+		ol = &sw->l[i];
+		if (!ol->detached)
+			continue;
+		if (ol->link_type != BPF_LINK_TYPE_RAW_TRACEPOINT) {
+			log_msg(LOG_ERR, "cannot re-attach program %u of %s (link type %u); "
+				"run kstats-loader again", ol->fp.id, ol->pin, ol->link_type);
+			continue;
+		}
+		/* tp_btf programs carry their tracepoint in the program itself. */
+		tp = ol->fp.type == BPF_PROG_TYPE_TRACING ? NULL : ol->tp_name;
+		fd = bpf_raw_tracepoint_open(tp, ol->prog_fd);
+		if (fd < 0 || bpf_obj_pin(fd, ol->pin)) {
+			log_msg(LOG_ERR, "cannot re-attach program %u at %s: %m", ol->fp.id, ol->pin);
+		} else {
+			ol->detached = false;
+			log_msg(LOG_INFO, "re-attached previous program %u at %s", ol->fp.id, ol->pin);
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+void swap_free(struct link_swap *sw)
+{
+	size_t i;
+
+	if (!sw)
+		return;
+	for (i = 0; i < sw->n; i++) {
+		if (sw->l[i].link_fd >= 0)
+			close(sw->l[i].link_fd);
+		if (sw->l[i].prog_fd >= 0)
+			close(sw->l[i].prog_fd);
+	}
+	free(sw->l);
+	free(sw);
+}

@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What an object run leaves behind: its outcome, the pins it owns (what
+ * --unload removes), and the state of pins kept from earlier runs.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include <json-c/json.h>
+
+#include "kstats_objmeta.h"
+#include "kstats_pins.h"
+#include "loader.h"
+
+const char *outcome_str(enum outcome o)
+{
+	static const char *const names[OUT_COUNT] = {
+		[OUT_LOADED] = "LOADED",
+		[OUT_SKIPPED_DISABLED] = "SKIPPED_DISABLED",
+		[OUT_SKIPPED_KERNEL_VERSION] = "SKIPPED_KERNEL_VERSION",
+		[OUT_SKIPPED_NO_ATTACH_POINT] = "SKIPPED_NO_ATTACH_POINT",
+		[OUT_SKIPPED_VARIANT] = "SKIPPED_VARIANT",
+		[OUT_FAILED_OBJECT] = "FAILED_OBJECT",
+		[OUT_FAILED_VERIFIER] = "FAILED_VERIFIER",
+		[OUT_FAILED_ATTACH] = "FAILED_ATTACH",
+		[OUT_FAILED_PIN] = "FAILED_PIN",
+		[OUT_REFUSED_INCOMPATIBLE_PIN] = "REFUSED_INCOMPATIBLE_PIN",
+	};
+
+	return names[o];
+}
+
+/* ---- owners ---- */
+
+static void resolve_owner(const char *uid, const char *gid, uid_t *u, gid_t *g)
+{
+	static bool warned;
+	struct passwd *pw = getpwnam(uid);
+	struct group *gr = getgrnam(gid);
+
+	*u = pw ? pw->pw_uid : 0;
+	*g = gr ? gr->gr_gid : 0;
+	if ((!pw || !gr) && !warned) {
+		warned = true;
+		/* Without the group only root can read: safe, so warn and go on. */
+		log_msg(LOG_WARNING, "warning: %s%s%s unknown, using root; run make "
+			"install (creates group kstats)", pw ? "" : uid,
+			!pw && !gr ? " and " : "", gr ? "" : gid);
+	}
+}
+
+int apply_owner(const char *path, const char *uid, const char *gid,
+		unsigned int mode)
+{
+	uid_t u;
+	gid_t g;
+
+	resolve_owner(uid, gid, &u, &g);
+	if (chown(path, u, g) || chmod(path, mode))
+		return -errno;
+	return 0;
+}
+
+/* ---- the pins an object owns (what --unload removes) ---- */
+
+bool owns_pin(const struct obj_result *res, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < res->npins; i++)
+		if (!strcmp(res->pins[i], path))
+			return true;
+	return false;
+}
+
+int own_pin(struct obj_result *res, const char *path)
+{
+	char **grown;
+
+	if (owns_pin(res, path))
+		return 0;
+	grown = realloc(res->pins, (res->npins + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	res->pins = grown;
+	res->pins[res->npins] = strdup(path);
+	if (!res->pins[res->npins])
+		return -ENOMEM;
+	res->npins++;
+	return 0;
+}
+
+void disown_pin(struct obj_result *res, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < res->npins; i++) {
+		if (strcmp(res->pins[i], path))
+			continue;
+		free(res->pins[i]);
+		res->pins[i] = res->pins[--res->npins];
+		return;
+	}
+}
+
+bool is_pin_kind(const char *path, const char *kind)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, kind, strlen(kind));
+}
+
+/* ---- results ---- */
+
+void free_result(struct obj_result *res)
+{
+	size_t i;
+
+	for (i = 0; i < res->npins; i++)
+		free(res->pins[i]);
+	free(res->pins);
+	free(res->progs);
+	free(res->maps);
+	memset(res, 0, sizeof(*res));
+}
+
+void set_outcome(struct obj_result *res, enum outcome o, const char *fmt, ...)
+{
+	va_list ap;
+
+	res->outcome = o;
+	va_start(ap, fmt);
+	vsnprintf(res->reason, sizeof(res->reason), fmt, ap);
+	va_end(ap);
+}
+
+struct map_result *add_map(struct obj_result *res, const char *name,
+			   const struct loader_ctx *ctx)
+{
+	struct map_result *grown, *m;
+	size_t i;
+
+	for (i = 0; i < res->nmaps; i++)
+		if (!strcmp(res->maps[i].name, name))
+			return &res->maps[i];
+	grown = realloc(res->maps, (res->nmaps + 1) * sizeof(*grown));
+	if (!grown)
+		return NULL;
+	res->maps = grown;
+	m = memset(&res->maps[res->nmaps++], 0, sizeof(*m));
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	if (kstats_pin_path(m->pin, sizeof(m->pin), ctx->pin_dir, "map", res->name, name))
+		m->pin[0] = 0;
+	return m;
+}
+
+/* Maps the previous run recorded, then those the metadata declares. */
+static void add_known_maps(struct loader_ctx *ctx, struct obj_result *res,
+			   const struct kstats_objmeta *meta)
+{
+	struct json_object *prev = prev_object(ctx, res->name), *maps, *name;
+	size_t i, n;
+
+	if (prev && json_object_object_get_ex(prev, "maps", &maps)) {
+		n = json_object_array_length(maps);
+		for (i = 0; i < n; i++)
+			if (json_object_object_get_ex(json_object_array_get_idx(maps, i),
+						      "name", &name))
+				add_map(res, json_object_get_string(name), ctx);
+	}
+	for (i = 0; meta && i < meta->nmaps; i++)
+		add_map(res, meta->maps[i].name, ctx);
+}
+
+/*
+ * For an object that did not load: what stays pinned from earlier runs.
+ * Maps we own keep their id and creation time; programs show the one still
+ * attached, if any.
+ */
+void describe_kept_pins(struct loader_ctx *ctx, struct obj_result *res,
+			const struct kstats_objmeta *meta)
+{
+	struct map_result *m;
+	size_t i = 0;
+	int fd;
+
+	add_known_maps(ctx, res, meta);
+	while (i < res->nmaps) {
+		m = &res->maps[i];
+		fd = owns_pin(res, m->pin) ? bpf_obj_get(m->pin) : -1;
+		if (fd < 0) {
+			res->maps[i] = res->maps[--res->nmaps];
+			continue;
+		}
+		m->map_id = fd_obj_id(fd);
+		m->reused = true;
+		prev_map_created(ctx, res->name, m->name, m->map_id,
+				 &m->created_boottime_ns, &m->created_realtime_ns);
+		close(fd);
+		i++;
+	}
+	for (i = 0; i < res->nprogs; i++) {
+		struct prog_result *p = &res->progs[i];
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+
+		fd = owns_pin(res, p->link_pin) ? bpf_obj_get(p->link_pin) : -1;
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len)) {
+			p->prog_id = info.prog_id;
+			if (outcome_failed(p->outcome) || p->outcome == OUT_LOADED)
+				snprintf(p->reason + strlen(p->reason),
+					 sizeof(p->reason) - strlen(p->reason),
+					 "%sprevious program %u stays attached",
+					 *p->reason ? "; " : "", info.prog_id);
+		} else {
+			p->prog_id = 0;
+			p->link_pin[0] = 0;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+/* Previous pins of this object that still exist are ours. */
+void adopt_prev_pins(struct loader_ctx *ctx, struct obj_result *res)
+{
+	struct json_object *prev = prev_object(ctx, res->name), *pins;
+	const char *path;
+	size_t i, n;
+
+	if (!prev || !json_object_object_get_ex(prev, "pins", &pins))
+		return;
+	n = json_object_array_length(pins);
+	for (i = 0; i < n; i++) {
+		path = json_object_get_string(json_object_array_get_idx(pins, i));
+		if (path && !access(path, F_OK))
+			own_pin(res, path);
+	}
+}
+
+static void unpin(const char *path)
+{
+	if (unlink(path) && errno != ENOENT)
+		log_msg(LOG_WARNING, "warning: cannot unpin %s: %m", path);
+}
+
+/*
+ * A clean skip: the object must not run, so its links and program pins go
+ * (owned ones, and links named after its programs); its maps stay pinned
+ * with their counts.
+ */
+void retire_programs(struct obj_result *res)
+{
+	size_t i = 0;
+
+	for (i = 0; i < res->nprogs; i++)
+		if (*res->progs[i].link_pin)
+			unpin(res->progs[i].link_pin);
+	for (i = 0; i < res->npins; i++)
+		if (is_pin_kind(res->pins[i], "link_") || is_pin_kind(res->pins[i], "prog_"))
+			unpin(res->pins[i]);
+	prune_pins(res);
+}
+
+/* Forgets owned pins that no longer exist. */
+void prune_pins(struct obj_result *res)
+{
+	size_t i = 0;
+
+	while (i < res->npins)
+		if (access(res->pins[i], F_OK))
+			disown_pin(res, res->pins[i]);
+		else
+			i++;
+}
+

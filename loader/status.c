@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The status file (README "Loader" has the schema): what every object and
+ * program became, and what stays pinned.  The previous one tells this run
+ * which pins it owns and when reused maps were created.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <json-c/json.h>
+
+#include "loader.h"
+
+#define STATUS_VERSION 1
+
+__u64 clock_ns(int clockid)
+{
+	struct timespec ts;
+
+	clock_gettime(clockid, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int fsync_dir_of(const char *path)
+{
+	char *copy = strdup(path);
+	int fd, ret = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fsync(fd))
+		ret = -errno;
+	if (fd >= 0)
+		close(fd);
+	free(copy);
+	return ret;
+}
+
+/* Temp file, fsync, rename, fsync the directory: all or nothing on disk. */
+int write_file_atomic(const char *path, const char *data, size_t len)
+{
+	char tmp[LOADER_PATH_LEN + 32];
+	ssize_t n;
+	int fd, ret = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	while (len && !ret) {
+		n = write(fd, data, len);
+		if (n < 0 && errno != EINTR)
+			ret = -errno;
+		if (n > 0) {
+			data += n;
+			len -= n;
+		}
+	}
+	if (!ret && fsync(fd))
+		ret = -errno;
+	if (close(fd) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	return ret ?: fsync_dir_of(path);
+}
+
+void status_load_prev(struct loader_ctx *ctx)
+{
+	struct json_object *objs;
+
+	if (access(ctx->status_path, F_OK))
+		return;
+	ctx->prev = json_object_from_file(ctx->status_path);
+	if (!ctx->prev || !json_object_object_get_ex(ctx->prev, "objects", &objs) ||
+	    !json_object_is_type(objs, json_type_array)) {
+		log_msg(LOG_WARNING, "warning: ignoring unreadable %s: its pins are not "
+			"known to this run", ctx->status_path);
+		json_object_put(ctx->prev);
+		ctx->prev = NULL;
+	}
+}
+
+static struct json_object *find_named(struct json_object *arr, const char *name)
+{
+	struct json_object *e, *n;
+	size_t i, len;
+
+	if (!arr || !json_object_is_type(arr, json_type_array))
+		return NULL;
+	len = json_object_array_length(arr);
+	for (i = 0; i < len; i++) {
+		e = json_object_array_get_idx(arr, i);
+		if (json_object_object_get_ex(e, "name", &n) &&
+		    !strcmp(json_object_get_string(n), name))
+			return e;
+	}
+	return NULL;
+}
+
+static struct json_object *get(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+
+	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+struct json_object *prev_object(const struct loader_ctx *ctx, const char *name)
+{
+	return find_named(get(ctx->prev, "objects"), name);
+}
+
+/* Creation times carry over only for the very same map (same id). */
+void prev_map_created(const struct loader_ctx *ctx, const char *obj, const char *map,
+		      __u32 map_id, __u64 *boot_ns, __u64 *real_ns)
+{
+	struct json_object *m = find_named(get(prev_object(ctx, obj), "maps"), map);
+	bool same = m && json_object_get_uint64(get(m, "map_id")) == map_id;
+
+	*boot_ns = same ? json_object_get_uint64(get(m, "created_boottime_ns")) : 0;
+	*real_ns = same ? json_object_get_uint64(get(m, "created_realtime_ns")) : 0;
+}
+
+static void put_str(struct json_object *o, const char *key, const char *val)
+{
+	json_object_object_add(o, key, json_object_new_string(val));
+}
+
+static void put_u64(struct json_object *o, const char *key, __u64 val)
+{
+	json_object_object_add(o, key, json_object_new_uint64(val));
+}
+
+static struct json_object *prog_json(const struct prog_result *p)
+{
+	struct json_object *o = json_object_new_object();
+
+	put_str(o, "name", p->name);
+	put_str(o, "section", p->section);
+	put_str(o, "attach", p->attach);
+	put_str(o, "attach_type", p->attach_type ? p->attach_type : "other");
+	put_str(o, "outcome", outcome_str(p->outcome));
+	put_str(o, "reason", p->reason);
+	put_u64(o, "prog_id", p->prog_id);
+	put_str(o, "link_pin", p->link_pin);
+	put_str(o, "prog_pin", p->prog_pin);
+	return o;
+}
+
+static struct json_object *map_json(const struct map_result *m)
+{
+	struct json_object *o = json_object_new_object();
+
+	put_str(o, "name", m->name);
+	put_str(o, "pin", m->pin);
+	put_u64(o, "map_id", m->map_id);
+	json_object_object_add(o, "reused", json_object_new_boolean(m->reused));
+	put_u64(o, "created_boottime_ns", m->created_boottime_ns);
+	put_u64(o, "created_realtime_ns", m->created_realtime_ns);
+	return o;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static struct json_object *obj_json(const struct obj_result *r)
+{
+	struct json_object *o = json_object_new_object(), *arr;
+	char **pins = calloc(r->npins + 1, sizeof(*pins));
+	size_t i;
+
+	put_str(o, "name", r->name);
+	put_str(o, "path", r->path);
+	put_str(o, "outcome", outcome_str(r->outcome));
+	put_str(o, "reason", r->reason);
+	json_object_object_add(o, "critical", json_object_new_boolean(r->critical));
+	arr = json_object_new_array();
+	for (i = 0; i < r->nprogs; i++)
+		json_object_array_add(arr, prog_json(&r->progs[i]));
+	json_object_object_add(o, "programs", arr);
+	arr = json_object_new_array();
+	for (i = 0; i < r->nmaps; i++)
+		json_object_array_add(arr, map_json(&r->maps[i]));
+	json_object_object_add(o, "maps", arr);
+	arr = json_object_new_array();
+	if (pins) {
+		memcpy(pins, r->pins, r->npins * sizeof(*pins));
+		qsort(pins, r->npins, sizeof(*pins), cmp_str);
+		for (i = 0; i < r->npins; i++)
+			json_object_array_add(arr, json_object_new_string(pins[i]));
+	}
+	free(pins);
+	json_object_object_add(o, "pins", arr);
+	return o;
+}
+
+static bool in_results(const struct obj_result *res, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(res[i].name, name))
+			return true;
+	return false;
+}
+
+/* An object gone from the object directory keeps its pins until --unload. */
+static void carry_absent(const struct loader_ctx *ctx, const struct obj_result *res,
+			 size_t n, struct json_object *objs)
+{
+	struct json_object *prev = get(ctx->prev, "objects"), *o, *pins, *kept, *copy;
+	const char *name, *pin;
+	size_t i, j;
+
+	for (i = 0; prev && i < json_object_array_length(prev); i++) {
+		o = json_object_array_get_idx(prev, i);
+		name = json_object_get_string(get(o, "name"));
+		pins = get(o, "pins");
+		if (!name || in_results(res, n, name) || !pins)
+			continue;
+		kept = json_object_new_array();
+		for (j = 0; j < json_object_array_length(pins); j++) {
+			pin = json_object_get_string(json_object_array_get_idx(pins, j));
+			if (pin && !access(pin, F_OK))
+				json_object_array_add(kept, json_object_new_string(pin));
+		}
+		if (!json_object_array_length(kept)) {
+			json_object_put(kept);
+			continue;
+		}
+		copy = NULL;
+		if (json_object_deep_copy(o, &copy, NULL)) {
+			json_object_put(kept);
+			continue;
+		}
+		json_object_object_add(copy, "pins", kept);
+		put_str(copy, "outcome", "ABSENT");
+		put_str(copy, "reason", "no longer in the object directory; its pins "
+			"stay until kstats-loader --unload");
+		json_object_array_add(objs, copy);
+	}
+}
+
+static void read_boot_id(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+	if (!f || !fgets(buf, len, f))
+		buf[0] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	if (f)
+		fclose(f);
+}
+
+int status_write(const struct loader_ctx *ctx, const struct obj_result *res,
+		 size_t n, __u64 started_ns, const char *error)
+{
+	struct json_object *root = json_object_new_object(), *objs;
+	char boot_id[64];
+	const char *text;
+	size_t i;
+	int ret;
+
+	read_boot_id(boot_id, sizeof(boot_id));
+	json_object_object_add(root, "version", json_object_new_int(STATUS_VERSION));
+	put_str(root, "kernel_release", ctx->release);
+	put_u64(root, "kernel_version", ctx->kver);
+	put_str(root, "boot_id", boot_id);
+	put_u64(root, "started_boottime_ns", started_ns);
+	put_u64(root, "finished_boottime_ns", clock_ns(CLOCK_BOOTTIME));
+	put_str(root, "obj_dir", ctx->obj_dir);
+	put_str(root, "pin_dir", ctx->pin_dir);
+	if (error)
+		put_str(root, "error", error);
+	objs = json_object_new_array();
+	for (i = 0; i < n; i++)
+		json_object_array_add(objs, obj_json(&res[i]));
+	carry_absent(ctx, res, n, objs);
+	json_object_object_add(root, "objects", objs);
+	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+					      JSON_C_TO_STRING_NOSLASHESCAPE);
+	ret = write_file_atomic(ctx->status_path, text, strlen(text));
+	json_object_put(root);
+	return ret;
+}
