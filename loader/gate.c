@@ -68,16 +68,18 @@ static bool btf_has(const struct loader_ctx *ctx, const char *prefix,
 	return btf__find_by_name_kind(ctx->vmlinux_btf, full, kind) > 0;
 }
 
-/* First word of each line (available_filter_functions) or third (kallsyms). */
-static bool symbol_listed(const char *path, int field, const char *func)
+/*
+ * 1 when func is the first word of a line (available_filter_functions) or
+ * the third (kallsyms), 0 when not, -errno when the file is unreadable.
+ */
+static int symbol_listed(const char *path, int field, const char *func)
 {
 	char line[512], *tok, *save;
-	bool found = false;
 	FILE *f = fopen(path, "re");
-	int i;
+	int i, found = 0;
 
 	if (!f)
-		return false;
+		return -errno;
 	while (!found && fgets(line, sizeof(line), f)) {
 		tok = strtok_r(line, " \t\n", &save);
 		for (i = 0; tok && i < field; i++)
@@ -92,6 +94,7 @@ static bool kprobe_exists(const char *target, char *why, size_t len)
 {
 	const char *root = tracefs();
 	char func[KSTATS_NAME_LEN * 2], path[128];
+	int found = -ENOENT;
 
 	if (access(KPROBE_PMU, F_OK)) {
 		snprintf(why, len, "kernel has no kprobes (" KPROBE_PMU " is absent)");
@@ -101,16 +104,18 @@ static bool kprobe_exists(const char *target, char *why, size_t len)
 	func[strcspn(func, "+")] = 0;	/* "func+0x10" */
 	if (root) {
 		snprintf(path, sizeof(path), "%s/available_filter_functions", root);
-		if (!access(path, R_OK)) {
-			if (symbol_listed(path, 0, func))
-				return true;
-			snprintf(why, len, "%s is not in %s", func, path);
-			return false;
-		}
+		found = symbol_listed(path, 0, func);
 	}
-	if (symbol_listed("/proc/kallsyms", 2, func))
+	if (found < 0) {
+		snprintf(path, sizeof(path), "/proc/kallsyms");
+		found = symbol_listed(path, 2, func);
+	}
+	if (found > 0)
 		return true;
-	snprintf(why, len, "%s is not in /proc/kallsyms", func);
+	if (found < 0)
+		snprintf(why, len, "cannot list kernel functions to find %s", func);
+	else
+		snprintf(why, len, "%s is not in %s", func, path);
 	return false;
 }
 

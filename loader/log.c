@@ -39,7 +39,7 @@ void log_set_verbose(bool on)
 
 void log_msg(int prio, const char *fmt, ...)
 {
-	char line[KMSG_LINE_MAX];
+	char line[KMSG_LINE_MAX], rec[KMSG_LINE_MAX + 64];
 	va_list ap;
 	int n;
 
@@ -49,8 +49,10 @@ void log_msg(int prio, const char *fmt, ...)
 	fprintf(stderr, "kstats-loader: %s\n", line);
 	if (kmsg_fd < 0)
 		return;
-	n = dprintf(kmsg_fd, "<%d>kstats-loader[%d]: %s\n", prio, (int)getpid(), line);
-	if (n < 0) {
+	/* One write() per record; dprintf() would fail on kmsg's lseek(). */
+	n = snprintf(rec, sizeof(rec), "<%d>kstats-loader[%d]: %s\n", prio,
+		     (int)getpid(), line);
+	if (write(kmsg_fd, rec, n) < 0) {
 		close(kmsg_fd);
 		kmsg_fd = -1;
 	}
@@ -74,6 +76,9 @@ int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 		va_copy(copy, ap);
 		vsnprintf(capture, capture_len, fmt, copy);
 		va_end(copy);
+		n = strlen("libbpf: ");
+		if (!strncmp(capture, "libbpf: ", n))
+			memmove(capture, capture + n, strlen(capture + n) + 1);
 		n = strlen(capture);
 		while (n && capture[n - 1] == '\n')
 			capture[--n] = 0;

@@ -224,35 +224,32 @@ static int mkdir_p(const char *path, mode_t mode)
 }
 
 /* Mounted bpffs, pin dir created and locked: returns the lock fd. */
-static int prepare_pin_dir(const char *pin_dir)
+static int prepare_pin_dir(const char *pin_dir, char *err, size_t len)
 {
-	char err[512];
-	int ret = kstats_ensure_bpffs(pin_dir, err, sizeof(err)), fd;
+	int ret = kstats_ensure_bpffs(pin_dir, err, len), fd;
 
-	if (ret) {
-		log_msg(LOG_ERR, "%s", err);
+	if (ret)
 		return ret;
-	}
 	if (mkdir(pin_dir, 0750) && errno != EEXIST) {
 		ret = -errno;
-		log_msg(LOG_ERR, "cannot create %s: %s", pin_dir, strerror(errno));
+		snprintf(err, len, "cannot create %s: %s", pin_dir, strerror(errno));
 		return ret;
 	}
 	if (!on_bpffs(pin_dir)) {
-		log_msg(LOG_ERR, "%s is not on a bpffs; pass --pin-dir under %s", pin_dir,
-			KSTATS_BPFFS);
+		snprintf(err, len, "%s is not on a bpffs; pass --pin-dir under %s",
+			 pin_dir, KSTATS_BPFFS);
 		return -ENOTSUP;
 	}
 	ret = apply_owner(pin_dir, "root", "kstats", 0750);
 	if (ret) {
-		log_msg(LOG_ERR, "%s: %s", pin_dir, strerror(-ret));
+		snprintf(err, len, "%s: %s", pin_dir, strerror(-ret));
 		return ret;
 	}
 	/* One loader per pin dir at a time: a second one waits. */
 	fd = open(pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || flock(fd, LOCK_EX)) {
 		ret = -errno;
-		log_msg(LOG_ERR, "cannot lock %s: %s", pin_dir, strerror(errno));
+		snprintf(err, len, "cannot lock %s: %s", pin_dir, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return ret;
@@ -260,6 +257,7 @@ static int prepare_pin_dir(const char *pin_dir)
 	return fd;
 }
 
+/* Creates the run dir and removes a stale completion flag, first thing. */
 static int prepare_run_dir(const struct loader_ctx *ctx, char *flag, size_t len)
 {
 	int ret = mkdir_p(ctx->run_dir, 0755);
@@ -272,20 +270,32 @@ static int prepare_run_dir(const struct loader_ctx *ctx, char *flag, size_t len)
 	}
 	if (unlink(flag) && errno != ENOENT) {
 		ret = -errno;
-		log_msg(LOG_ERR, "cannot remove %s: %s", flag, strerror(errno));
+		log_msg(LOG_ERR, "cannot remove %s: %s; pass --run-dir", flag,
+			strerror(errno));
 	}
 	return ret;
 }
 
-static bool bpf_usable(void)
+static bool bpf_usable(char *err, size_t len)
 {
 	int ret = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARRAY, NULL);
 
 	if (ret == 1)
 		return true;
-	log_msg(LOG_ERR, "BPF is unusable here (%s): run as root on a kernel with "
-		"CONFIG_BPF_SYSCALL", ret < 0 ? strerror(-ret) : "array maps unsupported");
+	snprintf(err, len, "BPF is unusable here (%s): run as root on a kernel with "
+		 "CONFIG_BPF_SYSCALL", ret < 0 ? strerror(-ret) : "no array maps");
 	return false;
+}
+
+/* An unusable environment: logged, and recorded with nothing touched. */
+static int fail_env(struct loader_ctx *ctx, __u64 started, const char *err)
+{
+	log_msg(LOG_ERR, "%s", err);
+	if (!ctx->prev)
+		status_load_prev(ctx);
+	if (status_write(ctx, NULL, 0, started, err))
+		log_msg(LOG_ERR, "cannot write %s either", ctx->status_path);
+	return EXIT_ENV;
 }
 
 static void report(const struct obj_result *r)
@@ -302,7 +312,11 @@ static void report(const struct obj_result *r)
 	if (r->outcome == OUT_LOADED)
 		log_msg(LOG_INFO, "%s LOADED: %u programs attached (%u kept), %u maps "
 			"pinned (%u reused)", r->name, progs, kept, maps, reused);
-	else
+	for (i = 0; r->outcome == OUT_LOADED && i < r->nprogs; i++)
+		if (outcome_failed(r->progs[i].outcome))
+			log_msg(LOG_WARNING, "%s: %s %s: %s", r->name, r->progs[i].name,
+				outcome_str(r->progs[i].outcome), r->progs[i].reason);
+	if (r->outcome != OUT_LOADED)
 		log_msg(outcome_failed(r->outcome) ? (r->critical ? LOG_ERR : LOG_WARNING)
 						   : LOG_INFO,
 			"%s%s %s: %s", r->critical ? "critical " : "", r->name,
@@ -348,19 +362,18 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 {
 	struct obj_result *res = NULL;
 	__u64 started = clock_ns(CLOCK_BOOTTIME);
-	char flag[LOADER_PATH_LEN + 16];
+	char flag[LOADER_PATH_LEN + 16], err[512];
 	size_t n = 0, i;
-	int lock, ret, err;
+	int lock, ret;
 
-	if (!o->unload && !bpf_usable())
+	if (prepare_run_dir(ctx, flag, sizeof(flag)))
 		return EXIT_ENV;
-	lock = prepare_pin_dir(ctx->pin_dir);
+	if (!o->unload && !bpf_usable(err, sizeof(err)))
+		return fail_env(ctx, started, err);
+	lock = prepare_pin_dir(ctx->pin_dir, err, sizeof(err));
 	if (lock < 0)
-		return EXIT_ENV;
-	ret = prepare_run_dir(ctx, flag, sizeof(flag)) ? EXIT_ENV : EXIT_OK;
-	if (ret)
-		goto out;
-	status_load_prev(ctx);
+		return fail_env(ctx, started, err);
+	status_load_prev(ctx);	/* under the lock: the last run's, complete */
 	if (o->unload) {
 		ret = unload_all(ctx);
 		goto out;
@@ -370,20 +383,17 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 		log_msg(LOG_WARNING, "warning: no vmlinux BTF; tp_btf programs fall back "
 			"to raw_tp");
 	ret = load_all(ctx, &res, &n);
-	err = status_write(ctx, res, n, started,
-			   ret == EXIT_ENV ? "cannot read the object directory" : NULL);
-	if (err) {
-		log_msg(LOG_ERR, "cannot write %s: %s; pass --run-dir", ctx->status_path,
-			strerror(-err));
-		ret = EXIT_ENV;
-	}
-	if (ret == EXIT_ENV)
+	if (ret == EXIT_ENV) {
+		ret = fail_env(ctx, started, "cannot read the object directory");
 		goto out;
-	err = write_file_atomic(flag, "1\n", 2);
-	if (err) {
-		log_msg(LOG_ERR, "cannot write %s: %s", flag, strerror(-err));
-		ret = EXIT_ENV;
 	}
+	ret = status_write(ctx, res, n, started, NULL) ? EXIT_ENV : ret;
+	if (ret == EXIT_ENV)
+		log_msg(LOG_ERR, "cannot write %s: %m; pass --run-dir", ctx->status_path);
+	else if (write_file_atomic(flag, "1\n", 2))
+		ret = EXIT_ENV;
+	if (ret == EXIT_ENV && access(flag, F_OK))
+		log_msg(LOG_ERR, "no completion flag %s written", flag);
 out:
 	for (i = 0; i < n; i++)
 		free_result(&res[i]);

@@ -72,6 +72,8 @@ static int probe_open(struct obj_load *l)
 		close(pipefd[0]);
 		log_capture(why, sizeof(why));
 		obj = bpf_object__open_file(l->res->path, NULL);
+		if (!obj && !*why)
+			snprintf(why, sizeof(why), "%s", strerror(errno));
 		if (!obj && write(pipefd[1], why, strlen(why)) < 0)
 			_exit(2);
 		_exit(obj ? 0 : 1);
@@ -377,8 +379,11 @@ static void log_tail(const char *log, char *out, size_t len)
 	n = end - start < (long)len - 1 ? (size_t)(end - start) : len - 1;
 	memcpy(out, start, n);
 	out[n] = 0;
-	for (p = out; (p = strchr(p, '\n')); )
-		*p = '|';
+	for (p = out; *p; p++)
+		if (*p == '\n')
+			*p = '|';
+		else if (*p == '\t')
+			*p = ' ';
 }
 
 /* Which program made bpf_object__load() fail, or -1. */
@@ -415,8 +420,6 @@ static void reject_prog(struct obj_load *l, size_t i, int err)
 	else
 		snprintf(p->reason, sizeof(p->reason), "load: %s; libbpf: %s",
 			 strerror(-err), l->ctx->libbpf_err);
-	log_msg(LOG_WARNING, "%s: program %s rejected: %s", l->res->name, p->name,
-		p->reason);
 }
 
 static void free_logs(struct obj_load *l)

@@ -214,9 +214,13 @@ static bool in_results(const struct obj_result *res, size_t n, const char *name)
 	return false;
 }
 
-/* An object gone from the object directory keeps its pins until --unload. */
-static void carry_absent(const struct loader_ctx *ctx, const struct obj_result *res,
-			 size_t n, struct json_object *objs)
+/*
+ * Previous objects this run did not process: after an environment error,
+ * as they were; an object gone from the object directory keeps its pins
+ * until --unload.
+ */
+static void carry_prev(const struct loader_ctx *ctx, const struct obj_result *res,
+		       size_t n, bool as_they_were, struct json_object *objs)
 {
 	struct json_object *prev = get(ctx->prev, "objects"), *o, *pins, *kept, *copy;
 	const char *name, *pin;
@@ -228,6 +232,10 @@ static void carry_absent(const struct loader_ctx *ctx, const struct obj_result *
 		pins = get(o, "pins");
 		if (!name || in_results(res, n, name) || !pins)
 			continue;
+		if (as_they_were) {
+			json_object_array_add(objs, json_object_get(o));
+			continue;
+		}
 		kept = json_object_new_array();
 		for (j = 0; j < json_object_array_length(pins); j++) {
 			pin = json_object_get_string(json_object_array_get_idx(pins, j));
@@ -285,7 +293,7 @@ int status_write(const struct loader_ctx *ctx, const struct obj_result *res,
 	objs = json_object_new_array();
 	for (i = 0; i < n; i++)
 		json_object_array_add(objs, obj_json(&res[i]));
-	carry_absent(ctx, res, n, objs);
+	carry_prev(ctx, res, n, error, objs);
 	json_object_object_add(root, "objects", objs);
 	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
 					      JSON_C_TO_STRING_NOSLASHESCAPE);

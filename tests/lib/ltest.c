@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+
+#include "kstats_pins.h"
+#include "ltest.h"
+
+#define MAX_ARGS 24
+
+int ltest_init(struct ltest *t, const char *tag)
+{
+	char obj_dir[sizeof(t->kt.obj_dir)];
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	ret = ktest_init(&t->kt, tag);
+	if (ret)
+		return ret;
+	snprintf(t->dir, sizeof(t->dir), "/tmp/kstats-ltest-%d-%s-XXXXXX", (int)getpid(), tag);
+	if (!mkdtemp(t->dir))
+		return -errno;
+	snprintf(obj_dir, sizeof(obj_dir), "%s/obj", t->dir);
+	snprintf(t->kt.obj_dir, sizeof(t->kt.obj_dir), "%s", obj_dir);
+	snprintf(t->run_dir, sizeof(t->run_dir), "%s/run", t->dir);
+	snprintf(t->status_path, sizeof(t->status_path), "%s/loader-status.json", t->run_dir);
+	snprintf(t->stderr_path, sizeof(t->stderr_path), "%s/stderr", t->dir);
+	return mkdir(obj_dir, 0755) ? -errno : 0;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st; (void)flag; (void)ftw;
+	return remove(path);
+}
+
+void ltest_fini(struct ltest *t)
+{
+	ktest_fini(&t->kt);
+	if (*t->dir)
+		nftw(t->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	json_object_put(t->status);
+	t->status = NULL;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	ssize_t n;
+	int in = open(from, O_RDONLY | O_CLOEXEC), out, ret = 0;
+
+	if (in < 0)
+		return -errno;
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out < 0) {
+		ret = -errno;
+		close(in);
+		return ret;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n) {
+			ret = -EIO;
+			break;
+		}
+	if (n < 0)
+		ret = -errno;
+	close(in);
+	close(out);
+	return ret;
+}
+
+int ltest_add(struct ltest *t, const char *rel, const char *as)
+{
+	char from[512], to[512];
+
+	snprintf(from, sizeof(from), "%s/%s", t->kt.build, rel);
+	snprintf(to, sizeof(to), "%s/%s.bpf", t->kt.obj_dir, as);
+	return copy_file(from, to);
+}
+
+int ltest_add_bytes(struct ltest *t, const char *as, const void *data, size_t len)
+{
+	char to[512];
+	int fd, ret = 0;
+
+	snprintf(to, sizeof(to), "%s/%s.bpf", t->kt.obj_dir, as);
+	fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (len && write(fd, data, len) != (ssize_t)len)
+		ret = -EIO;
+	close(fd);
+	return ret;
+}
+
+void ltest_remove(struct ltest *t, const char *as)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s.bpf", t->kt.obj_dir, as);
+	unlink(path);
+}
+
+/* The loader's stderr goes to a file, then is echoed for run.sh's log. */
+static int run_captured(struct ltest *t, const char *const *argv)
+{
+	int saved = dup(STDERR_FILENO), fd, ret;
+	char buf[4096];
+	ssize_t n;
+
+	fd = open(t->stderr_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || saved < 0)
+		return -errno;
+	dup2(fd, STDERR_FILENO);
+	ret = ktest_run_loader(&t->kt, argv);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	lseek(fd, 0, SEEK_SET);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (write(STDERR_FILENO, buf, n) < 0)
+			break;
+	close(fd);
+	return ret;
+}
+
+int ltest_run(struct ltest *t, ...)
+{
+	const char *argv[MAX_ARGS] = { "--run-dir", t->run_dir };
+	int argc = 2, ret;
+	va_list ap;
+
+	va_start(ap, t);
+	while (argc < MAX_ARGS - 1 && (argv[argc] = va_arg(ap, const char *)))
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	ret = run_captured(t, argv);
+	json_object_put(t->status);
+	t->status = access(t->status_path, F_OK) ? NULL :
+		    json_object_from_file(t->status_path);
+	return ret;
+}
+
+bool ltest_stderr_has(const struct ltest *t, const char *s)
+{
+	char buf[65536];
+	ssize_t n;
+	int fd = open(t->stderr_path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return strstr(buf, s);
+}
+
+struct json_object *ltest_named(struct json_object *obj, const char *array,
+				const char *name)
+{
+	struct json_object *arr, *e, *n;
+	size_t i;
+
+	if (!obj || !json_object_object_get_ex(obj, array, &arr))
+		return NULL;
+	for (i = 0; i < json_object_array_length(arr); i++) {
+		e = json_object_array_get_idx(arr, i);
+		if (json_object_object_get_ex(e, "name", &n) &&
+		    !strcmp(json_object_get_string(n), name))
+			return e;
+	}
+	return NULL;
+}
+
+struct json_object *ltest_obj(const struct ltest *t, const char *name)
+{
+	return ltest_named(t->status, "objects", name);
+}
+
+const char *ltest_str(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v))
+		return "(missing)";
+	return json_object_get_string(v);
+}
+
+uint64_t ltest_u64(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v))
+		return 0;
+	return json_object_get_uint64(v);
+}
+
+const char *ltest_outcome(const struct ltest *t, const char *obj, const char *prog)
+{
+	struct json_object *o = ltest_obj(t, obj);
+
+	return ltest_str(prog ? ltest_named(o, "programs", prog) : o, "outcome");
+}
+
+/* The last of the n renames puts the original name back. */
+int ltest_renames(int n)
+{
+	char old[16], name[16];
+	int i;
+
+	if (n <= 0)
+		return 0;
+	if (prctl(PR_GET_NAME, old))
+		return -errno;
+	for (i = 0; i < n - 1; i++) {
+		snprintf(name, sizeof(name), "kstats-lt-%d", i % 10);
+		if (prctl(PR_SET_NAME, name))
+			return -errno;
+	}
+	return prctl(PR_SET_NAME, old) ? -errno : 0;
+}
+
+int ltest_rename_count(const struct ltest *t, const char *obj, uint64_t *count)
+{
+	char pin[512];
+	__u32 tgid = getpid();
+	int fd, ret = 0;
+
+	kstats_pin_path(pin, sizeof(pin), t->kt.pin_dir, "map", obj, "rename_count_map");
+	fd = bpf_obj_get(pin);
+	if (fd < 0)
+		return -errno;
+	*count = 0;
+	if (bpf_map_lookup_elem(fd, &tgid, count) && errno != ENOENT)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static bool prog_uses_map(__u32 prog_id, __u32 map_id)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), ids[64], i;
+	int fd = bpf_prog_get_fd_by_id(prog_id);
+	bool found = false;
+
+	if (fd < 0)
+		return false;
+	info.nr_map_ids = 64;
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+		for (i = 0; i < info.nr_map_ids && i < 64; i++)
+			found |= ids[i] == map_id;
+	close(fd);
+	return found;
+}
+
+int ltest_links_using_map(uint32_t map_id)
+{
+	__u32 id = 0;
+	int n = 0, fd;
+
+	while (!bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+
+		fd = bpf_link_get_fd_by_id(id);
+		if (fd < 0)
+			continue;	/* went away meanwhile */
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+			n += prog_uses_map(info.prog_id, map_id);
+		close(fd);
+	}
+	return n;
+}
+
+bool ltest_prog_gone(uint32_t prog_id)
+{
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	int i, fd;
+
+	for (i = 0; i < 200; i++) {
+		fd = bpf_prog_get_fd_by_id(prog_id);
+		if (fd < 0 && errno == ENOENT)
+			return true;
+		if (fd >= 0)
+			close(fd);
+		nanosleep(&pause, NULL);
+	}
+	return false;
+}

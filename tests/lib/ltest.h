@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Loader tests: a private object directory (chosen objects copied into a
+ * mktemp dir), run dir and pin dir per test; the real kstats-loader; its
+ * status file read back with json-c.
+ */
+#ifndef KSTATS_LTEST_H
+#define KSTATS_LTEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <json-c/json.h>
+
+#include "ktest.h"
+
+struct ltest {
+	struct ktest kt;		/* kt.obj_dir is the private object dir */
+	char dir[128];			/* mktemp dir, removed by ltest_fini */
+	char run_dir[192];
+	char status_path[256];
+	char stderr_path[256];		/* the last run's stderr */
+	struct json_object *status;	/* the last run's status file */
+};
+
+/* Fresh dirs; tag must be unique within the test binary. */
+int ltest_init(struct ltest *t, const char *tag);
+void ltest_fini(struct ltest *t);
+
+/* Copies $KSTATS_BUILD/<rel> (e.g. "bpf/compaction.bpf") in as <as>.bpf. */
+int ltest_add(struct ltest *t, const char *rel, const char *as);
+int ltest_add_bytes(struct ltest *t, const char *as, const void *data, size_t len);
+void ltest_remove(struct ltest *t, const char *as);
+
+/* Runs the loader (--run-dir added) with NULL-terminated extra args; exit code. */
+int ltest_run(struct ltest *t, ...);
+/* Whether the last run's stderr contains s. */
+bool ltest_stderr_has(const struct ltest *t, const char *s);
+
+struct json_object *ltest_obj(const struct ltest *t, const char *name);
+struct json_object *ltest_named(struct json_object *obj, const char *array,
+				const char *name);
+const char *ltest_str(struct json_object *o, const char *key);
+uint64_t ltest_u64(struct json_object *o, const char *key);
+/* outcome of object obj, or of its program prog when prog is not NULL. */
+const char *ltest_outcome(const struct ltest *t, const char *obj, const char *prog);
+
+/* prctl(PR_SET_NAME) n times: n task_rename events from this process. */
+int ltest_renames(int n);
+/* This process's entry of <obj>'s pinned rename_count_map (0 if none). */
+int ltest_rename_count(const struct ltest *t, const char *obj, uint64_t *count);
+/* Attached links, system-wide, whose program uses map map_id. */
+int ltest_links_using_map(uint32_t map_id);
+/* Whether a program id still exists (detaching frees it asynchronously). */
+bool ltest_prog_gone(uint32_t prog_id);
+
+#endif /* KSTATS_LTEST_H */
