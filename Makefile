@@ -9,7 +9,7 @@ VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
 	    libcmocka-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler jq \
-	    libjson-c-dev
+	    libjson-c-dev systemd strace
 
 CFLAGS  := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
 	   -Iinclude -Ibtfreader -Itests/lib -I$(BUILD) $(shell pkg-config --cflags libbpf 2>/dev/null)

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# make install into a scratch DESTDIR, then check the installed layout and
+# run systemd-analyze verify on the unit (any message is a failure).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+BUILD=${KSTATS_BUILD:-build}
+PREFIX=/usr
+tmp=$(mktemp -d /tmp/kstats-units-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+unit=$PREFIX/lib/systemd/system/kernelstats-loader.service
+rc=$PREFIX/etc/init/kernelstats.rc
+fail=0
+
+check() {	# name, then a command that must succeed
+	local name=$1
+	shift
+	if "$@"; then echo "PASS: $name"; else echo "FAIL: $name: $*"; fail=1; fi
+}
+
+if ! make -s --no-print-directory install BUILD="$BUILD" PREFIX=$PREFIX \
+	DESTDIR="$tmp" >"$tmp/make.log" 2>&1; then
+	echo "FAIL: install: make install failed: $(tail -3 "$tmp/make.log" | tr '\n' ' ')"
+	exit 1
+fi
+echo "PASS: install"
+
+for f in $PREFIX/sbin/kstats-loader $PREFIX/bin/kstats \
+	 $PREFIX/lib/kernelstats/bpf/compaction.bpf $unit $rc /etc/kernelstats/loader.conf; do
+	[ -e "$tmp$f" ] || { echo "FAIL: install_layout: $f missing"; fail=1; }
+done
+[ "$fail" -eq 0 ] && echo "PASS: install_layout"
+
+check unit_exec_path grep -qx "ExecStart=$PREFIX/sbin/kstats-loader --boot --obj-dir $PREFIX/lib/kernelstats/bpf" "$tmp$unit"
+check unit_oneshot grep -qx "Type=oneshot" "$tmp$unit"
+check unit_remain_after_exit grep -qx "RemainAfterExit=yes" "$tmp$unit"
+check unit_after_bpffs grep -q "^RequiresMountsFor=/sys/fs/bpf " "$tmp$unit"
+check no_placeholders_left bash -c "! grep -q '@[A-Z]*@' '$tmp$unit' '$tmp$rc'"
+check rc_service grep -q "^service kstats_loader $PREFIX/sbin/kstats-loader --boot --obj-dir $PREFIX/lib/kernelstats/bpf" "$tmp$rc"
+check rc_oneshot grep -qx "    oneshot" "$tmp$rc"
+# An existing config is never overwritten.
+echo "disable = all" >"$tmp/etc/kernelstats/loader.conf"
+make -s --no-print-directory install BUILD="$BUILD" PREFIX=$PREFIX DESTDIR="$tmp" >/dev/null 2>&1
+check config_kept grep -qx "disable = all" "$tmp/etc/kernelstats/loader.conf"
+
+if ! command -v systemd-analyze >/dev/null; then
+	echo "SKIP: systemd_analyze_verify: systemd-analyze is not installed"
+else
+	out=$(systemd-analyze verify --root="$tmp" "$unit" 2>&1)
+	if [ $? -ne 0 ] || [ -n "$out" ]; then
+		echo "FAIL: systemd_analyze_verify: $out"
+		fail=1
+	else
+		echo "PASS: systemd_analyze_verify"
+	fi
+fi
+exit "$fail"
