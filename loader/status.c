@@ -193,7 +193,7 @@ static struct json_object *obj_json(const struct obj_result *r)
 		json_object_array_add(arr, map_json(&r->maps[i]));
 	json_object_object_add(o, "maps", arr);
 	arr = json_object_new_array();
-	if (pins) {
+	if (pins && r->npins) {
 		memcpy(pins, r->pins, r->npins * sizeof(*pins));
 		qsort(pins, r->npins, sizeof(*pins), cmp_str);
 		for (i = 0; i < r->npins; i++)
