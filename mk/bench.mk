@@ -11,4 +11,7 @@ $(BUILD)/bench/handlers: $(BUILD)/bench/handlers.o $(BUILD)/libkstats.a
 .PHONY: bench
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BPF) $(BUILD)/bench/handlers
-	$(BUILD)/bench/handlers $(BUILD)
+	@echo "== handler cost (BPF_PROG_TEST_RUN, bpf_stats) =="
+	@$(BUILD)/bench/handlers $(BUILD) 2>/dev/null
+	@echo "== real-event overhead (compaction workload) =="
+	@bench/real_events.sh $(BUILD) 50 2>/dev/null
