@@ -79,7 +79,7 @@ static int load_all(struct loader_ctx *ctx)
 	int n, i, failed = 0;
 
 	if (check_trusted(ctx->obj_dir, res.reason, sizeof(res.reason)) == -EPERM) {
-		fprintf(stderr, "kstats-loader: refusing %s\n", res.reason);
+		fprintf(stderr, "kstats-loader: untrusted object directory: %s\n", res.reason);
 		return 2;
 	}
 	n = scandir(ctx->obj_dir, &ents, bpf_filter, alphasort);
