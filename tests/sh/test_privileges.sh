@@ -92,6 +92,43 @@ else
 	fail "in kstats, CAP_BPF: kstats dump gave $rc: $out"
 fi
 
+# systemd mounts bpffs with mode=0700, which stops members at /sys/fs/bpf.
+# The unit's fix (README "Privileges"): TemporaryFileSystem=/sys/fs/bpf plus
+# BindReadOnlyPaths=/sys/fs/bpf/kernelstats.  Replayed with mount(8) in a
+# private mount namespace, on a private bpffs, both gone when it exits.
+ns_script=$(cat <<EOF
+set -u
+view=$tmp/ns-bpf keep=$tmp/ns-keep
+mkdir \$view \$keep && mount -t bpf -o mode=0700 bpf \$view || exit 1
+"$B/kstats-loader" --obj-dir "$B/bpf" --pin-dir \$view/kernelstats >/dev/null || exit 1
+read_it() {
+	setpriv --reuid "$U" --regid kstats --clear-groups --inh-caps +bpf \
+		--ambient-caps +bpf -- "$B/kstats" read --obj "$OBJ" --map "$MAP" \
+		--pin \$view/kernelstats/map_compaction_$MAP 2>&1
+}
+if read_it | grep -q 'Permission denied'; then
+	echo "PASS: bpffs mounted 0700 (as systemd does) keeps members out"
+else
+	echo "FAIL: bpffs mounted 0700 let a member in"
+fi
+mount --bind \$view/kernelstats \$keep &&
+	mount -t tmpfs -o mode=0755 tmpfs \$view && mkdir \$view/kernelstats &&
+	mount --bind \$keep \$view/kernelstats &&
+	mount -o remount,bind,ro \$view/kernelstats || exit 1
+if out=\$(read_it); then
+	echo "PASS: a 0755 tmpfs over bpffs plus a read-only bind of the pin directory lets members read"
+else
+	echo "FAIL: through the read-only bind: \$out"
+fi
+EOF
+)
+if command -v unshare >/dev/null; then
+	unshare -m --propagation private bash -c "$ns_script" ||
+		fail "private mount namespace: setup failed"
+else
+	echo "SKIP: bpffs mode 0700: no unshare"
+fi
+
 # load DIR TAG: runs the loader on DIR into its own pin dir; sets out, rc, pins.
 load() {
 	out=$("$B/kstats-loader" --obj-dir "$1" --pin-dir "$PIN-$2" 2>&1)
@@ -100,7 +137,8 @@ load() {
 }
 
 objs=$tmp/bpf
-mkdir -m 0755 "$objs" && cp "$B"/bpf/*.bpf "$objs"/ && chmod 0644 "$objs"/*.bpf
+mkdir -m 0755 "$objs" && cp "$B"/bpf/*.bpf "$objs"/ && chmod 0644 "$objs"/*.bpf ||
+	{ fail "setup: cannot copy the objects to $objs"; exit 1; }
 load "$objs" ok
 if [ $rc -eq 0 ] && [ "$pins" -gt 0 ]; then
 	pass "a root-owned 0755 object directory loads"
