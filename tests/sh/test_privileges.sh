@@ -146,6 +146,30 @@ else
 	fail "the trusted copy did not load ($rc): $out"
 fi
 
+# The loader unit's CapabilityBoundingSet: these three suffice, each is needed.
+loader_caps="bpf perfmon chown"
+with_caps() {
+	local set=-all c
+	for c in $1; do set+=",+$c"; done
+	out=$(setpriv --inh-caps=-all --bounding-set "$set" -- "$B/kstats-loader" \
+		--obj-dir "$B/bpf" --pin-dir "$PIN-caps-${1// /-}" 2>&1)
+	rc=$?
+}
+with_caps "$loader_caps"
+if [ $rc -eq 0 ] && grep -q 'compaction .*LOADED' <<<"$out"; then
+	pass "the loader works with only CAP_BPF, CAP_PERFMON and CAP_CHOWN"
+else
+	fail "the loader with only $loader_caps: exit $rc: $out"
+fi
+for drop in $loader_caps; do
+	with_caps "${loader_caps/$drop/}"
+	if [ $rc -ne 0 ]; then
+		pass "the loader fails without CAP_${drop^^}"
+	else
+		fail "the loader succeeded without CAP_${drop^^}: the unit grants too much"
+	fi
+done
+
 chmod 0775 "$objs"
 load "$objs" dir
 if [ $rc -eq 2 ] && [ "$pins" -eq 0 ] && [ "$(wc -l <<<"$out")" -eq 1 ] &&
