@@ -100,61 +100,124 @@ static __u32 map_id(const char *pin)
 	return info.id;
 }
 
-static void remember_map(const char *obj_path, const char *obj,
-			 const struct kstats_map_meta *mm)
-{
-	struct pinned_map *m;
+typedef void (*object_fn)(const char *path, const char *obj,
+			  const struct kstats_objmeta *meta, void *arg);
 
-	if (mm->mode == 0440 && !strcmp(mm->gid, GROUP))
-		m = &shared_map;
-	else if (mm->mode == 0600)
-		m = &private_map;
-	else
-		return;
-	if (*m->name)
-		return;
-	snprintf(m->obj, sizeof(m->obj), "%s", obj_path);
-	snprintf(m->name, sizeof(m->name), "%s", mm->name);
-	kstats_pin_path(m->pin, sizeof(m->pin), t.pin_dir, "map", obj, mm->name);
-	m->id = map_id(m->pin);
-}
-
-static int find_maps(void)
+/* Calls fn with the metadata of every object in the object directory. */
+static int for_each_object(object_fn fn, void *arg)
 {
 	char path[600], obj[64], err[256];
 	struct kstats_objmeta meta;
 	struct dirent *de;
 	DIR *d = opendir(t.obj_dir);
-	size_t i;
+	int ret = 0;
 
 	if (!d)
 		return -errno;
-	while ((de = readdir(d))) {
+	while (!ret && (de = readdir(d))) {
 		snprintf(path, sizeof(path), "%s/%s", t.obj_dir, de->d_name);
-		if (!strstr(de->d_name, ".bpf") || kstats_obj_name(path, obj, sizeof(obj)) ||
-		    kstats_objmeta_read(path, &meta, err, sizeof(err)))
+		if (!strstr(de->d_name, ".bpf") || kstats_obj_name(path, obj, sizeof(obj)))
 			continue;
-		for (i = 0; i < meta.nmaps; i++) {
-			char pin[512];
-
-			kstats_pin_path(pin, sizeof(pin), t.pin_dir, "map", obj,
-					meta.maps[i].name);
-			if (!access(pin, F_OK))
-				remember_map(path, obj, &meta.maps[i]);
+		ret = kstats_objmeta_read(path, &meta, err, sizeof(err));
+		if (ret) {
+			fprintf(stderr, "%s\n", err);
+			break;
 		}
+		fn(path, obj, &meta, arg);
 		kstats_objmeta_free(&meta);
 	}
 	closedir(d);
-	return *shared_map.name && *private_map.name && shared_map.id ? 0 : -ENOENT;
+	return ret;
+}
+
+/* Pinned map of obj, or NULL when its object was skipped on this kernel. */
+static const char *map_pin(const char *obj, const char *name)
+{
+	static char pin[512];
+
+	kstats_pin_path(pin, sizeof(pin), t.pin_dir, "map", obj, name);
+	return access(pin, F_OK) ? NULL : pin;
+}
+
+/* Calls fn(link pin, program pin, meta) for each attached program of obj. */
+static unsigned int for_each_prog_pin(const char *path, const char *obj,
+				      const struct kstats_objmeta *meta,
+				      void (*fn)(const char *link, const char *pin,
+						 const struct kstats_prog_meta *pm))
+{
+	struct bpf_object *bo = bpf_object__open_file(path, NULL);
+	const struct kstats_prog_meta *pm;
+	struct bpf_program *prog;
+	char link[512], pin[512];
+	unsigned int n = 0;
+
+	if (!bo)
+		return 0;
+	bpf_object__for_each_program(prog, bo) {
+		pm = kstats_objmeta_prog(meta, bpf_program__name(prog));
+		kstats_pin_path(link, sizeof(link), t.pin_dir, "link", obj,
+				bpf_program__name(prog));
+		kstats_pin_path(pin, sizeof(pin), t.pin_dir, "prog", obj,
+				bpf_program__section_name(prog));
+		if (!pm || access(link, F_OK))
+			continue;
+		fn(link, pin, pm);
+		n++;
+	}
+	bpf_object__close(bo);
+	return n;
+}
+
+static void remember_prog(const char *link, const char *pin,
+			  const struct kstats_prog_meta *pm)
+{
+	(void)link; (void)pm;
+	snprintf(prog_pin, sizeof(prog_pin), "%s", pin);
+}
+
+/* Remembers the first _GRO map, private map and program pin it finds. */
+static void remember_pins(const char *path, const char *obj,
+			  const struct kstats_objmeta *meta, void *arg)
+{
+	struct pinned_map *m;
+	const char *pin;
+	size_t i;
+
+	(void)arg;
+	for (i = 0; i < meta->nmaps; i++) {
+		const struct kstats_map_meta *mm = &meta->maps[i];
+
+		if (mm->mode == 0440 && !strcmp(mm->gid, GROUP))
+			m = &shared_map;
+		else if (mm->mode == 0600)
+			m = &private_map;
+		else
+			continue;
+		pin = map_pin(obj, mm->name);
+		if (*m->name || !pin)
+			continue;
+		snprintf(m->obj, sizeof(m->obj), "%s", path);
+		snprintf(m->name, sizeof(m->name), "%s", mm->name);
+		snprintf(m->pin, sizeof(m->pin), "%s", pin);
+		m->id = map_id(pin);
+	}
+	if (!*prog_pin)
+		for_each_prog_pin(path, obj, meta, remember_prog);
 }
 
 static int setup(void **state)
 {
 	(void)state;
 	nobody_uid = unused_uid();
-	if (ensure_group() || ktest_init(&t, "privs") || ktest_run_loader(&t, NULL))
+	if (ensure_group() || ktest_init(&t, "privs") || ktest_run_loader(&t, NULL) ||
+	    for_each_object(remember_pins, NULL))
 		return -1;
-	return find_maps();
+	if (!*shared_map.name || !shared_map.id || !*private_map.name || !*prog_pin) {
+		fprintf(stderr, "no _GRO map, private map and program pinned in %s\n",
+			t.pin_dir);
+		return -1;
+	}
+	return 0;
 }
 
 static int teardown(void **state)
@@ -181,72 +244,50 @@ static void assert_owner(const char *path, const char *uid, const char *gid,
 			 st.st_gid, st.st_mode & 07777, uid, gid, mode);
 }
 
-/* Programs: prog_<obj>_<section> and link_<obj>_<name>, when attached. */
-static unsigned int assert_prog_pins(const char *path, const char *obj,
-				     const struct kstats_objmeta *meta)
+static void assert_prog_owner(const char *link, const char *pin,
+			      const struct kstats_prog_meta *pm)
 {
-	struct bpf_object *bo = bpf_object__open_file(path, NULL);
-	const struct kstats_prog_meta *pm;
-	struct bpf_program *prog;
-	char link[512], pin[512];
-	unsigned int n = 0;
+	assert_owner(link, pm->uid, pm->gid, pm->mode);
+	assert_owner(pin, pm->uid, pm->gid, pm->mode);
+}
 
-	assert_non_null(bo);
-	bpf_object__for_each_program(prog, bo) {
-		pm = kstats_objmeta_prog(meta, bpf_program__name(prog));
-		kstats_pin_path(link, sizeof(link), t.pin_dir, "link", obj,
-				bpf_program__name(prog));
-		kstats_pin_path(pin, sizeof(pin), t.pin_dir, "prog", obj,
-				bpf_program__section_name(prog));
-		if (!pm || access(link, F_OK))
+struct pin_count {
+	unsigned int maps, progs;
+};
+
+static void assert_object_pins(const char *path, const char *obj,
+			       const struct kstats_objmeta *meta, void *arg)
+{
+	struct pin_count *n = arg;
+	const char *pin;
+	size_t i;
+
+	for (i = 0; i < meta->nmaps; i++) {
+		pin = map_pin(obj, meta->maps[i].name);
+		if (!pin)
 			continue;
-		assert_owner(link, pm->uid, pm->gid, pm->mode);
-		assert_owner(pin, pm->uid, pm->gid, pm->mode);
-		snprintf(prog_pin, sizeof(prog_pin), "%s", pin);
-		n++;
+		assert_owner(pin, meta->maps[i].uid, meta->maps[i].gid,
+			     meta->maps[i].mode);
+		n->maps++;
 	}
-	bpf_object__close(bo);
-	return n;
+	n->progs += for_each_prog_pin(path, obj, meta, assert_prog_owner);
 }
 
 static void test_pins_have_declared_owner_and_mode(void **state)
 {
-	unsigned int maps = 0, progs = 0;
-	char path[600], obj[64], err[256], pin[512];
-	struct kstats_objmeta meta;
-	struct dirent *de;
-	DIR *d = opendir(t.obj_dir);
-	size_t i;
+	struct pin_count n = {};
 
 	(void)state;
-	assert_non_null(d);
 	assert_owner(t.pin_dir, "root", GROUP, 0750);
-	while ((de = readdir(d))) {
-		snprintf(path, sizeof(path), "%s/%s", t.obj_dir, de->d_name);
-		if (!strstr(de->d_name, ".bpf") || kstats_obj_name(path, obj, sizeof(obj)))
-			continue;
-		assert_int_equal(kstats_objmeta_read(path, &meta, err, sizeof(err)), 0);
-		for (i = 0; i < meta.nmaps; i++) {
-			const struct kstats_map_meta *mm = &meta.maps[i];
-
-			kstats_pin_path(pin, sizeof(pin), t.pin_dir, "map", obj, mm->name);
-			if (access(pin, F_OK))
-				continue;	/* object skipped on this kernel */
-			assert_owner(pin, mm->uid, mm->gid, mm->mode);
-			maps++;
-		}
-		progs += assert_prog_pins(path, obj, &meta);
-		kstats_objmeta_free(&meta);
-	}
-	closedir(d);
-	assert_true(maps >= 2);
-	assert_true(progs >= 1);
+	assert_int_equal(for_each_object(assert_object_pins, &n), 0);
+	assert_true(n.maps >= 2);
+	assert_true(n.progs >= 1);
 	/* The macros' modes, resolved to this machine's group. */
 	assert_owner(shared_map.pin, "root", GROUP, 0440);
 	assert_owner(private_map.pin, "root", "root", 0600);
 }
 
-/* The fds a call opened: those in /proc/self/fd now but not in before. */
+/* A bpf-map fd that was not open when before was taken. */
 static int new_bpf_map_fd(const fd_set *before)
 {
 	char link[64], target[64];
@@ -265,7 +306,7 @@ static int new_bpf_map_fd(const fd_set *before)
 	return -1;
 }
 
-static void open_fds(fd_set *set)
+static void snapshot_fds(fd_set *set)
 {
 	int fd;
 
@@ -296,7 +337,7 @@ static void test_reader_fd_cannot_update_the_map(void **state)
 	int fd, flags;
 
 	(void)state;
-	open_fds(&before);
+	snapshot_fds(&before);
 	m = reader_open(shared_map.obj, shared_map.name, shared_map.pin, err);
 	if (!m)
 		fail_msg("%s", err);
@@ -316,7 +357,7 @@ static void test_reader_fd_cannot_update_the_map(void **state)
 	kstats_map_close(m);
 }
 
-/* As uid:gid with groups and exactly caps: reason in msg, 0 if as expected. */
+/* Checks run in a child: 0 when all is as expected, else -1 and why in msg. */
 typedef int (*as_user_fn)(char *msg);
 
 static int drop_privileges(gid_t gid, const gid_t *groups, size_t ngroups,
@@ -333,6 +374,7 @@ static int drop_privileges(gid_t gid, const gid_t *groups, size_t ngroups,
 	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
 }
 
+/* Runs fn as nobody_uid:gid with only groups and exactly caps. */
 static void run_as(gid_t gid, const gid_t *groups, size_t ngroups, __u64 caps,
 		   as_user_fn fn)
 {
