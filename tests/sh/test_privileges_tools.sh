@@ -31,8 +31,10 @@ for old in $(getent passwd | awk -F: '$1 ~ /^kst[0-9]+$/ && $3 < 1000 {print $1}
 	kill -0 "${old#kst}" 2>/dev/null || userdel "$old" 2>/dev/null
 done
 # make install creates the group; the throwaway user gets its own group.
-getent group kstats >/dev/null || groupadd --system kstats || exit 1
-useradd --system --no-create-home --user-group --shell /usr/sbin/nologin "$U" || exit 1
+getent group kstats >/dev/null || groupadd --system kstats ||
+	{ echo "FAIL: setup: groupadd kstats failed"; exit 1; }
+useradd --system --no-create-home --user-group --shell /usr/sbin/nologin "$U" ||
+	{ echo "FAIL: setup: useradd $U failed"; exit 1; }
 
 pass() { echo "PASS: $1"; }
 fail() { echo "FAIL: $1"; }
