@@ -6,9 +6,10 @@
 #include <stddef.h>
 
 /*
- * 0 when path (an object directory or object file) and every directory
- * above it can be changed only by root; else -EPERM (or -errno when path
- * cannot be resolved) with a one-line reason naming the fix in why.
+ * 0 when only root can change path (an object directory or object file)
+ * or any directory above it (a sticky root directory such as /tmp may be
+ * shared); else -EPERM, or -errno when path cannot be resolved, with a
+ * one-line reason naming the fix in why.
  */
 int check_trusted(const char *path, char *why, size_t len);
 
