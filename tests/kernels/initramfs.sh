@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the lab guest's initramfs (uncompressed newc cpio: TCG unpacks it
 # fastest): static busybox, the static tools and test driver from
-# BUILD/static, the unchanged BUILD/bpf objects, and the kernel's modules.
+# BUILD/static, the unchanged BUILD/bpf objects, and the kernel's modules
+# and config.
 # Usage: tests/kernels/initramfs.sh BUILD KERNEL_DIR OUT.cpio
 set -euo pipefail
 build=$1 kdir=$2 out=$3
@@ -19,7 +20,7 @@ ls "$build"/bpf/*.bpf >/dev/null 2>&1 || { echo "no $build/bpf/*.bpf: make bpf" 
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage"/{bin,bpf,dev,etc,proc,sys,tmp,lib/modules}
+mkdir -p "$stage"/{bin,boot,bpf,dev,etc,proc,sys,tmp,lib/modules}
 cp "$busybox" "$stage/bin/busybox"
 cp "$build"/static/{kstats-loader,kstats,kstats-guest} "$stage/bin/"
 cp "$build"/bpf/*.bpf "$stage/bpf/"
@@ -30,6 +31,7 @@ if [ -s "$kdir/modules.order" ]; then
 	cp "$kdir"/modules/*.ko "$stage/lib/modules/"
 	cp "$kdir/modules.order" "$stage/lib/modules/order"
 fi
+[ ! -f "$kdir/config" ] || cp "$kdir/config" "$stage/boot/config"
 printf 'root:x:0:0:root:/:/bin/sh\n' > "$stage/etc/passwd"
 printf 'root:x:0:\nkstats:x:900:\n' > "$stage/etc/group"
 # The kernel's own initramfs usually has it; without it init has no console.

@@ -59,10 +59,27 @@ out:
 	trace_stop(&tr);
 }
 
+/* Where the kernel's config came along (/boot/config), say why CMA is absent. */
+static void explain_absence(void)
+{
+	char line[256];
+	bool cma = false;
+	FILE *f = fopen("/boot/config", "re");
+
+	if (!f)
+		return;
+	while (!cma && fgets(line, sizeof(line), f))
+		cma = !strcmp(line, "CONFIG_CMA=y\n");
+	fclose(f);
+	if (!cma)
+		lab_info("cma: this kernel's config has no CONFIG_CMA=y");
+}
+
 void test_cma(const struct lab *lab)
 {
 	glob_t g;
 
+	explain_absence();
 	if (lab_require(lab, TEST, OBJ, MAP))
 		return;
 	if (glob("/sys/kernel/debug/cma/*/alloc", 0, NULL, &g)) {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KswapdLatency and DirectReclaimLatency from a real memory hog: in the
+ * KswapdLatency and DirectReclaimLatency from real memory hogs: in the
  * small guest, anonymous memory with no swap wakes kswapd, then forces
- * direct reclaim until the OOM killer takes the hog.
+ * direct reclaim until the OOM killer takes the hog.  Two hogs in two
+ * process-state bands show that the key follows oom_score_adj.
  */
 #include <errno.h>
 #include <signal.h>
@@ -23,28 +24,31 @@
 #define DIRECT "direct reclaim"
 #define DIRECT_OBJ "directReclaim"
 #define DIRECT_MAP "direct_reclaim_latency_map"
-#define HOG_ADJ 700		/* SERVICE_BACKGROUND: not the driver's band */
+#define NHOGS 2
 #define HOG_CHUNK (1u << 20)
 #define HOG_TIMEOUT_S 60
 #define SETTLE_POLLS 25		/* 5 s for kswapd to go back to sleep */
+
+/* Lowest adj of two bands: an off-by-one in the mapping moves the key. */
+static const int hog_adj[NHOGS] = { 500, 900 };
 
 struct reclaim {
 	struct trace tr;
 	struct hist kswapd[2], direct[2];	/* before, after */
 	struct trace_pairs nodes, tasks;
-	int hog;
+	int hog[NHOGS];
 	bool kswapd_asleep;
 };
 
 /* Touches fresh anonymous memory until the OOM killer ends it. */
-static void hog(void)
+static void hog(int oom_score_adj)
 {
 	struct sysinfo si;
 	unsigned long long limit, used = 0;
 	char adj[16];
 	char *p;
 
-	snprintf(adj, sizeof(adj), "%d", HOG_ADJ);
+	snprintf(adj, sizeof(adj), "%d", oom_score_adj);
 	if (lab_write("/proc/self/oom_score_adj", adj))
 		_exit(2);
 	alarm(HOG_TIMEOUT_S);
@@ -60,7 +64,7 @@ static void hog(void)
 	_exit(0);
 }
 
-static int run_hog(struct reclaim *r)
+static int run_hog(struct reclaim *r, int i)
 {
 	int status;
 	pid_t pid = fork();
@@ -68,13 +72,13 @@ static int run_hog(struct reclaim *r)
 	if (pid < 0)
 		return -errno;
 	if (!pid)
-		hog();
+		hog(hog_adj[i]);
 	if (waitpid(pid, &status, 0) < 0)
 		return -errno;
-	lab_info("memory hog %d (oom_score_adj %d) %s %d", (int)pid, HOG_ADJ,
+	lab_info("memory hog %d (oom_score_adj %d) %s %d", (int)pid, hog_adj[i],
 		 WIFSIGNALED(status) ? "killed by signal" : "exited with",
 		 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-	r->hog = pid;
+	r->hog[i] = pid;
 	return 0;
 }
 
@@ -104,7 +108,7 @@ static int count_pairs(struct reclaim *r)
 	return trace_each(&r->tr, mark, r);
 }
 
-/* kswapd keeps balancing for a while after the hog dies. */
+/* kswapd keeps balancing for a while after a hog dies. */
 static int settle(struct reclaim *r)
 {
 	int i, ret = 0;
@@ -163,29 +167,46 @@ static void check_kswapd(struct reclaim *r)
 
 static void check_direct(struct reclaim *r)
 {
-	enum kstats_process_state state = kstats_process_state_from_adj(HOG_ADJ);
+	enum kstats_process_state state;
 	const struct trace_pair *k;
 	struct hist delta;
 	uint64_t grew;
 	char key[24];
+	int i;
 
 	if (hist_delta(&r->direct[0], &r->direct[1], &delta)) {
 		lab_fail(DIRECT, "a count went down between the reads");
 		return;
 	}
-	snprintf(key, sizeof(key), "%d", r->hog);
-	k = pairs_get(&r->tasks, key);
-	grew = hist_key_total(&delta, state);
-	if (!k->pairs)
-		lab_fail(DIRECT, "the memory hog never entered direct reclaim");
-	else if (!pairs_match(k, grew))
-		lab_fail(DIRECT, "key %d (oom_score_adj %d) grew by %llu, tracefs saw "
-			 "%ld begin->end of the hog", state, HOG_ADJ,
-			 (unsigned long long)grew, k->pairs);
-	else
-		lab_pass(DIRECT, "key %d (oom_score_adj %d) grew by %llu = the hog's "
-			 "tracefs begin->end pairs", state, HOG_ADJ,
-			 (unsigned long long)grew);
+	for (i = 0; i < NHOGS; i++) {
+		state = kstats_process_state_from_adj(hog_adj[i]);
+		snprintf(key, sizeof(key), "%d", r->hog[i]);
+		k = pairs_get(&r->tasks, key);
+		grew = hist_key_total(&delta, state);
+		if (!k->pairs) {
+			lab_fail(DIRECT, "memory hog %d never entered direct reclaim", i);
+			return;
+		}
+		if (!pairs_match(k, grew)) {
+			lab_fail(DIRECT, "key %d (oom_score_adj %d) grew by %llu, tracefs "
+				 "saw %ld begin->end of its hog", state, hog_adj[i],
+				 (unsigned long long)grew, k->pairs);
+			return;
+		}
+	}
+	lab_pass(DIRECT, "keys %d and %d (oom_score_adj %d, %d) grew by their "
+		 "hog's tracefs begin->end pairs",
+		 kstats_process_state_from_adj(hog_adj[0]),
+		 kstats_process_state_from_adj(hog_adj[1]), hog_adj[0], hog_adj[1]);
+}
+
+static int run_hogs(struct reclaim *r)
+{
+	int i, ret = 0;
+
+	for (i = 0; !ret && i < NHOGS; i++)
+		ret = run_hog(r, i) ?: settle(r);
+	return ret;
 }
 
 static int read_maps(const struct lab *lab, struct reclaim *r, bool kswapd,
@@ -218,10 +239,8 @@ void test_reclaim(const struct lab *lab)
 		why = "no tracefs instance for the vmscan events";
 	else if (read_maps(lab, &r, kswapd, direct, 0))
 		why = "cannot read the maps before the hog";
-	else if (run_hog(&r))
-		why = "cannot run the memory hog";
-	else if (settle(&r))
-		why = "cannot read the trace";
+	else if (run_hogs(&r))
+		why = "cannot run the memory hogs or read their trace";
 	else if (read_maps(lab, &r, kswapd, direct, 1))
 		why = "cannot read the maps after the hog";
 	if (why) {
