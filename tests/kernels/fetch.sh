@@ -19,12 +19,15 @@ fetch_deb() {
 	mkdir -p "$dir"
 	deb=$(ls "$dir/${pkg}_"*"${ver#*:}_"*.deb 2>/dev/null | head -1) || true
 	if [ -z "$deb" ]; then
-		log=$(cd "$dir" && apt-get download -q -o APT::Sandbox::User=root "$spec" 2>&1) ||
-		log=$( (apt-get update -qq && cd "$dir" &&
+		# Into a temporary dir: an interrupted download never looks cached.
+		mkdir -p "$tmp/dl"
+		log=$(cd "$tmp/dl" && apt-get download -q -o APT::Sandbox::User=root "$spec" 2>&1) ||
+		log=$( (apt-get update -qq && cd "$tmp/dl" &&
 			apt-get download -q -o APT::Sandbox::User=root "$spec") 2>&1) || {
 			echo "cannot fetch $spec ($(tail -1 <<<"$log")); offline? put the .deb in $dir" >&2
 			exit 77
 		}
+		mv "$tmp"/dl/*.deb "$dir/"
 		deb=$(ls "$dir/${pkg}_"*"${ver#*:}_"*.deb | head -1)
 	fi
 	echo "$deb"
@@ -95,14 +98,19 @@ tmp=
 
 main() {
 	local deb files kpath m
+	mkdir -p "$cache"
+	# Concurrent runs share the cache: one fetches, the others wait.
+	exec 9>"$cache/.lock"
+	flock 9
+	[ "$(cat "$out/.stamp" 2>/dev/null)" != "$stamp" ] || exit 0
+	tmp=$(mktemp -d "$cache/.extract.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
 	deb=$(fetch_deb)
 	files=$(list_files "$deb")
 	kpath=$(grep -E '^boot/vmlinuz-' <<<"$files" | head -1)
 	[ -n "$kpath" ] || { echo "$deb holds no boot/vmlinuz-*" >&2; exit 1; }
 	rm -rf "$out"
 	mkdir -p "$out"
-	tmp=$(mktemp -d "$cache/.extract.XXXXXX")
-	trap 'rm -rf "$tmp"' EXIT
 	extract "$deb" "$tmp" "$kpath" "boot/config-${kpath#boot/vmlinuz-}"
 	mv "$tmp/$kpath" "$out/vmlinuz"
 	mv "$tmp/boot/config-${kpath#boot/vmlinuz-}" "$out/config"

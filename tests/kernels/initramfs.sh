@@ -36,6 +36,8 @@ printf 'root:x:0:0:root:/:/bin/sh\n' > "$stage/etc/passwd"
 printf 'root:x:0:\nkstats:x:900:\n' > "$stage/etc/group"
 # The kernel's own initramfs usually has it; without it init has no console.
 mknod -m 600 "$stage/dev/console" c 5 1 2>/dev/null || true
+# The loader refuses objects that anyone but root could have written.
+chmod -R go-w "$stage"
 mkdir -p "$(dirname "$out")"
 (cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) > "$out.tmp"
 mv "$out.tmp" "$out"

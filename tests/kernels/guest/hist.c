@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "guest.h"
-#include "kstats_keys.h"
 #include "kstats_pins.h"
 #include "kstats_reader.h"
 

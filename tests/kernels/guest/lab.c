@@ -126,8 +126,11 @@ int lab_run_tool(const struct lab *lab, const char *const *argv, char *out,
 	if (pipe2(fds, O_CLOEXEC))
 		return -errno;
 	pid = fork();
-	if (pid < 0)
-		return -errno;
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -ENOMEM;
+	}
 	if (!pid) {
 		dup2(fds[1], STDOUT_FILENO);
 		execv(path, (char *const *)argv);

@@ -13,6 +13,7 @@
 #include <libdrm/drm.h>
 
 #include "guest.h"
+#include "kstats_keys.h"
 
 #define TEST "dma-buf"
 #define OBJ "dmabuf"
@@ -105,7 +106,7 @@ static int export_all(int card, uint64_t *expected)
 static void check(const struct lab *lab, const struct hist *delta,
 		  const uint64_t *expected)
 {
-	char name[KSTATS_NAME_LEN + 1] = "";
+	char name[KSTATS_NAME_MAX + 1] = "";
 	unsigned int b;
 	size_t i, grown = 0;
 	int64_t key = 0;

@@ -4,7 +4,6 @@
  * the guest prints as "@@ ATOMS <path>" so that the host can decode them
  * (with protoc, against proto/) from the console.
  */
-#define _XOPEN_SOURCE 700
 #include <ftw.h>
 #include <stdio.h>
 #include <string.h>
