@@ -6,13 +6,14 @@ DEB_PKGS += qemu-system-x86 busybox-static cpio xz-utils zstd libdrm-dev
 STATIC_BUILD := $(BUILD)/static
 GUEST_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/kernels/guest/*.c))
 
-.PHONY: static-tools test-kernels
+.PHONY: static-tools static-bins test-kernels
 
 # No sanitizers here: their runtimes exist only as shared libraries.
 static-tools:
-	@$(MAKE) --no-print-directory BUILD=$(STATIC_BUILD) SAN=0 LDFLAGS=-static \
-		$(STATIC_BUILD)/kstats-loader $(STATIC_BUILD)/kstats \
-		$(STATIC_BUILD)/kstats-guest
+	@$(MAKE) --no-print-directory BUILD=$(STATIC_BUILD) SAN=0 LDFLAGS=-static static-bins
+
+static-bins: $(BUILD)/kstats-loader $(BUILD)/kstats $(BUILD)/kstats-guest
+	@:
 
 $(GUEST_OBJS): $(wildcard tests/kernels/guest/*.h)
 

@@ -52,7 +52,7 @@ int lab_write(const char *path, const char *s);
 int lab_run_tool(const struct lab *lab, const char *const *argv, char *out,
 		 size_t len);
 
-/* A histogram map's rows, by the first key column. */
+/* A histogram map's non-zero rows, by their first key column. */
 struct hist {
 	size_t nkeys;
 	int64_t keys[LAB_MAX_KEYS];

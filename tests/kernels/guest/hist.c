@@ -48,6 +48,15 @@ static void rows_free(struct rows *r)
 	kstats_map_close(r->map);
 }
 
+static bool all_zero(const int64_t *v, size_t n)
+{
+	while (n--)
+		if (v[n])
+			return false;
+	return true;
+}
+
+/* Zero rows are left out: ARRAY maps hold one per possible key. */
 int hist_read(const struct lab *lab, const char *obj, const char *map,
 	      struct hist *h)
 {
@@ -60,14 +69,19 @@ int hist_read(const struct lab *lab, const char *obj, const char *map,
 		lab_info("%s/%s is not a keyed log2 histogram", obj, map);
 		ret = -EINVAL;
 	}
-	if (!ret && r.nrows > LAB_MAX_KEYS)
-		ret = -E2BIG;
 	for (i = 0; !ret && i < r.nrows; i++) {
 		const int64_t *row = r.data + i * r.ncols;
 
-		h->keys[i] = row[0];
+		if (all_zero(row + r.nkey, BPF_TELEMETRY_NR_BUCKETS))
+			continue;
+		if (h->nkeys == LAB_MAX_KEYS) {
+			lab_info("%s/%s has over %d non-zero keys", obj, map, LAB_MAX_KEYS);
+			ret = -E2BIG;
+			break;
+		}
+		h->keys[h->nkeys] = row[0];
 		for (b = 0; b < BPF_TELEMETRY_NR_BUCKETS; b++)
-			h->buckets[i][b] = (uint64_t)row[r.nkey + b];
+			h->buckets[h->nkeys][b] = (uint64_t)row[r.nkey + b];
 		h->nkeys++;
 	}
 	rows_free(&r);
@@ -115,7 +129,7 @@ uint64_t hist_total(const struct hist *h)
 	return sum;
 }
 
-/* Keys may appear between the reads (hash maps), never disappear. */
+/* Keys may appear between the reads, never disappear: counts only grow. */
 int hist_delta(const struct hist *before, const struct hist *after,
 	       struct hist *delta)
 {
