@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * SuspendResumeLatency in the running kernel.  power:suspend_resume exists
+ * here but a test cannot suspend the machine, so the raw_tp handler runs
+ * under BPF_PROG_TEST_RUN with (action, val, start), action pointing at
+ * real kernel memory (tests/bpf/kmem.c).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "ktest.h"
+#include "metrics.h"
+
+#define MAP "suspend_resume_latency_map"
+
+static struct mt_obj obj;
+static struct mt_kmem kmem;
+
+static int setup(void **state)
+{
+	(void)state;
+	if (mt_kmem_open(&kmem, mt_build()))
+		return -1;
+	return mt_obj_open(&obj, mt_build(), "suspendResume", "raw_tp/");
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	mt_obj_close(&obj);
+	mt_kmem_close(&kmem);
+	return 0;
+}
+
+static void event(__u64 action, int start)
+{
+	__u64 args[3] = { action, 3 /* val: PM_SUSPEND_MEM */, start };
+
+	assert_true(action);
+	assert_int_equal(mt_run(&obj, "on_suspend_resume_raw", args, 3), 0);
+}
+
+static uint64_t sleep_us(unsigned int us)
+{
+	uint64_t t0 = mt_clock_ns(CLOCK_BOOTTIME);
+
+	usleep(us);
+	return (mt_clock_ns(CLOCK_BOOTTIME) - t0) / 1000;
+}
+
+static __u64 phase_total(__u32 phase)
+{
+	struct bpf_telemetry_accumulator acc;
+	__u64 sum = 0;
+	int i;
+
+	assert_int_equal(mt_hist(&obj, MAP, phase, &acc), 0);
+	for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++)
+		sum += acc.buckets[i];
+	return sum;
+}
+
+static void assert_phase_near(__u32 phase, uint64_t us)
+{
+	struct bpf_telemetry_accumulator acc;
+
+	assert_int_equal(mt_hist(&obj, MAP, phase, &acc), 0);
+	assert_in_range(mt_bucket_distance(&acc, us), 0, 1);
+}
+
+/* Each kernel action string lands on its own enum value, and only there. */
+static void test_every_phase_has_its_key(void **state)
+{
+	__u32 phase, p;
+
+	(void)state;
+	for (phase = 1; phase < KSTATS_SUSPEND_PHASE_COUNT; phase++) {
+		__u64 action = mt_kmem_str(&kmem, kstats_suspend_phase_names[phase]);
+
+		event(action, 1);
+		event(action, 0);
+		for (p = 0; p < KSTATS_SUSPEND_PHASE_COUNT; p++)
+			assert_int_equal(phase_total(p), p <= phase && p > 0);
+	}
+}
+
+static void test_unknown_action_is_other(void **state)
+{
+	static const char *const unknown[] = {
+		"my_driver_suspend", "dpm_suspen", "dpm_suspend_noirqs", "",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
+		__u64 action = mt_kmem_str(&kmem, unknown[i]);
+
+		event(action, 1);
+		event(action, 0);
+	}
+	assert_int_equal(phase_total(KSTATS_SUSPEND_PHASE_OTHER), 4);
+	assert_int_equal(phase_total(KSTATS_SUSPEND_PHASE_DPM_SUSPEND), 0);
+	assert_int_equal(phase_total(KSTATS_SUSPEND_PHASE_DPM_SUSPEND_NOIRQ), 0);
+}
+
+/* Phases nest (suspend_enter holds sync_filesystems): each pairs itself. */
+static void test_nested_phases(void **state)
+{
+	__u64 outer = mt_kmem_str(&kmem, "suspend_enter");
+	__u64 inner = mt_kmem_str(&kmem, "sync_filesystems");
+	uint64_t inner_us, outer_us;
+
+	(void)state;
+	event(outer, 1);
+	outer_us = sleep_us(2000);
+	event(inner, 1);
+	inner_us = sleep_us(5000);
+	event(inner, 0);
+	outer_us += inner_us + sleep_us(30000);
+	event(outer, 0);
+	assert_phase_near(KSTATS_SUSPEND_PHASE_SYNC_FILESYSTEMS, inner_us);
+	assert_phase_near(KSTATS_SUSPEND_PHASE_SUSPEND_ENTER, outer_us);
+}
+
+/* The kernel leaves begins unmatched on error paths: the latest one counts. */
+static void test_latest_begin_wins(void **state)
+{
+	__u64 action = mt_kmem_str(&kmem, "suspend_enter");
+	uint64_t us;
+
+	(void)state;
+	event(action, 1);
+	sleep_us(40000);
+	event(action, 1);
+	us = sleep_us(1500);
+	event(action, 0);
+	assert_phase_near(KSTATS_SUSPEND_PHASE_SUSPEND_ENTER, us);
+}
+
+static void test_unmatched_end_counts_nothing(void **state)
+{
+	__u64 a = mt_kmem_str(&kmem, "dpm_resume"), b = mt_kmem_str(&kmem, "dpm_complete");
+	__u32 p;
+
+	(void)state;
+	event(a, 0);
+	event(b, 1);
+	event(a, 0);	/* another action's begin does not close this one */
+	event(b, 0);
+	event(b, 0);
+	for (p = 0; p < KSTATS_SUSPEND_PHASE_COUNT; p++)
+		assert_int_equal(phase_total(p), p == KSTATS_SUSPEND_PHASE_DPM_COMPLETE);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_every_phase_has_its_key, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_action_is_other, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nested_phases, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_latest_begin_wins, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unmatched_end_counts_nothing, setup, teardown),
+	};
+	const char *missing = ktest_missing_feature();
+
+	if (missing) {
+		printf("SKIP: suspendResume: %s\n", missing);
+		return 0;
+	}
+	return cmocka_run_group_tests_name("suspendResume", tests, NULL, NULL);
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers for the metric tests: a metric object loaded with only its raw_tp
+ * (or kprobe) programs, driven by BPF_PROG_TEST_RUN with synthetic
+ * tracepoint arguments; kernel memory for pointer arguments; kernel struct
+ * layouts from vmlinux BTF; the process's oom_score_adj.
+ */
+#ifndef KSTATS_TEST_METRICS_H
+#define KSTATS_TEST_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <linux/types.h>
+
+#include "bpf_telemetry.h"
+
+struct bpf_object;
+
+/* The build tree (KSTATS_BUILD, else "build"). */
+const char *mt_build(void);
+
+struct mt_obj {
+	struct bpf_object *obj;
+};
+
+/* Loads <build>/bpf/<name>.bpf with only the programs whose section starts
+ * with sec_prefix ("raw_tp/", "kprobe/").  Nothing is attached. */
+int mt_obj_open(struct mt_obj *o, const char *build, const char *name,
+		const char *sec_prefix);
+void mt_obj_close(struct mt_obj *o);
+int mt_map_fd(const struct mt_obj *o, const char *map);
+
+/* One BPF_PROG_TEST_RUN of prog with ctx = args (the tracepoint's args). */
+int mt_run(const struct mt_obj *o, const char *prog, const __u64 *args,
+	   size_t nargs);
+
+/* The accumulator of key in map; all zero when the key is absent. */
+int mt_hist(const struct mt_obj *o, const char *map, __u32 key,
+	    struct bpf_telemetry_accumulator *acc);
+/* |bucket of acc's only event - bucket(us)|; NR_BUCKETS unless exactly one. */
+int mt_bucket_distance(const struct bpf_telemetry_accumulator *acc, uint64_t us);
+/* Sum over every bucket of every key. */
+int mt_hist_total(const struct mt_obj *o, const char *map, uint64_t *total);
+/* The bucket of the only event in acc; -1 unless acc holds exactly one. */
+int mt_single_bucket(const struct bpf_telemetry_accumulator *acc);
+
+uint64_t mt_clock_ns(clockid_t clk);
+
+/* Kernel memory (tests/bpf/kmem.c): bytes copied in get a kernel address. */
+#define MT_KMEM_SIZE 4096
+
+struct mt_kmem {
+	struct bpf_object *obj;
+	int fd;
+	__u64 kaddr;
+	size_t used;
+	unsigned char page[MT_KMEM_SIZE];
+};
+
+int mt_kmem_open(struct mt_kmem *k, const char *build);
+void mt_kmem_close(struct mt_kmem *k);
+/* Copies data in (8-byte aligned); its kernel address, or 0 when full. */
+__u64 mt_kmem_put(struct mt_kmem *k, const void *data, size_t len);
+__u64 mt_kmem_str(struct mt_kmem *k, const char *s);
+
+/* Byte offset of member in the running kernel's struct type, or -errno. */
+int mt_btf_member_offset(const char *type, const char *member);
+/* Byte size of the running kernel's struct type, or -errno. */
+int mt_btf_struct_size(const char *type);
+
+int mt_get_oom_score_adj(int *adj);
+int mt_set_oom_score_adj(int adj);
+
+#endif /* KSTATS_TEST_METRICS_H */
