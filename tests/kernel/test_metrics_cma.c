@@ -6,15 +6,14 @@
  * name argument points at real kernel memory (tests/bpf/kmem.c), so the
  * probe read of the name is the one under test.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #include <cmocka.h>
-#include <bpf/bpf.h>
 
 #include "ktest.h"
 #include "metrics.h"
@@ -22,22 +21,18 @@
 #define MAP "cma_alloc_latency_map"
 #define NAMES "cma_pool_names_map"
 
-static struct mt_obj obj;
-static struct mt_kmem kmem;
+static struct mt_env env;
 
 static int setup(void **state)
 {
 	(void)state;
-	if (mt_kmem_open(&kmem, mt_build()))
-		return -1;
-	return mt_obj_open(&obj, mt_build(), "cma", "raw_tp/");
+	return mt_env_open(&env, "cma");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	mt_obj_close(&obj);
-	mt_kmem_close(&kmem);
+	mt_env_close(&env);
 	return 0;
 }
 
@@ -46,89 +41,82 @@ static void alloc_start(__u64 name)
 {
 	__u64 args[3] = { name, 16 /* count */, 4 /* align */ };
 
-	assert_int_equal(mt_run(&obj, "on_cma_alloc_start_raw", args, 3), 0);
+	assert_int_equal(mt_run(&env.obj, "on_cma_alloc_start_raw", args, 3), 0);
 }
 
 static void alloc_finish(__u64 name)
 {
 	__u64 args[6] = { name, 0x1000 /* pfn */, 0 /* page */, 16, 4, 0 };
 
-	assert_int_equal(mt_run(&obj, "on_cma_alloc_finish_raw", args, 6), 0);
+	assert_int_equal(mt_run(&env.obj, "on_cma_alloc_finish_raw", args, 6), 0);
 }
 
 static uint64_t timed_alloc(__u64 name, unsigned int us)
 {
-	uint64_t t0;
+	uint64_t took;
 
 	alloc_start(name);
-	t0 = mt_clock_ns(CLOCK_MONOTONIC);
-	usleep(us);
-	t0 = (mt_clock_ns(CLOCK_MONOTONIC) - t0) / 1000;
+	took = mt_sleep_us(CLOCK_MONOTONIC, us);
 	alloc_finish(name);
-	return t0;
+	return took;
 }
 
 static void assert_named(__u32 id, const char *want)
 {
 	struct kstats_name name;
 
-	assert_int_equal(bpf_map_lookup_elem(mt_map_fd(&obj, NAMES), &id, &name), 0);
+	assert_int_equal(mt_dict_name(&env.obj, NAMES, id, &name), 0);
 	assert_string_equal(name.name, want);
-}
-
-static __u32 hash(const char *s)
-{
-	return bpf_telemetry_name_hash(s, KSTATS_NAME_MAX);
 }
 
 static void test_pool_latency_and_name(void **state)
 {
 	struct bpf_telemetry_accumulator acc;
-	__u64 pool = mt_kmem_str(&kmem, "reserved");
+	__u64 pool = mt_kmem_str(&env.kmem, "reserved");
 	uint64_t us;
 
 	(void)state;
 	assert_true(pool);
 	us = timed_alloc(pool, 8000);
-	assert_int_equal(mt_hist(&obj, MAP, hash("reserved"), &acc), 0);
+	assert_int_equal(mt_hist(&env.obj, MAP, mt_name_hash("reserved"), &acc), 0);
 	assert_in_range(mt_bucket_distance(&acc, us), 0, 1);
-	assert_named(hash("reserved"), "reserved");
+	assert_named(mt_name_hash("reserved"), "reserved");
 }
 
 static void test_pools_are_separate(void **state)
 {
 	struct bpf_telemetry_accumulator a, b;
-	__u64 p1 = mt_kmem_str(&kmem, "linux,cma"), p2 = mt_kmem_str(&kmem, "secure");
+	__u64 p1 = mt_kmem_str(&env.kmem, "linux,cma"), p2 = mt_kmem_str(&env.kmem, "secure");
 	uint64_t us1, us2;
 
 	(void)state;
 	us1 = timed_alloc(p1, 1000);
 	us2 = timed_alloc(p2, 20000);
-	assert_int_equal(mt_hist(&obj, MAP, hash("linux,cma"), &a), 0);
-	assert_int_equal(mt_hist(&obj, MAP, hash("secure"), &b), 0);
+	assert_int_equal(mt_hist(&env.obj, MAP, mt_name_hash("linux,cma"), &a), 0);
+	assert_int_equal(mt_hist(&env.obj, MAP, mt_name_hash("secure"), &b), 0);
 	assert_in_range(mt_bucket_distance(&a, us1), 0, 1);
 	assert_in_range(mt_bucket_distance(&b, us2), 0, 1);
-	assert_named(hash("linux,cma"), "linux,cma");
-	assert_named(hash("secure"), "secure");
+	assert_named(mt_name_hash("linux,cma"), "linux,cma");
+	assert_named(mt_name_hash("secure"), "secure");
 }
 
 /* FNV-1a collides on these two: the second name takes the next id. */
 static void test_colliding_names_stay_exact(void **state)
 {
 	struct bpf_telemetry_accumulator acc;
-	__u64 a = mt_kmem_str(&kmem, "costarring"), b = mt_kmem_str(&kmem, "liquid");
-	__u32 id = hash("costarring");
+	__u64 a = mt_kmem_str(&env.kmem, "costarring"), b = mt_kmem_str(&env.kmem, "liquid");
+	__u32 id = mt_name_hash("costarring");
 
 	(void)state;
-	assert_int_equal(hash("liquid"), id);
+	assert_int_equal(mt_name_hash("liquid"), id);
 	timed_alloc(a, 100);
 	timed_alloc(b, 100);
 	timed_alloc(b, 100);
 	assert_named(id, "costarring");
 	assert_named(id + 1, "liquid");
-	assert_int_equal(mt_hist(&obj, MAP, id, &acc), 0);
+	assert_int_equal(mt_hist(&env.obj, MAP, id, &acc), 0);
 	assert_int_not_equal(mt_single_bucket(&acc), -1);
-	assert_int_equal(mt_hist(&obj, MAP, id + 1, &acc), 0);
+	assert_int_equal(mt_hist(&env.obj, MAP, id + 1, &acc), 0);
 	assert_int_equal(mt_single_bucket(&acc), -1);	/* two events */
 }
 
@@ -140,26 +128,26 @@ static void test_long_name_truncated(void **state)
 
 	(void)state;
 	memcpy(prefix, longname, sizeof(prefix) - 1);
-	timed_alloc(mt_kmem_str(&kmem, longname), 100);
-	assert_named(hash(prefix), prefix);
+	timed_alloc(mt_kmem_str(&env.kmem, longname), 100);
+	assert_named(mt_name_hash(prefix), prefix);
 }
 
 static void test_unmatched_finish_counts_nothing(void **state)
 {
-	__u64 pool = mt_kmem_str(&kmem, "reserved");
+	__u64 pool = mt_kmem_str(&env.kmem, "reserved");
 	uint64_t total;
-	__u32 id = hash("reserved");
+	__u32 id = mt_name_hash("reserved");
 	struct kstats_name name;
 
 	(void)state;
 	alloc_finish(pool);
-	assert_int_equal(mt_hist_total(&obj, MAP, &total), 0);
+	assert_int_equal(mt_hist_total(&env.obj, MAP, &total), 0);
 	assert_int_equal(total, 0);
-	assert_int_not_equal(bpf_map_lookup_elem(mt_map_fd(&obj, NAMES), &id, &name), 0);
+	assert_int_equal(mt_dict_name(&env.obj, NAMES, id, &name), -ENOENT);
 	alloc_start(pool);
 	alloc_finish(pool);
 	alloc_finish(pool);
-	assert_int_equal(mt_hist_total(&obj, MAP, &total), 0);
+	assert_int_equal(mt_hist_total(&env.obj, MAP, &total), 0);
 	assert_int_equal(total, 1);
 }
 

@@ -6,11 +6,11 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <stdio.h>
-#include <unistd.h>
 #include <cmocka.h>
 
 #include "ktest.h"
@@ -52,48 +52,17 @@ static void end(void)
 	assert_int_equal(mt_run(&obj, "on_direct_reclaim_end_raw", args, 1), 0);
 }
 
-static __u64 state_count(__u32 state)
+static uint64_t state_count(__u32 state)
 {
-	struct bpf_telemetry_accumulator acc;
-	__u64 sum = 0;
-	int i;
+	uint64_t total;
 
-	assert_int_equal(mt_hist(&obj, MAP, state, &acc), 0);
-	for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++)
-		sum += acc.buckets[i];
-	return sum;
+	assert_int_equal(mt_key_total(&obj, MAP, state, &total), 0);
+	return total;
 }
 
-struct adj_case {
-	int adj;
-	__u32 state;
-};
-
-/* Both edges of every DESIGN.md band, checked key by key in the kernel. */
-static const struct adj_case non_negative_bands[] = {
-	{ 0, KSTATS_PROCESS_STATE_FOREGROUND },
-	{ 99, KSTATS_PROCESS_STATE_FOREGROUND },
-	{ 100, KSTATS_PROCESS_STATE_VISIBLE },
-	{ 199, KSTATS_PROCESS_STATE_VISIBLE },
-	{ 200, KSTATS_PROCESS_STATE_PERCEPTIBLE },
-	{ 499, KSTATS_PROCESS_STATE_PERCEPTIBLE },
-	{ 500, KSTATS_PROCESS_STATE_SERVICE_BACKGROUND },
-	{ 899, KSTATS_PROCESS_STATE_SERVICE_BACKGROUND },
-	{ 900, KSTATS_PROCESS_STATE_CACHED },
-	{ 1000, KSTATS_PROCESS_STATE_CACHED },
-};
-
-static const struct adj_case negative_bands[] = {
-	{ -1000, KSTATS_PROCESS_STATE_NATIVE },
-	{ -999, KSTATS_PROCESS_STATE_SYSTEM },
-	{ -801, KSTATS_PROCESS_STATE_SYSTEM },
-	{ -800, KSTATS_PROCESS_STATE_PERSISTENT },
-	{ -1, KSTATS_PROCESS_STATE_PERSISTENT },
-};
-
-static void check_case(const struct adj_case *c)
+static void check_case(const struct mt_adj_case *c)
 {
-	__u64 before[KSTATS_PROCESS_STATE_COUNT];
+	uint64_t before[KSTATS_PROCESS_STATE_COUNT];
 	__u32 s;
 	int adj;
 
@@ -108,43 +77,45 @@ static void check_case(const struct adj_case *c)
 		assert_int_equal(state_count(s), before[s] + (s == c->state));
 }
 
-static void test_state_non_negative_adj(void **state)
+/* Both edges of every band, checked key by key in the kernel. */
+static void check_band_edges(bool negative)
 {
 	size_t i;
 
+	for (i = 0; i < mt_adj_band_edges_len; i++)
+		if ((mt_adj_band_edges[i].adj < 0) == negative)
+			check_case(&mt_adj_band_edges[i]);
+}
+
+static void test_state_non_negative_adj(void **state)
+{
 	(void)state;
-	for (i = 0; i < sizeof(non_negative_bands) / sizeof(non_negative_bands[0]); i++)
-		check_case(&non_negative_bands[i]);
+	check_band_edges(false);
 }
 
 /* Going below oom_score_adj_min (0 here) needs CAP_SYS_RESOURCE. */
 static void test_state_negative_adj_with_cap_sys_resource(void **state)
 {
-	size_t i;
-
 	(void)state;
 	if (mt_set_oom_score_adj(-1) == -EACCES) {
 		printf("# no CAP_SYS_RESOURCE: cannot go below oom_score_adj 0\n");
 		skip();
 	}
-	for (i = 0; i < sizeof(negative_bands) / sizeof(negative_bands[0]); i++)
-		check_case(&negative_bands[i]);
+	check_band_edges(true);
 }
 
 static void test_latency_bucket(void **state)
 {
 	static const unsigned int durations_us[] = { 1500, 25000 };
 	struct bpf_telemetry_accumulator acc;
-	uint64_t t0, us;
+	uint64_t us;
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(durations_us) / sizeof(durations_us[0]); i++) {
 		assert_int_equal(mt_set_oom_score_adj(i ? 950 : 0), 0);
 		begin();
-		t0 = mt_clock_ns(CLOCK_MONOTONIC);
-		usleep(durations_us[i]);
-		us = (mt_clock_ns(CLOCK_MONOTONIC) - t0) / 1000;
+		us = mt_sleep_us(CLOCK_MONOTONIC, durations_us[i]);
 		end();
 		assert_int_equal(mt_hist(&obj, MAP, i ? KSTATS_PROCESS_STATE_CACHED :
 					 KSTATS_PROCESS_STATE_FOREGROUND, &acc), 0);

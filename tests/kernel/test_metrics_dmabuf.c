@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
-#include <bpf/bpf.h>
 
 #include "kstats_objmeta.h"
 #include "ktest.h"
@@ -24,22 +23,18 @@
 #define MAP "dmabuf_request_sizes_map"
 #define NAMES "dmabuf_exporter_names_map"
 
-static struct mt_obj obj;
-static struct mt_kmem kmem;
+static struct mt_env env;
 
 static int setup(void **state)
 {
 	(void)state;
-	if (mt_kmem_open(&kmem, mt_build()))
-		return -1;
-	return mt_obj_open(&obj, mt_build(), "dmabuf", "raw_tp/");
+	return mt_env_open(&env, "dmabuf");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	mt_obj_close(&obj);
-	mt_kmem_close(&kmem);
+	mt_env_close(&env);
 	return 0;
 }
 
@@ -49,14 +44,14 @@ static __u64 fake_dma_buf(const char *exp_name, __u64 size)
 	int len = mt_btf_struct_size("dma_buf");
 	int name_off = mt_btf_member_offset("dma_buf", "exp_name");
 	int size_off = mt_btf_member_offset("dma_buf", "size");
-	__u64 name = mt_kmem_str(&kmem, exp_name);
+	__u64 name = mt_kmem_str(&env.kmem, exp_name);
 	unsigned char buf[MT_KMEM_SIZE] = {};
 
 	assert_true(len > 0 && len <= (int)sizeof(buf));
 	assert_true(name_off >= 0 && size_off >= 0 && name);
 	memcpy(buf + name_off, &name, sizeof(name));
 	memcpy(buf + size_off, &size, sizeof(size));
-	return mt_kmem_put(&kmem, buf, len);
+	return mt_kmem_put(&env.kmem, buf, len);
 }
 
 static void export(__u64 dmabuf)
@@ -64,12 +59,7 @@ static void export(__u64 dmabuf)
 	__u64 args[1] = { dmabuf };
 
 	assert_true(dmabuf);
-	assert_int_equal(mt_run(&obj, "on_dma_buf_export_raw", args, 1), 0);
-}
-
-static __u32 hash(const char *s)
-{
-	return bpf_telemetry_name_hash(s, KSTATS_NAME_MAX);
+	assert_int_equal(mt_run(&env.obj, "on_dma_buf_export_raw", args, 1), 0);
 }
 
 static void test_sizes_per_exporter(void **state)
@@ -77,22 +67,22 @@ static void test_sizes_per_exporter(void **state)
 	static const __u64 sizes[] = { 3, 4096, 4096 * 3, 1 << 20, 3ull << 32 };
 	struct bpf_telemetry_accumulator acc;
 	struct kstats_name name;
-	__u32 id = hash("system");
+	__u32 id = mt_name_hash("system");
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		export(fake_dma_buf("system", sizes[i]));
 	export(fake_dma_buf("udmabuf", 8192));
-	assert_int_equal(mt_hist(&obj, MAP, id, &acc), 0);
+	assert_int_equal(mt_hist(&env.obj, MAP, id, &acc), 0);
 	assert_int_equal(acc.buckets[1], 1);	/* 3 */
 	assert_int_equal(acc.buckets[12], 1);	/* 4096 */
 	assert_int_equal(acc.buckets[13], 1);	/* 12288 */
 	assert_int_equal(acc.buckets[20], 1);	/* 1 MiB */
 	assert_int_equal(acc.buckets[31], 1);	/* 12 GiB saturates */
-	assert_int_equal(mt_hist(&obj, MAP, hash("udmabuf"), &acc), 0);
+	assert_int_equal(mt_hist(&env.obj, MAP, mt_name_hash("udmabuf"), &acc), 0);
 	assert_int_equal(mt_single_bucket(&acc), 13);
-	assert_int_equal(bpf_map_lookup_elem(mt_map_fd(&obj, NAMES), &id, &name), 0);
+	assert_int_equal(mt_dict_name(&env.obj, NAMES, id, &name), 0);
 	assert_string_equal(name.name, "system");
 }
 
@@ -106,8 +96,8 @@ static void test_unreadable_name_counts_as_empty(void **state)
 
 	(void)state;
 	memcpy(buf + size_off, &size, sizeof(size));
-	export(mt_kmem_put(&kmem, buf, mt_btf_struct_size("dma_buf")));
-	assert_int_equal(mt_hist(&obj, MAP, hash(""), &acc), 0);
+	export(mt_kmem_put(&env.kmem, buf, mt_btf_struct_size("dma_buf")));
+	assert_int_equal(mt_hist(&env.obj, MAP, mt_name_hash(""), &acc), 0);
 	assert_int_equal(mt_single_bucket(&acc), 16);
 }
 

@@ -8,7 +8,6 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <stdio.h>
-#include <unistd.h>
 #include <cmocka.h>
 
 #include "ktest.h"
@@ -45,14 +44,6 @@ static void sleep_event(__u32 nid)
 	assert_int_equal(mt_run(&obj, "on_kswapd_sleep_raw", args, 1), 0);
 }
 
-static uint64_t sleep_us(unsigned int us)
-{
-	uint64_t t0 = mt_clock_ns(CLOCK_MONOTONIC);
-
-	usleep(us);
-	return (mt_clock_ns(CLOCK_MONOTONIC) - t0) / 1000;
-}
-
 static void assert_node_near(__u32 nid, uint64_t us)
 {
 	struct bpf_telemetry_accumulator acc;
@@ -72,7 +63,7 @@ static void test_wake_to_sleep_bucket(void **state)
 		__u32 nid = i;
 
 		wake(nid);
-		us = sleep_us(durations_us[i]);
+		us = mt_sleep_us(CLOCK_MONOTONIC, durations_us[i]);
 		sleep_event(nid);
 		assert_node_near(nid, us);
 	}
@@ -85,9 +76,9 @@ static void test_keeps_first_wake(void **state)
 
 	(void)state;
 	wake(0);
-	us = sleep_us(30000);
+	us = mt_sleep_us(CLOCK_MONOTONIC, 30000);
 	wake(0);
-	us += sleep_us(1000);
+	us += mt_sleep_us(CLOCK_MONOTONIC, 1000);
 	sleep_event(0);
 	assert_node_near(0, us);
 }
@@ -99,9 +90,9 @@ static void test_nodes_are_separate(void **state)
 	(void)state;
 	wake(0);
 	wake(1);
-	us1 = sleep_us(2000);
+	us1 = mt_sleep_us(CLOCK_MONOTONIC, 2000);
 	sleep_event(1);
-	us0 = us1 + sleep_us(30000);
+	us0 = us1 + mt_sleep_us(CLOCK_MONOTONIC, 30000);
 	sleep_event(0);
 	assert_node_near(1, us1);
 	assert_node_near(0, us0);

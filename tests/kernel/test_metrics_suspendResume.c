@@ -10,7 +10,6 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <stdio.h>
-#include <unistd.h>
 #include <cmocka.h>
 
 #include "ktest.h"
@@ -18,22 +17,18 @@
 
 #define MAP "suspend_resume_latency_map"
 
-static struct mt_obj obj;
-static struct mt_kmem kmem;
+static struct mt_env env;
 
 static int setup(void **state)
 {
 	(void)state;
-	if (mt_kmem_open(&kmem, mt_build()))
-		return -1;
-	return mt_obj_open(&obj, mt_build(), "suspendResume", "raw_tp/");
+	return mt_env_open(&env, "suspendResume");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	mt_obj_close(&obj);
-	mt_kmem_close(&kmem);
+	mt_env_close(&env);
 	return 0;
 }
 
@@ -42,34 +37,28 @@ static void event(__u64 action, int start)
 	__u64 args[3] = { action, 3 /* val: PM_SUSPEND_MEM */, start };
 
 	assert_true(action);
-	assert_int_equal(mt_run(&obj, "on_suspend_resume_raw", args, 3), 0);
+	assert_int_equal(mt_run(&env.obj, "on_suspend_resume_raw", args, 3), 0);
 }
 
+/* Boot time: the clock the handler uses. */
 static uint64_t sleep_us(unsigned int us)
 {
-	uint64_t t0 = mt_clock_ns(CLOCK_BOOTTIME);
-
-	usleep(us);
-	return (mt_clock_ns(CLOCK_BOOTTIME) - t0) / 1000;
+	return mt_sleep_us(CLOCK_BOOTTIME, us);
 }
 
-static __u64 phase_total(__u32 phase)
+static uint64_t phase_total(__u32 phase)
 {
-	struct bpf_telemetry_accumulator acc;
-	__u64 sum = 0;
-	int i;
+	uint64_t total;
 
-	assert_int_equal(mt_hist(&obj, MAP, phase, &acc), 0);
-	for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++)
-		sum += acc.buckets[i];
-	return sum;
+	assert_int_equal(mt_key_total(&env.obj, MAP, phase, &total), 0);
+	return total;
 }
 
 static void assert_phase_near(__u32 phase, uint64_t us)
 {
 	struct bpf_telemetry_accumulator acc;
 
-	assert_int_equal(mt_hist(&obj, MAP, phase, &acc), 0);
+	assert_int_equal(mt_hist(&env.obj, MAP, phase, &acc), 0);
 	assert_in_range(mt_bucket_distance(&acc, us), 0, 1);
 }
 
@@ -80,7 +69,7 @@ static void test_every_phase_has_its_key(void **state)
 
 	(void)state;
 	for (phase = 1; phase < KSTATS_SUSPEND_PHASE_COUNT; phase++) {
-		__u64 action = mt_kmem_str(&kmem, kstats_suspend_phase_names[phase]);
+		__u64 action = mt_kmem_str(&env.kmem, kstats_suspend_phase_names[phase]);
 
 		event(action, 1);
 		event(action, 0);
@@ -98,7 +87,7 @@ static void test_unknown_action_is_other(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
-		__u64 action = mt_kmem_str(&kmem, unknown[i]);
+		__u64 action = mt_kmem_str(&env.kmem, unknown[i]);
 
 		event(action, 1);
 		event(action, 0);
@@ -111,8 +100,8 @@ static void test_unknown_action_is_other(void **state)
 /* Phases nest (suspend_enter holds sync_filesystems): each pairs itself. */
 static void test_nested_phases(void **state)
 {
-	__u64 outer = mt_kmem_str(&kmem, "suspend_enter");
-	__u64 inner = mt_kmem_str(&kmem, "sync_filesystems");
+	__u64 outer = mt_kmem_str(&env.kmem, "suspend_enter");
+	__u64 inner = mt_kmem_str(&env.kmem, "sync_filesystems");
 	uint64_t inner_us, outer_us;
 
 	(void)state;
@@ -130,7 +119,7 @@ static void test_nested_phases(void **state)
 /* The kernel leaves begins unmatched on error paths: the latest one counts. */
 static void test_latest_begin_wins(void **state)
 {
-	__u64 action = mt_kmem_str(&kmem, "suspend_enter");
+	__u64 action = mt_kmem_str(&env.kmem, "suspend_enter");
 	uint64_t us;
 
 	(void)state;
@@ -144,7 +133,7 @@ static void test_latest_begin_wins(void **state)
 
 static void test_unmatched_end_counts_nothing(void **state)
 {
-	__u64 a = mt_kmem_str(&kmem, "dpm_resume"), b = mt_kmem_str(&kmem, "dpm_complete");
+	__u64 a = mt_kmem_str(&env.kmem, "dpm_resume"), b = mt_kmem_str(&env.kmem, "dpm_complete");
 	__u32 p;
 
 	(void)state;

@@ -101,12 +101,31 @@ int mt_hist(const struct mt_obj *o, const char *map, __u32 key,
 	return 0;
 }
 
+static uint64_t acc_total(const struct bpf_telemetry_accumulator *acc)
+{
+	uint64_t total = 0;
+	size_t i;
+
+	for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++)
+		total += acc->buckets[i];
+	return total;
+}
+
+int mt_key_total(const struct mt_obj *o, const char *map, __u32 key,
+		 uint64_t *total)
+{
+	struct bpf_telemetry_accumulator acc;
+	int ret = mt_hist(o, map, key, &acc);
+
+	*total = ret ? 0 : acc_total(&acc);
+	return ret;
+}
+
 int mt_hist_total(const struct mt_obj *o, const char *map, uint64_t *total)
 {
 	struct bpf_telemetry_accumulator acc;
 	int fd = mt_map_fd(o, map), ret;
 	__u32 key, next, *prev = NULL;
-	size_t i;
 
 	if (fd < 0)
 		return fd;
@@ -116,8 +135,7 @@ int mt_hist_total(const struct mt_obj *o, const char *map, uint64_t *total)
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &acc))
 			return -errno;
-		for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++)
-			*total += acc.buckets[i];
+		*total += acc_total(&acc);
 	}
 	return ret == -ENOENT ? 0 : ret;
 }
@@ -140,14 +158,21 @@ int mt_bucket_distance(const struct bpf_telemetry_accumulator *acc, uint64_t us)
 int mt_single_bucket(const struct bpf_telemetry_accumulator *acc)
 {
 	int i, found = -1;
-	__u64 sum = 0;
 
-	for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++) {
-		sum += acc->buckets[i];
+	for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++)
 		if (acc->buckets[i])
 			found = i;
-	}
-	return sum == 1 ? found : -1;
+	return acc_total(acc) == 1 ? found : -1;
+}
+
+int mt_dict_name(const struct mt_obj *o, const char *dict, __u32 id,
+		 struct kstats_name *name)
+{
+	int fd = mt_map_fd(o, dict);
+
+	if (fd < 0)
+		return fd;
+	return bpf_map_lookup_elem(fd, &id, name) ? -errno : 0;
 }
 
 uint64_t mt_clock_ns(clockid_t clk)
@@ -156,6 +181,14 @@ uint64_t mt_clock_ns(clockid_t clk)
 
 	clock_gettime(clk, &ts);
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+uint64_t mt_sleep_us(clockid_t clk, unsigned int us)
+{
+	uint64_t t0 = mt_clock_ns(clk);
+
+	usleep(us);
+	return (mt_clock_ns(clk) - t0) / 1000;
 }
 
 int mt_kmem_open(struct mt_kmem *k, const char *build)
@@ -274,4 +307,42 @@ int mt_set_oom_score_adj(int adj)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+const struct mt_adj_case mt_adj_band_edges[] = {
+	{ -1000, KSTATS_PROCESS_STATE_NATIVE },
+	{ -999, KSTATS_PROCESS_STATE_SYSTEM },
+	{ -801, KSTATS_PROCESS_STATE_SYSTEM },
+	{ -800, KSTATS_PROCESS_STATE_PERSISTENT },
+	{ -1, KSTATS_PROCESS_STATE_PERSISTENT },
+	{ 0, KSTATS_PROCESS_STATE_FOREGROUND },
+	{ 99, KSTATS_PROCESS_STATE_FOREGROUND },
+	{ 100, KSTATS_PROCESS_STATE_VISIBLE },
+	{ 199, KSTATS_PROCESS_STATE_VISIBLE },
+	{ 200, KSTATS_PROCESS_STATE_PERCEPTIBLE },
+	{ 499, KSTATS_PROCESS_STATE_PERCEPTIBLE },
+	{ 500, KSTATS_PROCESS_STATE_SERVICE_BACKGROUND },
+	{ 899, KSTATS_PROCESS_STATE_SERVICE_BACKGROUND },
+	{ 900, KSTATS_PROCESS_STATE_CACHED },
+	{ 1000, KSTATS_PROCESS_STATE_CACHED },
+};
+const size_t mt_adj_band_edges_len =
+	sizeof(mt_adj_band_edges) / sizeof(mt_adj_band_edges[0]);
+
+int mt_env_open(struct mt_env *e, const char *name)
+{
+	int ret = mt_kmem_open(&e->kmem, mt_build());
+
+	e->obj.obj = NULL;
+	if (!ret)
+		ret = mt_obj_open(&e->obj, mt_build(), name, "raw_tp/");
+	if (ret)
+		mt_env_close(e);
+	return ret;
+}
+
+void mt_env_close(struct mt_env *e)
+{
+	mt_obj_close(&e->obj);
+	mt_kmem_close(&e->kmem);
 }

@@ -40,12 +40,35 @@ int mt_hist(const struct mt_obj *o, const char *map, __u32 key,
 	    struct bpf_telemetry_accumulator *acc);
 /* |bucket of acc's only event - bucket(us)|; NR_BUCKETS unless exactly one. */
 int mt_bucket_distance(const struct bpf_telemetry_accumulator *acc, uint64_t us);
-/* Sum over every bucket of every key. */
+/* Sum over every bucket of key, or of every key. */
+int mt_key_total(const struct mt_obj *o, const char *map, __u32 key,
+		 uint64_t *total);
 int mt_hist_total(const struct mt_obj *o, const char *map, uint64_t *total);
 /* The bucket of the only event in acc; -1 unless acc holds exactly one. */
 int mt_single_bucket(const struct bpf_telemetry_accumulator *acc);
 
 uint64_t mt_clock_ns(clockid_t clk);
+/* Sleeps about us microseconds; returns the time it took on clk, in us. */
+uint64_t mt_sleep_us(clockid_t clk, unsigned int us);
+
+/* The id BPF gives a name that collides with no other. */
+static inline __u32 mt_name_hash(const char *s)
+{
+	return bpf_telemetry_name_hash(s, KSTATS_NAME_MAX);
+}
+
+/* The name dict holds for id; -ENOENT when none. */
+int mt_dict_name(const struct mt_obj *o, const char *dict, __u32 id,
+		 struct kstats_name *name);
+
+/* oom_score_adj values at both edges of every DESIGN.md band. */
+struct mt_adj_case {
+	int adj;
+	enum kstats_process_state state;
+};
+
+extern const struct mt_adj_case mt_adj_band_edges[];
+extern const size_t mt_adj_band_edges_len;
 
 /* Kernel memory (tests/bpf/kmem.c): bytes copied in get a kernel address. */
 #define MT_KMEM_SIZE 4096
@@ -71,5 +94,14 @@ int mt_btf_struct_size(const char *type);
 
 int mt_get_oom_score_adj(int *adj);
 int mt_set_oom_score_adj(int adj);
+
+/* An object's raw_tp programs plus kernel memory for their arguments. */
+struct mt_env {
+	struct mt_obj obj;
+	struct mt_kmem kmem;
+};
+
+int mt_env_open(struct mt_env *e, const char *name);
+void mt_env_close(struct mt_env *e);
 
 #endif /* KSTATS_TEST_METRICS_H */

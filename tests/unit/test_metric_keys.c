@@ -10,35 +10,20 @@
 
 #include "bpf_telemetry.h"
 #include "kstats_keys.h"
+#include "metrics.h"
 
 /* Both sides of every DESIGN.md band edge, and the extremes. */
 static void test_process_state_band_edges(void **state)
 {
-	static const struct { int adj; enum kstats_process_state want; } cases[] = {
-		{ INT_MIN, KSTATS_PROCESS_STATE_NATIVE },
-		{ -1001, KSTATS_PROCESS_STATE_NATIVE },
-		{ -1000, KSTATS_PROCESS_STATE_NATIVE },
-		{ -999, KSTATS_PROCESS_STATE_SYSTEM },
-		{ -801, KSTATS_PROCESS_STATE_SYSTEM },
-		{ -800, KSTATS_PROCESS_STATE_PERSISTENT },
-		{ -1, KSTATS_PROCESS_STATE_PERSISTENT },
-		{ 0, KSTATS_PROCESS_STATE_FOREGROUND },
-		{ 99, KSTATS_PROCESS_STATE_FOREGROUND },
-		{ 100, KSTATS_PROCESS_STATE_VISIBLE },
-		{ 199, KSTATS_PROCESS_STATE_VISIBLE },
-		{ 200, KSTATS_PROCESS_STATE_PERCEPTIBLE },
-		{ 499, KSTATS_PROCESS_STATE_PERCEPTIBLE },
-		{ 500, KSTATS_PROCESS_STATE_SERVICE_BACKGROUND },
-		{ 899, KSTATS_PROCESS_STATE_SERVICE_BACKGROUND },
-		{ 900, KSTATS_PROCESS_STATE_CACHED },
-		{ 1000, KSTATS_PROCESS_STATE_CACHED },
-		{ INT_MAX, KSTATS_PROCESS_STATE_CACHED },
-	};
 	size_t i;
 
 	(void)state;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		assert_int_equal(kstats_process_state_from_adj(cases[i].adj), cases[i].want);
+	for (i = 0; i < mt_adj_band_edges_len; i++)
+		assert_int_equal(kstats_process_state_from_adj(mt_adj_band_edges[i].adj),
+				 mt_adj_band_edges[i].state);
+	assert_int_equal(kstats_process_state_from_adj(INT_MIN), KSTATS_PROCESS_STATE_NATIVE);
+	assert_int_equal(kstats_process_state_from_adj(-1001), KSTATS_PROCESS_STATE_NATIVE);
+	assert_int_equal(kstats_process_state_from_adj(INT_MAX), KSTATS_PROCESS_STATE_CACHED);
 }
 
 /* BPF compares whole KSTATS_SUSPEND_ACTION_MAX-byte words: every name must
