@@ -17,7 +17,6 @@ DEFINE_BPF_MAP_GRO_F(cma_pool_names_map, HASH, __u32, struct kstats_name,
 DEFINE_BPF_HISTOGRAM_NAMED(cma_alloc_latency_map, "CmaAllocationLatency",
 			   KSTATS_UNIT_USEC, cma_pool_names_map);
 
-/* ctx[0] is the pool name in 6.1 and 6.18 alike; the rest differs. */
 DEFINE_BPF_TRACEPOINT(cma_alloc_start, root, kstats, on_cma_alloc_start)
 (__u64 *ctx)
 {
@@ -25,6 +24,7 @@ DEFINE_BPF_TRACEPOINT(cma_alloc_start, root, kstats, on_cma_alloc_start)
 	return 0;
 }
 
+/* ctx[0] is the pool name in 6.1 and 6.18 alike; the rest differs. */
 DEFINE_BPF_TRACEPOINT(cma_alloc_finish, root, kstats, on_cma_alloc_finish)
 (__u64 *ctx)
 {

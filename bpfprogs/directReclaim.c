@@ -30,7 +30,7 @@ static __always_inline __u32 current_process_state(void)
 	return kstats_process_state_from_adj(adj);
 }
 
-/* The arguments differ across kernels (6.1: order, gfp_flags); none is read. */
+/* Neither handler reads its arguments: their lists may change across kernels. */
 DEFINE_BPF_TRACEPOINT(mm_vmscan_direct_reclaim_begin, root, kstats,
 		      on_direct_reclaim_begin)
 (__u64 *ctx)

@@ -275,7 +275,7 @@ static __always_inline __u32 kstats_name_id(void *dict,
 {
 	__u32 hash = bpf_telemetry_name_hash(name->name, sizeof(name->name));
 	struct kstats_name *cur;
-	__u32 id = hash, i;
+	__u32 id, i;
 
 	for (i = 0; i < KSTATS_NAME_PROBES; i++) {
 		id = hash + i;

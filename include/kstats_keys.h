@@ -91,7 +91,7 @@ enum kstats_suspend_phase {
  * The kernel's action string of each phase (TPS() in kernel/power/,
  * drivers/base/power/main.c, drivers/base/syscore.c, kernel/cpu.c and
  * drivers/acpi/sleep.c).  BPF matches the action against this table, so it
- * must stay in step with the enum.
+ * must stay in step with the enum; OTHER's entry is only its display name.
  */
 #define KSTATS_SUSPEND_ACTION_MAX KSTATS_NAME_MAX
 

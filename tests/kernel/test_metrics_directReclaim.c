@@ -26,7 +26,7 @@ static int setup(void **state)
 	(void)state;
 	if (mt_get_oom_score_adj(&saved_adj))
 		return -1;
-	return mt_obj_open(&obj, mt_build(), "directReclaim", "raw_tp/");
+	return mt_obj_open(&obj, "directReclaim", "raw_tp/");
 }
 
 static int teardown(void **state)

@@ -132,7 +132,7 @@ static void test_kprobe_variant_passes_verifier(void **state)
 	struct mt_obj kp;
 
 	(void)state;
-	assert_int_equal(mt_obj_open(&kp, mt_build(), "dmabuf", "kprobe/"), 0);
+	assert_int_equal(mt_obj_open(&kp, "dmabuf", "kprobe/"), 0);
 	mt_obj_close(&kp);
 }
 

@@ -20,7 +20,7 @@ static struct mt_obj obj;
 static int setup(void **state)
 {
 	(void)state;
-	return mt_obj_open(&obj, mt_build(), "kswapd", "raw_tp/");
+	return mt_obj_open(&obj, "kswapd", "raw_tp/");
 }
 
 static int teardown(void **state)

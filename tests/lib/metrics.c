@@ -49,12 +49,11 @@ static int open_load(struct bpf_object **objp, const char *path,
 	return 0;
 }
 
-int mt_obj_open(struct mt_obj *o, const char *build, const char *name,
-		const char *sec_prefix)
+int mt_obj_open(struct mt_obj *o, const char *name, const char *sec_prefix)
 {
 	char path[512];
 
-	snprintf(path, sizeof(path), "%s/bpf/%s.bpf", build, name);
+	snprintf(path, sizeof(path), "%s/bpf/%s.bpf", mt_build(), name);
 	o->obj = NULL;
 	return open_load(&o->obj, path, sec_prefix);
 }
@@ -191,22 +190,21 @@ uint64_t mt_sleep_us(clockid_t clk, unsigned int us)
 	return (mt_clock_ns(clk) - t0) / 1000;
 }
 
-int mt_kmem_open(struct mt_kmem *k, const char *build)
+int mt_kmem_open(struct mt_kmem *k)
 {
-	struct mt_obj o;
 	char path[512];
 	__u32 key = 0;
 	int ret;
 
 	memset(k, 0, sizeof(*k));
-	snprintf(path, sizeof(path), "%s/tests/bpf/kmem.bpf", build);
-	ret = open_load(&k->obj, path, "raw_tp/");
+	snprintf(path, sizeof(path), "%s/tests/bpf/kmem.bpf", mt_build());
+	ret = open_load(&k->obj.obj, path, "raw_tp/");
 	if (ret)
 		return ret;
-	o.obj = k->obj;
-	k->fd = mt_map_fd(&o, "kmem_map");
-	ret = mt_run(&o, "kmem_addr", NULL, 0);
-	if (!ret && bpf_map_lookup_elem(mt_map_fd(&o, "kmem_addr_map"), &key, &k->kaddr))
+	k->fd = mt_map_fd(&k->obj, "kmem_map");
+	ret = mt_run(&k->obj, "kmem_addr", NULL, 0);
+	if (!ret && bpf_map_lookup_elem(mt_map_fd(&k->obj, "kmem_addr_map"), &key,
+					&k->kaddr))
 		ret = -errno;
 	if (!ret && !k->kaddr)
 		ret = -EFAULT;
@@ -217,8 +215,7 @@ int mt_kmem_open(struct mt_kmem *k, const char *build)
 
 void mt_kmem_close(struct mt_kmem *k)
 {
-	bpf_object__close(k->obj);
-	k->obj = NULL;
+	mt_obj_close(&k->obj);
 }
 
 /* An array value is updated in place, so its address stays valid. */
@@ -331,11 +328,11 @@ const size_t mt_adj_band_edges_len =
 
 int mt_env_open(struct mt_env *e, const char *name)
 {
-	int ret = mt_kmem_open(&e->kmem, mt_build());
+	int ret = mt_kmem_open(&e->kmem);
 
 	e->obj.obj = NULL;
 	if (!ret)
-		ret = mt_obj_open(&e->obj, mt_build(), name, "raw_tp/");
+		ret = mt_obj_open(&e->obj, name, "raw_tp/");
 	if (ret)
 		mt_env_close(e);
 	return ret;

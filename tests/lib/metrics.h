@@ -26,8 +26,7 @@ struct mt_obj {
 
 /* Loads <build>/bpf/<name>.bpf with only the programs whose section starts
  * with sec_prefix ("raw_tp/", "kprobe/").  Nothing is attached. */
-int mt_obj_open(struct mt_obj *o, const char *build, const char *name,
-		const char *sec_prefix);
+int mt_obj_open(struct mt_obj *o, const char *name, const char *sec_prefix);
 void mt_obj_close(struct mt_obj *o);
 int mt_map_fd(const struct mt_obj *o, const char *map);
 
@@ -74,14 +73,14 @@ extern const size_t mt_adj_band_edges_len;
 #define MT_KMEM_SIZE 4096
 
 struct mt_kmem {
-	struct bpf_object *obj;
+	struct mt_obj obj;	/* tests/bpf/kmem.bpf */
 	int fd;
 	__u64 kaddr;
 	size_t used;
 	unsigned char page[MT_KMEM_SIZE];
 };
 
-int mt_kmem_open(struct mt_kmem *k, const char *build);
+int mt_kmem_open(struct mt_kmem *k);
 void mt_kmem_close(struct mt_kmem *k);
 /* Copies data in (8-byte aligned); its kernel address, or 0 when full. */
 __u64 mt_kmem_put(struct mt_kmem *k, const void *data, size_t len);
