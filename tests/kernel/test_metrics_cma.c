@@ -51,14 +51,20 @@ static void alloc_finish(__u64 name)
 	assert_int_equal(mt_run(&env.obj, "on_cma_alloc_finish_raw", args, 6), 0);
 }
 
-static uint64_t timed_alloc(__u64 name, unsigned int us)
+struct interval {
+	uint64_t lo_us, hi_us;
+};
+
+static struct interval timed_alloc(__u64 name, unsigned int us)
 {
-	uint64_t took;
+	uint64_t t0 = mt_clock_ns(CLOCK_MONOTONIC);
+	struct interval iv;
 
 	alloc_start(name);
-	took = mt_sleep_us(CLOCK_MONOTONIC, us);
+	iv.lo_us = mt_sleep_us(CLOCK_MONOTONIC, us);
 	alloc_finish(name);
-	return took;
+	iv.hi_us = mt_us_since(CLOCK_MONOTONIC, t0);
+	return iv;
 }
 
 static void assert_named(__u32 id, const char *want)
@@ -73,13 +79,13 @@ static void test_pool_latency_and_name(void **state)
 {
 	struct bpf_telemetry_accumulator acc;
 	__u64 pool = mt_kmem_str(&env.kmem, "reserved");
-	uint64_t us;
+	struct interval iv;
 
 	(void)state;
 	assert_true(pool);
-	us = timed_alloc(pool, 8000);
+	iv = timed_alloc(pool, 8000);
 	assert_int_equal(mt_hist(&env.obj, MAP, mt_name_hash("reserved"), &acc), 0);
-	assert_in_range(mt_bucket_distance(&acc, us), 0, 1);
+	assert_int_equal(mt_bucket_between(&acc, iv.lo_us, iv.hi_us), 0);
 	assert_named(mt_name_hash("reserved"), "reserved");
 }
 
@@ -87,15 +93,15 @@ static void test_pools_are_separate(void **state)
 {
 	struct bpf_telemetry_accumulator a, b;
 	__u64 p1 = mt_kmem_str(&env.kmem, "linux,cma"), p2 = mt_kmem_str(&env.kmem, "secure");
-	uint64_t us1, us2;
+	struct interval iv1, iv2;
 
 	(void)state;
-	us1 = timed_alloc(p1, 1000);
-	us2 = timed_alloc(p2, 20000);
+	iv1 = timed_alloc(p1, 1000);
+	iv2 = timed_alloc(p2, 20000);
 	assert_int_equal(mt_hist(&env.obj, MAP, mt_name_hash("linux,cma"), &a), 0);
 	assert_int_equal(mt_hist(&env.obj, MAP, mt_name_hash("secure"), &b), 0);
-	assert_in_range(mt_bucket_distance(&a, us1), 0, 1);
-	assert_in_range(mt_bucket_distance(&b, us2), 0, 1);
+	assert_int_equal(mt_bucket_between(&a, iv1.lo_us, iv1.hi_us), 0);
+	assert_int_equal(mt_bucket_between(&b, iv2.lo_us, iv2.hi_us), 0);
 	assert_named(mt_name_hash("linux,cma"), "linux,cma");
 	assert_named(mt_name_hash("secure"), "secure");
 }

@@ -139,19 +139,18 @@ int mt_hist_total(const struct mt_obj *o, const char *map, uint64_t *total)
 	return ret == -ENOENT ? 0 : ret;
 }
 
-int mt_bucket_distance(const struct bpf_telemetry_accumulator *acc, uint64_t us)
+int mt_bucket_between(const struct bpf_telemetry_accumulator *acc,
+		      uint64_t lo_us, uint64_t hi_us)
 {
-	int got = mt_single_bucket(acc), want = bpf_telemetry_bucket(us);
+	int got = mt_single_bucket(acc);
+	int lo = (int)bpf_telemetry_bucket(lo_us) - 1;
+	int hi = (int)bpf_telemetry_bucket(hi_us) + 1;
 
-	if (got < 0) {
-		fprintf(stderr, "expected one event near %llu us (bucket %d)\n",
-			(unsigned long long)us, want);
-		return BPF_TELEMETRY_NR_BUCKETS;
-	}
-	if (got != want)
-		fprintf(stderr, "%llu us: bucket %d, measured %d\n",
-			(unsigned long long)us, got, want);
-	return got > want ? got - want : want - got;
+	if (got >= lo && got <= hi)
+		return 0;
+	fprintf(stderr, "interval %llu..%llu us: want one event in buckets %d..%d, got %d\n",
+		(unsigned long long)lo_us, (unsigned long long)hi_us, lo, hi, got);
+	return -1;
 }
 
 int mt_single_bucket(const struct bpf_telemetry_accumulator *acc)
@@ -188,6 +187,11 @@ uint64_t mt_sleep_us(clockid_t clk, unsigned int us)
 
 	usleep(us);
 	return (mt_clock_ns(clk) - t0) / 1000;
+}
+
+uint64_t mt_us_since(clockid_t clk, uint64_t t0_ns)
+{
+	return (mt_clock_ns(clk) - t0_ns) / 1000;
 }
 
 int mt_kmem_open(struct mt_kmem *k)

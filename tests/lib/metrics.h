@@ -37,8 +37,13 @@ int mt_run(const struct mt_obj *o, const char *prog, const __u64 *args,
 /* The accumulator of key in map; all zero when the key is absent. */
 int mt_hist(const struct mt_obj *o, const char *map, __u32 key,
 	    struct bpf_telemetry_accumulator *acc);
-/* |bucket of acc's only event - bucket(us)|; NR_BUCKETS unless exactly one. */
-int mt_bucket_distance(const struct bpf_telemetry_accumulator *acc, uint64_t us);
+/*
+ * 0 when acc holds exactly one event, in a bucket from bucket(lo_us) - 1 to
+ * bucket(hi_us) + 1: lo_us is the sleep the handler's interval contains, hi_us
+ * the time from before its begin run to after its end run.
+ */
+int mt_bucket_between(const struct bpf_telemetry_accumulator *acc,
+		      uint64_t lo_us, uint64_t hi_us);
 /* Sum over every bucket of key, or of every key. */
 int mt_key_total(const struct mt_obj *o, const char *map, __u32 key,
 		 uint64_t *total);
@@ -49,6 +54,7 @@ int mt_single_bucket(const struct bpf_telemetry_accumulator *acc);
 uint64_t mt_clock_ns(clockid_t clk);
 /* Sleeps about us microseconds; returns the time it took on clk, in us. */
 uint64_t mt_sleep_us(clockid_t clk, unsigned int us);
+uint64_t mt_us_since(clockid_t clk, uint64_t t0_ns);
 
 /* The id BPF gives a name that collides with no other. */
 static inline __u32 mt_name_hash(const char *s)
