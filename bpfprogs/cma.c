@@ -24,7 +24,10 @@ DEFINE_BPF_TRACEPOINT(cma_alloc_start, root, kstats, on_cma_alloc_start)
 	return 0;
 }
 
-/* ctx[0] is the pool name in 6.1 and 6.18 alike; the rest differs. */
+/*
+ * ctx[0] is the pool name in 6.1 and 6.18 alike; the rest differs.  Failed
+ * allocations count too: their latency is the caller's wait as well.
+ */
 DEFINE_BPF_TRACEPOINT(cma_alloc_finish, root, kstats, on_cma_alloc_finish)
 (__u64 *ctx)
 {
