@@ -19,7 +19,7 @@ struct slow_compaction_event {
 	__s32 order;		/* -1: a whole-zone compaction (kcompactd, compact_memory) */
 	__s32 status;		/* the kernel's enum compact_result */
 	enum kstats_process_state state;
-	__u8 sync;
+	bool sync;		/* sync (not async) migration */
 	char comm[16];
 };
 
@@ -85,7 +85,7 @@ DEFINE_BPF_TRACEPOINT(mm_compaction_end, root, kstats, on_slow_compaction_end)
 	e->pid = id >> 32;
 	e->tid = tid;
 	e->order = BPF_CORE_READ(cc, order);
-	e->sync = (__u8)ctx[3];
+	e->sync = ctx[3] & 1;
 	e->status = (__s32)ctx[4];
 	e->state = current_process_state();
 	bpf_get_current_comm(e->comm, sizeof(e->comm));

@@ -80,6 +80,8 @@ int kstats_stream_column_index(const struct kstats_stream *s, const char *name);
 const char *kstats_stream_enum_name(const struct kstats_stream *s,
 				    const struct kstats_column *col, int64_t v);
 uint32_t kstats_stream_record_size(const struct kstats_stream *s);
+/* The object's BTF, which the columns' type_id refer to. */
+const struct btf *kstats_stream_btf(const struct kstats_stream *s);
 
 /*
  * Registers a consumer with a queue of queue_len records (rounded up to a

@@ -465,6 +465,7 @@ void kstats_stream_close(struct kstats_stream *s)
 
 const char *kstats_stream_name(const struct kstats_stream *s) { return s->name; }
 uint32_t kstats_stream_record_size(const struct kstats_stream *s) { return s->layout.size; }
+const struct btf *kstats_stream_btf(const struct kstats_stream *s) { return kstats_map_btf(s->drops); }
 
 size_t kstats_stream_ncols(const struct kstats_stream *s)
 {
