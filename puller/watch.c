@@ -87,6 +87,20 @@ static bool is_char_elem(const struct kstats_stream *s, const struct kstats_colu
 	return c && is_char(s, c) && !strcmp(c->name, want);
 }
 
+/* A field named like a key watch adds itself is shown as record.<name>. */
+static void name_field(struct field *f)
+{
+	static const char *const reserved[] = { "stream", "seq", "ts_ns" };
+	char name[sizeof(f->name)];
+	size_t i;
+
+	for (i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+		if (!strcmp(f->name, reserved[i])) {
+			snprintf(name, sizeof(name), "record.%s", f->name);
+			memcpy(f->name, name, sizeof(name));
+		}
+}
+
 /* Groups the columns into fields: "comm[0]".."comm[15]" become "comm". */
 static int build_fields(struct watcher *w)
 {
@@ -112,6 +126,7 @@ static int build_fields(struct watcher *w)
 				f->n++;
 		}
 		i += f->n;
+		name_field(f);
 	}
 	return 0;
 }
