@@ -35,21 +35,24 @@
 
 #define CACHELINE 64
 #define MAX_QUEUE_LEN (1u << 24)
+#define PUBLISH_EVERY 64		/* records per head update, within one consume pass */
 #define HDR_PREFIX "hdr."
 #define TAG_RING 0
 #define TAG_STOP 1
 
 struct consumer {
-	/* Written by the reader. */
-	alignas(CACHELINE) _Atomic uint32_t head;
+	/* The reader's own. */
+	alignas(CACHELINE) uint32_t next;	/* the next slot to fill */
 	uint32_t tail_seen;		/* the reader's last look at tail */
 	_Atomic uint64_t dropped;
+	/* Written by the reader, a batch at a time: slots before head are full. */
+	alignas(CACHELINE) _Atomic uint32_t head;
 	/* Written by the consumer. */
 	alignas(CACHELINE) _Atomic uint32_t tail;
-	_Atomic uint32_t sleeping;
 	_Atomic uint64_t handled;
-	/* The futex word: bumped by every wakeup, so none is lost. */
-	alignas(CACHELINE) _Atomic uint32_t wake_seq;
+	/* Rarely written.  wake_seq is the futex word: every wakeup bumps it. */
+	alignas(CACHELINE) _Atomic uint32_t sleeping;
+	_Atomic uint32_t wake_seq;
 	_Atomic bool closed;
 	struct kstats_stream *s;
 	kstats_consumer_fn fn;
@@ -62,6 +65,13 @@ struct consumer {
 	bool started;
 };
 
+/* What decoding needs of a column, packed for the per-record loop. */
+struct leaf {
+	uint32_t offset;
+	uint8_t size;
+	bool is_signed;
+};
+
 struct kstats_stream {
 	char name[KSTATS_NAME_LEN];
 	int ring_fd, lock_fd, epoll_fd, stop_fd, wake_fd, sig_fd;
@@ -69,6 +79,7 @@ struct kstats_stream {
 	struct kstats_map *drops;	/* the drop counter; its BTF is the object's */
 	struct kstats_layout layout;	/* the whole record, header first */
 	size_t first_col;		/* first column after the header */
+	struct leaf *leaves;		/* layout.cols[first_col...], packed */
 	struct consumer **consumers;
 	size_t nconsumers;
 	pthread_t reader;
@@ -97,16 +108,21 @@ static void bump(_Atomic uint64_t *counter)
 			      memory_order_relaxed);
 }
 
-static int64_t leaf_value(const unsigned char *rec, const struct kstats_column *c)
+/* Fixed-size loads: a variable-length memcpy costs more than the rest. */
+static int64_t leaf_value(const unsigned char *rec, const struct leaf *c)
 {
+	const unsigned char *p = rec + c->offset;
 	unsigned int shift = 64 - 8 * c->size;
-	uint64_t v = 0;
+	uint16_t v16;
+	uint32_t v32;
+	uint64_t v;
 
-#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	memcpy((unsigned char *)&v + 8 - c->size, rec + c->offset, c->size);
-#else
-	memcpy(&v, rec + c->offset, c->size);
-#endif
+	switch (c->size) {
+	case 1: v = *p; break;
+	case 2: memcpy(&v16, p, 2); v = v16; break;
+	case 4: memcpy(&v32, p, 4); v = v32; break;
+	default: memcpy(&v, p, 8); break;
+	}
 	return c->is_signed ? (int64_t)(v << shift) >> shift : (int64_t)v;
 }
 
@@ -126,26 +142,34 @@ static void wake_consumer(struct consumer *c)
 	futex_wake(&c->wake_seq);
 }
 
+/* Reader thread: hands the filled slots to the consumer, waking it if asleep. */
+static void publish(struct consumer *c)
+{
+	if (atomic_load_explicit(&c->head, memory_order_relaxed) == c->next)
+		return;
+	/* seq_cst store then load, against the consumer's store then load. */
+	atomic_store(&c->head, c->next);
+	if (atomic_load(&c->sleeping) && atomic_exchange(&c->sleeping, 0))
+		wake_consumer(c);
+}
+
 /* Reader thread: copies one record into c's queue, or counts it lost. */
 static void enqueue(struct consumer *c, uint64_t seq, const void *data, uint32_t size)
 {
-	uint32_t head = atomic_load_explicit(&c->head, memory_order_relaxed);
 	unsigned char *slot;
 
-	if (head - c->tail_seen > c->mask) {
+	if (c->next - c->tail_seen > c->mask) {
 		c->tail_seen = atomic_load_explicit(&c->tail, memory_order_acquire);
-		if (head - c->tail_seen > c->mask) {
+		if (c->next - c->tail_seen > c->mask) {
 			bump(&c->dropped);
 			return;
 		}
 	}
-	slot = c->slots + (size_t)(head & c->mask) * c->slot_size;
+	slot = c->slots + (size_t)(c->next & c->mask) * c->slot_size;
 	memcpy(slot, &seq, sizeof(seq));
 	memcpy(slot + sizeof(seq), data, size);
-	/* seq_cst store then load, against the consumer's store then load. */
-	atomic_store(&c->head, head + 1);
-	if (atomic_load(&c->sleeping) && atomic_exchange(&c->sleeping, 0))
-		wake_consumer(c);
+	if (++c->next - atomic_load_explicit(&c->head, memory_order_relaxed) >= PUBLISH_EVERY)
+		publish(c);
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -168,12 +192,13 @@ static void deliver(struct consumer *c, const unsigned char *slot)
 {
 	const struct kstats_layout *l = &c->s->layout;
 	struct kstats_stream_record rec = { .data = slot + sizeof(rec.seq), .vals = c->vals };
-	size_t i;
+	const struct leaf *leaves = c->s->leaves;
+	size_t i, n = l->ncols - c->s->first_col;
 
 	memcpy(&rec.seq, slot, sizeof(rec.seq));
-	rec.ts_ns = (uint64_t)leaf_value(rec.data, &l->cols[0]);
-	for (i = c->s->first_col; i < l->ncols; i++)
-		c->vals[i - c->s->first_col] = leaf_value(rec.data, &l->cols[i]);
+	memcpy(&rec.ts_ns, rec.data, sizeof(rec.ts_ns));	/* hdr.ts_ns, checked at open */
+	for (i = 0; i < n; i++)
+		c->vals[i] = leaf_value(rec.data, &leaves[i]);
 	c->fn(c->ctx, &rec);
 	bump(&c->handled);
 }
@@ -181,12 +206,13 @@ static void deliver(struct consumer *c, const unsigned char *slot)
 static void *consumer_main(void *arg)
 {
 	struct consumer *c = arg;
-	uint32_t tail = 0, seen;
+	uint32_t tail = 0, head, seen;
 
 	for (;;) {
-		while (tail != atomic_load_explicit(&c->head, memory_order_acquire)) {
+		head = atomic_load_explicit(&c->head, memory_order_acquire);
+		for (; tail != head; tail++) {
 			deliver(c, c->slots + (size_t)(tail & c->mask) * c->slot_size);
-			atomic_store_explicit(&c->tail, ++tail, memory_order_release);
+			atomic_store_explicit(&c->tail, tail + 1, memory_order_release);
 		}
 		seen = atomic_load(&c->wake_seq);
 		atomic_store(&c->sleeping, 1);
@@ -224,6 +250,8 @@ static void *reader_main(void *arg)
 			stop |= ev[i].data.u32 == TAG_STOP;
 		/* After the stop too: drains whatever the ring holds now. */
 		ret = ring_buffer__consume(s->rb);
+		for (i = 0; i < (int)s->nconsumers; i++)
+			publish(s->consumers[i]);
 		if (ret < 0)
 			break;
 		ret = 0;
@@ -331,6 +359,7 @@ static int build_layout(struct kstats_stream *s, const struct kstats_stream_meta
 	const struct btf *btf = kstats_map_btf(s->drops);
 	const struct kstats_column *c;
 	int id = btf__find_by_name_kind(btf, sm->record, BTF_KIND_STRUCT);
+	size_t i;
 	int ret;
 
 	if (id < 0)
@@ -346,6 +375,11 @@ static int build_layout(struct kstats_stream *s, const struct kstats_stream_meta
 	while (s->first_col < s->layout.ncols &&
 	       !strncmp(c[s->first_col].name, HDR_PREFIX, strlen(HDR_PREFIX)))
 		s->first_col++;
+	s->leaves = calloc(s->layout.ncols - s->first_col + 1, sizeof(*s->leaves));
+	if (!s->leaves)
+		return fail(err, errlen, ENOMEM, "out of memory");
+	for (c += s->first_col, i = 0; c < s->layout.cols + s->layout.ncols; c++, i++)
+		s->leaves[i] = (struct leaf){ c->offset, c->size, c->is_signed };
 	return 0;
 }
 
@@ -448,6 +482,7 @@ void kstats_stream_close(struct kstats_stream *s)
 	ring_buffer__free(s->rb);
 	kstats_map_close(s->drops);
 	kstats_layout_free(&s->layout);
+	free(s->leaves);
 	if (s->ring_fd >= 0)
 		close(s->ring_fd);
 	if (s->lock_fd >= 0)
