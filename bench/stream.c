@@ -263,7 +263,7 @@ static struct overload overload_once(void)
 	struct kstats_stream_stats st;
 	char err[KSTATS_ERR_LEN];
 	struct overload o;
-	double t0, t1;
+	double t0, t1, t2;
 	int i;
 
 	kstats_stream_start(s, err, sizeof(err));
@@ -271,13 +271,14 @@ static struct overload overload_once(void)
 	fill(OVERLOAD_RUNS);
 	t1 = now_s();
 	kstats_stream_stop(s, err, sizeof(err));
+	t2 = now_s();
 	kstats_stream_get_stats(s, &st, err, sizeof(err));
 	for (i = 0; i < NR_CONSUMERS; i++)
 		kstats_stream_consumer_stats(s, i, &cs[i]);
 	kstats_stream_close(s);
 	o.produced_per_s = OVERLOAD_RUNS / (t1 - t0);
 	o.delivered_per_s = (cs[0].handled < cs[1].handled ? cs[0].handled : cs[1].handled) /
-			    (t1 - t0);
+			    (t2 - t0);
 	o.kernel_lost = (double)(st.kernel_drops - st.kernel_drops_at_open) / OVERLOAD_RUNS;
 	o.consumer_lost = (double)(cs[0].dropped + cs[1].dropped) / (2.0 * st.delivered);
 	return o;

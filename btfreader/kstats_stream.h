@@ -90,7 +90,7 @@ const struct btf *kstats_stream_btf(const struct kstats_stream *s);
 int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
 			       kstats_consumer_fn fn, void *ctx, char *err, size_t errlen);
 
-/* Starts one thread per consumer, then the reader thread. */
+/* Starts one thread per consumer, then the reader thread; once per open. */
 int kstats_stream_start(struct kstats_stream *s, char *err, size_t errlen);
 
 /*

@@ -83,7 +83,7 @@ struct kstats_stream {
 	struct consumer **consumers;
 	size_t nconsumers;
 	pthread_t reader;
-	bool running;
+	bool running, started;
 	int reader_err;
 	uint64_t next_seq;		/* reader only */
 	_Atomic uint64_t delivered, malformed;
@@ -543,7 +543,7 @@ int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len, ksta
 	size_t size = (sizeof(struct consumer) + CACHELINE - 1) / CACHELINE * CACHELINE;
 	struct consumer *c, **all;
 
-	if (s->running)
+	if (s->started)
 		return fail(err, errlen, EBUSY, "stream %s: add consumers before starting it",
 			    s->name);
 	if (!queue_len || queue_len > MAX_QUEUE_LEN)
@@ -579,8 +579,10 @@ int kstats_stream_start(struct kstats_stream *s, char *err, size_t errlen)
 	size_t i;
 	int ret = 0;
 
-	if (s->running)
-		return fail(err, errlen, EBUSY, "stream %s is already running", s->name);
+	if (s->started)
+		return fail(err, errlen, EINVAL, "stream %s was started before; "
+			    "a stream starts once: open it again", s->name);
+	s->started = true;
 	/* Threads inherit the mask: signals go to the caller's thread only. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -91,14 +91,11 @@ static bool is_char_elem(const struct kstats_stream *s, const struct kstats_colu
 static void name_field(struct field *f)
 {
 	static const char *const reserved[] = { "stream", "seq", "ts_ns" };
-	char name[sizeof(f->name)];
 	size_t i;
 
 	for (i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
-		if (!strcmp(f->name, reserved[i])) {
-			snprintf(name, sizeof(name), "record.%s", f->name);
-			memcpy(f->name, name, sizeof(name));
-		}
+		if (!strcmp(f->name, reserved[i]))
+			snprintf(f->name, sizeof(f->name), "record.%s", reserved[i]);
 }
 
 /* Groups the columns into fields: "comm[0]".."comm[15]" become "comm". */

@@ -268,6 +268,7 @@ static void test_shutdown_sigterm(void **state)
 static void test_wait_stop_request_and_timeout(void **state)
 {
 	struct kstats_stream *s = open_stream("burst");
+	char err[KSTATS_ERR_LEN];
 
 	(void)state;
 	start(s);
@@ -275,6 +276,9 @@ static void test_wait_stop_request_and_timeout(void **state)
 	kstats_stream_request_stop(s);
 	assert_int_equal(kstats_stream_wait(s, NULL, 10000), 0);
 	stop(s);
+	assert_int_equal(kstats_stream_start(s, err, sizeof(err)), -EINVAL);
+	assert_int_equal(kstats_stream_add_consumer(s, 8, krecorder_fn, NULL, err,
+						    sizeof(err)), -EBUSY);
 	kstats_stream_close(s);
 }
 
