@@ -469,6 +469,12 @@ static void free_consumer(struct consumer *c)
 	free(c);
 }
 
+static void close_fd(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
 void kstats_stream_close(struct kstats_stream *s)
 {
 	size_t i;
@@ -483,18 +489,12 @@ void kstats_stream_close(struct kstats_stream *s)
 	kstats_map_close(s->drops);
 	kstats_layout_free(&s->layout);
 	free(s->leaves);
-	if (s->ring_fd >= 0)
-		close(s->ring_fd);
-	if (s->lock_fd >= 0)
-		close(s->lock_fd);
-	if (s->epoll_fd >= 0)
-		close(s->epoll_fd);
-	if (s->stop_fd >= 0)
-		close(s->stop_fd);
-	if (s->wake_fd >= 0)
-		close(s->wake_fd);
-	if (s->sig_fd >= 0)
-		close(s->sig_fd);
+	close_fd(s->ring_fd);
+	close_fd(s->lock_fd);
+	close_fd(s->epoll_fd);
+	close_fd(s->stop_fd);
+	close_fd(s->wake_fd);
+	close_fd(s->sig_fd);
 	free(s);
 }
 

@@ -28,37 +28,23 @@ static __always_inline __u64 next_seq(__u32 stream)
 	return n ? (*n)++ : 0;
 }
 
-static __always_inline void fill(struct flood_record *r, __u64 seq)
-{
-	r->seq = seq;
-	r->cpu = bpf_get_smp_processor_id();
-	r->neg = -(__s32)(seq % 1000);
-}
-
-SEC("xdp")
-int flood_small(struct xdp_md *ctx)
-{
-	__u64 seq = next_seq(0);
-	struct flood_record *r = BPF_STREAM_RESERVE(flood);
-
-	if (r) {
-		fill(r, seq);
-		BPF_STREAM_SUBMIT(flood, r);
+/* One attempted record of stream sname per run. */
+#define FLOOD_PROG(fn, sname, idx)					\
+	SEC("xdp") int fn(struct xdp_md *ctx)				\
+	{								\
+		__u64 seq = next_seq(idx);				\
+		struct flood_record *r = BPF_STREAM_RESERVE(sname);	\
+									\
+		if (r) {						\
+			r->seq = seq;					\
+			r->cpu = bpf_get_smp_processor_id();		\
+			r->neg = -(__s32)(seq % 1000);			\
+			BPF_STREAM_SUBMIT(sname, r);			\
+		}							\
+		return XDP_PASS;					\
 	}
-	return XDP_PASS;
-}
 
-SEC("xdp")
-int flood_burst(struct xdp_md *ctx)
-{
-	__u64 seq = next_seq(1);
-	struct flood_record *r = BPF_STREAM_RESERVE(burst);
-
-	if (r) {
-		fill(r, seq);
-		BPF_STREAM_SUBMIT(burst, r);
-	}
-	return XDP_PASS;
-}
+FLOOD_PROG(flood_small, flood, 0)
+FLOOD_PROG(flood_burst, burst, 1)
 
 char LICENSE[] SEC("license") = "GPL";
