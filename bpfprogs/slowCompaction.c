@@ -27,7 +27,7 @@ struct slow_compaction_config {
 	__u64 min_duration_ns;	/* 0: SLOW_COMPACTION_DEFAULT_NS */
 };
 
-DEFINE_BPF_MAP(slow_compaction_start_map, HASH, __u32, __u64, 1024);
+DEFINE_BPF_TASK_START_MAP(slow_compaction_start_map);
 DEFINE_BPF_MAP(slow_compaction_config_map, ARRAY, __u32,
 	       struct slow_compaction_config, 1);
 DEFINE_BPF_STREAM(slow_compaction, slow_compaction_event, 256 * 1024, kstats);
@@ -55,9 +55,7 @@ static __always_inline enum kstats_process_state current_process_state(void)
 DEFINE_BPF_TRACEPOINT(mm_compaction_begin, root, kstats, on_slow_compaction_begin)
 (__u64 *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-
-	SAVE_FIRST_START_TIME(slow_compaction_start_map, &tid);
+	SAVE_FIRST_TASK_START_TIME(slow_compaction_start_map);
 	return 0;
 }
 
@@ -68,14 +66,14 @@ DEFINE_BPF_TRACEPOINT(mm_compaction_end, root, kstats, on_slow_compaction_end)
 	struct compact_control *cc = (void *)ctx[0];
 	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), *start;
 	struct slow_compaction_event *e;
-	__u32 tid = (__u32)id;
 	__u64 duration;
 
-	start = bpf_map_lookup_elem(&slow_compaction_start_map, &tid);
-	if (!start)
+	start = bpf_task_storage_get(&slow_compaction_start_map,
+				     bpf_get_current_task_btf(), 0, 0);
+	if (!start || !*start)
 		return 0;
 	duration = now > *start ? now - *start : 0;
-	bpf_map_delete_elem(&slow_compaction_start_map, &tid);
+	*start = 0;
 	if (duration < min_duration_ns())
 		return 0;
 	e = BPF_STREAM_RESERVE(slow_compaction);
@@ -83,7 +81,7 @@ DEFINE_BPF_TRACEPOINT(mm_compaction_end, root, kstats, on_slow_compaction_end)
 		return 0;
 	e->duration_ns = duration;
 	e->pid = id >> 32;
-	e->tid = tid;
+	e->tid = (__u32)id;
 	e->order = BPF_CORE_READ(cc, order);
 	e->sync = ctx[3] & 1;
 	e->status = (__s32)ctx[4];
