@@ -90,8 +90,5 @@ static __always_inline void __kstats_stream_count_drop(void *drops_map)
 /* Adaptive wakeup: the reader is woken only when it has caught up. */
 #define BPF_STREAM_SUBMIT(sname, rec) bpf_ringbuf_submit((rec), 0)
 
-/* Gives a reserved record back; it is neither delivered nor a drop. */
-#define BPF_STREAM_DISCARD(sname, rec) bpf_ringbuf_discard((rec), 0)
-
 #endif /* __bpf__ */
 #endif /* KSTATS_BPF_STREAM_H */
