@@ -96,8 +96,11 @@ static bool kprobe_exists(const char *target, char *why, size_t len)
 	char func[KSTATS_NAME_LEN * 2], path[128];
 	int found = -ENOENT;
 
-	if (access(KPROBE_PMU, F_OK)) {
-		snprintf(why, len, "kernel has no kprobes (" KPROBE_PMU " is absent)");
+	/* libbpf attaches through the kprobe PMU, else tracefs kprobe_events. */
+	snprintf(path, sizeof(path), "%s/kprobe_events", root ? root : "/nonexistent");
+	if (access(KPROBE_PMU, F_OK) && access(path, F_OK)) {
+		snprintf(why, len, "kernel has no kprobes (no " KPROBE_PMU
+			 " nor kprobe_events)");
 		return false;
 	}
 	snprintf(func, sizeof(func), "%s", target);

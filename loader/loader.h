@@ -58,12 +58,19 @@ struct prog_result {
 	bool kept;			/* same program was already attached */
 };
 
+/* BTF names of a map's key and value types: part of its shape. */
+struct map_types {
+	char key[KSTATS_NAME_LEN];
+	char value[KSTATS_NAME_LEN];
+};
+
 struct map_result {
 	char name[KSTATS_NAME_LEN];
 	char pin[LOADER_PATH_LEN];
 	__u32 map_id;
 	bool reused;
 	bool replaced;			/* an incompatible pin moves aside */
+	struct map_types types;
 	__u64 created_boottime_ns;	/* 0: unknown */
 	__u64 created_realtime_ns;
 };
@@ -98,11 +105,12 @@ struct loader_ctx {
 	char libbpf_err[512];		/* last libbpf warning */
 };
 
-/* log.c: stderr, and /dev/kmsg once log_to_kmsg() was called. */
+/* log.c: stdout/stderr, and /dev/kmsg once log_to_kmsg() was called. */
 void log_to_kmsg(void);
 void log_close(void);
 void log_set_verbose(bool verbose);
 void log_msg(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void log_result(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap);
 void log_capture(char *buf, size_t len);
 
@@ -149,9 +157,12 @@ void free_result(struct obj_result *res);
 void load_object(struct loader_ctx *ctx, const char *path, struct obj_result *res);
 
 /* pin.c: shape checks, atomic publication, link replacement. */
+int pin_open(const char *path);
 __u32 fd_obj_id(int fd);
+void map_type_names(const struct btf *obj_btf, struct bpf_map *map,
+		    struct map_types *types);
 int map_shape_check(const struct btf *obj_btf, struct bpf_map *map, int pinned_fd,
-		    char *why, size_t len);
+		    const struct map_types *known, char *why, size_t len);
 
 struct pin_txn;
 struct pin_txn *txn_new(const char *pin_dir);
@@ -162,7 +173,9 @@ void txn_abort(struct pin_txn *txn);
 void txn_free(struct pin_txn *txn);
 
 struct link_swap;
-struct link_swap *swap_begin(const char *const *link_pins, size_t n);
+struct link_swap *swap_begin(const char *const *link_pins, size_t n,
+			     const char *const *prog_pins, size_t nprog,
+			     char *why, size_t len);
 int swap_keep(struct link_swap *sw, const char *link_pin, int new_prog_fd,
 	      __u32 *prog_id);
 void swap_detach(struct link_swap *sw);
@@ -176,6 +189,8 @@ void status_load_prev(struct loader_ctx *ctx);
 struct json_object *prev_object(const struct loader_ctx *ctx, const char *name);
 void prev_map_created(const struct loader_ctx *ctx, const char *obj, const char *map,
 		      __u32 map_id, __u64 *boot_ns, __u64 *real_ns);
+int prev_map_types(const struct loader_ctx *ctx, const char *obj, const char *map,
+		   __u32 map_id, struct map_types *types);
 int status_write(const struct loader_ctx *ctx, const struct obj_result *res,
 		 size_t n, __u64 started_ns, const char *error);
 

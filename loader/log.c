@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Log lines go to stderr, and to /dev/kmsg at boot (--boot). */
+/*
+ * One line per object on stdout, diagnostics on stderr, and both to
+ * /dev/kmsg at boot (--boot).
+ */
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,16 +40,13 @@ void log_set_verbose(bool on)
 	verbose = on;
 }
 
-void log_msg(int prio, const char *fmt, ...)
+static void emit(FILE *f, const char *prefix, int prio, const char *fmt, va_list ap)
 {
 	char line[KMSG_LINE_MAX], rec[KMSG_LINE_MAX + 64];
-	va_list ap;
 	int n;
 
-	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "kstats-loader: %s\n", line);
+	fprintf(f, "%s%s\n", prefix, line);
 	if (kmsg_fd < 0)
 		return;
 	/* One write() per record; dprintf() would fail on kmsg's lseek(). */
@@ -56,6 +56,27 @@ void log_msg(int prio, const char *fmt, ...)
 		close(kmsg_fd);
 		kmsg_fd = -1;
 	}
+}
+
+/* Diagnostics: stderr. */
+void log_msg(int prio, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	emit(stderr, "kstats-loader: ", prio, fmt, ap);
+	va_end(ap);
+}
+
+/* The outcome of one object, "<obj> <OUTCOME>: <reason>": stdout. */
+void log_result(int prio, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	emit(stdout, "", prio, fmt, ap);
+	va_end(ap);
+	fflush(stdout);
 }
 
 /* Keeps libbpf's first warning since the last call: the root cause. */

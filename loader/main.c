@@ -25,6 +25,7 @@
 
 #include "kstats_pins.h"
 #include "loader.h"
+#include "trust.h"
 
 #define DEFAULT_OBJ_DIR "build/bpf"
 #define DEFAULT_RUN_DIR "/run/kernelstats"
@@ -46,8 +47,9 @@ static void usage(FILE *f)
 	fprintf(f,
 "Usage: kstats-loader [OPTIONS]\n"
 "Load every *.bpf object of the object directory that this kernel can run,\n"
-"pin its maps and links, and write the outcome of every object and program\n"
-"to the status file, then the completion flag <run-dir>/" FLAG_NAME ".\n\n"
+"pin its maps and links, print \"<obj> <OUTCOME>: <reason>\" per object, and\n"
+"write the outcome of every object and program to the status file, then the\n"
+"completion flag <run-dir>/" FLAG_NAME ".\n\n"
 "  --obj-dir DIR           objects to load (default: " DEFAULT_OBJ_DIR ")\n"
 "  --pin-dir DIR           where to pin (default: " KSTATS_DEFAULT_PIN_DIR ")\n"
 "  --run-dir DIR           status file and flag (default: " DEFAULT_RUN_DIR ")\n"
@@ -288,8 +290,14 @@ static bool bpf_usable(char *err, size_t len)
 }
 
 /* An unusable environment: logged, and recorded with nothing touched. */
-static int fail_env(struct loader_ctx *ctx, __u64 started, const char *err)
+static int fail_env(struct loader_ctx *ctx, __u64 started, const char *fmt, ...)
 {
+	char err[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, sizeof(err), fmt, ap);
+	va_end(ap);
 	log_msg(LOG_ERR, "%s", err);
 	if (!ctx->prev)
 		status_load_prev(ctx);
@@ -300,7 +308,7 @@ static int fail_env(struct loader_ctx *ctx, __u64 started, const char *err)
 
 static void report(const struct obj_result *r)
 {
-	unsigned int progs = 0, kept = 0, maps = r->nmaps, reused = 0;
+	unsigned int progs = 0, kept = 0, reused = 0;
 	size_t i;
 
 	for (i = 0; i < r->nprogs; i++) {
@@ -310,17 +318,17 @@ static void report(const struct obj_result *r)
 	for (i = 0; i < r->nmaps; i++)
 		reused += r->maps[i].reused;
 	if (r->outcome == OUT_LOADED)
-		log_msg(LOG_INFO, "%s LOADED: %u programs attached (%u kept), %u maps "
-			"pinned (%u reused)", r->name, progs, kept, maps, reused);
+		log_result(LOG_INFO, "%-16s LOADED: %u programs attached (%u kept), %zu "
+			   "maps pinned (%u reused)", r->name, progs, kept, r->nmaps, reused);
+	else
+		log_result(!outcome_failed(r->outcome) ? LOG_INFO :
+			   r->critical ? LOG_ERR : LOG_WARNING, "%-16s %s: %s%s", r->name,
+			   outcome_str(r->outcome), r->reason,
+			   r->critical ? " [critical]" : "");
 	for (i = 0; r->outcome == OUT_LOADED && i < r->nprogs; i++)
 		if (outcome_failed(r->progs[i].outcome))
 			log_msg(LOG_WARNING, "%s: %s %s: %s", r->name, r->progs[i].name,
 				outcome_str(r->progs[i].outcome), r->progs[i].reason);
-	if (r->outcome != OUT_LOADED)
-		log_msg(outcome_failed(r->outcome) ? (r->critical ? LOG_ERR : LOG_WARNING)
-						   : LOG_INFO,
-			"%s%s %s: %s", r->critical ? "critical " : "", r->name,
-			outcome_str(r->outcome), r->reason);
 }
 
 static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nout)
@@ -369,10 +377,10 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 	if (prepare_run_dir(ctx, flag, sizeof(flag)))
 		return EXIT_ENV;
 	if (!o->unload && !bpf_usable(err, sizeof(err)))
-		return fail_env(ctx, started, err);
+		return fail_env(ctx, started, "%s", err);
 	lock = prepare_pin_dir(ctx->pin_dir, err, sizeof(err));
 	if (lock < 0)
-		return fail_env(ctx, started, err);
+		return fail_env(ctx, started, "%s", err);
 	status_load_prev(ctx);	/* under the lock: the last run's, complete */
 	if (o->unload) {
 		ret = unload_all(ctx);
@@ -382,9 +390,14 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 	if (!ctx->vmlinux_btf)
 		log_msg(LOG_WARNING, "warning: no vmlinux BTF; tp_btf programs fall back "
 			"to raw_tp");
+	if (check_trusted(ctx->obj_dir, err, sizeof(err)) == -EPERM) {
+		ret = fail_env(ctx, started, "untrusted object directory: %s", err);
+		goto out;
+	}
 	ret = load_all(ctx, &res, &n);
 	if (ret == EXIT_ENV) {
-		ret = fail_env(ctx, started, "cannot read the object directory");
+		ret = fail_env(ctx, started, "cannot read the object directory %s",
+			       ctx->obj_dir);
 		goto out;
 	}
 	ret = status_write(ctx, res, n, started, NULL) ? EXIT_ENV : ret;

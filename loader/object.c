@@ -18,6 +18,7 @@
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "loader.h"
+#include "trust.h"
 
 #define VERIFIER_LOG_SIZE (64 * 1024)
 #define LOG_TAIL_LINES 6
@@ -299,6 +300,7 @@ static enum outcome choose_variants(struct obj_load *l)
 static enum outcome prepare_map(struct obj_load *l, struct bpf_map *map)
 {
 	struct map_result *m = add_map(l->res, bpf_map__name(map), l->ctx);
+	struct map_types known;
 	char why[256];
 	int fd, ret;
 
@@ -308,7 +310,7 @@ static enum outcome prepare_map(struct obj_load *l, struct bpf_map *map)
 		return OUT_FAILED_PIN;
 	}
 	m->reused = m->replaced = false;
-	fd = bpf_obj_get(m->pin);
+	fd = pin_open(m->pin);
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return OUT_LOADED;
@@ -316,7 +318,9 @@ static enum outcome prepare_map(struct obj_load *l, struct bpf_map *map)
 			    strerror(errno));
 		return OUT_FAILED_PIN;
 	}
-	ret = map_shape_check(bpf_object__btf(l->obj), map, fd, why, sizeof(why));
+	ret = prev_map_types(l->ctx, l->res->name, m->name, fd_obj_id(fd), &known);
+	ret = map_shape_check(bpf_object__btf(l->obj), map, fd, ret ? NULL : &known,
+			      why, sizeof(why));
 	if (!ret) {
 		ret = bpf_map__reuse_fd(map, fd);
 		m->reused = !ret;
@@ -519,6 +523,7 @@ static int stage_maps(struct obj_load *l, struct pin_txn *txn)
 		if (bpf_map__is_internal(map))
 			continue;
 		m = add_map(l->res, bpf_map__name(map), l->ctx);
+		map_type_names(bpf_object__btf(l->obj), map, &m->types);
 		owner_of_map(l, m->name, &uid, &gid, &mode);
 		if (m->reused) {
 			prev_map_created(l->ctx, l->res->name, m->name, m->map_id,
@@ -543,23 +548,38 @@ static int stage_maps(struct obj_load *l, struct pin_txn *txn)
 	return 0;
 }
 
-/* Every link pin this object may have left: one per program, and owned ones. */
-static struct link_swap *hold_old_links(struct obj_load *l)
+/* Pins of kind this object may have left: one per program, and owned ones. */
+static size_t collect_pins(const struct obj_result *res, const char *kind,
+			   const char **pins)
 {
-	struct obj_result *res = l->res;
-	const char **pins = calloc(res->nprogs + res->npins + 1, sizeof(*pins));
-	struct link_swap *sw;
 	size_t i, n = 0;
 
-	if (!pins)
-		return NULL;
 	for (i = 0; i < res->nprogs; i++)
-		pins[n++] = res->progs[i].link_pin;
+		pins[n++] = !strcmp(kind, "link_") ? res->progs[i].link_pin
+						   : res->progs[i].prog_pin;
 	for (i = 0; i < res->npins; i++)
-		if (is_pin_kind(res->pins[i], "link_"))
+		if (is_pin_kind(res->pins[i], kind))
 			pins[n++] = res->pins[i];
-	sw = swap_begin(pins, n);
-	free(pins);
+	return n;
+}
+
+static struct link_swap *hold_old_links(struct obj_load *l)
+{
+	size_t max = l->res->nprogs + l->res->npins + 1, nlinks, nprogs;
+	const char **links = calloc(max, sizeof(*links));
+	const char **progs = calloc(max, sizeof(*progs));
+	struct link_swap *sw = NULL;
+	char why[LOADER_PATH_LEN + 64] = "out of memory";
+
+	if (links && progs) {
+		nlinks = collect_pins(l->res, "link_", links);
+		nprogs = collect_pins(l->res, "prog_", progs);
+		sw = swap_begin(links, nlinks, progs, nprogs, why, sizeof(why));
+	}
+	if (!sw)
+		set_outcome(l->res, OUT_FAILED_PIN, "%s", why);
+	free(links);
+	free(progs);
 	return sw;
 }
 
@@ -673,7 +693,9 @@ static void publish(struct obj_load *l)
 	struct link_swap *sw = hold_old_links(l);
 	int ret = -ENOMEM;
 
-	if (!txn || !links || !sw) {
+	if (!sw)
+		goto out;
+	if (!txn || !links) {
 		set_outcome(l->res, OUT_FAILED_PIN, "out of memory");
 		goto out;
 	}
@@ -778,6 +800,9 @@ static enum outcome run_object(struct obj_load *l)
 	struct obj_result *res = l->res;
 	bool disabled = is_disabled(l->ctx, res->name);
 
+	/* Code anyone but root could have written never reaches the kernel. */
+	if (check_trusted(res->path, res->reason, sizeof(res->reason)))
+		return OUT_FAILED_OBJECT;
 	if (read_meta(l) && !disabled)
 		return res->outcome;
 	if (disabled) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -17,6 +18,29 @@
 #include "loader.h"
 
 #define MAX_PROG_MAPS 64
+
+/*
+ * Opens one of the loader's pins read-write, the only way programs and links
+ * open.  Pins are often 0440, which root opens only with CAP_DAC_OVERRIDE,
+ * and the loader's unit does not grant it; as the owner it may lift its own
+ * write bit for the open.  Returns the fd, or -1 with errno.
+ */
+int pin_open(const char *path)
+{
+	struct stat st;
+	int fd = bpf_obj_get(path), err;
+
+	if (fd >= 0 || errno != EACCES || stat(path, &st) || st.st_uid != geteuid())
+		return fd < 0 ? -1 : fd;
+	if (chmod(path, (st.st_mode & 07777) | S_IRUSR | S_IWUSR))
+		return -1;
+	fd = bpf_obj_get(path);
+	err = errno;
+	if (chmod(path, st.st_mode & 07777))
+		log_msg(LOG_WARNING, "warning: cannot restore the mode of %s: %m", path);
+	errno = err;
+	return fd < 0 ? -1 : fd;
+}
 
 /* The id of any BPF object: prog, map and link info all start {type, id}. */
 __u32 fd_obj_id(int fd)
@@ -40,34 +64,54 @@ static void type_name(const struct btf *btf, __u32 id, char *buf, size_t len)
 		snprintf(buf, len, "(anonymous kind %u)", t ? btf_kind(t) : 0);
 }
 
-static bool same_btf_names(const struct btf *obj_btf, struct bpf_map *map,
-			   const struct bpf_map_info *info, char *why, size_t len)
+void map_type_names(const struct btf *obj_btf, struct bpf_map *map,
+		    struct map_types *types)
 {
-	struct btf *pin_btf = info->btf_id ? btf__load_from_kernel_by_id(info->btf_id) : NULL;
-	char want[2][128], have[2][128];
-	int i;
-
-	type_name(obj_btf, bpf_map__btf_key_type_id(map), want[0], sizeof(want[0]));
-	type_name(obj_btf, bpf_map__btf_value_type_id(map), want[1], sizeof(want[1]));
-	type_name(pin_btf, info->btf_key_type_id, have[0], sizeof(have[0]));
-	type_name(pin_btf, info->btf_value_type_id, have[1], sizeof(have[1]));
-	btf__free(pin_btf);
-	for (i = 0; i < 2; i++) {
-		if (strcmp(want[i], have[i])) {
-			snprintf(why, len, "%s type is %s, the object wants %s",
-				 i ? "value" : "key", have[i], want[i]);
-			return false;
-		}
-	}
-	return true;
+	type_name(obj_btf, bpf_map__btf_key_type_id(map), types->key, sizeof(types->key));
+	type_name(obj_btf, bpf_map__btf_value_type_id(map), types->value,
+		  sizeof(types->value));
 }
 
-/* 0 when the map pinned as pinned_fd has the shape the object declares. */
+/*
+ * The pinned map's type names, from its own BTF; reading that by id needs
+ * CAP_SYS_ADMIN, which the loader's unit does not grant, so else from what
+ * the previous run recorded for this very map (known, or NULL).
+ */
+static int pinned_type_names(const struct bpf_map_info *info,
+			     const struct map_types *known, struct map_types *have,
+			     char *why, size_t len)
+{
+	struct btf *btf = NULL;
+
+	if (info->btf_id) {
+		btf = btf__load_from_kernel_by_id(info->btf_id);
+		if (!btf && !known) {
+			snprintf(why, len, "its BTF cannot be read (%s) and no status file "
+				 "names its types", strerror(errno));
+			return -EACCES;
+		}
+	}
+	if (!btf && known) {
+		*have = *known;
+		return 0;
+	}
+	type_name(btf, info->btf_key_type_id, have->key, sizeof(have->key));
+	type_name(btf, info->btf_value_type_id, have->value, sizeof(have->value));
+	btf__free(btf);
+	return 0;
+}
+
+/*
+ * 0 when the map pinned as pinned_fd has the shape the object declares:
+ * type, key and value size, max_entries, flags, key and value type names.
+ */
 int map_shape_check(const struct btf *obj_btf, struct bpf_map *map, int pinned_fd,
-		    char *why, size_t len)
+		    const struct map_types *known, char *why, size_t len)
 {
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
+	struct map_types want, have;
+	int ret;
 
 	if (bpf_obj_get_info_by_fd(pinned_fd, &info, &info_len) || !info.id) {
 		snprintf(why, len, "the pinned object is not a map");
@@ -86,7 +130,16 @@ int map_shape_check(const struct btf *obj_btf, struct bpf_map *map, int pinned_f
 	SAME("max_entries", info.max_entries, bpf_map__max_entries(map));
 	SAME("map flags", info.map_flags, bpf_map__map_flags(map));
 #undef SAME
-	return same_btf_names(obj_btf, map, &info, why, len) ? 0 : -EINVAL;
+	ret = pinned_type_names(&info, known, &have, why, len);
+	if (ret)
+		return -EINVAL;
+	map_type_names(obj_btf, map, &want);
+	if (strcmp(want.key, have.key) || strcmp(want.value, have.value)) {
+		snprintf(why, len, "types are %s -> %s, the object wants %s -> %s",
+			 have.key, have.value, want.key, want.value);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* ---- pins published together ---- */
@@ -223,25 +276,46 @@ static int prog_fingerprint(int prog_fd, struct prog_fp *fp)
 	return 0;
 }
 
-static int read_old_link(struct old_link *ol)
+/*
+ * The program behind a link, through the prog pins: getting it by id needs
+ * CAP_SYS_ADMIN, which the loader's unit does not grant.  -1 if neither.
+ */
+static int prog_fd_of(__u32 prog_id, const char *const *prog_pins, size_t n)
+{
+	size_t i;
+	int fd;
+
+	for (i = 0; i < n; i++) {
+		fd = pin_open(prog_pins[i]);
+		if (fd >= 0 && fd_obj_id(fd) == prog_id)
+			return fd;
+		if (fd >= 0)
+			close(fd);
+	}
+	return bpf_prog_get_fd_by_id(prog_id);
+}
+
+static int read_old_link(struct old_link *ol, const char *const *prog_pins, size_t n)
 {
 	struct bpf_link_info info = {};
 	__u32 len = sizeof(info);
 
 	info.raw_tracepoint.tp_name = (__u64)(unsigned long)ol->tp_name;
 	info.raw_tracepoint.tp_name_len = sizeof(ol->tp_name);
-	ol->link_fd = bpf_obj_get(ol->pin);
+	ol->link_fd = pin_open(ol->pin);
 	if (ol->link_fd < 0)
 		return -errno;
-	if (bpf_obj_get_info_by_fd(ol->link_fd, &info, &len))
-		return -errno;
+	if (bpf_obj_get_info_by_fd(ol->link_fd, &info, &len) || !info.prog_id)
+		return -EINVAL;
 	ol->link_type = info.type;
 	if (info.type != BPF_LINK_TYPE_RAW_TRACEPOINT)
 		ol->tp_name[0] = 0;
-	ol->prog_fd = bpf_prog_get_fd_by_id(info.prog_id);
-	if (ol->prog_fd < 0)
-		return -errno;
-	return prog_fingerprint(ol->prog_fd, &ol->fp);
+	ol->fp.id = info.prog_id;
+	ol->prog_fd = prog_fd_of(info.prog_id, prog_pins, n);
+	/* Without the program: never kept, not restorable, still detached. */
+	if (ol->prog_fd >= 0)
+		prog_fingerprint(ol->prog_fd, &ol->fp);
+	return 0;
 }
 
 static bool held(const struct link_swap *sw, const char *pin)
@@ -254,34 +328,38 @@ static bool held(const struct link_swap *sw, const char *pin)
 	return false;
 }
 
-/* Holds every existing pin of link_pins; missing and unreadable ones are skipped. */
-struct link_swap *swap_begin(const char *const *link_pins, size_t n)
+/*
+ * Holds every existing link of link_pins; prog_pins help find the programs
+ * behind them.  A pin there that cannot be read as a link fails it all
+ * (why says which): replacing it blind could attach a second copy.
+ */
+struct link_swap *swap_begin(const char *const *link_pins, size_t n,
+			     const char *const *prog_pins, size_t nprog,
+			     char *why, size_t len)
 {
 	struct link_swap *sw = calloc(1, sizeof(*sw));
 	struct old_link *ol;
 	size_t i;
+	int ret;
 
 	if (!sw || !(sw->l = calloc(n ? n : 1, sizeof(*sw->l)))) {
 		free(sw);
+		snprintf(why, len, "out of memory");
 		return NULL;
 	}
 	for (i = 0; i < n; i++) {
 		if (access(link_pins[i], F_OK) || held(sw, link_pins[i]))
 			continue;
-		ol = &sw->l[sw->n];
+		ol = &sw->l[sw->n++];
 		snprintf(ol->pin, sizeof(ol->pin), "%s", link_pins[i]);
 		ol->link_fd = ol->prog_fd = -1;
-		if (read_old_link(ol)) {
-			/* Not a link we can read: leave it alone, never unpin it. */
-			log_msg(LOG_WARNING, "warning: %s is not a readable BPF link; left in place",
-				ol->pin);
-			if (ol->link_fd >= 0)
-				close(ol->link_fd);
-			if (ol->prog_fd >= 0)
-				close(ol->prog_fd);
-			continue;
+		ret = read_old_link(ol, prog_pins, nprog);
+		if (ret) {
+			snprintf(why, len, "cannot read %s as a BPF link: %s", ol->pin,
+				 strerror(-ret));
+			swap_free(sw);
+			return NULL;
 		}
-		sw->n++;
 	}
 	return sw;
 }
@@ -302,7 +380,8 @@ int swap_keep(struct link_swap *sw, const char *link_pin, int new_prog_fd,
 	for (i = 0; i < sw->n; i++) {
 		struct prog_fp *old = &sw->l[i].fp;
 
-		if (strcmp(sw->l[i].pin, link_pin) || old->type != fp.type ||
+		if (sw->l[i].prog_fd < 0 || strcmp(sw->l[i].pin, link_pin) ||
+		    old->type != fp.type ||
 		    memcmp(old->tag, fp.tag, sizeof(fp.tag)) || old->nmaps != fp.nmaps ||
 		    memcmp(old->maps, fp.maps, fp.nmaps * sizeof(fp.maps[0])))
 			continue;
@@ -349,7 +428,7 @@ void swap_rollback(struct link_swap *sw)
 		ol = &sw->l[i];
 		if (!ol->detached)
 			continue;
-		if (ol->link_type != BPF_LINK_TYPE_RAW_TRACEPOINT) {
+		if (ol->link_type != BPF_LINK_TYPE_RAW_TRACEPOINT || ol->prog_fd < 0) {
 			log_msg(LOG_ERR, "cannot re-attach program %u of %s (link type %u); "
 				"run kstats-loader again", ol->fp.id, ol->pin, ol->link_type);
 			continue;

@@ -194,7 +194,7 @@ void describe_kept_pins(struct loader_ctx *ctx, struct obj_result *res,
 	add_known_maps(ctx, res, meta);
 	while (i < res->nmaps) {
 		m = &res->maps[i];
-		fd = owns_pin(res, m->pin) ? bpf_obj_get(m->pin) : -1;
+		fd = owns_pin(res, m->pin) ? pin_open(m->pin) : -1;
 		if (fd < 0) {
 			res->maps[i] = res->maps[--res->nmaps];
 			continue;
@@ -203,6 +203,8 @@ void describe_kept_pins(struct loader_ctx *ctx, struct obj_result *res,
 		m->reused = true;
 		prev_map_created(ctx, res->name, m->name, m->map_id,
 				 &m->created_boottime_ns, &m->created_realtime_ns);
+		if (prev_map_types(ctx, res->name, m->name, m->map_id, &m->types))
+			memset(&m->types, 0, sizeof(m->types));
 		close(fd);
 		i++;
 	}
@@ -211,7 +213,7 @@ void describe_kept_pins(struct loader_ctx *ctx, struct obj_result *res,
 		struct bpf_link_info info = {};
 		__u32 len = sizeof(info);
 
-		fd = owns_pin(res, p->link_pin) ? bpf_obj_get(p->link_pin) : -1;
+		fd = owns_pin(res, p->link_pin) ? pin_open(p->link_pin) : -1;
 		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len)) {
 			p->prog_id = info.prog_id;
 			if (outcome_failed(p->outcome) || p->outcome == OUT_LOADED)

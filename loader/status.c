@@ -73,20 +73,30 @@ int write_file_atomic(const char *path, const char *data, size_t len)
 	return ret ?: fsync_dir_of(path);
 }
 
+static struct json_object *get(struct json_object *o, const char *key);
+
+/* The previous status, when it is readable and about this pin dir. */
 void status_load_prev(struct loader_ctx *ctx)
 {
 	struct json_object *objs;
+	const char *pin_dir;
 
 	if (access(ctx->status_path, F_OK))
 		return;
 	ctx->prev = json_object_from_file(ctx->status_path);
-	if (!ctx->prev || !json_object_object_get_ex(ctx->prev, "objects", &objs) ||
-	    !json_object_is_type(objs, json_type_array)) {
+	pin_dir = json_object_get_string(get(ctx->prev, "pin_dir"));
+	objs = get(ctx->prev, "objects");
+	if (!objs || !json_object_is_type(objs, json_type_array)) {
 		log_msg(LOG_WARNING, "warning: ignoring unreadable %s: its pins are not "
 			"known to this run", ctx->status_path);
-		json_object_put(ctx->prev);
-		ctx->prev = NULL;
+	} else if (!pin_dir || strcmp(pin_dir, ctx->pin_dir)) {
+		log_msg(LOG_WARNING, "warning: ignoring %s: it is about pin dir %s, not %s",
+			ctx->status_path, pin_dir ? pin_dir : "(none)", ctx->pin_dir);
+	} else {
+		return;
 	}
+	json_object_put(ctx->prev);
+	ctx->prev = NULL;
 }
 
 static struct json_object *find_named(struct json_object *arr, const char *name)
@@ -129,6 +139,21 @@ void prev_map_created(const struct loader_ctx *ctx, const char *obj, const char 
 	*real_ns = same ? json_object_get_uint64(get(m, "created_realtime_ns")) : 0;
 }
 
+/* The type names the previous run recorded for the very same map. */
+int prev_map_types(const struct loader_ctx *ctx, const char *obj, const char *map,
+		   __u32 map_id, struct map_types *types)
+{
+	struct json_object *m = find_named(get(prev_object(ctx, obj), "maps"), map);
+	const char *key = json_object_get_string(get(m, "key_type"));
+	const char *value = json_object_get_string(get(m, "value_type"));
+
+	if (!m || json_object_get_uint64(get(m, "map_id")) != map_id || !key || !value)
+		return -ENOENT;
+	snprintf(types->key, sizeof(types->key), "%s", key);
+	snprintf(types->value, sizeof(types->value), "%s", value);
+	return 0;
+}
+
 static void put_str(struct json_object *o, const char *key, const char *val)
 {
 	json_object_object_add(o, key, json_object_new_string(val));
@@ -165,6 +190,10 @@ static struct json_object *map_json(const struct map_result *m)
 	json_object_object_add(o, "reused", json_object_new_boolean(m->reused));
 	put_u64(o, "created_boottime_ns", m->created_boottime_ns);
 	put_u64(o, "created_realtime_ns", m->created_realtime_ns);
+	if (*m->types.key) {
+		put_str(o, "key_type", m->types.key);
+		put_str(o, "value_type", m->types.value);
+	}
 	return o;
 }
 

@@ -121,7 +121,7 @@ int unload_all(struct loader_ctx *ctx)
 	if (rmdir(ctx->pin_dir) && errno != ENOENT)
 		log_msg(LOG_INFO, "%s stays: it holds pins that are not the loader's",
 			ctx->pin_dir);
-	log_msg(LOG_INFO, "unloaded: %u pins removed%s", u.removed,
+	log_result(LOG_INFO, "unloaded: %u pins removed%s", u.removed,
 		u.failed ? ", some could not be" : "");
 	return u.failed ? EXIT_CRITICAL : EXIT_OK;
 }

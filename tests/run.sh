@@ -15,9 +15,10 @@ pass=0 fail=0 skip=0
 # A run that was interrupted leaves pins and trace instances of a dead pid.
 cleanup_stale() {
 	local d pid
-	for d in /sys/fs/bpf/kernelstats-test-* /sys/kernel/tracing/instances/kstats-test-*; do
+	for d in /sys/fs/bpf/kernelstats-test-* /sys/kernel/tracing/instances/kstats-test-* \
+		 /tmp/kernelstats-test-*-run /tmp/kstats-test-*; do
 		[ -e "$d" ] || continue
-		pid=${d##*kstats*-test-}
+		pid=${d##*-test-}
 		pid=${pid%%-*}
 		kill -0 "$pid" 2>/dev/null && continue
 		rm -rf "$d" 2>/dev/null || rmdir "$d" 2>/dev/null

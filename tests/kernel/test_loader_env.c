@@ -271,7 +271,7 @@ static void test_boot_logs_to_kmsg(void **state)
 	snprintf(name, sizeof(name), "kmsg%d", (int)getpid());
 	assert_int_equal(ltest_add(t, TB("count"), name), 0);
 	assert_int_equal(ltest_run(t, "--boot", NULL), 0);
-	snprintf(line, sizeof(line), " %s LOADED", name);
+	snprintf(line, sizeof(line), "%-16s LOADED", name);
 	assert_true(kmsg_has(fd, line));
 	close(fd);
 	/* Without --boot, nothing goes there. */
@@ -305,7 +305,7 @@ static void test_exit_codes(void **state)
 	assert_int_equal(access(flag, F_OK), 0);
 	snprintf(not_bpffs, sizeof(not_bpffs), "%s/not-bpffs", t->dir);
 	assert_int_equal(ltest_run(t, "--pin-dir", not_bpffs, NULL), 3);
-	assert_true(ltest_stderr_has(t, "is not on a bpffs"));
+	assert_true(ltest_output_has(t, "is not on a bpffs"));
 	assert_int_equal(access(flag, F_OK), -1);
 	assert_true(strstr(ltest_str(t->status, "error"), "bpffs") != NULL);
 	/* ...and the pins of the earlier run are still known. */
@@ -313,12 +313,12 @@ static void test_exit_codes(void **state)
 
 	snprintf(nothing, sizeof(nothing), "%s/no-such-dir", t->dir);
 	assert_int_equal(ltest_run(t, "--obj-dir", nothing, NULL), 3);
-	assert_true(ltest_stderr_has(t, "cannot read object directory"));
+	assert_true(ltest_output_has(t, "cannot read object directory"));
 	assert_int_equal(access(flag, F_OK), -1);
 
 	touch(flag);
 	assert_int_equal(ltest_run(t, "--run-dir", "/proc/kstats-no-such-dir", NULL), 3);
-	assert_true(ltest_stderr_has(t, "--run-dir"));
+	assert_true(ltest_output_has(t, "--run-dir"));
 }
 
 /* Two loaders at once on one pin dir: one waits; one program attached. */

@@ -412,6 +412,44 @@ static void test_absent_object_kept(void **state)
 	assert_true(ltest_prog_gone(id));
 }
 
+/*
+ * With the unit's capabilities only (no CAP_SYS_ADMIN: no program or BTF by
+ * id), re-runs still keep, upgrade once, and roll back.
+ */
+static void test_rerun_with_unit_capabilities(void **state)
+{
+	struct ltest *t = *state;
+	uint32_t first, second, map0;
+
+	t->capped = true;
+	assert_int_equal(ltest_add(t, TB("count"), "lc"), 0);
+	assert_int_equal(ltest_add(t, "bpf/compaction.bpf", "compaction"), 0);
+	assert_int_equal(ltest_run(t, NULL), 0);
+	assert_string_equal(ltest_outcome(t, "lc", NULL), "LOADED");
+	first = prog_id(t, "lc", "on_rename");
+	map0 = map_id(t, "lc", "rename_count_map");
+
+	assert_int_equal(ltest_run(t, NULL), 0);
+	assert_string_equal(ltest_outcome(t, "compaction", NULL), "LOADED");
+	assert_string_equal(ltest_outcome(t, "lc", NULL), "LOADED");
+	assert_int_equal(prog_id(t, "lc", "on_rename"), first);
+	assert_int_equal(map_id(t, "lc", "rename_count_map"), map0);
+
+	assert_int_equal(ltest_add(t, TB("count_v2"), "lc"), 0);
+	assert_int_equal(ltest_run(t, NULL), 0);
+	second = prog_id(t, "lc", "on_rename");
+	assert_int_not_equal(second, first);
+	assert_int_equal(ltest_links_using_map(map0), 1);
+	assert_renames_count(t, "lc", 3);
+
+	assert_int_equal(ltest_add(t, TB("count_badattach"), "lc"), 0);
+	assert_int_equal(ltest_run(t, NULL), 0);
+	assert_string_equal(ltest_outcome(t, "lc", NULL), "FAILED_ATTACH");
+	assert_int_equal(linked_prog(t, "lc", "on_rename"), second);
+	assert_int_equal(ltest_links_using_map(map0), 1);
+	assert_renames_count(t, "lc", 2);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -425,6 +463,7 @@ int main(void)
 		T(test_unload_leaves_nothing),
 		T(test_unload_without_status),
 		T(test_absent_object_kept),
+		T(test_rerun_with_unit_capabilities),
 	};
 	const char *missing = ktest_missing_feature();
 

@@ -54,11 +54,21 @@ static int rm_entry(const char *path, const struct stat *st, int flag,
 	return remove(path);
 }
 
+/* The loader's status file and flag: /tmp/<pin dir name>-run, never /run. */
+static void run_dir_of(const struct ktest *t, char *buf, size_t len)
+{
+	snprintf(buf, len, "/tmp/%s-run", strrchr(t->pin_dir, '/') + 1);
+}
+
 void ktest_fini(struct ktest *t)
 {
+	char run_dir[300];
+
 	if (*t->trace_dir && rmdir(t->trace_dir))
 		fprintf(stderr, "cannot remove %s: %s\n", t->trace_dir, strerror(errno));
 	nftw(t->pin_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	run_dir_of(t, run_dir, sizeof(run_dir));
+	nftw(run_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	*t->trace_dir = 0;
 }
 
@@ -73,13 +83,14 @@ int ktest_loader_status(pid_t pid)
 
 int ktest_run_loader(struct ktest *t, const char *const *extra)
 {
-	char loader[300];
+	char loader[300], run_dir[300];
 	const char *argv[32] = { loader, "--obj-dir", t->obj_dir, "--pin-dir",
-				 t->pin_dir };
-	int argc = 5;
+				 t->pin_dir, "--run-dir", run_dir };
+	int argc = 7;
 	pid_t pid;
 
 	snprintf(loader, sizeof(loader), "%s/kstats-loader", t->build);
+	run_dir_of(t, run_dir, sizeof(run_dir));
 	while (extra && *extra && argc < 31)
 		argv[argc++] = *extra++;
 	pid = fork();

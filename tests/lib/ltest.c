@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <linux/capability.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 
@@ -26,14 +27,14 @@ int ltest_init(struct ltest *t, const char *tag)
 	ret = ktest_init(&t->kt, tag);
 	if (ret)
 		return ret;
-	snprintf(t->dir, sizeof(t->dir), "/tmp/kstats-ltest-%d-%s-XXXXXX", (int)getpid(), tag);
+	snprintf(t->dir, sizeof(t->dir), "/tmp/kstats-test-%d-%s-XXXXXX", (int)getpid(), tag);
 	if (!mkdtemp(t->dir))
 		return -errno;
 	snprintf(obj_dir, sizeof(obj_dir), "%s/obj", t->dir);
 	snprintf(t->kt.obj_dir, sizeof(t->kt.obj_dir), "%s", obj_dir);
 	snprintf(t->run_dir, sizeof(t->run_dir), "%s/run", t->dir);
 	snprintf(t->status_path, sizeof(t->status_path), "%s/loader-status.json", t->run_dir);
-	snprintf(t->stderr_path, sizeof(t->stderr_path), "%s/stderr", t->dir);
+	snprintf(t->out_path, sizeof(t->out_path), "%s/output", t->dir);
 	return mkdir(obj_dir, 0755) ? -errno : 0;
 }
 
@@ -110,20 +111,52 @@ void ltest_remove(struct ltest *t, const char *as)
 	unlink(path);
 }
 
-/* The loader's stderr goes to a file, then is echoed for run.sh's log. */
-static int run_captured(struct ltest *t, const char *const *argv)
+/*
+ * The loader unit's CapabilityBoundingSet (README "Privileges"): root then
+ * execs with CAP_BPF, CAP_PERFMON and CAP_CHOWN, and no CAP_SYS_ADMIN.
+ */
+static int drop_to_unit_caps(void)
 {
-	int saved = dup(STDERR_FILENO), fd, ret;
-	char buf[4096];
-	ssize_t n;
+	int cap;
 
-	fd = open(t->stderr_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || saved < 0)
+	for (cap = 0; prctl(PR_CAPBSET_READ, cap) >= 0; cap++)
+		if (cap != CAP_BPF && cap != CAP_PERFMON && cap != CAP_CHOWN &&
+		    prctl(PR_CAPBSET_DROP, cap))
+			return -errno;
+	return 0;
+}
+
+/*
+ * Like ktest_run_loader(), but the loader's stdout and stderr go to a file
+ * the test can search, echoed afterwards for run.sh's failure log.
+ */
+static int run_captured(struct ltest *t, const char *const *extra)
+{
+	const char *argv[MAX_ARGS + 6] = { NULL, "--obj-dir", t->kt.obj_dir,
+					   "--pin-dir", t->kt.pin_dir };
+	char loader[300], buf[4096];
+	int argc = 5, fd, ret;
+	ssize_t n;
+	pid_t pid;
+
+	snprintf(loader, sizeof(loader), "%s/kstats-loader", t->kt.build);
+	argv[0] = loader;
+	while (*extra)
+		argv[argc++] = *extra++;
+	fd = open(t->out_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
 		return -errno;
-	dup2(fd, STDERR_FILENO);
-	ret = ktest_run_loader(&t->kt, argv);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
+	fflush(NULL);
+	pid = fork();
+	if (!pid) {
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		if (t->capped && drop_to_unit_caps())
+			_exit(126);
+		execv(loader, (char *const *)argv);
+		_exit(127);
+	}
+	ret = pid < 0 ? -errno : ktest_loader_status(pid);
 	lseek(fd, 0, SEEK_SET);
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		if (write(STDERR_FILENO, buf, n) < 0)
@@ -134,12 +167,12 @@ static int run_captured(struct ltest *t, const char *const *argv)
 
 int ltest_run(struct ltest *t, ...)
 {
-	const char *argv[MAX_ARGS] = { "--run-dir", t->run_dir };
+	const char *argv[MAX_ARGS + 1] = { "--run-dir", t->run_dir };
 	int argc = 2, ret;
 	va_list ap;
 
 	va_start(ap, t);
-	while (argc < MAX_ARGS - 1 && (argv[argc] = va_arg(ap, const char *)))
+	while (argc < MAX_ARGS && (argv[argc] = va_arg(ap, const char *)))
 		argc++;
 	va_end(ap);
 	argv[argc] = NULL;
@@ -150,11 +183,11 @@ int ltest_run(struct ltest *t, ...)
 	return ret;
 }
 
-bool ltest_stderr_has(const struct ltest *t, const char *s)
+bool ltest_output_has(const struct ltest *t, const char *s)
 {
 	char buf[65536];
 	ssize_t n;
-	int fd = open(t->stderr_path, O_RDONLY | O_CLOEXEC);
+	int fd = open(t->out_path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return false;

@@ -19,8 +19,9 @@ struct ltest {
 	char dir[128];			/* mktemp dir, removed by ltest_fini */
 	char run_dir[192];
 	char status_path[256];
-	char stderr_path[256];		/* the last run's stderr */
+	char out_path[256];		/* the last run's stdout and stderr */
 	struct json_object *status;	/* the last run's status file */
+	bool capped;			/* run with the unit's capabilities only */
 };
 
 /* Fresh dirs; tag must be unique within the test binary. */
@@ -34,8 +35,8 @@ void ltest_remove(struct ltest *t, const char *as);
 
 /* Runs the loader (--run-dir added) with NULL-terminated extra args; exit code. */
 int ltest_run(struct ltest *t, ...);
-/* Whether the last run's stderr contains s. */
-bool ltest_stderr_has(const struct ltest *t, const char *s);
+/* Whether the last run's output (stdout and stderr) contains s. */
+bool ltest_output_has(const struct ltest *t, const char *s);
 
 struct json_object *ltest_obj(const struct ltest *t, const char *name);
 struct json_object *ltest_named(struct json_object *obj, const char *array,
