@@ -7,11 +7,6 @@
  */
 #include "loader_common.h"
 
-#define KPROBE_VARIANT(fn, group, func)						\
-	__KSTATS_PROG_META(fn, group, root, root, KSTATS_VARIANT_KPROBE, 0,	\
-			   KSTATS_KVER_INF, KSTATS_PROG_OPTIONAL);		\
-	SEC("kprobe/" func) int fn
-
 DEFINE_BPF_MAP(rename_count_map, HASH, __u32, __u64, RENAME_COUNT_ENTRIES);
 
 DEFINE_BPF_TRACEPOINT(task_rename, root, root, on_rename)(__u64 *ctx)
@@ -19,7 +14,8 @@ DEFINE_BPF_TRACEPOINT(task_rename, root, root, on_rename)(__u64 *ctx)
 	return count_rename(&rename_count_map);
 }
 
-KPROBE_VARIANT(on_rename_kprobe, "task_rename", "__set_task_comm")(struct pt_regs *ctx)
+DEFINE_BPF_KPROBE(__set_task_comm, task_rename, root, root, on_rename_kprobe)
+(struct pt_regs *ctx)
 {
 	return count_rename(&rename_count_map);
 }
@@ -30,8 +26,9 @@ DEFINE_BPF_TRACEPOINT_OPT(kstats_test_no_such_tracepoint, root, root, on_missing
 	return 0;
 }
 
-KPROBE_VARIANT(on_missing_kprobe, "kstats_test_no_such_tracepoint",
-	       "__set_task_comm")(struct pt_regs *ctx)
+DEFINE_BPF_KPROBE_KVER_OPT(__set_task_comm, kstats_test_no_such_tracepoint, root, root,
+			   on_missing_kprobe, 0, KSTATS_KVER_INF, KSTATS_PROG_OPTIONAL)
+(struct pt_regs *ctx)
 {
 	return 0;
 }
