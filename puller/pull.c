@@ -430,9 +430,10 @@ static bool prog_created(const char *pin_dir, const char *obj, uint32_t map_id,
 	if (glob(pattern, 0, NULL, &g))
 		return false;
 	for (i = 0; i < g.gl_pathc; i++) {
+		LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = BPF_F_RDONLY);
 		__u32 ids[64], len, k;
 		struct bpf_prog_info info;
-		int fd = bpf_obj_get(g.gl_pathv[i]);
+		int fd = bpf_obj_get_opts(g.gl_pathv[i], &opts);
 
 		if (fd < 0)
 			continue;
