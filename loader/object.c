@@ -14,6 +14,7 @@
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "loader.h"
+#include "trust.h"
 
 const char *obj_outcome_str(enum obj_outcome o)
 {
@@ -254,6 +255,8 @@ int load_object(struct loader_ctx *ctx, const char *path, struct obj_result *res
 	if (kstats_obj_name(path, res->name, sizeof(res->name)))
 		snprintf(res->name, sizeof(res->name), "?");
 	res->outcome = OBJ_FAILED_OBJECT;
+	if (check_trusted(path, res->reason, sizeof(res->reason)))
+		return -EPERM;
 	ret = kstats_objmeta_read(path, &meta, err, sizeof(err));
 	if (ret) {
 		snprintf(res->reason, sizeof(res->reason), "%s", err);
