@@ -49,7 +49,6 @@ struct pull_opts {
 struct pull_run {
 	const struct pull_opts *o;
 	struct pull_state old, new;
-	bool fresh;			/* no state file at all */
 	bool lost;			/* state was corrupt: moved aside */
 	bool boot_changed;
 	char boot_id[64];
@@ -332,7 +331,7 @@ static int reconcile(struct pull_run *r)
 			pull_fault("promoted");
 			state_free(&r->old);
 			r->old = pend;
-			r->fresh = r->lost = false;
+			r->lost = false;
 			return 0;
 		}
 	} else {
@@ -354,13 +353,11 @@ static int load_state(struct pull_run *r)
 	remove_temps(r->o->state_dir);
 	remove_temps(r->o->out_dir);
 	ret = load_one(r->o->state_dir, STATE_FILE, &r->old);
-	if (ret == -ENOENT) {
-		r->fresh = true;
-	} else if (ret == -EBADMSG) {
+	if (ret == -EBADMSG) {
 		r->lost = true;
 		fprintf(stderr, "kstats pull: re-baselining every map from its creation "
 			"(atoms flagged reset)\n");
-	} else if (ret) {
+	} else if (ret && ret != -ENOENT) {
 		return ret;
 	}
 	ret = reconcile(r);

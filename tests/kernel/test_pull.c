@@ -831,6 +831,126 @@ static void test_retention(void **state)
 	assert_non_null(strstr(oldest, "atoms-0000000006.pb"));
 }
 
+/* ---- hash keys and names, on cma-shaped maps (no cma tracepoints here) ---- */
+
+static void set_pool(int fd, __u32 id, int bucket, __u64 count)
+{
+	struct bpf_telemetry_accumulator acc = {};
+
+	bpf_map_lookup_elem(fd, &id, &acc);
+	acc.buckets[bucket] = count;
+	assert_int_equal(bpf_map_update_elem(fd, &id, &acc, BPF_ANY), 0);
+}
+
+static const Kernelstats__CmaAllocationLatency *
+pool_atom(const Kernelstats__AtomList *list, uint32_t id, const Kernelstats__Atom **env)
+{
+	size_t i;
+
+	for (i = 0; i < list->n_atom; i++) {
+		const Kernelstats__Atom *a = list->atom[i];
+
+		if (a->payload_case == KERNELSTATS__ATOM__PAYLOAD_CMA_ALLOCATION_LATENCY &&
+		    a->cma_allocation_latency->pool_id == id) {
+			if (env)
+				*env = a;
+			return a->cma_allocation_latency;
+		}
+	}
+	return NULL;
+}
+
+static struct bpf_object *pin_cma_maps(int *acc_fd, int *names_fd)
+{
+	char path[512], pin[512];
+	struct bpf_object *obj;
+	struct bpf_map *map;
+
+	snprintf(path, sizeof(path), "%s/tests/bpf/pull_cma_maps.bpf", e.t.build);
+	obj = bpf_object__open_file(path, NULL);
+	assert_non_null(obj);
+	bpf_object__for_each_map(map, obj) {
+		kstats_pin_path(pin, sizeof(pin), e.t.pin_dir, "map", "cma",
+				bpf_map__name(map));
+		assert_int_equal(bpf_map__set_pin_path(map, pin), 0);
+	}
+	assert_int_equal(bpf_object__load(obj), 0);
+	*acc_fd = bpf_map__fd(bpf_object__find_map_by_name(obj, "cma_alloc_latency_map"));
+	*names_fd = bpf_map__fd(bpf_object__find_map_by_name(obj, "cma_pool_names_map"));
+	return obj;
+}
+
+/*
+ * Keys appear and vanish between pulls; a vanished key that comes back
+ * starts from 0 (no anomaly); ids resolve to names; a bucket that goes
+ * backwards is an anomaly, re-based, never negative.
+ */
+static void test_keys_come_and_go(void **state)
+{
+	struct kstats_name reserved = { "reserved" }, camera = { "camera" };
+	const Kernelstats__CmaAllocationLatency *p;
+	const Kernelstats__Atom *env;
+	Kernelstats__AtomList *list;
+	struct bpf_object *obj;
+	int acc, names;
+	__u32 id;
+
+	(void)state;
+	detach();
+	obj = pin_cma_maps(&acc, &names);
+	id = 1;
+	assert_int_equal(bpf_map_update_elem(names, &id, &reserved, BPF_ANY), 0);
+	id = 2;
+	assert_int_equal(bpf_map_update_elem(names, &id, &camera, BPF_ANY), 0);
+	set_pool(acc, 1, 3, 5);
+	set_pool(acc, 2, 0, 2);
+	set_pool(acc, 3, 1, 1);
+	assert_int_equal(pull_ok(), 0);
+	list = last_atoms();
+	p = pool_atom(list, 1, NULL);
+	assert_non_null(p);
+	assert_string_equal(p->pool_name, "reserved");
+	assert_int_equal(p->n_latency_log2_buckets_usec, PULL_NR_BUCKETS);
+	assert_int_equal(p->latency_log2_buckets_usec[3], 5);
+	assert_string_equal(pool_atom(list, 2, NULL)->pool_name, "camera");
+	assert_null(pool_atom(list, 3, NULL)->pool_name);	/* no name for id 3 */
+	kernelstats__atom_list__free_unpacked(list, NULL);
+
+	id = 2;
+	assert_int_equal(bpf_map_delete_elem(acc, &id), 0);
+	set_pool(acc, 1, 3, 7);
+	set_pool(acc, 4, 2, 1);
+	assert_int_equal(pull_ok(), 0);
+	list = last_atoms();
+	assert_int_equal(list->n_atom, 2);
+	assert_int_equal(pool_atom(list, 1, NULL)->latency_log2_buckets_usec[3], 2);
+	assert_int_equal(pool_atom(list, 4, NULL)->latency_log2_buckets_usec[2], 1);
+	kernelstats__atom_list__free_unpacked(list, NULL);
+
+	set_pool(acc, 2, 0, 1);		/* back, counting from 0 again */
+	set_pool(acc, 1, 3, 6);		/* backwards */
+	assert_int_equal(pull_ok(), 0);
+	list = last_atoms();
+	assert_int_equal(list->n_atom, 2);
+	p = pool_atom(list, 2, &env);
+	assert_int_equal(p->latency_log2_buckets_usec[0], 1);
+	assert_int_equal(env->anomalies, 0);
+	p = pool_atom(list, 1, &env);
+	assert_int_equal(env->anomalies, 1);
+	assert_int_equal(p->latency_log2_buckets_usec[3], 0);
+	kernelstats__atom_list__free_unpacked(list, NULL);
+
+	set_pool(acc, 1, 3, 8);		/* +2 over the re-based 6 */
+	assert_int_equal(pull_ok(), 0);
+	list = last_atoms();
+	assert_int_equal(list->n_atom, 1);
+	p = pool_atom(list, 1, &env);
+	assert_int_equal(p->latency_log2_buckets_usec[3], 2);
+	assert_int_equal(env->anomalies, 0);
+	kernelstats__atom_list__free_unpacked(list, NULL);
+	bpf_object__close(obj);
+}
+
 /* Nothing pinned: exit 3 with the fix in the message, no state written. */
 static void test_nothing_pinned(void **state)
 {
@@ -865,6 +985,7 @@ int main(void)
 		T(test_lock_busy),
 		T(test_concurrent_pulls),
 		T(test_retention),
+		T(test_keys_come_and_go),
 		T(test_nothing_pinned),
 	};
 	const char *missing = ktest_missing_feature();
