@@ -477,6 +477,15 @@ static uint64_t atom_total(const Kernelstats__Atom *a)
 	return total;
 }
 
+/* Test runs only from here on (links unpinned), after a first pull. */
+static void quiet_start(int passes)
+{
+	open_runners();
+	detach();
+	fire(passes);
+	assert_int_equal(pull_ok(), 0);
+}
+
 /* ---- fixtures ---- */
 
 static int setup(void **state)
@@ -517,10 +526,7 @@ static void test_first_pull_window(void **state)
 	const Kernelstats__Atom *a;
 
 	(void)state;
-	open_runners();
-	detach();
-	fire(2);
-	assert_int_equal(pull_ok(), 0);
+	quiet_start(2);
 	list = last_atoms();
 	a = compaction_atom(list);
 	assert_false(a->reset);
@@ -603,10 +609,7 @@ static void test_reload_resets(void **state)
 	FILE *f;
 
 	(void)state;
-	open_runners();
-	detach();
-	fire(3);
-	assert_int_equal(pull_ok(), 0);
+	quiet_start(3);
 
 	close_runners();
 	ktest_fini(&e.t);
@@ -655,10 +658,7 @@ static void test_new_boot_id(void **state)
 	const Kernelstats__Atom *a;
 
 	(void)state;
-	open_runners();
-	detach();
-	fire(2);
-	assert_int_equal(pull_ok(), 0);
+	quiet_start(2);
 	fire(1);
 	assert_int_equal(run_pull(NULL, fake, NULL), 0);
 	list = last_atoms();
@@ -722,10 +722,7 @@ static void assert_rebaselined(const char *why)
 static void test_corrupt_state(void **state)
 {
 	(void)state;
-	open_runners();
-	detach();
-	fire(2);
-	assert_int_equal(pull_ok(), 0);
+	quiet_start(2);
 	corrupt_state(false);
 	assert_rebaselined("checksum mismatch");
 	fire(1);
