@@ -7,6 +7,7 @@
 #ifndef KSTATS_BPF_TELEMETRY_H
 #define KSTATS_BPF_TELEMETRY_H
 
+#include "kstats_keys.h"
 #include "kstats_meta.h"
 
 #define BPF_TELEMETRY_NR_BUCKETS 32
@@ -33,6 +34,21 @@ static inline __u32 bpf_telemetry_bucket(__u64 v)
 	return b;
 }
 
+/*
+ * Id of a CMA pool or dma-buf exporter name: FNV-1a (32 bit) of its bytes up
+ * to the NUL, at most len.  The same function runs in BPF and in userspace.
+ */
+static inline __u32 bpf_telemetry_name_hash(const char *s, __u32 len)
+{
+	__u32 h = 2166136261u, i;
+
+	for (i = 0; i < len && s[i]; i++) {
+		h ^= (__u8)s[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
 #ifdef __bpf__
 #include <bpf/bpf_helpers.h>
 
@@ -47,10 +63,18 @@ static inline __u32 bpf_telemetry_bucket(__u64 v)
 #define DEFINE_BPF_MAP_GRO(mname, TYPE, KeyT, ValueT, entries, gid) \
 	DEFINE_BPF_MAP_UGM(mname, TYPE, KeyT, ValueT, entries, root, gid, 0440)
 
+/* The same with map_flags, e.g. BPF_F_NO_PREALLOC for sparse output maps. */
+#define DEFINE_BPF_MAP_GRO_F(mname, TYPE, KeyT, ValueT, entries, gid, flg) \
+	DEFINE_BPF_MAP_UGMF(mname, TYPE, KeyT, ValueT, entries, root, gid, 0440, flg)
+
 #define DEFINE_BPF_MAP_UGM(mname, TYPE, KeyT, ValueT, entries, usr, grp, md) \
+	DEFINE_BPF_MAP_UGMF(mname, TYPE, KeyT, ValueT, entries, usr, grp, md, 0)
+
+#define DEFINE_BPF_MAP_UGMF(mname, TYPE, KeyT, ValueT, entries, usr, grp, md, flg) \
 	struct {							\
 		__uint(type, BPF_MAP_TYPE_##TYPE);			\
 		__uint(max_entries, entries);				\
+		__uint(map_flags, flg);					\
 		__type(key, KeyT);					\
 		__type(value, ValueT);					\
 	} mname SEC(".maps");						\
@@ -156,6 +180,27 @@ static inline __u32 bpf_telemetry_bucket(__u64 v)
 	__bucket;							\
 })
 
+/*
+ * A kprobe on func, as the last-resort variant of attach point attach_pt
+ * (the tracepoint variants' name), so the loader picks one per kernel:
+ *	DEFINE_BPF_KPROBE(dma_buf_export, dma_buf_export, root, kstats,
+ *			  on_export_kprobe)(struct pt_regs *ctx) { ... }
+ */
+#define DEFINE_BPF_KPROBE_KVER_OPT(func, attach_pt, usr, grp, fn, kmin, kmax, flg) \
+	__KSTATS_PROG_META(fn, #attach_pt, usr, grp, KSTATS_VARIANT_KPROBE, \
+			   kmin, kmax, flg);				\
+	SEC("kprobe/" #func) int fn
+
+#define DEFINE_BPF_KPROBE(func, attach_pt, usr, grp, fn) \
+	DEFINE_BPF_KPROBE_KVER_OPT(func, attach_pt, usr, grp, fn, 0,	\
+				   KSTATS_KVER_INF, 0)
+
+/* Overwrites: for spans whose begin the kernel may emit without an end. */
+#define SAVE_START_TIME_AT(map, key, now) ({				\
+	__u64 __start = (now);						\
+	bpf_map_update_elem(&(map), (key), &__start, BPF_ANY);		\
+})
+
 #define SAVE_FIRST_START_TIME_AT(map, key, now) ({			\
 	__u64 __start = (now);						\
 	bpf_map_update_elem(&(map), (key), &__start, BPF_NOEXIST);	\
@@ -197,6 +242,53 @@ static inline __u32 bpf_telemetry_bucket(__u64 v)
 			__sync_fetch_and_add(&__acc->buckets[__b], 1);	\
 	}								\
 })
+
+/* Reads a kernel string into a zeroed name; a failed read gives "". */
+static __always_inline void kstats_name_read(struct kstats_name *n,
+					     const void *kstr)
+{
+	__builtin_memset(n, 0, sizeof(*n));
+	bpf_probe_read_kernel_str(n->name, sizeof(n->name), kstr);
+}
+
+static __always_inline bool kstats_name_equal(const struct kstats_name *a,
+					      const struct kstats_name *b)
+{
+	__u32 i;
+
+	for (i = 0; i < sizeof(a->name); i++)
+		if (a->name[i] != b->name[i])
+			return false;
+	return true;
+}
+
+#define KSTATS_NAME_PROBES 4
+
+/*
+ * The id of name in the id -> name dictionary dict: its hash, or after a
+ * collision the next of KSTATS_NAME_PROBES slots that is free or holds the
+ * same name.  Ids stay exact: userspace resolves them through dict.  A full
+ * dictionary gives an id that dict cannot resolve, shown as a number.
+ */
+static __always_inline __u32 kstats_name_id(void *dict,
+					    const struct kstats_name *name)
+{
+	__u32 hash = bpf_telemetry_name_hash(name->name, sizeof(name->name));
+	struct kstats_name *cur;
+	__u32 id, i;
+
+	for (i = 0; i < KSTATS_NAME_PROBES; i++) {
+		id = hash + i;
+		cur = bpf_map_lookup_elem(dict, &id);
+		if (!cur) {
+			bpf_map_update_elem(dict, &id, name, BPF_NOEXIST);
+			cur = bpf_map_lookup_elem(dict, &id);
+		}
+		if (!cur || kstats_name_equal(cur, name))
+			return id;
+	}
+	return hash;
+}
 
 #endif /* __bpf__ */
 #endif /* KSTATS_BPF_TELEMETRY_H */

@@ -81,6 +81,14 @@ static bool tracefs_has_event(const char *tp)
 	return true;	/* no tracefs to ask: let attach decide */
 }
 
+/* Stopgap until the loader branch: no kprobe PMU and no kprobe_events. */
+static bool kernel_has_kprobes(void)
+{
+	return !access("/sys/bus/event_source/devices/kprobe", F_OK) ||
+	       !access("/sys/kernel/tracing/kprobe_events", F_OK) ||
+	       !access("/sys/kernel/debug/tracing/kprobe_events", F_OK);
+}
+
 static bool attach_point_exists(struct loader_ctx *ctx,
 				const struct kstats_prog_meta *pm)
 {
@@ -94,6 +102,8 @@ static bool attach_point_exists(struct loader_ctx *ctx,
 		return btf__find_by_name_kind(ctx->vmlinux_btf, name, BTF_KIND_TYPEDEF) > 0;
 	case KSTATS_VARIANT_RAW_TP:
 		return tracefs_has_event(pm->attach);
+	case KSTATS_VARIANT_KPROBE:
+		return kernel_has_kprobes();
 	default:
 		return true;
 	}

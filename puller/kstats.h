@@ -18,6 +18,7 @@ int cmd_dump(int argc, char **argv);
 int cmd_read(int argc, char **argv);
 int cmd_pull(int argc, char **argv);
 int cmd_atoms(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
 
 /* bcc-style log2 histogram of 32 buckets; unit is enum kstats_unit. */
 void print_log2_hist(FILE *f, const int64_t *buckets, unsigned int unit);

@@ -13,6 +13,7 @@ static const struct {
 	{ "read", cmd_read, "dump any pinned map generically (BTF columns)" },
 	{ "pull", cmd_pull, "emit the day's deltas as protobuf atoms (crash-safe)" },
 	{ "atoms", cmd_atoms, "print emitted atoms as text" },
+	{ "watch", cmd_watch, "print an event stream live (text or JSON lines)" },
 };
 
 static void usage(FILE *f)

@@ -175,7 +175,21 @@ static void remember_prog(const char *link, const char *pin,
 	snprintf(prog_pin, sizeof(prog_pin), "%s", pin);
 }
 
-/* Remembers the first _GRO map, private map and program pin it finds. */
+/* The reader checks need a row: a hash map with no event yet has none. */
+static bool map_has_entries(const char *pin)
+{
+	char key[256];	/* >= any key size here */
+	int fd = bpf_obj_get(pin);
+	bool has;
+
+	if (fd < 0)
+		return false;
+	has = !bpf_map_get_next_key(fd, NULL, key);
+	close(fd);
+	return has;
+}
+
+/* Remembers the first non-empty _GRO map, private map and program pin. */
 static void remember_pins(const char *path, const char *obj,
 			  const struct kstats_objmeta *meta, void *arg)
 {
@@ -194,7 +208,7 @@ static void remember_pins(const char *path, const char *obj,
 		else
 			continue;
 		pin = map_pin(obj, mm->name);
-		if (*m->name || !pin)
+		if (*m->name || !pin || (m == &shared_map && !map_has_entries(pin)))
 			continue;
 		snprintf(m->obj, sizeof(m->obj), "%s", path);
 		snprintf(m->name, sizeof(m->name), "%s", mm->name);

@@ -136,6 +136,7 @@ load() {
 	out=$("$B/kstats-loader" --obj-dir "$1" --pin-dir "$PIN-$2" 2>&1)
 	rc=$?
 	pins=$(find "$PIN-$2" -name 'map_*' 2>/dev/null | wc -l)
+	compaction_pins=$(find "$PIN-$2" -name 'map_compaction_*' 2>/dev/null | wc -l)
 }
 
 objs=$tmp/bpf
@@ -184,21 +185,21 @@ chmod 0755 "$objs"
 
 chmod 0666 "$objs/compaction.bpf"
 load "$objs" file
-if [ $rc -eq 1 ] && [ "$pins" -eq 0 ] &&
+if [ $rc -eq 1 ] && [ "$compaction_pins" -eq 0 ] &&
    grep -q "compaction .*FAILED_OBJECT: .*world-writable (mode 0666)" <<<"$out"; then
 	pass "a world-writable object file is refused"
 else
-	fail "world-writable object file: exit $rc, $pins pins: $out"
+	fail "world-writable object file: exit $rc, $compaction_pins compaction pins: $out"
 fi
 chmod 0644 "$objs/compaction.bpf"
 
 chown "$U" "$objs/compaction.bpf"
 load "$objs" owner
-if [ $rc -eq 1 ] && [ "$pins" -eq 0 ] &&
+if [ $rc -eq 1 ] && [ "$compaction_pins" -eq 0 ] &&
    grep -q "FAILED_OBJECT: .*owned by uid $(id -u "$U"), not root" <<<"$out"; then
 	pass "an object file owned by another user is refused"
 else
-	fail "object owned by $U: exit $rc, $pins pins: $out"
+	fail "object owned by $U: exit $rc, $compaction_pins compaction pins: $out"
 fi
 chown root "$objs/compaction.bpf"
 
