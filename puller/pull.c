@@ -509,7 +509,7 @@ static int open_map(const struct pull_opts *o, const char *obj, const char *map,
 		return kstats_map_open(&mo, m, err, errlen);
 	}
 	ret = kstats_map_open(&mo, m, err, errlen);
-	if (ret && ret != -ENOENT) {
+	if (ret) {	/* e.g. an object newer than the loaded map */
 		mo.obj_path = NULL;
 		if (!kstats_map_open(&mo, m, err2, sizeof(err2)))
 			return 0;
