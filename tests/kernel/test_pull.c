@@ -398,7 +398,9 @@ static uint64_t assert_conserved(void)
 		for (r = 0; r < nt; r++)	/* atoms of keys the map does not have */
 			if (t[r].atom_id == pm->atom_id)
 				matched--;
-		assert_int_equal(matched, 0);
+		if (matched)
+			fail_msg("%s: %zu rows, %zu more than the keys of its atoms",
+				 pm->map, nrows, matched);
 		free(rows);
 	}
 	return compactions;
