@@ -12,8 +12,8 @@ DEFINE_BPF_TASK_START_MAP(direct_reclaim_start_map);
 DEFINE_BPF_MAP_GRO(direct_reclaim_latency_map, ARRAY, __u32,
 		   struct bpf_telemetry_accumulator, KSTATS_PROCESS_STATE_COUNT,
 		   kstats);
-DEFINE_BPF_HISTOGRAM(direct_reclaim_latency_map, "DirectReclaimLatency",
-		     KSTATS_UNIT_USEC);
+DEFINE_BPF_HISTOGRAM_ENUM(direct_reclaim_latency_map, "DirectReclaimLatency",
+			  KSTATS_UNIT_USEC, kstats_process_state);
 
 static __always_inline __u32 current_process_state(void)
 {

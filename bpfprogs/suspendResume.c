@@ -13,8 +13,8 @@ DEFINE_BPF_MAP(suspend_start_map, HASH, struct kstats_name, __u64, 32);
 DEFINE_BPF_MAP_GRO(suspend_resume_latency_map, ARRAY, __u32,
 		   struct bpf_telemetry_accumulator, KSTATS_SUSPEND_PHASE_COUNT,
 		   kstats);
-DEFINE_BPF_HISTOGRAM(suspend_resume_latency_map, "SuspendResumeLatency",
-		     KSTATS_UNIT_USEC);
+DEFINE_BPF_HISTOGRAM_ENUM(suspend_resume_latency_map, "SuspendResumeLatency",
+			  KSTATS_UNIT_USEC, kstats_suspend_phase);
 
 #define ACTION_WORDS (KSTATS_SUSPEND_ACTION_MAX / 8)
 

@@ -42,6 +42,7 @@ static void terminate_names(struct kstats_objmeta *m)
 		m->hists[i].map[KSTATS_NAME_LEN - 1] = 0;
 		m->hists[i].metric[KSTATS_NAME_LEN - 1] = 0;
 		m->hists[i].names_map[KSTATS_NAME_LEN - 1] = 0;
+		m->hists[i].key_enum[KSTATS_NAME_LEN - 1] = 0;
 	}
 	for (i = 0; i < m->nstreams; i++) {
 		m->streams[i].name[KSTATS_NAME_LEN - 1] = 0;

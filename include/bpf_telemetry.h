@@ -86,17 +86,26 @@ static inline __u32 bpf_telemetry_name_hash(const char *s, __u32 len)
 
 /* Declares that map holds bpf_telemetry_accumulator values of metric. */
 #define DEFINE_BPF_HISTOGRAM(mname, metric_name, unit_id) \
-	__DEFINE_BPF_HISTOGRAM(mname, metric_name, unit_id, "")
+	__DEFINE_BPF_HISTOGRAM(mname, metric_name, unit_id, "", "")
 
 /* The same, with the key's id resolved through dictionary map names. */
 #define DEFINE_BPF_HISTOGRAM_NAMED(mname, metric_name, unit_id, names) \
-	__DEFINE_BPF_HISTOGRAM(mname, metric_name, unit_id, #names)
+	__DEFINE_BPF_HISTOGRAM(mname, metric_name, unit_id, #names, "")
 
-#define __DEFINE_BPF_HISTOGRAM(mname, metric_name, unit_id, names)	\
+/*
+ * The same, with the key's __u32 (ARRAY keys must be plain ints in BTF)
+ * labelled by the enumerators of enum tag, which is kept in the object's BTF.
+ */
+#define DEFINE_BPF_HISTOGRAM_ENUM(mname, metric_name, unit_id, tag)	\
+	__KSTATS_META(KSTATS_SEC_TYPES, enum tag) __kstats_keyenum_##mname; \
+	__DEFINE_BPF_HISTOGRAM(mname, metric_name, unit_id, "", #tag)
+
+#define __DEFINE_BPF_HISTOGRAM(mname, metric_name, unit_id, names, tag) \
 	__KSTATS_META(KSTATS_SEC_HISTS, struct kstats_hist_meta)	\
 	__kstats_hist_##mname = {					\
 		.map = #mname, .metric = metric_name, .names_map = names, \
-		.unit = unit_id, .version = KSTATS_META_VERSION,	\
+		.key_enum = tag, .unit = unit_id,			\
+		.version = KSTATS_META_VERSION,				\
 	}
 
 #define __KSTATS_PROG_META(fn, attach_pt, usr, grp, var, kmin, kmax, flg) \

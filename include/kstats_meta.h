@@ -75,6 +75,7 @@ struct kstats_hist_meta {
 	char map[KSTATS_NAME_LEN];
 	char metric[KSTATS_NAME_LEN];	/* atom name, e.g. CompactionDuration */
 	char names_map[KSTATS_NAME_LEN];	/* "" or the id -> name dictionary */
+	char key_enum[KSTATS_NAME_LEN];	/* "" or the enum naming the key */
 	__u32 unit;			/* enum kstats_unit */
 	__u32 version;
 };
