@@ -1,7 +1,7 @@
 # make install [PREFIX=/usr/local] [DESTDIR=]: tools, objects, units, config.
-# The group kstats (DESIGN.md "Names") is created with groupadd --system on
-# the running system only, i.e. when DESTDIR is empty; packages do it in
-# their postinst.
+# The group kstats (DESIGN.md "Names") and the system user kstats that runs
+# kstats pull are created on the running system only, i.e. when DESTDIR is
+# empty; packages do that in their postinst.
 SBINDIR    ?= $(PREFIX)/sbin
 BINDIR     ?= $(PREFIX)/bin
 BPFDIR     ?= $(PREFIX)/lib/kernelstats/bpf
@@ -9,22 +9,34 @@ UNITDIR    ?= $(PREFIX)/lib/systemd/system
 INITRCDIR  ?= $(PREFIX)/etc/init
 SYSCONFDIR ?= /etc
 
-INSTALL_SUBST = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BPFDIR@|$(BPFDIR)|g'
+# The loader's files say @SBINDIR@/@BPFDIR@; the pull's say /usr/local.
+INSTALL_SUBST = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BPFDIR@|$(BPFDIR)|g' \
+		    -e 's|/usr/local/bin/|$(BINDIR)/|g' \
+		    -e 's|/usr/local/lib/kernelstats/bpf|$(BPFDIR)|g'
+UNITS := $(wildcard dist/systemd/*.service dist/systemd/*.timer)
 
 .PHONY: install
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(BPFDIR) \
-		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(INITRCDIR) $(DESTDIR)$(SYSCONFDIR)/kernelstats
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(INITRCDIR) \
+		$(DESTDIR)$(SYSCONFDIR)/kernelstats $(DESTDIR)$(SYSCONFDIR)/cron.daily
 	install -m 0755 $(BUILD)/kstats-loader $(DESTDIR)$(SBINDIR)/kstats-loader
 	install -m 0755 $(BUILD)/kstats $(DESTDIR)$(BINDIR)/kstats
 	install -m 0644 $(BPF_OBJS) $(DESTDIR)$(BPFDIR)/
-	$(INSTALL_SUBST) dist/systemd/kernelstats-loader.service \
-		> $(DESTDIR)$(UNITDIR)/kernelstats-loader.service
+	for u in $(UNITS); do \
+		$(INSTALL_SUBST) $$u > $(DESTDIR)$(UNITDIR)/$${u##*/} && \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; \
+	done
 	$(INSTALL_SUBST) dist/android/kernelstats.rc > $(DESTDIR)$(INITRCDIR)/kernelstats.rc
-	chmod 0644 $(DESTDIR)$(UNITDIR)/kernelstats-loader.service \
-		$(DESTDIR)$(INITRCDIR)/kernelstats.rc
+	chmod 0644 $(DESTDIR)$(INITRCDIR)/kernelstats.rc
+	$(INSTALL_SUBST) dist/cron.daily/kernelstats > $(DESTDIR)$(SYSCONFDIR)/cron.daily/kernelstats
+	chmod 0755 $(DESTDIR)$(SYSCONFDIR)/cron.daily/kernelstats
 	test -e $(DESTDIR)$(SYSCONFDIR)/kernelstats/loader.conf || \
 		install -m 0644 dist/loader.conf $(DESTDIR)$(SYSCONFDIR)/kernelstats/loader.conf
-	@if [ -z "$(DESTDIR)" ] && ! getent group kstats >/dev/null; then \
-		groupadd --system kstats && echo "created group kstats"; \
+	@if [ -z "$(DESTDIR)" ]; then \
+		getent group kstats >/dev/null || { groupadd --system kstats && \
+			echo "created group kstats"; }; \
+		getent passwd kstats >/dev/null || { useradd --system --gid kstats \
+			--no-create-home --shell /usr/sbin/nologin kstats && \
+			echo "created user kstats"; }; \
 	fi

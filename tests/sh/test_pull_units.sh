@@ -49,7 +49,7 @@ unprivileged_pull() {
 	command -v setpriv >/dev/null || { echo "SKIP: $T: setpriv is not installed"; return; }
 	gid=$(getent group kstats | cut -d: -f3)
 	[ -n "$gid" ] || { echo "SKIP: $T: no group kstats (make install creates it)"; return; }
-	"$BUILD/kstats-loader" --obj-dir "$BUILD/bpf" --pin-dir "$PIN" >/dev/null ||
+	"$BUILD/kstats-loader" --obj-dir "$BUILD/bpf" --pin-dir "$PIN" --run-dir "$TMP/run" >/dev/null ||
 		{ echo "FAIL: $T: kstats-loader failed"; return; }
 	chmod 0755 "$TMP"
 	install -d -o 65534 -g "$gid" -m 0750 "$lib"

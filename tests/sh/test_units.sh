@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make install into a scratch DESTDIR, then check the installed layout and
-# run systemd-analyze verify on the unit (any message is a failure).
+# run systemd-analyze verify on the loader unit (any message is a failure).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${KSTATS_BUILD:-build}
@@ -25,7 +25,8 @@ fi
 echo "PASS: install"
 
 for f in $PREFIX/sbin/kstats-loader $PREFIX/bin/kstats \
-	 $PREFIX/lib/kernelstats/bpf/compaction.bpf $unit $rc /etc/kernelstats/loader.conf; do
+	 $PREFIX/lib/kernelstats/bpf/compaction.bpf $unit $rc /etc/kernelstats/loader.conf \
+	 $PREFIX/lib/systemd/system/kernelstats-pull.service /etc/cron.daily/kernelstats; do
 	[ -e "$tmp$f" ] || { echo "FAIL: install_layout: $f missing"; fail=1; }
 done
 [ "$fail" -eq 0 ] && echo "PASS: install_layout"
@@ -35,6 +36,7 @@ check unit_oneshot grep -qx "Type=oneshot" "$tmp$unit"
 check unit_remain_after_exit grep -qx "RemainAfterExit=yes" "$tmp$unit"
 check unit_after_bpffs grep -q "^RequiresMountsFor=/sys/fs/bpf " "$tmp$unit"
 check no_placeholders_left bash -c "! grep -q '@[A-Z]*@' '$tmp$unit' '$tmp$rc'"
+check pull_paths_follow_prefix bash -c "! grep -rq /usr/local '$tmp$PREFIX/lib/systemd/system' '$tmp/etc/cron.daily'"
 check rc_service grep -q "^service kstats_loader $PREFIX/sbin/kstats-loader --boot --obj-dir $PREFIX/lib/kernelstats/bpf" "$tmp$rc"
 check rc_oneshot grep -qx "    oneshot" "$tmp$rc"
 # An existing config is never overwritten.
@@ -45,6 +47,8 @@ check config_kept grep -qx "disable = all" "$tmp/etc/kernelstats/loader.conf"
 if ! command -v systemd-analyze >/dev/null; then
 	echo "SKIP: systemd_analyze_verify: systemd-analyze is not installed"
 else
+	# The pull units are verified by test_pull_units.sh; this one has no
+	# default dependencies, so it verifies inside the DESTDIR root.
 	out=$(systemd-analyze verify --root="$tmp" "$unit" 2>&1)
 	if [ $? -ne 0 ] || [ -n "$out" ]; then
 		echo "FAIL: systemd_analyze_verify: $out"
