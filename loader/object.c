@@ -226,6 +226,21 @@ static void explain_unchosen(struct obj_load *l, size_t i, int best)
 		snprintf(p->reason, sizeof(p->reason), "%s", pl->why);
 }
 
+/* "<attach>: <prog>: <why>; <prog>: <why>" over the group's in-range members. */
+static void group_why(struct obj_load *l, size_t i, char *buf, size_t len)
+{
+	size_t j, n = snprintf(buf, len, "%s", l->res->progs[i].attach);
+	const char *sep = ":";
+
+	for (j = 0; j < l->res->nprogs && n < len; j++) {
+		if (!same_group(l, i, j) || !l->pl[j].in_range)
+			continue;
+		n += snprintf(buf + n, len - n, "%s %s: %s", sep, l->res->progs[j].name,
+			      l->pl[j].rejected ? l->res->progs[j].reason : l->pl[j].why);
+		sep = ";";
+	}
+}
+
 /*
  * A mandatory attach point none of whose variants can run stops the object:
  * FAILED_VERIFIER when one was rejected, SKIPPED_NO_ATTACH_POINT when the
@@ -233,31 +248,22 @@ static void explain_unchosen(struct obj_load *l, size_t i, int best)
  */
 static enum outcome group_stop(struct obj_load *l, size_t i)
 {
-	struct obj_result *res = l->res;
-	int in_range = -1, rejected = -1;
+	bool in_range = false, rejected = false;
 	size_t j;
 
-	for (j = 0; j < res->nprogs; j++) {
+	for (j = 0; j < l->res->nprogs; j++) {
 		if (!same_group(l, i, j))
 			continue;
 		if (l->pl[j].meta->flags & KSTATS_PROG_OPTIONAL)
 			return OUT_LOADED;
-		if (l->pl[j].rejected && rejected < 0)
-			rejected = j;
-		if (l->pl[j].in_range && in_range < 0)
-			in_range = j;
+		rejected |= l->pl[j].rejected;
+		in_range |= l->pl[j].in_range;
 	}
-	if (rejected >= 0) {
-		set_outcome(res, OUT_FAILED_VERIFIER, "%s: %s", res->progs[rejected].name,
-			    res->progs[rejected].reason);
-		return res->outcome;
-	}
-	if (in_range >= 0) {
-		set_outcome(res, OUT_SKIPPED_NO_ATTACH_POINT, "%s: %s",
-			    res->progs[in_range].name, l->pl[in_range].why);
-		return res->outcome;
-	}
-	return OUT_LOADED;
+	if (!in_range)
+		return OUT_LOADED;
+	l->res->outcome = rejected ? OUT_FAILED_VERIFIER : OUT_SKIPPED_NO_ATTACH_POINT;
+	group_why(l, i, l->res->reason, sizeof(l->res->reason));
+	return l->res->outcome;
 }
 
 /* Chooses one variant per attach point; returns what stops the object. */

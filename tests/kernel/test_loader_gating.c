@@ -115,7 +115,7 @@ static void test_verifier_rejects(void **state)
 	assert_reason_has(t, "lreject", "on_rejected", "processed 2 insns");
 	assert_true(json_object_object_get_ex(ltest_obj(t, "lreject"), "pins", &pins));
 	assert_int_equal(json_object_array_length(pins), 0);
-	assert_true(ltest_output_has(t, "FAILED_VERIFIER: on_rejected: load: Permission denied"));
+	assert_true(ltest_output_has(t, "FAILED_VERIFIER: raw_tp/task_rename: on_rejected: load: Permission denied"));
 	assert_compaction_loaded(t);
 }
 
