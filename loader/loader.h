@@ -146,6 +146,7 @@ int own_pin(struct obj_result *res, const char *path);
 void disown_pin(struct obj_result *res, const char *path);
 void prune_pins(struct obj_result *res);
 bool is_pin_kind(const char *path, const char *kind);
+bool in_pin_dir(const struct loader_ctx *ctx, const char *path);
 struct kstats_objmeta;
 void adopt_prev_pins(struct loader_ctx *ctx, struct obj_result *res);
 void retire_programs(struct obj_result *res);
@@ -171,6 +172,7 @@ int txn_pin(struct pin_txn *txn, int fd, const char *final, const char *aside,
 int txn_commit(struct pin_txn *txn, char *why, size_t len);
 void txn_abort(struct pin_txn *txn);
 void txn_free(struct pin_txn *txn);
+void txn_remove_stale(const char *pin_dir);
 
 struct link_swap;
 struct link_swap *swap_begin(const char *const *link_pins, size_t n,
@@ -178,7 +180,7 @@ struct link_swap *swap_begin(const char *const *link_pins, size_t n,
 			     char *why, size_t len);
 int swap_keep(struct link_swap *sw, const char *link_pin, int new_prog_fd,
 	      __u32 *prog_id);
-void swap_detach(struct link_swap *sw);
+int swap_detach(struct link_swap *sw, char *why, size_t len);
 void swap_rollback(struct link_swap *sw);
 void swap_free(struct link_swap *sw);
 
@@ -186,6 +188,7 @@ void swap_free(struct link_swap *sw);
 __u64 clock_ns(int clockid);
 int write_file_atomic(const char *path, const char *data, size_t len);
 void status_load_prev(struct loader_ctx *ctx);
+struct json_object *status_array(struct json_object *o, const char *key);
 struct json_object *prev_object(const struct loader_ctx *ctx, const char *name);
 void prev_map_created(const struct loader_ctx *ctx, const char *obj, const char *map,
 		      __u32 map_id, __u64 *boot_ns, __u64 *real_ns);

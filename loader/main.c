@@ -382,6 +382,7 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 	if (lock < 0)
 		return fail_env(ctx, started, "%s", err);
 	status_load_prev(ctx);	/* under the lock: the last run's, complete */
+	txn_remove_stale(ctx->pin_dir);
 	if (o->unload) {
 		ret = unload_all(ctx);
 		goto out;

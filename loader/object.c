@@ -176,8 +176,10 @@ static int init_progs(struct obj_load *l)
 		n++;
 	l->res->progs = calloc(n ? n : 1, sizeof(*l->res->progs));
 	l->pl = calloc(n ? n : 1, sizeof(*l->pl));
-	if (!l->res->progs || !l->pl)
+	if (!l->res->progs || !l->pl) {
+		set_outcome(l->res, OUT_FAILED_OBJECT, "out of memory");
 		return -ENOMEM;
+	}
 	bpf_object__for_each_program(prog, l->obj) {
 		ret = init_prog(l, prog, l->res->nprogs++);
 		if (ret)
@@ -331,25 +333,23 @@ static enum outcome prepare_map(struct obj_load *l, struct bpf_map *map)
 		ret = bpf_map__reuse_fd(map, fd);
 		m->reused = !ret;
 		m->map_id = fd_obj_id(fd);
-	} else if (l->ctx->replace_incompatible) {
-		m->replaced = true;
-		ret = 0;
-	}
-	close(fd);
-	if (ret && !m->replaced && ret != -EINVAL) {
+		close(fd);
+		if (!ret)
+			return OUT_LOADED;
 		set_outcome(l->res, OUT_FAILED_PIN, "cannot reuse %s: %s", m->pin,
 			    strerror(-ret));
 		return OUT_FAILED_PIN;
 	}
-	if (ret) {
+	close(fd);
+	if (!l->ctx->replace_incompatible) {
 		set_outcome(l->res, OUT_REFUSED_INCOMPATIBLE_PIN, "map %s pinned at %s is "
 			    "incompatible: %s; --replace-incompatible moves it aside",
 			    m->name, m->pin, why);
 		return OUT_REFUSED_INCOMPATIBLE_PIN;
 	}
-	if (m->replaced)
-		log_msg(LOG_WARNING, "%s: replacing incompatible %s (%s)", l->res->name,
-			m->pin, why);
+	m->replaced = true;
+	log_msg(LOG_WARNING, "%s: replacing incompatible %s (%s)", l->res->name, m->pin,
+		why);
 	return OUT_LOADED;
 }
 
@@ -653,6 +653,17 @@ static int attach_progs(struct obj_load *l, struct pin_txn *txn, struct bpf_link
 	return 0;
 }
 
+/* Whether a chosen program is pinned at path (variants can share a section). */
+static bool chosen_prog_pin(const struct obj_load *l, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < l->res->nprogs; i++)
+		if (l->pl[i].chosen && !strcmp(l->res->progs[i].prog_pin, path))
+			return true;
+	return false;
+}
+
 /* After publication: own what exists now, drop pins of unchosen programs. */
 static void settle_pins(struct obj_load *l)
 {
@@ -665,7 +676,7 @@ static void settle_pins(struct obj_load *l)
 		struct prog_result *p = &res->progs[i];
 
 		if (!l->pl[i].chosen) {
-			if (owns_pin(res, p->prog_pin))
+			if (owns_pin(res, p->prog_pin) && !chosen_prog_pin(l, p->prog_pin))
 				unlink(p->prog_pin);
 			p->prog_pin[0] = 0;
 		}
@@ -709,10 +720,9 @@ static void publish(struct obj_load *l)
 	ret = ret ?: stage_progs(l, sw, txn);
 	if (ret)
 		goto out;
-	swap_detach(sw);
-	ret = attach_progs(l, txn, links);
-	if (!ret)
-		ret = txn_commit(txn, l->res->reason, sizeof(l->res->reason));
+	ret = swap_detach(sw, l->res->reason, sizeof(l->res->reason));
+	ret = ret ?: attach_progs(l, txn, links);
+	ret = ret ?: txn_commit(txn, l->res->reason, sizeof(l->res->reason));
 	if (ret) {
 		if (l->res->outcome == OUT_LOADED)
 			l->res->outcome = OUT_FAILED_PIN;
@@ -804,25 +814,25 @@ static bool obj_in_kver_range(struct obj_load *l)
 static enum outcome run_object(struct obj_load *l)
 {
 	struct obj_result *res = l->res;
-	bool disabled = is_disabled(l->ctx, res->name);
 
-	/* Code anyone but root could have written never reaches the kernel. */
-	if (check_trusted(res->path, res->reason, sizeof(res->reason)))
-		return OUT_FAILED_OBJECT;
-	if (read_meta(l) && !disabled)
-		return res->outcome;
-	if (disabled) {
+	if (is_disabled(l->ctx, res->name)) {
+		read_meta(l);	/* only to list its programs */
 		set_outcome(res, OUT_SKIPPED_DISABLED, "disabled by %s",
 			    l->ctx->disable_all ? "disable = all" : "configuration");
 		progs_from_meta(l);
 		return res->outcome;
 	}
+	/* Code anyone but root could have written never reaches the kernel. */
+	if (check_trusted(res->path, res->reason, sizeof(res->reason)))
+		return OUT_FAILED_OBJECT;
+	if (read_meta(l))
+		return res->outcome;
 	if (!obj_in_kver_range(l)) {
 		progs_from_meta(l);
 		return res->outcome;
 	}
 	if (probe_open(l) || open_object(l) || init_progs(l))
-		return res->outcome == OUT_LOADED ? OUT_FAILED_OBJECT : res->outcome;
+		return res->outcome;
 	return load_loop(l);
 }
 
@@ -840,6 +850,7 @@ void load_object(struct loader_ctx *ctx, const char *path, struct obj_result *re
 		publish(&l);
 	if (res->outcome != OUT_LOADED)
 		finish_not_loaded(&l);
+	prune_pins(res);
 	bpf_object__close(l.obj);
 	free(l.pl);
 	kstats_objmeta_free(&l.meta);

@@ -5,6 +5,7 @@
  * that one program is never attached twice and a failed attach puts the
  * previous program back.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,7 +183,6 @@ int txn_pin(struct pin_txn *txn, int fd, const char *final, const char *aside,
 	/* bpffs refuses names with a dot, so no ".tmp". */
 	snprintf(e->tmp, sizeof(e->tmp), "%s/tmp_%d_%zu", txn->pin_dir, (int)getpid(),
 		 txn->n);
-	unlink(e->tmp);	/* left by a loader that died with our pid */
 	if (bpf_obj_pin(fd, e->tmp))
 		return -errno;
 	e->pinned = true;
@@ -193,6 +193,7 @@ int txn_commit(struct pin_txn *txn, char *why, size_t len)
 {
 	struct pin_entry *e;
 	size_t i;
+	int ret;
 
 	for (i = 0; i < txn->n; i++) {
 		e = &txn->e[i];
@@ -204,8 +205,33 @@ int txn_commit(struct pin_txn *txn, char *why, size_t len)
 	}
 	return 0;
 fail:
-	snprintf(why, len, "cannot publish %s: %s", e->final, strerror(errno));
-	return -errno;
+	ret = -errno;
+	snprintf(why, len, "cannot publish %s: %s", e->final, strerror(-ret));
+	return ret;
+}
+
+/*
+ * Temporary pins of a loader that died between pinning and renaming.  Only
+ * called with the pin dir locked, so no live loader owns any.
+ */
+void txn_remove_stale(const char *pin_dir)
+{
+	char path[LOADER_PATH_LEN];
+	struct dirent *d;
+	int pid, seq, end;
+	DIR *dp = opendir(pin_dir);
+
+	while (dp && (d = readdir(dp))) {
+		end = 0;
+		if (sscanf(d->d_name, "tmp_%d_%d%n", &pid, &seq, &end) != 2 ||
+		    d->d_name[end])
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", pin_dir, d->d_name);
+		if (!unlink(path))
+			log_msg(LOG_INFO, "removed %s, left by a loader that died", path);
+	}
+	if (dp)
+		closedir(dp);
 }
 
 void txn_abort(struct pin_txn *txn)
@@ -392,11 +418,15 @@ int swap_keep(struct link_swap *sw, const char *link_pin, int new_prog_fd,
 	return -ENOENT;
 }
 
-/* Detaches every held link that is not kept, synchronously. */
-void swap_detach(struct link_swap *sw)
+/*
+ * Detaches every held link that is not kept, synchronously.  Fails, and
+ * the caller must not attach, if one stays attached.
+ */
+int swap_detach(struct link_swap *sw, char *why, size_t len)
 {
 	struct old_link *ol;
 	size_t i;
+	int ret;
 
 	for (i = 0; i < sw->n; i++) {
 		ol = &sw->l[i];
@@ -407,13 +437,15 @@ void swap_detach(struct link_swap *sw)
 		 * in this call, not later from a workqueue.
 		 */
 		if (unlink(ol->pin)) {
-			log_msg(LOG_WARNING, "warning: cannot unpin %s: %m", ol->pin);
-			continue;
+			ret = -errno;
+			snprintf(why, len, "cannot detach %s: %s", ol->pin, strerror(-ret));
+			return ret;
 		}
 		close(ol->link_fd);
 		ol->link_fd = -1;
 		ol->detached = true;
 	}
+	return 0;
 }
 
 /* Re-attaches what swap_detach() detached, at the same pins. */

@@ -109,6 +109,15 @@ void disown_pin(struct obj_result *res, const char *path)
 	}
 }
 
+/* A direct entry of the pin dir: all the status file may make us touch. */
+bool in_pin_dir(const struct loader_ctx *ctx, const char *path)
+{
+	size_t n = strlen(ctx->pin_dir);
+
+	return path && !strncmp(path, ctx->pin_dir, n) && path[n] == '/' &&
+	       path[n + 1] && !strchr(path + n + 1, '/') && strcmp(path + n + 1, "..");
+}
+
 bool is_pin_kind(const char *path, const char *kind)
 {
 	const char *base = strrchr(path, '/');
@@ -165,14 +174,15 @@ struct map_result *add_map(struct obj_result *res, const char *name,
 static void add_known_maps(struct loader_ctx *ctx, struct obj_result *res,
 			   const struct kstats_objmeta *meta)
 {
-	struct json_object *prev = prev_object(ctx, res->name), *maps, *name;
+	struct json_object *maps = status_array(prev_object(ctx, res->name), "maps"), *name;
 	size_t i, n;
 
-	if (prev && json_object_object_get_ex(prev, "maps", &maps)) {
+	if (maps) {
 		n = json_object_array_length(maps);
 		for (i = 0; i < n; i++)
 			if (json_object_object_get_ex(json_object_array_get_idx(maps, i),
-						      "name", &name))
+						      "name", &name) &&
+			    json_object_is_type(name, json_type_string))
 				add_map(res, json_object_get_string(name), ctx);
 	}
 	for (i = 0; meta && i < meta->nmaps; i++)
@@ -196,7 +206,7 @@ void describe_kept_pins(struct loader_ctx *ctx, struct obj_result *res,
 		m = &res->maps[i];
 		fd = owns_pin(res, m->pin) ? pin_open(m->pin) : -1;
 		if (fd < 0) {
-			res->maps[i] = res->maps[--res->nmaps];
+			memmove(m, m + 1, (--res->nmaps - i) * sizeof(*m));
 			continue;
 		}
 		m->map_id = fd_obj_id(fd);
@@ -233,16 +243,16 @@ void describe_kept_pins(struct loader_ctx *ctx, struct obj_result *res,
 /* Previous pins of this object that still exist are ours. */
 void adopt_prev_pins(struct loader_ctx *ctx, struct obj_result *res)
 {
-	struct json_object *prev = prev_object(ctx, res->name), *pins;
+	struct json_object *pins = status_array(prev_object(ctx, res->name), "pins");
 	const char *path;
 	size_t i, n;
 
-	if (!prev || !json_object_object_get_ex(prev, "pins", &pins))
+	if (!pins)
 		return;
 	n = json_object_array_length(pins);
 	for (i = 0; i < n; i++) {
 		path = json_object_get_string(json_object_array_get_idx(pins, i));
-		if (path && !access(path, F_OK))
+		if (in_pin_dir(ctx, path) && !access(path, F_OK))
 			own_pin(res, path);
 	}
 }

@@ -110,6 +110,7 @@ static struct json_object *find_named(struct json_object *arr, const char *name)
 	for (i = 0; i < len; i++) {
 		e = json_object_array_get_idx(arr, i);
 		if (json_object_object_get_ex(e, "name", &n) &&
+		    json_object_is_type(n, json_type_string) &&
 		    !strcmp(json_object_get_string(n), name))
 			return e;
 	}
@@ -123,16 +124,24 @@ static struct json_object *get(struct json_object *o, const char *key)
 	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
 }
 
+/* o[key] when it is an array, else NULL: a corrupt file must not abort us. */
+struct json_object *status_array(struct json_object *o, const char *key)
+{
+	struct json_object *v = get(o, key);
+
+	return v && json_object_is_type(v, json_type_array) ? v : NULL;
+}
+
 struct json_object *prev_object(const struct loader_ctx *ctx, const char *name)
 {
-	return find_named(get(ctx->prev, "objects"), name);
+	return find_named(status_array(ctx->prev, "objects"), name);
 }
 
 /* Creation times carry over only for the very same map (same id). */
 void prev_map_created(const struct loader_ctx *ctx, const char *obj, const char *map,
 		      __u32 map_id, __u64 *boot_ns, __u64 *real_ns)
 {
-	struct json_object *m = find_named(get(prev_object(ctx, obj), "maps"), map);
+	struct json_object *m = find_named(status_array(prev_object(ctx, obj), "maps"), map);
 	bool same = m && json_object_get_uint64(get(m, "map_id")) == map_id;
 
 	*boot_ns = same ? json_object_get_uint64(get(m, "created_boottime_ns")) : 0;
@@ -143,7 +152,7 @@ void prev_map_created(const struct loader_ctx *ctx, const char *obj, const char 
 int prev_map_types(const struct loader_ctx *ctx, const char *obj, const char *map,
 		   __u32 map_id, struct map_types *types)
 {
-	struct json_object *m = find_named(get(prev_object(ctx, obj), "maps"), map);
+	struct json_object *m = find_named(status_array(prev_object(ctx, obj), "maps"), map);
 	const char *key = json_object_get_string(get(m, "key_type"));
 	const char *value = json_object_get_string(get(m, "value_type"));
 
@@ -251,14 +260,14 @@ static bool in_results(const struct obj_result *res, size_t n, const char *name)
 static void carry_prev(const struct loader_ctx *ctx, const struct obj_result *res,
 		       size_t n, bool as_they_were, struct json_object *objs)
 {
-	struct json_object *prev = get(ctx->prev, "objects"), *o, *pins, *kept, *copy;
+	struct json_object *prev = status_array(ctx->prev, "objects"), *o, *pins, *kept, *copy;
 	const char *name, *pin;
 	size_t i, j;
 
 	for (i = 0; prev && i < json_object_array_length(prev); i++) {
 		o = json_object_array_get_idx(prev, i);
 		name = json_object_get_string(get(o, "name"));
-		pins = get(o, "pins");
+		pins = status_array(o, "pins");
 		if (!name || in_results(res, n, name) || !pins)
 			continue;
 		if (as_they_were) {
@@ -268,7 +277,7 @@ static void carry_prev(const struct loader_ctx *ctx, const struct obj_result *re
 		kept = json_object_new_array();
 		for (j = 0; j < json_object_array_length(pins); j++) {
 			pin = json_object_get_string(json_object_array_get_idx(pins, j));
-			if (pin && !access(pin, F_OK))
+			if (in_pin_dir(ctx, pin) && !access(pin, F_OK))
 				json_object_array_add(kept, json_object_new_string(pin));
 		}
 		if (!json_object_array_length(kept)) {

@@ -35,17 +35,22 @@ static void remove_pin(struct unload *u, const char *path)
 
 static void remove_status_pins(struct loader_ctx *ctx, struct unload *u)
 {
-	struct json_object *objs, *o, *pins;
+	struct json_object *objs = status_array(ctx->prev, "objects"), *pins;
+	const char *pin;
 	size_t i, j;
 
-	if (!json_object_object_get_ex(ctx->prev, "objects", &objs))
-		return;
-	for (i = 0; i < json_object_array_length(objs); i++) {
-		o = json_object_array_get_idx(objs, i);
-		if (!json_object_object_get_ex(o, "pins", &pins))
+	for (i = 0; objs && i < json_object_array_length(objs); i++) {
+		pins = status_array(json_object_array_get_idx(objs, i), "pins");
+		if (!pins)
 			continue;
-		for (j = 0; j < json_object_array_length(pins); j++)
-			remove_pin(u, json_object_get_string(json_object_array_get_idx(pins, j)));
+		for (j = 0; j < json_object_array_length(pins); j++) {
+			pin = json_object_get_string(json_object_array_get_idx(pins, j));
+			if (in_pin_dir(ctx, pin))
+				remove_pin(u, pin);
+			else
+				log_msg(LOG_WARNING, "warning: %s is not in %s; left alone",
+					pin ? pin : "(null)", ctx->pin_dir);
+		}
 	}
 }
 

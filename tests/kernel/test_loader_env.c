@@ -323,6 +323,42 @@ static void test_exit_codes(void **state)
 	assert_true(ltest_output_has(t, "--run-dir"));
 }
 
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A damaged status file is survived, and never makes us touch other files. */
+static void test_damaged_status_file(void **state)
+{
+	struct ltest *t = *state;
+	char text[2048], victim[256];
+
+	assert_int_equal(ltest_run(t, NULL), 0);
+	snprintf(victim, sizeof(victim), "%s/victim", t->dir);
+	write_text(victim, "keep me\n");
+	snprintf(text, sizeof(text),
+		 "{\"version\": 1, \"pin_dir\": \"%s\", \"objects\": [7, "
+		 "{\"name\": \"compaction\", \"pins\": \"x\", \"maps\": [1, {\"name\": null}]}, "
+		 "{\"name\": \"gone\", \"pins\": [\"%s\", \"%s/../x\", null]}]}",
+		 t->kt.pin_dir, victim, t->kt.pin_dir);
+	write_text(t->status_path, text);
+	assert_int_equal(ltest_run(t, NULL), 0);
+	assert_string_equal(ltest_outcome(t, "compaction", NULL), "LOADED");
+
+	write_text(t->status_path, text);
+	assert_int_equal(ltest_run(t, "--unload", NULL), 0);
+	assert_int_equal(access(victim, F_OK), 0);
+
+	write_text(t->status_path, "{ not json");
+	assert_int_equal(ltest_run(t, NULL), 0);
+	assert_true(ltest_output_has(t, "ignoring unreadable"));
+}
+
 /* Two loaders at once on one pin dir: one waits; one program attached. */
 static void test_concurrent_runs(void **state)
 {
@@ -357,6 +393,7 @@ int main(void)
 		T(test_boot_logs_to_kmsg),
 		T(test_exit_codes),
 		T(test_concurrent_runs),
+		T(test_damaged_status_file),
 	};
 	const char *missing = ktest_missing_feature();
 
