@@ -102,7 +102,7 @@ struct loader_ctx {
 	size_t ndisabled;
 	struct btf *vmlinux_btf;	/* parsed once per run */
 	struct json_object *prev;	/* previous status file, or NULL */
-	char libbpf_err[512];		/* last libbpf warning */
+	char libbpf_err[512];		/* libbpf's first warning of a step */
 };
 
 /* log.c: stdout/stderr, and /dev/kmsg once log_to_kmsg() was called. */
@@ -143,7 +143,6 @@ struct map_result *add_map(struct obj_result *res, const char *name,
 			   const struct loader_ctx *ctx);
 bool owns_pin(const struct obj_result *res, const char *path);
 int own_pin(struct obj_result *res, const char *path);
-void disown_pin(struct obj_result *res, const char *path);
 void prune_pins(struct obj_result *res);
 bool is_pin_kind(const char *path, const char *kind);
 bool in_pin_dir(const struct loader_ctx *ctx, const char *path);

@@ -96,7 +96,7 @@ int own_pin(struct obj_result *res, const char *path)
 	return 0;
 }
 
-void disown_pin(struct obj_result *res, const char *path)
+static void disown_pin(struct obj_result *res, const char *path)
 {
 	size_t i;
 

@@ -186,6 +186,7 @@ static struct json_object *prog_json(const struct prog_result *p)
 	put_u64(o, "prog_id", p->prog_id);
 	put_str(o, "link_pin", p->link_pin);
 	put_str(o, "prog_pin", p->prog_pin);
+	json_object_object_add(o, "kept", json_object_new_boolean(p->kept));
 	return o;
 }
 

@@ -25,22 +25,7 @@
 
 static int setup(void **state)
 {
-	static int seq;
-	struct ltest *t = calloc(1, sizeof(*t));
-	char tag[16];
-
-	snprintf(tag, sizeof(tag), "g%d", seq++);
-	if (!t || ltest_init(t, tag) || ltest_add(t, "bpf/compaction.bpf", "compaction"))
-		return -1;
-	*state = t;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	ltest_fini(*state);
-	free(*state);
-	return 0;
+	return ltest_setup(state, 'g', true);
 }
 
 static bool pinned(struct ltest *t, const char *kind, const char *obj, const char *name)
@@ -422,7 +407,7 @@ static void test_cma_skips_cleanly(void **state)
 
 int main(void)
 {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, ltest_teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_missing_tracepoint_skips),
 		T(test_optional_programs),

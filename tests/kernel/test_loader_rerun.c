@@ -27,22 +27,7 @@
 
 static int setup(void **state)
 {
-	static int seq;
-	struct ltest *t = calloc(1, sizeof(*t));
-	char tag[16];
-
-	snprintf(tag, sizeof(tag), "r%d", seq++);
-	if (!t || ltest_init(t, tag))
-		return -1;
-	*state = t;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	ltest_fini(*state);
-	free(*state);
-	return 0;
+	return ltest_setup(state, 'r', false);
 }
 
 static struct json_object *prog_of(struct ltest *t, const char *obj, const char *prog)
@@ -452,7 +437,7 @@ static void test_rerun_with_unit_capabilities(void **state)
 
 int main(void)
 {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, ltest_teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_rerun_keeps_counts_no_double_count),
 		T(test_upgrade_replaces_once),

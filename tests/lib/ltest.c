@@ -38,6 +38,27 @@ int ltest_init(struct ltest *t, const char *tag)
 	return mkdir(obj_dir, 0755) ? -errno : 0;
 }
 
+int ltest_setup(void **state, char prefix, bool with_compaction)
+{
+	static int seq;
+	struct ltest *t = calloc(1, sizeof(*t));
+	char tag[16];
+
+	snprintf(tag, sizeof(tag), "%c%d", prefix, seq++);
+	*state = t;
+	if (!t || ltest_init(t, tag))
+		return -1;
+	return with_compaction ? ltest_add(t, "bpf/compaction.bpf", "compaction") : 0;
+}
+
+int ltest_teardown(void **state)
+{
+	if (*state)
+		ltest_fini(*state);
+	free(*state);
+	return 0;
+}
+
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st; (void)flag; (void)ftw;

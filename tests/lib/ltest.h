@@ -28,6 +28,13 @@ struct ltest {
 int ltest_init(struct ltest *t, const char *tag);
 void ltest_fini(struct ltest *t);
 
+/*
+ * cmocka fixtures: a fresh ltest per test in *state, tagged <prefix><n>,
+ * with compaction.bpf in its object dir when with_compaction.
+ */
+int ltest_setup(void **state, char prefix, bool with_compaction);
+int ltest_teardown(void **state);
+
 /* Copies $KSTATS_BUILD/<rel> (e.g. "bpf/compaction.bpf") in as <as>.bpf. */
 int ltest_add(struct ltest *t, const char *rel, const char *as);
 int ltest_add_bytes(struct ltest *t, const char *as, const void *data, size_t len);
