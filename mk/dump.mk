@@ -3,3 +3,7 @@
 DEB_PKGS += prometheus
 
 $(BUILD)/kstats: LDLIBS += $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
+
+# The unit test of the histogram arithmetic links the code it tests.
+$(BUILD)/tests/unit/test_dump_hist: $(BUILD)/puller/hist.o
+$(BUILD)/tests/unit/test_dump_hist.o: CFLAGS += -Ipuller

@@ -78,8 +78,10 @@ static int render(const struct dump_opts *o, const struct kstats_snapshot *s)
 		ret = -EIO;
 	if (!ret) {
 		ret = kstats_write_atomic(o->output, buf, len, msg, sizeof(msg));
-		if (ret)
+		if (ret) {
 			fprintf(stderr, "kstats dump: %s\n", msg);
+			ret = -EIO;	/* a runtime error, whatever the errno */
+		}
 	}
 	free(buf);
 	return ret;

@@ -349,7 +349,7 @@ static void map_row(struct table *t, struct json_object *mp, const struct map_li
 	kstats_fmt_value(mem, sizeof(mem), (double)ml->memlock, KSTATS_UNIT_BYTES);
 	CELL(t, 4, "%s", mem);
 	CELL(t, 5, ml->has_drops ? "%llu" : "-", (unsigned long long)ml->drops);
-	CELL(t, 6, "%s", kstats_jint(mp, "reused") ? "reused" : "");
+	CELL(t, 6, "%s", kstats_jbool(mp, "reused") ? "reused" : "");
 }
 
 /* Live values of every program, in status-file order. */
@@ -431,7 +431,7 @@ static void print_object(FILE *f, struct status_view *v, struct json_object *o,
 
 	fprintf(f, "\n%s  %s%s%s%s\n", kstats_jstr(o, "name"), kstats_jstr(o, "outcome"),
 		*kstats_jstr(o, "reason") ? ": " : "", kstats_jstr(o, "reason"),
-		kstats_jint(o, "critical") ? " (critical)" : "");
+		kstats_jbool(o, "critical") ? " (critical)" : "");
 	if (progs && json_object_array_length(progs)) {
 		table_header(&t, (const char *const[]){ "program", "attach", "type", "outcome",
 			"runs", "avg/run", "missed", NULL });

@@ -9,6 +9,7 @@
 #ifndef KSTATS_STATUS_H
 #define KSTATS_STATUS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <json-c/json.h>
@@ -18,9 +19,10 @@
 /* Parses path; -ENOENT/-EACCES/-EINVAL with the fix in err. */
 int kstats_status_load(const char *path, struct json_object **out,
 		       char *err, size_t errlen);
-/* Member key of o as a string ("" when absent), integer (0) or array (NULL). */
+/* Member key of o as a string ("" when absent), integer or bool (0) or array (NULL). */
 const char *kstats_jstr(struct json_object *o, const char *key);
 int64_t kstats_jint(struct json_object *o, const char *key);
+bool kstats_jbool(struct json_object *o, const char *key);
 struct json_object *kstats_jarr(struct json_object *o, const char *key);
 
 #endif /* KSTATS_STATUS_H */

@@ -88,6 +88,14 @@ int64_t kstats_jint(struct json_object *o, const char *key)
 	return json_object_get_int64(v);
 }
 
+bool kstats_jbool(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) &&
+	       json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
+}
+
 struct json_object *kstats_jarr(struct json_object *o, const char *key)
 {
 	struct json_object *v;
