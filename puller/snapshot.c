@@ -277,7 +277,8 @@ int kstats_snapshot_dup(struct kstats_snapshot *d, const struct kstats_snapshot 
 			kstats_snapshot_free(d);
 			return -ENOMEM;
 		}
-		memcpy(h->series, s->hists[i].series, h->nseries * sizeof(*h->series));
+		if (h->nseries)
+			memcpy(h->series, s->hists[i].series, h->nseries * sizeof(*h->series));
 	}
 	return 0;
 }

@@ -42,7 +42,7 @@ struct prog_live {
 struct map_live {
 	bool have;
 	int err;
-	__u32 type, max_entries;
+	__u32 type, max_entries, id;
 	bool counted;			/* entries counted (hash-like maps) */
 	uint64_t entries, memlock;
 	bool has_drops;
@@ -224,6 +224,7 @@ static void map_probe(struct json_object *mp, const char *obj_path, struct map_l
 	}
 	ml->have = true;
 	ml->type = info.type;
+	ml->id = info.id;
 	ml->max_entries = info.max_entries;
 	ml->memlock = fdinfo_memlock(fd);
 	ml->counted = hash_like(info.type);
@@ -349,7 +350,11 @@ static void map_row(struct table *t, struct json_object *mp, const struct map_li
 	kstats_fmt_value(mem, sizeof(mem), (double)ml->memlock, KSTATS_UNIT_BYTES);
 	CELL(t, 4, "%s", mem);
 	CELL(t, 5, ml->has_drops ? "%llu" : "-", (unsigned long long)ml->drops);
-	CELL(t, 6, "%s", kstats_jbool(mp, "reused") ? "reused" : "");
+	if (kstats_jint(mp, "map_id") && kstats_jint(mp, "map_id") != ml->id)
+		CELL(t, 6, "recreated since the loader ran (id %u, was %lld)", ml->id,
+		     (long long)kstats_jint(mp, "map_id"));
+	else
+		CELL(t, 6, "%s", kstats_jbool(mp, "reused") ? "reused from an earlier load" : "");
 }
 
 /* Live values of every program, in status-file order. */
@@ -507,6 +512,7 @@ static void annotate_map(struct json_object *mp, const struct map_live *ml)
 {
 	json_object_object_add(mp, "map_type", ml->have ?
 			       json_object_new_string(libbpf_bpf_map_type_str(ml->type) ?: "?") : NULL);
+	json_object_object_add(mp, "live_map_id", json_u64(ml->have, ml->id));
 	json_object_object_add(mp, "max_entries", json_u64(ml->have, ml->max_entries));
 	json_object_object_add(mp, "entries", json_u64(ml->counted, ml->entries));
 	json_object_object_add(mp, "fill_percent", ml->counted && ml->max_entries ?

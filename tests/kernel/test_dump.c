@@ -460,6 +460,8 @@ static void test_live_json(void **state)
 	assert_true(pid > 0);
 	/* The banner comes after the baseline read. */
 	assert_int_equal(dt_read_line(err, banner, sizeof(banner), 10000), 0);
+	if (!strstr(banner, "every 1s interval"))
+		fprintf(stderr, "kstats said: %s\n", banner);
 	assert_non_null(strstr(banner, "every 1s interval"));
 	bump(KSTATS_PROCESS_STATE_FOREGROUND, 3, 5);
 	assert_int_equal(dt_read_line(out, line1, sizeof(line1), 10000), 0);

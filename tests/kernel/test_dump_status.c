@@ -365,7 +365,7 @@ static void test_status_errors(void **state)
 
 static void test_status_failed_and_stale(void **state)
 {
-	char path[512];
+	char path[512], cmd[1200], line[512];
 	struct dt_result r;
 
 	(void)state;
@@ -382,6 +382,19 @@ static void test_status_failed_and_stale(void **state)
 	assert_non_null(strstr(r.out, "warning: the status is from kernel 0.0.0-other but "));
 	assert_non_null(strstr(r.out, " is running; run kstats-loader\n"));
 	assert_non_null(strstr(r.out, "  gone_map  gone\n"));
+	dt_result_free(&r);
+
+	/* A map whose id differs from the loader's was recreated since. */
+	dt_path(&d, "recreated.json", path, sizeof(path));
+	snprintf(cmd, sizeof(cmd), "sed 's/\\(\"dump_state_map\",[^}]*\"map_id\":\\)[0-9]*/\\11/' "
+		 "%s > %s", status_file, path);
+	assert_int_equal(dt_sh(cmd, NULL, &r), 0);
+	assert_int_equal(r.status, 0);
+	dt_result_free(&r);
+	assert_int_equal(dt_run(&d, &r, false, ARGS("status", "--status-file", path)), 0);
+	assert_int_equal(r.status, 0);
+	assert_words(line_of(r.out, "dump_state_map", line, sizeof(line)),
+		     ARGS("recreated since the loader ran (id ", ", was 1)"));
 	dt_result_free(&r);
 }
 
