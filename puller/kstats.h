@@ -23,6 +23,7 @@
 int cmd_dump(int argc, char **argv);
 int cmd_read(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
 
 /* diag.c: what went wrong and how to fix it. */
 /* Exit code for a -errno: permission, not loaded, or runtime. */

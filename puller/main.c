@@ -11,6 +11,7 @@ static const struct {
 } cmds[] = {
 	{ "dump", cmd_dump, "show the loaded histograms" },
 	{ "read", cmd_read, "dump any pinned map generically (BTF columns)" },
+	{ "watch", cmd_watch, "print an event stream live (text or JSON lines)" },
 	{ "status", cmd_status, "what the loader loaded, run counts, map fill" },
 };
 
