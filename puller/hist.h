@@ -32,13 +32,15 @@ struct kstats_hist {
 	char obj_path[4096];
 	char map[KSTATS_LABEL_LEN];
 	char names_map[KSTATS_LABEL_LEN];
+	char key_enum[KSTATS_LABEL_LEN];	/* enum naming an int key */
 	unsigned int unit;			/* enum kstats_unit */
 	bool selected;				/* read by kstats_snapshot_read */
 	bool loaded;				/* its map is pinned */
 	uint32_t map_id;			/* a new id means a new map */
 	size_t nlabels;				/* 0: one system-wide series */
 	char label[KSTATS_MAX_LABELS][KSTATS_LABEL_LEN];	/* label names */
-	size_t enum_prefix[KSTATS_MAX_LABELS];	/* common enumerator prefix */
+	uint32_t enum_type[KSTATS_MAX_LABELS];	/* BTF enum of a label, or 0 */
+	size_t enum_prefix[KSTATS_MAX_LABELS];	/* its enumerators' common prefix */
 	struct kstats_series *series;		/* sorted by key */
 	size_t nseries;
 };

@@ -2,11 +2,13 @@
 /*
  * Generic key labels: every rule reads BTF or the object's metadata, none
  * knows a metric.
- *   name:  a struct key's member path; else the key's typedef or enum name
- *          (kstats_ prefix and _t suffix dropped); else, for an id resolved
- *          through names_map, that map's name without _names_map; else "key".
- *   value: an enum's enumerator without the prefix all its enumerators
- *          share; an id's name from the names_map dictionary; else decimal.
+ *   name:  a struct key's member path; else the enum that key_enum names,
+ *          or the key's typedef or enum name (kstats_ prefix and _t suffix
+ *          dropped); else, for an id resolved through names_map, that map's
+ *          name without _names_map; else "key".
+ *   value: the enumerator (of the key's enum type, or of key_enum for an int
+ *          key) without the prefix all its enumerators share; an id's name
+ *          from the names_map dictionary; else decimal.
  * Labels named node, node_id, nid or numa_node become "node" and render as
  * "node N".
  */
@@ -150,21 +152,44 @@ static size_t enum_prefix(const struct btf *btf, uint32_t type_id)
 	return n;
 }
 
+/* The BTF enum of label i: the key_enum of an int key, or the leaf's type. */
+static uint32_t label_enum(const struct kstats_hist *h, const struct kstats_map *m,
+			   size_t i)
+{
+	const struct kstats_column *c = kstats_map_column(m, i);
+	const struct btf *btf = kstats_map_btf(m);
+	int id;
+
+	if (c->kind == KSTATS_LEAF_ENUM)
+		return c->type_id;
+	if (i || !*h->key_enum || c->kind != KSTATS_LEAF_INT)
+		return 0;
+	id = btf__find_by_name_kind(btf, h->key_enum, BTF_KIND_ENUM);
+	if (id < 0)
+		id = btf__find_by_name_kind(btf, h->key_enum, BTF_KIND_ENUM64);
+	return id > 0 ? (uint32_t)id : 0;
+}
+
 static void label_name(struct kstats_hist *h, const struct kstats_map *m,
 		       size_t i, char *buf, size_t len)
 {
 	const struct kstats_column *c = kstats_map_column(m, i);
 
-	if (strcmp(c->name, "key"))
+	if (strcmp(c->name, "key")) {
 		sanitize(buf, len, c->name);
-	else if (!declared_key_name(kstats_map_btf(m), h->map, buf, len))
+	} else if (!i && *h->key_enum) {
+		snprintf(buf, len, "%s", h->key_enum);
+		strip(buf, "kstats_", "_t");
 		sanitize(buf, len, buf);
-	else if (!i && *h->names_map) {
+	} else if (!declared_key_name(kstats_map_btf(m), h->map, buf, len)) {
+		sanitize(buf, len, buf);
+	} else if (!i && *h->names_map) {
 		snprintf(buf, len, "%s", h->names_map);
 		strip(buf, "", "_map");
 		strip(buf, "", "_names");
-	} else
+	} else {
 		snprintf(buf, len, "key");
+	}
 	if (kstats_label_is_node(buf))
 		snprintf(buf, len, "node");
 }
@@ -187,8 +212,8 @@ int kstats_labels_init(struct kstats_hist *h, const struct kstats_map *m,
 		for (j = 0; j < i; j++)
 			if (!strcmp(h->label[i], h->label[j]))
 				snprintf(h->label[i], sizeof(h->label[i]), "key%zu", i);
-		h->enum_prefix[i] = enum_prefix(kstats_map_btf(m),
-						kstats_map_column(m, i)->type_id);
+		h->enum_type[i] = label_enum(h, m, i);
+		h->enum_prefix[i] = enum_prefix(kstats_map_btf(m), h->enum_type[i]);
 	}
 	h->nlabels = nkey;
 	return 0;
@@ -281,8 +306,12 @@ void kstats_labels_resolve(const struct kstats_hist *h, const struct kstats_map 
 
 	for (i = 0; i < h->nlabels; i++) {
 		const struct kstats_column *c = kstats_map_column(m, i);
-		const char *e = kstats_column_enum_name(m, c, s->key[i]);
-		const char *name = i ? NULL : names_find(names, s->key[i]);
+		struct kstats_column as_enum = *c;
+		const char *e, *name = i ? NULL : names_find(names, s->key[i]);
+
+		as_enum.kind = KSTATS_LEAF_ENUM;
+		as_enum.type_id = h->enum_type[i];
+		e = h->enum_type[i] ? kstats_column_enum_name(m, &as_enum, s->key[i]) : NULL;
 
 		if (e && strlen(e) > h->enum_prefix[i])
 			snprintf(s->value[i], KSTATS_LABEL_LEN, "%s", e + h->enum_prefix[i]);

@@ -51,6 +51,7 @@ static int add_object(struct kstats_snapshot *s, const char *obj_dir,
 		snprintf(h->obj_path, sizeof(h->obj_path), "%s", path);
 		snprintf(h->map, sizeof(h->map), "%s", meta.hists[i].map);
 		snprintf(h->names_map, sizeof(h->names_map), "%s", meta.hists[i].names_map);
+		snprintf(h->key_enum, sizeof(h->key_enum), "%s", meta.hists[i].key_enum);
 		h->unit = meta.hists[i].unit;
 		h->selected = true;
 	}

@@ -20,6 +20,7 @@
 #include "hist.h"
 #include "kstats.h"
 #include "kstats_meta.h"
+#include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "kstats_reader.h"
 #include "status.h"
@@ -55,7 +56,7 @@ static void usage(FILE *f)
 		"Usage: kstats status [--status-file FILE] [--stats SEC] [--json]\n"
 		"Per object and program: loaded or skipped and why, the attach type,\n"
 		"run count and average ns per run; per map: entries used of max,\n"
-		"memlock bytes and drops (maps named *_drops, *_dropped or *_lost).\n\n"
+		"memlock bytes, and drops of event streams.\n\n"
 		"  --status-file FILE  loader status (default: " KSTATS_DEFAULT_STATUS_FILE ")\n"
 		"  --stats SEC         measure run counts for SEC seconds with BPF\n"
 		"                      run-time stats on (BPF_ENABLE_STATS: the kernel\n"
@@ -163,26 +164,6 @@ static uint64_t count_entries(int fd, __u32 key_size, __u32 max)
 	return n;
 }
 
-/* Drop counters by name: *_drops, *_dropped, *_lost, each optionally _map. */
-static bool is_drop_counter(const char *name)
-{
-	static const char *const suffixes[] = { "_drops", "_dropped", "_lost" };
-	char base[KSTATS_NAME_LEN];
-	size_t i, n;
-
-	snprintf(base, sizeof(base), "%s", name);
-	n = strlen(base);
-	if (n > 4 && !strcmp(base + n - 4, "_map"))
-		base[n -= 4] = 0;
-	for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-		size_t k = strlen(suffixes[i]);
-
-		if (n > k && !strcmp(base + n - k, suffixes[i]))
-			return true;
-	}
-	return false;
-}
-
 /* Sum of every value leaf of every entry, read generically. */
 static int sum_values(const char *obj_path, const char *map, const char *pin,
 		      uint64_t *sum)
@@ -207,13 +188,12 @@ static int sum_values(const char *obj_path, const char *map, const char *pin,
 	return ret;
 }
 
-static void map_probe(struct json_object *mp, const char *obj_path, struct map_live *ml)
+static void map_probe(struct json_object *mp, struct map_live *ml)
 {
 	LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = BPF_F_RDONLY);
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
-	const char *pin = kstats_jstr(mp, "pin"), *name = kstats_jstr(mp, "name");
-	int fd = bpf_obj_get_opts(pin, &opts);
+	int fd = bpf_obj_get_opts(kstats_jstr(mp, "pin"), &opts);
 
 	memset(ml, 0, sizeof(*ml));
 	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len)) {
@@ -231,8 +211,56 @@ static void map_probe(struct json_object *mp, const char *obj_path, struct map_l
 	if (ml->counted)
 		ml->entries = count_entries(fd, info.key_size, info.max_entries);
 	close(fd);
-	ml->has_drops = is_drop_counter(name) &&
-			!sum_values(obj_path, name, pin, &ml->drops);
+}
+
+static const char *map_pin(struct json_object *o, const char *name)
+{
+	struct json_object *maps = kstats_jarr(o, "maps");
+	size_t i;
+
+	for (i = 0; maps && i < json_object_array_length(maps); i++)
+		if (!strcmp(kstats_jstr(json_object_array_get_idx(maps, i), "name"), name))
+			return kstats_jstr(json_object_array_get_idx(maps, i), "pin");
+	return "";
+}
+
+/*
+ * Drops are counted for event streams (.kstats.streams): the records their
+ * ring buffer had no room for, shown on the ring buffer and on the counter.
+ */
+static void stream_drops(struct json_object *o, const struct kstats_objmeta *meta,
+			 const char *map, struct map_live *ml)
+{
+	const char *path = kstats_jstr(o, "path"), *pin;
+	size_t i;
+
+	for (i = 0; i < meta->nstreams; i++) {
+		const struct kstats_stream_meta *st = &meta->streams[i];
+
+		if (strcmp(map, st->ringbuf) && strcmp(map, st->drops))
+			continue;
+		pin = map_pin(o, st->drops);
+		ml->has_drops = *pin && !sum_values(path, st->drops, pin, &ml->drops);
+		return;
+	}
+}
+
+/* Live values of one map of object o. */
+static void map_live_read(struct json_object *o, const struct kstats_objmeta *meta,
+			  struct json_object *mp, struct map_live *ml)
+{
+	map_probe(mp, ml);
+	if (ml->have)
+		stream_drops(o, meta, kstats_jstr(mp, "name"), ml);
+}
+
+/* The object's metadata, empty when its file cannot be read. */
+static void object_meta(struct json_object *o, struct kstats_objmeta *meta)
+{
+	char err[512];
+
+	if (kstats_objmeta_read(kstats_jstr(o, "path"), meta, err, sizeof(err)))
+		memset(meta, 0, sizeof(*meta));
 }
 
 /* A table whose column widths follow its cells; the last column is free. */
@@ -431,6 +459,7 @@ static void print_object(FILE *f, struct status_view *v, struct json_object *o,
 {
 	struct json_object *progs = kstats_jarr(o, "programs"), *maps = kstats_jarr(o, "maps");
 	struct table t = { .ncols = 8 };
+	struct kstats_objmeta meta;
 	struct map_live ml;
 	size_t j;
 
@@ -451,11 +480,13 @@ static void print_object(FILE *f, struct status_view *v, struct json_object *o,
 	t.ncols = 7;
 	table_header(&t, (const char *const[]){ "map", "type", "entries", "fill", "memlock",
 		"drops", NULL });
+	object_meta(o, &meta);
 	for (j = 0; j < json_object_array_length(maps); j++) {
-		map_probe(json_object_array_get_idx(maps, j), kstats_jstr(o, "path"), &ml);
+		map_live_read(o, &meta, json_object_array_get_idx(maps, j), &ml);
 		v->perm_denied |= ml.err == -EPERM || ml.err == -EACCES;
 		map_row(&t, json_object_array_get_idx(maps, j), &ml);
 	}
+	kstats_objmeta_free(&meta);
 	table_print(f, &t, "  ");
 }
 
@@ -535,15 +566,18 @@ static void annotate(struct status_view *v)
 		struct json_object *o = json_object_array_get_idx(objs, i);
 		struct json_object *progs = kstats_jarr(o, "programs");
 		struct json_object *maps = kstats_jarr(o, "maps");
+		struct kstats_objmeta meta;
 
 		for (j = 0; progs && j < json_object_array_length(progs); j++, k++)
 			if (k < v->nprogs)
 				annotate_prog(json_object_array_get_idx(progs, j), &v->progs[k]);
+		object_meta(o, &meta);
 		for (j = 0; maps && j < json_object_array_length(maps); j++) {
-			map_probe(json_object_array_get_idx(maps, j), kstats_jstr(o, "path"), &ml);
+			map_live_read(o, &meta, json_object_array_get_idx(maps, j), &ml);
 			v->perm_denied |= ml.err == -EPERM || ml.err == -EACCES;
 			annotate_map(json_object_array_get_idx(maps, j), &ml);
 		}
+		kstats_objmeta_free(&meta);
 	}
 	json_object_object_add(v->st, "running_kernel_release",
 			       uname(&u) ? NULL : json_object_new_string(u.release));

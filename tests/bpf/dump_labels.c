@@ -2,12 +2,13 @@
 /*
  * Histogram maps for the kstats dump/status tests, one per label rule: an
  * enum key, a typedef'd node id, a struct key, an id with a names
- * dictionary, a system-wide array, and a drop counter.  The tests write
+ * dictionary, a system-wide array (dump_enum.c has the key_enum rule); and
+ * an event stream, whose drops kstats status shows.  The tests write
  * the values; the one program is attached to a tracepoint that never fires
  * here (power:suspend_resume), so nothing else changes them.
  */
 #include "vmlinux.h"
-#include "bpf_telemetry.h"
+#include "bpf_stream.h"
 #include "kstats_keys.h"
 
 typedef __u32 kstats_node_id;
@@ -37,10 +38,21 @@ DEFINE_BPF_HISTOGRAM_NAMED(dump_pool_map, "TestPoolSizes", KSTATS_UNIT_BYTES,
 DEFINE_BPF_MAP_GRO(dump_total_map, ARRAY, __u32, struct bpf_telemetry_accumulator, 1, kstats);
 DEFINE_BPF_HISTOGRAM(dump_total_map, "TestSystemWide", KSTATS_UNIT_USEC);
 
-DEFINE_BPF_MAP_GRO(dump_events_drops, ARRAY, __u32, __u64, 2, kstats);
+struct dump_event {
+	struct kstats_stream_hdr hdr;
+	__u32 value;
+};
+
+DEFINE_BPF_STREAM(dump_events, dump_event, 4096, kstats);
 
 DEFINE_BPF_TRACEPOINT(suspend_resume, root, kstats, on_dump_never)(__u64 *ctx)
 {
+	struct dump_event *e = BPF_STREAM_RESERVE(dump_events);
+
+	if (e) {
+		e->value = 1;
+		BPF_STREAM_SUBMIT(dump_events, e);
+	}
 	return 0;
 }
 

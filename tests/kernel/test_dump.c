@@ -55,14 +55,16 @@ static int write_fixture(void)
 {
 	__u32 fg = KSTATS_PROCESS_STATE_FOREGROUND, cached = KSTATS_PROCESS_STATE_CACHED;
 	__u32 native = KSTATS_PROCESS_STATE_NATIVE, unknown = 42, zero = 0, one = 1;
-	__u32 pool1 = 1, pool2 = 2, pool3 = 3;
+	__u32 pool1 = 1, pool2 = 2, pool3 = 3, phase = KSTATS_SUSPEND_PHASE_DPM_SUSPEND;
 	struct pair_key pk = { 1, KSTATS_PROCESS_STATE_FOREGROUND };
+	uint64_t b[BPF_TELEMETRY_NR_BUCKETS] = { [14] = 2 };
 	int ret = 0;
 
 	ret |= put_hist("dump_state_map", &fg, (int64_t[]){ 3, 5, 4, 10, 6, 2, -1 });
 	ret |= put_hist("dump_state_map", &cached, (int64_t[]){ 10, 1, -1 });
 	ret |= put_hist("dump_state_map", &native, (int64_t[]){ -1 });
 	ret |= put_hist("dump_state_map", &unknown, (int64_t[]){ 0, 3, -1 });
+	ret |= dt_map_update(&d, "dump_enum", "dump_phase_map", &phase, b);
 	ret |= put_hist("dump_node_map", &zero, (int64_t[]){ 11, 3, 12, 1, -1 });
 	ret |= put_hist("dump_node_map", &one, (int64_t[]){ 0, 7, -1 });
 	ret |= put_hist("dump_pair_map", &pk, (int64_t[]){ 2, 1, -1 });
@@ -78,7 +80,8 @@ static int write_fixture(void)
 
 static int setup(void **state)
 {
-	static const char *const objs[] = { "tests/bpf/" OBJ ".bpf", NULL };
+	static const char *const objs[] = { "tests/bpf/" OBJ ".bpf", "tests/bpf/dump_enum.bpf",
+					    NULL };
 	char buf[512];
 
 	(void)state;
@@ -247,7 +250,7 @@ static void check_le_mapping(const char *text)
 	}
 	free(copy);
 	assert_int_equal(i, 0);
-	assert_int_equal(series, 11);
+	assert_int_equal(series, 12 + KSTATS_SUSPEND_PHASE_COUNT - 1);
 }
 
 static void test_openmetrics_golden_and_promtool(void **state)
@@ -330,7 +333,7 @@ static void test_unknown_metric(void **state)
 	assert_int_equal(dt_run(&d, &r, false, DUMP("NoSuchMetric")), 0);
 	assert_int_equal(r.status, 2);
 	assert_string_equal(r.err, "kstats dump: unknown metric 'NoSuchMetric'; known metrics: "
-			    "CompactionDuration, TestStateLatency, TestNodeLatency, "
+			    "CompactionDuration, TestPhaseLatency, TestStateLatency, TestNodeLatency, "
 			    "TestPairLatency, TestPoolSizes, TestSystemWide\n");
 	assert_string_equal(r.out, "");
 	dt_result_free(&r);

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "bpf_telemetry.h"
 #include "dumptest.h"
@@ -120,6 +121,7 @@ static int write_status(const char *path, const char *release, const char *extra
 		 "suspend_resume", true);
 	append(buf, sizeof(buf), "],\"maps\":[");
 	add_map(buf, sizeof(buf), "dump_labels", "dump_state_map", true);
+	add_map(buf, sizeof(buf), "dump_labels", "dump_events_ringbuf", false);
 	add_map(buf, sizeof(buf), "dump_labels", "dump_events_drops", false);
 	append(buf, sizeof(buf), "]}");
 	add_object(buf, sizeof(buf), "cma", "SKIPPED_NO_ATTACH_POINT",
@@ -143,8 +145,9 @@ static int setup(void **state)
 {
 	static const char *const objs[] = { "bpf/compaction.bpf",
 					    "tests/bpf/dump_labels.bpf", NULL };
-	__u64 drops[2] = { 40, 2 };
-	__u32 k0 = 0, k1 = 1, i;
+	int ncpus = libbpf_num_possible_cpus();
+	__u64 drops[1024] = { 40 };
+	__u32 k0 = 0, i;
 	uint64_t b[BPF_TELEMETRY_NR_BUCKETS] = { [3] = 1 };
 	char rel[128];
 
@@ -154,8 +157,11 @@ static int setup(void **state)
 	for (i = 1; i <= 3; i++)
 		if (dt_map_update(&d, "dump_labels", "dump_state_map", &i, b))
 			return -1;
-	if (dt_map_update(&d, "dump_labels", "dump_events_drops", &k0, &drops[0]) ||
-	    dt_map_update(&d, "dump_labels", "dump_events_drops", &k1, &drops[1]))
+	/* Per-CPU drop counts: 40 on the first CPU and 2 on the last. */
+	if (ncpus <= 0 || ncpus > 1024)
+		return -1;
+	drops[ncpus - 1] += 2;
+	if (dt_map_update(&d, "dump_labels", "dump_events_drops", &k0, drops))
 		return -1;
 	dt_path(&d, "loader-status.json", status_file, sizeof(status_file));
 	return write_status(status_file, rel, NULL);
@@ -215,12 +221,14 @@ static void test_status_ascii(void **state)
 		     ARGS("mm_compaction_end", "tp_btf", "LOADED"));
 	assert_words(line_of(r.out, "on_compaction_end_raw", line, sizeof(line)),
 		     ARGS("raw_tp", "SKIPPED", "a preferred variant is loaded"));
-	assert_words(line_of(r.out, "compaction_start_map", line, sizeof(line)),
-		     ARGS(" hash ", "/1024 ", "%"));
+	assert_words(line_of(r.out, "compaction_duration_map", line, sizeof(line)),
+		     ARGS(" array ", " 1 ", " -  "));
 	assert_words(line_of(r.out, "dump_state_map", line, sizeof(line)),
 		     ARGS(" hash ", " 3/16 ", " 18.8% "));
 	assert_words(line_of(r.out, "dump_events_drops", line, sizeof(line)),
-		     ARGS(" array ", " 2 ", " 42"));
+		     ARGS(" percpu_array ", " 1 ", " 42"));
+	assert_words(line_of(r.out, "dump_events_ringbuf", line, sizeof(line)),
+		     ARGS(" ringbuf ", " 4096 ", " 42"));
 	assert_words(line_of(r.out, "program", line, sizeof(line)),
 		     ARGS("attach", "type", "outcome", "runs", "avg/run"));
 	dt_result_free(&r);
@@ -277,7 +285,8 @@ static void test_status_json(void **state)
 		 ".entries == 3 and .max_entries == 16 and .fill_percent == 18.75",
 		 fd_memlock("dump_labels", "dump_state_map"));
 	jq_true(r.out, filter);
-	jq_true(r.out, ".objects[1].maps[1] | .name == \"dump_events_drops\" and .drops == 42");
+	jq_true(r.out, "[.objects[1].maps[] | select(.name | startswith(\"dump_events_\")) | "
+		".drops] == [42, 42]");
 	jq_true(r.out, ".objects[0].maps[0].drops == null");
 	jq_true(r.out, "[.objects[0].programs[] | select(.outcome == \"LOADED\") | "
 		"(.run_cnt | type) == \"number\" and .detached == false] | length == 2 and all");
