@@ -126,7 +126,7 @@ static void on_signal(int sig)
 
 static void sleep_interval(double secs)
 {
-	struct timespec ts = { (time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9) };
+	struct timespec ts = kstats_timespec(secs);
 
 	while (!stopping && nanosleep(&ts, &ts) && errno == EINTR)
 		;
@@ -211,12 +211,8 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 		case 'p': o->pin_dir = optarg; break;
 		case 's': o->status_file = optarg; break;
 		case 'i':
-			o->interval = strtod(optarg, &end);
-			if (*end || !(o->interval > 0 && o->interval <= 86400)) {
-				fprintf(stderr, "kstats dump: --interval takes seconds in (0, 86400], not '%s'\n",
-					optarg);
+			if (kstats_parse_seconds("dump", "--interval", optarg, 86400, &o->interval))
 				return -EINVAL;
-			}
 			break;
 		case 'c':
 			o->count = strtol(optarg, &end, 10);

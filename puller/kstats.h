@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 /* Exit codes, documented in kstats --help, kstats(1) and README. */
 #define KSTATS_EXIT_OK 0
@@ -35,6 +36,14 @@ void kstats_add_fix(char *msg, size_t len, int err);
  * -ENODEV (no bpffs mounted there) or -EACCES, with the fix in msg.
  */
 int kstats_check_pin_dir(const char *pin_dir, char *msg, size_t len);
+/* Seconds in (0, max] from arg; else -EINVAL after a usage message. */
+int kstats_parse_seconds(const char *cmd, const char *opt, const char *arg,
+			 double max, double *secs);
+
+static inline struct timespec kstats_timespec(double secs)
+{
+	return (struct timespec){ (time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9) };
+}
 
 /* status.c: "OUTCOME: reason" of object obj in the loader status file. */
 int kstats_status_reason(const char *status_file, const char *obj, char *buf,

@@ -430,7 +430,7 @@ static void window_delta(struct prog_live *after, const struct prog_live *before
 
 static int measure(struct status_view *v, struct json_object *objs, double secs)
 {
-	struct timespec ts = { (time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9) };
+	struct timespec ts = kstats_timespec(secs);
 	struct prog_live *before;
 	size_t n;
 	int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
@@ -607,7 +607,6 @@ static int parse_args(int argc, char **argv, struct status_opts *so)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	char *end;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -615,12 +614,8 @@ static int parse_args(int argc, char **argv, struct status_opts *so)
 		case 's': so->status_file = optarg; break;
 		case 'j': so->json = true; break;
 		case 'S':
-			so->stats_secs = strtod(optarg, &end);
-			if (*end || !(so->stats_secs > 0 && so->stats_secs <= 3600)) {
-				fprintf(stderr, "kstats status: --stats takes seconds in (0, 3600], not '%s'\n",
-					optarg);
+			if (kstats_parse_seconds("status", "--stats", optarg, 3600, &so->stats_secs))
 				return -EINVAL;
-			}
 			break;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -EINVAL;

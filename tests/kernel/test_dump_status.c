@@ -255,12 +255,15 @@ static unsigned long long fd_memlock(const char *obj, const char *map)
 	return v;
 }
 
+/* Every output of the jq filter on json is true, and there is one. */
 static void jq_true(const char *json, const char *filter)
 {
 	char cmd[2048];
 	struct dt_result r;
 
-	snprintf(cmd, sizeof(cmd), "jq -e '%s' >/dev/null", filter);
+	assert_true(json && *json);	/* jq -e passes on empty input */
+	snprintf(cmd, sizeof(cmd), "jq -s -e '[.[] | %s] | length > 0 and all' >/dev/null",
+		 filter);
 	assert_int_equal(dt_sh(cmd, json, &r), 0);
 	if (r.status)
 		fprintf(stderr, "jq -e '%s' failed: %s\n", filter, r.err);
@@ -290,6 +293,16 @@ static void test_status_json(void **state)
 	jq_true(r.out, ".objects[0].maps[0].drops == null");
 	jq_true(r.out, "[.objects[0].programs[] | select(.outcome == \"LOADED\") | "
 		"(.run_cnt | type) == \"number\" and .detached == false] | length == 2 and all");
+	/* The filter can fail: no program is named so. */
+	{
+		struct dt_result jq;
+
+		assert_int_equal(dt_sh("jq -s -e '[.[] | .objects[].programs[] | "
+				       "select(.name == \"nonexistent\")] | length > 0 and all'",
+				       r.out, &jq), 0);
+		assert_int_not_equal(jq.status, 0);
+		dt_result_free(&jq);
+	}
 	dt_result_free(&r);
 }
 
@@ -372,9 +385,23 @@ static void test_status_errors(void **state)
 	       "cannot enable BPF run-time stats");
 }
 
+/* kstats status on a copy of the status file edited by sed_expr: exit 0. */
+static void status_edited(const char *name, const char *sed_expr, struct dt_result *r)
+{
+	char path[512], cmd[1400];
+
+	dt_path(&d, name, path, sizeof(path));
+	snprintf(cmd, sizeof(cmd), "sed '%s' %s > %s", sed_expr, status_file, path);
+	assert_int_equal(dt_sh(cmd, NULL, r), 0);
+	assert_int_equal(r->status, 0);
+	dt_result_free(r);
+	assert_int_equal(dt_run(&d, r, false, ARGS("status", "--status-file", path)), 0);
+	assert_int_equal(r->status, 0);
+}
+
 static void test_status_failed_and_stale(void **state)
 {
-	char path[512], cmd[1200], line[512];
+	char path[512], line[512];
 	struct dt_result r;
 
 	(void)state;
@@ -394,14 +421,8 @@ static void test_status_failed_and_stale(void **state)
 	dt_result_free(&r);
 
 	/* A map whose id differs from the loader's was recreated since. */
-	dt_path(&d, "recreated.json", path, sizeof(path));
-	snprintf(cmd, sizeof(cmd), "sed 's/\\(\"dump_state_map\",[^}]*\"map_id\":\\)[0-9]*/\\11/' "
-		 "%s > %s", status_file, path);
-	assert_int_equal(dt_sh(cmd, NULL, &r), 0);
-	assert_int_equal(r.status, 0);
-	dt_result_free(&r);
-	assert_int_equal(dt_run(&d, &r, false, ARGS("status", "--status-file", path)), 0);
-	assert_int_equal(r.status, 0);
+	status_edited("recreated.json",
+		      "s/\\(\"dump_state_map\",[^}]*\"map_id\":\\)[0-9]*/\\11/", &r);
 	assert_words(line_of(r.out, "dump_state_map", line, sizeof(line)),
 		     ARGS("recreated since the loader ran (id ", ", was 1)"));
 	dt_result_free(&r);
@@ -410,18 +431,12 @@ static void test_status_failed_and_stale(void **state)
 /* A link pin that is gone means the program is no longer attached. */
 static void test_status_detached(void **state)
 {
-	char path[512], cmd[1200], line[512];
+	char line[512];
 	struct dt_result r;
 
 	(void)state;
-	dt_path(&d, "detached.json", path, sizeof(path));
-	snprintf(cmd, sizeof(cmd), "sed 's/link_dump_labels_on_dump_never/link_dump_labels_gone/' "
-		 "%s > %s", status_file, path);
-	assert_int_equal(dt_sh(cmd, NULL, &r), 0);
-	assert_int_equal(r.status, 0);
-	dt_result_free(&r);
-	assert_int_equal(dt_run(&d, &r, false, ARGS("status", "--status-file", path)), 0);
-	assert_int_equal(r.status, 0);
+	status_edited("detached.json", "s/link_dump_labels_on_dump_never/link_dump_labels_gone/",
+		      &r);
 	assert_words(line_of(r.out, "on_dump_never", line, sizeof(line)),
 		     ARGS(" LOADED,DETACHED "));
 	assert_null(strstr(line_of(r.out, "on_compaction_end", line, sizeof(line)),
