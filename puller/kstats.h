@@ -12,7 +12,8 @@
 #define KSTATS_EXIT_ERROR 1	/* runtime failure: map unreadable, I/O, a failed object */
 #define KSTATS_EXIT_USAGE 2	/* bad arguments, unknown metric */
 #define KSTATS_EXIT_NOT_LOADED 3	/* nothing pinned, bpffs missing: run kstats-loader */
-#define KSTATS_EXIT_PERM 4	/* permission denied: needs CAP_BPF and group kstats */
+#define KSTATS_EXIT_BUSY 4	/* kstats pull: another pull holds the lock */
+#define KSTATS_EXIT_PERM 5	/* permission denied: needs CAP_BPF and group kstats */
 
 #define KSTATS_DEFAULT_OBJ_DIR "build/bpf"
 #define KSTATS_DEFAULT_STATUS_FILE "/run/kernelstats/loader-status.json"
@@ -23,8 +24,13 @@
 
 int cmd_dump(int argc, char **argv);
 int cmd_read(int argc, char **argv);
-int cmd_status(int argc, char **argv);
+int cmd_pull(int argc, char **argv);
+int cmd_atoms(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+
+/* Log2 histogram of 32 buckets, as kstats dump shows one; unit: enum kstats_unit. */
+void print_log2_hist(FILE *f, const int64_t *buckets, unsigned int unit);
 
 /* diag.c: what went wrong and how to fix it. */
 /* Exit code for a -errno: permission, not loaded, or runtime. */

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "hist.h"
+#include "kstats.h"
 #include "kstats_meta.h"
 
 #define BAR_WIDTH 40
@@ -112,29 +113,51 @@ static void print_title(FILE *f, const struct kstats_hist *h,
 	fputc('\n', f);
 }
 
+/* The rows to show: first to last non-zero bucket, all 32 with all. */
+static bool shown_rows(const uint64_t *b, bool all, unsigned int *first,
+		       unsigned int *last)
+{
+	unsigned int i;
+	bool any = false;
+
+	*first = 0;
+	*last = LAST_BUCKET;
+	for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS && !all; i++) {
+		if (!b[i])
+			continue;
+		*first = any ? *first : i;
+		*last = i;
+		any = true;
+	}
+	return any || all;
+}
+
 static bool print_series(FILE *f, const struct kstats_hist *h,
 			 const struct kstats_series *s, bool all)
 {
-	unsigned int i, first = LAST_BUCKET, last = 0;
-	bool any = false;
+	unsigned int first, last;
 
-	for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++) {
-		if (!s->buckets[i])
-			continue;
-		first = i < first ? i : first;
-		last = i;
-		any = true;
-	}
-	if (!any && !all)
+	if (!shown_rows(s->buckets, all, &first, &last))
 		return false;
-	if (all || !any) {
-		first = 0;
-		last = LAST_BUCKET;
-	}
 	print_title(f, h, s);
 	print_rows(f, s->buckets, h->unit, first, last);
 	print_summary(f, s->buckets, h->unit);
 	return true;
+}
+
+void print_log2_hist(FILE *f, const int64_t *buckets, unsigned int unit)
+{
+	uint64_t b[BPF_TELEMETRY_NR_BUCKETS];
+	unsigned int i, first, last;
+
+	for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++)
+		b[i] = (uint64_t)buckets[i];
+	if (!shown_rows(b, false, &first, &last)) {
+		fprintf(f, "    no events\n");
+		return;
+	}
+	print_rows(f, b, unit, first, last);
+	print_summary(f, b, unit);
 }
 
 static void print_interval(FILE *f, const struct kstats_snapshot *s)

@@ -65,7 +65,7 @@ static void usage(FILE *f)
 		"  --json              the status file, annotated with the live values\n"
 		"  -h, --help          this text\n\n"
 		"Exit status: 0 ok, 1 an object failed to load (or runtime error),\n"
-		"2 bad usage, 3 no status (run kstats-loader), 4 permission denied.\n");
+		"2 bad usage, 3 no status (run kstats-loader), 5 permission denied.\n");
 }
 
 static int read_stats_sysctl(void)

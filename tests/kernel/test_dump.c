@@ -435,7 +435,7 @@ static void test_permission(void **state)
 	if (!dt_have("setpriv"))
 		skip();
 	assert_int_equal(dt_run(&d, &r, true, DUMP("TestNodeLatency")), 0);
-	assert_int_equal(r.status, 4);
+	assert_int_equal(r.status, 5);
 	assert_non_null(strstr(r.err, "; needs CAP_BPF and group kstats\n"));
 	assert_string_equal(r.out, "");
 	dt_result_free(&r);

@@ -378,10 +378,10 @@ static void test_status_errors(void **state)
 
 	if (!dt_have("setpriv"))
 		skip();
-	expect(ARGS("status", "--status-file", status_file), true, 4,
+	expect(ARGS("status", "--status-file", status_file), true, 5,
 	       "kstats status: some maps could not be opened: permission denied; "
 	       "needs CAP_BPF and group kstats\n");
-	expect(ARGS("status", "--stats", "1", "--status-file", status_file), true, 4,
+	expect(ARGS("status", "--stats", "1", "--status-file", status_file), true, 5,
 	       "cannot enable BPF run-time stats");
 }
 

@@ -32,9 +32,9 @@ for cmd in dump status read; do
 	fi
 done
 "$KSTATS" --help >"$tmp/help" && grep -q "^  status " "$tmp/help" &&
-	grep -q "4 permission denied" "$tmp/help" &&
-	echo "PASS: kstats --help lists status and exit 4" ||
-	echo "FAIL: kstats --help lacks status or exit 4"
+	grep -q "5 permission denied" "$tmp/help" &&
+	echo "PASS: kstats --help lists status and exit 5" ||
+	echo "FAIL: kstats --help lacks status or exit 5"
 
 check "dump: unknown option" 2 "Usage: kstats dump" -- dump --bogus
 check "dump: --json with --openmetrics" 2 "--json and --openmetrics exclude each other" -- dump --json --openmetrics
