@@ -87,6 +87,16 @@ static int render(const struct dump_opts *o, const struct kstats_snapshot *s)
 	return ret;
 }
 
+/* A skip is this kernel's doing: running the loader again changes nothing. */
+static const char *missing_fix(const char *reason)
+{
+	if (!strncmp(reason, "SKIPPED", 7))
+		return "";
+	if (!strncmp(reason, "FAILED", 6))
+		return "; see kstats status";
+	return "; " KSTATS_FIX_LOAD;
+}
+
 /*
  * Names the metrics that were asked for but are not loaded, and why;
  * returns how many selected metrics are loaded.
@@ -109,8 +119,8 @@ static size_t report_missing(const struct dump_opts *o, const struct kstats_snap
 		(*missing)++;
 		if (kstats_status_reason(o->status_file, h->obj, reason, sizeof(reason)))
 			snprintf(reason, sizeof(reason), "its map is not pinned");
-		fprintf(stderr, "kstats dump: %s is not loaded under %s (%s: %s); "
-			KSTATS_FIX_LOAD "\n", h->metric, o->pin_dir, h->obj, reason);
+		fprintf(stderr, "kstats dump: %s is not loaded under %s (%s: %s)%s\n",
+			h->metric, o->pin_dir, h->obj, reason, missing_fix(reason));
 	}
 	if (!loaded && !o->filtered)
 		fprintf(stderr, "kstats dump: no metric is loaded under %s; " KSTATS_FIX_LOAD "\n",

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Atomic output for node_exporter's textfile collector and for scripts: a
- * reader sees the old file or the new one, never a torn one.  The temp name
- * starts with '.', so collectors that glob *.prom ignore it.
+ * reader sees the old file or the new one, never a torn one.  Unlike pull's
+ * durable_write() the temp name is unique (two dumps may write one file) and
+ * the file is 0644 (the collector runs as another user); it starts with
+ * '.', so collectors that glob *.prom ignore it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "kstats.h"
+#include "pull.h"		/* fsync_dir */
 
 static int write_all(int fd, const char *buf, size_t len)
 {
@@ -29,18 +32,6 @@ static int write_all(int fd, const char *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
-}
-
-static int fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd))
-		ret = -errno;
-	close(fd);
-	return ret;
 }
 
 int kstats_write_atomic(const char *path, const char *buf, size_t len,

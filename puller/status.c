@@ -81,7 +81,10 @@ static int read_stats_sysctl(void)
 	return v;
 }
 
-/* The program by id (needs CAP_SYS_ADMIN), else by its prog_ pin. */
+/*
+ * The program by id (needs CAP_SYS_ADMIN), else by its prog_ pin: the one
+ * the status names, or the one next to its link pin.
+ */
 static int prog_fd(struct json_object *p, const char *obj)
 {
 	char dir[PATH_MAX], pin[PATH_MAX];
@@ -89,12 +92,15 @@ static int prog_fd(struct json_object *p, const char *obj)
 	__u32 id = (__u32)kstats_jint(p, "prog_id");
 	int fd = bpf_prog_get_fd_by_id(id), err = -errno;
 
-	if (fd >= 0 || !*link || !*section)
-		return fd >= 0 ? fd : err;
-	snprintf(dir, sizeof(dir), "%s", link);
-	if (kstats_pin_path(pin, sizeof(pin), dirname(dir), "prog", obj, section))
-		return err;
-	fd = bpf_obj_get(pin);
+	if (fd >= 0)
+		return fd;
+	snprintf(pin, sizeof(pin), "%s", kstats_jstr(p, "prog_pin"));
+	if (!*pin && *link && *section) {
+		snprintf(dir, sizeof(dir), "%s", link);
+		if (kstats_pin_path(pin, sizeof(pin), dirname(dir), "prog", obj, section))
+			return err;
+	}
+	fd = *pin ? bpf_obj_get(pin) : -1;
 	return fd >= 0 ? fd : err;
 }
 

@@ -355,7 +355,7 @@ static void test_unknown_metric(void **state)
 
 static void test_not_loaded(void **state)
 {
-	char empty[512], want[1024];
+	char empty[512], want[1024], failed[512];
 	struct dt_result r;
 
 	(void)state;
@@ -363,8 +363,19 @@ static void test_not_loaded(void **state)
 	assert_int_equal(r.status, 3);
 	snprintf(want, sizeof(want), "kstats dump: CompactionDuration is not loaded under %s "
 		 "(compaction: SKIPPED_NO_ATTACH_POINT: no attach point for mm_compaction_begin "
-		 "in this kernel); run kstats-loader\n", d.kt.pin_dir);
+		 "in this kernel)\n", d.kt.pin_dir);
 	assert_string_equal(r.err, want);
+	dt_result_free(&r);
+
+	/* A failed object: the status says more. */
+	dt_path(&d, "failed-status.json", failed, sizeof(failed));
+	assert_int_equal(dt_write_file(failed, "{\"version\":1,\"objects\":[{\"name\":"
+		"\"compaction\",\"outcome\":\"FAILED_VERIFIER\",\"reason\":\"load: E2BIG\"}]}"), 0);
+	assert_int_equal(dt_run(&d, &r, false, ARGS("dump", "--obj-dir", d.kt.obj_dir,
+		"--pin-dir", d.kt.pin_dir, "--status-file", failed, "CompactionDuration")), 0);
+	assert_int_equal(r.status, 3);
+	assert_non_null(strstr(r.err, "(compaction: FAILED_VERIFIER: load: E2BIG); "
+				      "see kstats status\n"));
 	dt_result_free(&r);
 
 	/* Without a status file the reason is what kstats sees itself. */
