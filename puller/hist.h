@@ -74,8 +74,13 @@ void kstats_snapshot_free(struct kstats_snapshot *s);
 void kstats_snapshot_known(const struct kstats_snapshot *s, char *buf,
 			   size_t len);
 
-/* Labels (labels.c): names and values of a histogram map's keys. */
 struct kstats_map;
+
+/* Every row of m into *rows (malloc'd, max_rows * ncols); 0 or -errno. */
+int kstats_read_rows(struct kstats_map *m, int64_t **rows, size_t *nrows,
+		     char *err, size_t errlen);
+
+/* Labels (labels.c): names and values of a histogram map's keys. */
 struct kstats_names;
 int kstats_labels_init(struct kstats_hist *h, const struct kstats_map *m,
 		       char *err, size_t errlen);

@@ -266,10 +266,8 @@ int kstats_names_load(const struct kstats_hist *h, const char *pin_dir,
 	ret = kstats_map_open(&mo, &m, err, errlen);
 	if (ret)
 		return ret;
-	rows = calloc(kstats_map_max_rows(m) ?: 1, kstats_map_ncols(m) * sizeof(*rows));
 	d = calloc(1, sizeof(*d));
-	ret = rows && d ? kstats_map_read(m, rows, kstats_map_max_rows(m), &nrows,
-					  err, errlen) : -ENOMEM;
+	ret = d ? kstats_read_rows(m, &rows, &nrows, err, errlen) : -ENOMEM;
 	if (!ret)
 		ret = names_fill(d, m, rows, nrows);
 	if (ret)

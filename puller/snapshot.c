@@ -180,6 +180,22 @@ static int fill_series(struct kstats_hist *h, const struct kstats_map *m,
 	return 0;
 }
 
+int kstats_read_rows(struct kstats_map *m, int64_t **rows, size_t *nrows,
+		     char *err, size_t errlen)
+{
+	int ret;
+
+	*rows = calloc(kstats_map_max_rows(m) ?: 1, kstats_map_ncols(m) * sizeof(**rows));
+	if (!*rows)
+		return -ENOMEM;
+	ret = kstats_map_read(m, *rows, kstats_map_max_rows(m), nrows, err, errlen);
+	if (ret) {
+		free(*rows);
+		*rows = NULL;
+	}
+	return ret;
+}
+
 static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
 		     size_t errlen)
 {
@@ -221,9 +237,7 @@ static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
 		ret = kstats_names_load(h, pin_dir, &names, err, errlen);
 	if (ret)
 		goto out;
-	rows = calloc(kstats_map_max_rows(m) ?: 1, kstats_map_ncols(m) * sizeof(*rows));
-	ret = rows ? kstats_map_read(m, rows, kstats_map_max_rows(m), &nrows, err, errlen)
-		   : -ENOMEM;
+	ret = kstats_read_rows(m, &rows, &nrows, err, errlen);
 	if (!ret)
 		ret = fill_series(h, m, rows, nrows, names);
 	h->loaded = !ret;

@@ -181,11 +181,8 @@ static int sum_values(const char *obj_path, const char *map, const char *pin,
 	size_t nrows, r, c;
 	int ret = kstats_map_open(&mo, &m, err, sizeof(err));
 
-	if (!ret) {
-		rows = calloc(kstats_map_max_rows(m) ?: 1, kstats_map_ncols(m) * sizeof(*rows));
-		ret = rows ? kstats_map_read(m, rows, kstats_map_max_rows(m), &nrows,
-					     err, sizeof(err)) : -ENOMEM;
-	}
+	if (!ret)
+		ret = kstats_read_rows(m, &rows, &nrows, err, sizeof(err));
 	for (*sum = 0, r = 0; !ret && r < nrows; r++)
 		for (c = kstats_map_nkey_cols(m); c < kstats_map_ncols(m); c++)
 			*sum = kstats_add_sat(*sum, (uint64_t)rows[r * kstats_map_ncols(m) + c]);
