@@ -6,7 +6,7 @@
 /* Nodes at or above this id are not counted (README "Metrics"). */
 #define KSWAPD_MAX_NODES 16
 
-DEFINE_BPF_MAP(kswapd_start_map, HASH, __u32, __u64, KSWAPD_MAX_NODES);
+DEFINE_BPF_MAP(kswapd_start_map, ARRAY, __u32, __u64, KSWAPD_MAX_NODES);
 /* Most machines have one node: a hash pays only for the nodes that exist. */
 DEFINE_BPF_MAP_GRO_F(kswapd_latency_map, HASH, kstats_node_id,
 		     struct bpf_telemetry_accumulator, KSWAPD_MAX_NODES, kstats,
@@ -24,7 +24,7 @@ DEFINE_BPF_TRACEPOINT(mm_vmscan_kswapd_wake, root, kstats, on_kswapd_wake)
 	kstats_node_id nid = (kstats_node_id)ctx[0];
 
 	if (nid < KSWAPD_MAX_NODES)
-		SAVE_FIRST_START_TIME(kswapd_start_map, &nid);
+		SAVE_FIRST_SLOT_START_TIME(kswapd_start_map, &nid);
 	return 0;
 }
 
@@ -32,7 +32,7 @@ DEFINE_BPF_TRACEPOINT(mm_vmscan_kswapd_sleep, root, kstats, on_kswapd_sleep)
 (__u64 *ctx)
 {
 	kstats_node_id nid = (kstats_node_id)ctx[0];
-	__u32 bucket = GET_LATENCY_BUCKET(kswapd_start_map, &nid);
+	__u32 bucket = GET_SLOT_LATENCY_BUCKET(kswapd_start_map, &nid);
 
 	INCREMENT_ACCUMULATOR(kswapd_latency_map, &nid, bucket);
 	return 0;
