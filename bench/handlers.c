@@ -110,26 +110,47 @@ static struct bpf_object *open_load(const char *path)
 	return obj;
 }
 
+/* Our begin/end handlers and the reference's, per metric. */
+static const struct metric {
+	const char *name, *obj, *begin, *end, *ref_begin, *ref_end;
+} metrics[] = {
+	{ "CompactionDuration", "compaction", "on_compaction_begin_raw",
+	  "on_compaction_end_raw", "ref_compaction_begin", "ref_compaction_end" },
+	{ "KswapdLatency", "kswapd", "on_kswapd_wake_raw", "on_kswapd_sleep_raw",
+	  "ref_kswapd_wake", "ref_kswapd_sleep" },
+	{ "DirectReclaimLatency", "directReclaim", "on_direct_reclaim_begin_raw",
+	  "on_direct_reclaim_end_raw", "ref_reclaim_begin", "ref_reclaim_end" },
+};
+
+#define NR_METRICS (sizeof(metrics) / sizeof(metrics[0]))
+#define NR_PAIRS (1 + 2 * NR_METRICS)
+
 int main(int argc, char **argv)
 {
 	const char *build = argc > 1 ? argv[1] : "build";
-	struct bpf_object *ours, *ref;
+	struct bpf_object *ours[NR_METRICS] = {}, *ref;
+	struct pair pairs[NR_PAIRS];
 	char path[512];
-	struct pair pairs[3];
-	int r, i, ret = 1, old_stats;
+	int r, ret = 1, old_stats;
+	size_t i;
 
-	snprintf(path, sizeof(path), "%s/bpf/compaction.bpf", build);
-	ours = open_load(path);
-	snprintf(path, sizeof(path), "%s/bench/bpf/ref_compaction.bpf", build);
+	snprintf(path, sizeof(path), "%s/bench/bpf/ref_handlers.bpf", build);
 	ref = open_load(path);
-	if (!ours || !ref)
+	if (!ref)
 		goto out;
 	pairs[0] = (struct pair){ "empty raw_tp (floor)", prog_fd(ref, "empty"), -1, {} };
-	pairs[1] = (struct pair){ "reference (libbpf-tools style)",
-				  prog_fd(ref, "ref_begin"), prog_fd(ref, "ref_end"), {} };
-	pairs[2] = (struct pair){ "kernelstats compaction",
-				  prog_fd(ours, "on_compaction_begin_raw"),
-				  prog_fd(ours, "on_compaction_end_raw"), {} };
+	for (i = 0; i < NR_METRICS; i++) {
+		const struct metric *m = &metrics[i];
+
+		snprintf(path, sizeof(path), "%s/bpf/%s.bpf", build, m->obj);
+		ours[i] = open_load(path);
+		if (!ours[i])
+			goto out;
+		pairs[1 + 2 * i] = (struct pair){ m->name, prog_fd(ref, m->ref_begin),
+						  prog_fd(ref, m->ref_end), {} };
+		pairs[2 + 2 * i] = (struct pair){ m->name, prog_fd(ours[i], m->begin),
+						  prog_fd(ours[i], m->end), {} };
+	}
 	old_stats = set_bpf_stats(1);
 	if (old_stats < 0) {
 		fprintf(stderr, "bench: cannot enable %s: %s\n", STATS_SYSCTL,
@@ -137,7 +158,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	for (r = 0; r < ROUNDS && ret > 0; r++)
-		for (i = 0; i < 3; i++)
+		for (i = 0; i < NR_PAIRS; i++)
 			if (sample(&pairs[i], r)) {
 				fprintf(stderr, "bench: test run: %s\n", strerror(errno));
 				ret = -1;
@@ -146,13 +167,18 @@ int main(int argc, char **argv)
 	set_bpf_stats(old_stats);
 	if (ret < 0)
 		goto out;
-	printf("%-34s %12s\n", "handler (begin+end pair)", "median ns");
-	for (i = 0; i < 3; i++)
-		printf("%-34s %12.1f\n", pairs[i].label, median(pairs[i].ns));
-	printf("ratio ours/reference: %.2f\n", pairs[2].ns[ROUNDS / 2] / pairs[1].ns[ROUNDS / 2]);
+	printf("%-22s %14s %14s %8s   (median ns per begin+end pair; floor %.1f)\n",
+	       "metric", "reference", "kernelstats", "ratio", median(pairs[0].ns));
+	for (i = 0; i < NR_METRICS; i++) {
+		double theirs = median(pairs[1 + 2 * i].ns), mine = median(pairs[2 + 2 * i].ns);
+
+		printf("%-22s %14.1f %14.1f %8.2f\n", metrics[i].name, theirs, mine,
+		       mine / theirs);
+	}
 	ret = 0;
 out:
-	bpf_object__close(ours);
+	for (i = 0; i < NR_METRICS; i++)
+		bpf_object__close(ours[i]);
 	bpf_object__close(ref);
 	return ret;
 }

@@ -6,9 +6,9 @@
 /* Nodes at or above this id are not counted (README "Metrics"). */
 #define KSWAPD_MAX_NODES 16
 
-DEFINE_BPF_MAP(kswapd_start_map, HASH, __u32, __u64, KSWAPD_MAX_NODES);
+DEFINE_BPF_MAP(kswapd_start_map, ARRAY, __u32, __u64, KSWAPD_MAX_NODES);
 /* Most machines have one node: a hash pays only for the nodes that exist. */
-DEFINE_BPF_MAP_GRO_F(kswapd_latency_map, HASH, __u32,
+DEFINE_BPF_MAP_GRO_F(kswapd_latency_map, HASH, kstats_node_id,
 		     struct bpf_telemetry_accumulator, KSWAPD_MAX_NODES, kstats,
 		     BPF_F_NO_PREALLOC);
 DEFINE_BPF_HISTOGRAM(kswapd_latency_map, "KswapdLatency", KSTATS_UNIT_USEC);
@@ -21,18 +21,18 @@ DEFINE_BPF_HISTOGRAM(kswapd_latency_map, "KswapdLatency", KSTATS_UNIT_USEC);
 DEFINE_BPF_TRACEPOINT(mm_vmscan_kswapd_wake, root, kstats, on_kswapd_wake)
 (__u64 *ctx)
 {
-	__u32 nid = (__u32)ctx[0];
+	kstats_node_id nid = (kstats_node_id)ctx[0];
 
 	if (nid < KSWAPD_MAX_NODES)
-		SAVE_FIRST_START_TIME(kswapd_start_map, &nid);
+		SAVE_FIRST_SLOT_START_TIME(kswapd_start_map, &nid);
 	return 0;
 }
 
 DEFINE_BPF_TRACEPOINT(mm_vmscan_kswapd_sleep, root, kstats, on_kswapd_sleep)
 (__u64 *ctx)
 {
-	__u32 nid = (__u32)ctx[0];
-	__u32 bucket = GET_LATENCY_BUCKET(kswapd_start_map, &nid);
+	kstats_node_id nid = (kstats_node_id)ctx[0];
+	__u32 bucket = GET_SLOT_LATENCY_BUCKET(kswapd_start_map, &nid);
 
 	INCREMENT_ACCUMULATOR(kswapd_latency_map, &nid, bucket);
 	return 0;

@@ -56,7 +56,7 @@ struct kstats_stream_hdr {
 		.version = KSTATS_META_VERSION,				\
 	};								\
 	/* Keeps the record type in the object's BTF; nothing reads it. */ \
-	__KSTATS_META(KSTATS_SEC_TYPES, struct rec_tag *)		\
+	__KSTATS_META(KSTATS_SEC_TYPES, struct rec_tag *const)		\
 	__kstats_stream_type_##sname;					\
 	static __always_inline struct rec_tag *sname##_stream_reserve(void) \
 	{								\

@@ -229,6 +229,29 @@ static inline __u32 bpf_telemetry_name_hash(const char *s, __u32 len)
 	bpf_map_update_elem(&(map), (key), &__start, BPF_ANY);		\
 })
 
+/*
+ * Start times in an ARRAY of slots (0 = none), for small fixed key spaces
+ * such as nodes: no hash update/delete per event.  Only for keys whose begin
+ * and end cannot race (one kswapd thread per node).
+ */
+#define SAVE_FIRST_SLOT_START_TIME(map, key) ({				\
+	__u64 *__slot = bpf_map_lookup_elem(&(map), (key));		\
+	if (__slot && !*__slot)						\
+		*__slot = bpf_ktime_get_ns();				\
+})
+
+#define GET_SLOT_LATENCY_BUCKET(map, key) ({				\
+	__u32 __bucket = BPF_TELEMETRY_INVALID_BUCKET;			\
+	__u64 *__slot = bpf_map_lookup_elem(&(map), (key));		\
+	if (__slot && *__slot) {					\
+		__u64 __now = bpf_ktime_get_ns();			\
+		__bucket = bpf_telemetry_bucket(__now > *__slot ?	\
+			(__now - *__slot) / 1000 : 0);			\
+		*__slot = 0;						\
+	}								\
+	__bucket;							\
+})
+
 #define SAVE_FIRST_START_TIME_AT(map, key, now) ({			\
 	__u64 __start = (now);						\
 	bpf_map_update_elem(&(map), (key), &__start, BPF_NOEXIST);	\

@@ -5,7 +5,7 @@
  * atom format: append only, never renumber.
  *
  * Output maps (pinned as map_<obj>_<map>):
- *   kswapd         kswapd_latency_map          key __u32 node_id
+ *   kswapd         kswapd_latency_map          key kstats_node_id
  *   directReclaim  direct_reclaim_latency_map  key enum kstats_process_state
  *   compaction     compaction_duration_map     key __u32 (0: system-wide)
  *   cma            cma_alloc_latency_map       key __u32 pool id
@@ -22,6 +22,9 @@
 #endif
 
 #define KSTATS_NAME_MAX 32
+
+/* A NUMA node id; the typedef is what tells tools to label it "node N". */
+typedef __u32 kstats_node_id;
 
 /* Value of the id -> name dictionaries of CMA pools and dma-buf exporters. */
 struct kstats_name {

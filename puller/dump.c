@@ -1,166 +1,290 @@
 // SPDX-License-Identifier: GPL-2.0
-/* kstats dump: every histogram map of every object, as log2 histograms. */
-#include <dirent.h>
+/* kstats dump: the loaded histograms, once or as deltas per interval. */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <time.h>
 
-#include "bpf_telemetry.h"
+#include "hist.h"
 #include "kstats.h"
-#include "kstats_objmeta.h"
 #include "kstats_pins.h"
-#include "kstats_reader.h"
+
+enum dump_format { FMT_ASCII, FMT_JSON, FMT_OPENMETRICS };
 
 struct dump_opts {
-	const char *obj_dir;
-	const char *pin_dir;
-	unsigned int shown, missing;
+	const char *obj_dir, *pin_dir, *status_file, *output;
+	enum dump_format fmt;
+	struct kstats_render_opts render;
+	double interval;		/* 0: one cumulative dump */
+	long count;			/* intervals; 0: until interrupted */
+	bool filtered;			/* metrics were named */
 };
 
-static void print_key(const struct kstats_map *m, const int64_t *row)
-{
-	size_t i, nkey = kstats_map_nkey_cols(m);
-
-	for (i = 0; i < nkey; i++) {
-		const struct kstats_column *c = kstats_map_column(m, i);
-		const char *e = kstats_column_enum_name(m, c, row[i]);
-
-		if (e)
-			printf(" %s=%s", c->name, e);
-		else
-			printf(" %s=%" PRId64, c->name, row[i]);
-	}
-}
-
-static int dump_hist(struct dump_opts *o, const char *obj_path, const char *obj,
-		     const struct kstats_hist_meta *h)
-{
-	struct kstats_map_opts mo = { .obj_path = obj_path, .map_name = h->map };
-	char pin[4096], err[KSTATS_ERR_LEN] = "";
-	struct kstats_map *m = NULL;
-	int64_t *rows = NULL;
-	size_t nrows, i, ncols;
-	int ret;
-
-	ret = kstats_pin_path(pin, sizeof(pin), o->pin_dir, "map", obj, h->map);
-	if (ret)
-		return ret;
-	if (access(pin, F_OK)) {
-		o->missing++;
-		return 0;
-	}
-	mo.pin_path = pin;
-	ret = kstats_map_open(&mo, &m, err, sizeof(err));
-	if (!ret) {
-		rows = calloc(kstats_map_max_rows(m), kstats_map_ncols(m) * sizeof(*rows));
-		ret = rows ? kstats_map_read(m, rows, kstats_map_max_rows(m), &nrows,
-					     err, sizeof(err)) : -ENOMEM;
-	}
-	if (ret) {
-		fprintf(stderr, "kstats: %s: %s\n", h->metric, *err ? err : strerror(-ret));
-		goto out;
-	}
-	ncols = kstats_map_ncols(m);
-	if (ncols - kstats_map_nkey_cols(m) != BPF_TELEMETRY_NR_BUCKETS) {
-		fprintf(stderr, "kstats: %s: value is not a %d-bucket accumulator\n",
-			h->metric, BPF_TELEMETRY_NR_BUCKETS);
-		ret = -EINVAL;
-		goto out;
-	}
-	for (i = 0; i < nrows; i++) {
-		const int64_t *row = rows + i * ncols;
-
-		printf("\n%s", h->metric);
-		if (kstats_map_max_rows(m) > 1)
-			print_key(m, row);
-		printf("\n");
-		print_log2_hist(stdout, row + kstats_map_nkey_cols(m), h->unit);
-	}
-	if (!nrows)
-		printf("\n%s: no events yet\n", h->metric);
-	o->shown++;
-out:
-	free(rows);
-	kstats_map_close(m);
-	return ret;
-}
-
-static int dump_object(struct dump_opts *o, const char *file)
-{
-	struct kstats_objmeta meta;
-	char path[4096], obj[64], err[512];
-	size_t i;
-	int ret;
-
-	snprintf(path, sizeof(path), "%s/%s", o->obj_dir, file);
-	if (kstats_obj_name(path, obj, sizeof(obj)))
-		return -EINVAL;
-	ret = kstats_objmeta_read(path, &meta, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "kstats: %s\n", err);
-		return ret;
-	}
-	for (i = 0; i < meta.nhists && !ret; i++)
-		ret = dump_hist(o, path, obj, &meta.hists[i]);
-	kstats_objmeta_free(&meta);
-	return ret;
-}
-
-static int bpf_filter(const struct dirent *d)
-{
-	size_t n = strlen(d->d_name);
-
-	return n > 4 && !strcmp(d->d_name + n - 4, ".bpf");
-}
+static volatile sig_atomic_t stopping;
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: kstats dump [--obj-dir DIR] [--pin-dir DIR]\n"
-		"Print every loaded histogram as a log2 histogram.\n\n"
-		"  --obj-dir DIR   objects (default: " KSTATS_DEFAULT_OBJ_DIR ")\n"
-		"  --pin-dir DIR   pinned maps (default: " KSTATS_DEFAULT_PIN_DIR ")\n");
+		"Usage: kstats dump [OPTIONS] [METRIC...]\n"
+		"Show the loaded histograms (all, or the named metrics) as log2\n"
+		"histograms with count, p50, p99 and total.\n\n"
+		"  --all             show all 32 buckets and keys with no events\n"
+		"  --json            JSON, schema kstats.dump/1 (see kstats(1))\n"
+		"  --openmetrics     Prometheus text exposition (node_exporter textfile)\n"
+		"  --output FILE     write to FILE atomically (temp file, fsync, rename)\n"
+		"  --interval SEC    live: every SEC seconds, the events of that interval\n"
+		"                    (--openmetrics: the cumulative counts, rewritten)\n"
+		"  --count N         with --interval: stop after N intervals\n"
+		"  --obj-dir DIR     objects (default: " KSTATS_DEFAULT_OBJ_DIR ")\n"
+		"  --pin-dir DIR     pinned maps (default: " KSTATS_DEFAULT_PIN_DIR ")\n"
+		"  --status-file F   loader status, for why a metric is not loaded\n"
+		"                    (default: " KSTATS_DEFAULT_STATUS_FILE ")\n"
+		"  -h, --help        this text\n\n"
+		"Exit status: 0 ok, 1 runtime error, 2 bad usage or unknown metric,\n"
+		"3 not loaded (run kstats-loader), 5 permission denied.\n");
+}
+
+static int render_to(FILE *f, const struct dump_opts *o, const struct kstats_snapshot *s)
+{
+	switch (o->fmt) {
+	case FMT_JSON:
+		return kstats_render_json(f, s, &o->render, !o->interval || o->output);
+	case FMT_OPENMETRICS:
+		return kstats_render_openmetrics(f, s);
+	default:
+		return kstats_render_ascii(f, s, &o->render);
+	}
+}
+
+static int render(const struct dump_opts *o, const struct kstats_snapshot *s)
+{
+	char msg[512], *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int ret;
+
+	if (!o->output) {
+		ret = render_to(stdout, o, s);
+		return fflush(stdout) ? -errno : ret;
+	}
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return -errno;
+	ret = render_to(f, o, s);
+	if (fclose(f) && !ret)
+		ret = -EIO;
+	if (!ret) {
+		ret = kstats_write_atomic(o->output, buf, len, msg, sizeof(msg));
+		if (ret) {
+			fprintf(stderr, "kstats dump: %s\n", msg);
+			ret = -EIO;	/* a runtime error, whatever the errno */
+		}
+	}
+	free(buf);
+	return ret;
+}
+
+/* A skip is this kernel's doing: running the loader again changes nothing. */
+static const char *missing_fix(const char *reason)
+{
+	if (!strncmp(reason, "SKIPPED", 7))
+		return "";
+	if (!strncmp(reason, "FAILED", 6))
+		return "; see kstats status";
+	return "; " KSTATS_FIX_LOAD;
+}
+
+/*
+ * Names the metrics that were asked for but are not loaded, and why;
+ * returns how many selected metrics are loaded.
+ */
+static size_t report_missing(const struct dump_opts *o, const struct kstats_snapshot *s,
+			     size_t *missing)
+{
+	char reason[512];
+	size_t i, loaded = 0;
+
+	*missing = 0;
+	for (i = 0; i < s->nhists; i++) {
+		const struct kstats_hist *h = &s->hists[i];
+
+		if (!h->selected)
+			continue;
+		loaded += h->loaded;
+		if (h->loaded || !o->filtered)
+			continue;
+		(*missing)++;
+		if (kstats_status_reason(o->status_file, h->obj, reason, sizeof(reason)))
+			snprintf(reason, sizeof(reason), "its map is not pinned");
+		fprintf(stderr, "kstats dump: %s is not loaded under %s (%s: %s)%s\n",
+			h->metric, o->pin_dir, h->obj, reason, missing_fix(reason));
+	}
+	if (!loaded && !o->filtered)
+		fprintf(stderr, "kstats dump: no metric is loaded under %s; " KSTATS_FIX_LOAD "\n",
+			o->pin_dir);
+	return loaded;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+static void sleep_interval(double secs)
+{
+	struct timespec ts = kstats_timespec(secs);
+
+	while (!stopping && nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static int read_or_report(const struct dump_opts *o, struct kstats_snapshot *s)
+{
+	char err[1024];
+	int ret = kstats_snapshot_read(s, o->pin_dir, err, sizeof(err));
+
+	if (ret)
+		fprintf(stderr, "kstats dump: %s\n", err);
+	return ret;
+}
+
+/* Like runqlat's interval/count: the events of each interval. */
+static int live(const struct dump_opts *o, struct kstats_snapshot *s)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct kstats_snapshot prev, shown;
+	long n;
+	int ret;
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	ret = kstats_snapshot_dup(&prev, s);
+	if (ret)
+		return ret;
+	fprintf(stderr, "Showing the events of every %gs interval; Ctrl-C to end.\n",
+		o->interval);
+	for (n = 0; !ret && (!o->count || n < o->count); n++) {
+		sleep_interval(o->interval);
+		ret = read_or_report(o, s);
+		if (ret)
+			break;
+		if (o->fmt == FMT_OPENMETRICS) {
+			ret = render(o, s);	/* counters stay cumulative */
+		} else {
+			ret = kstats_snapshot_dup(&shown, s);
+			if (ret)
+				break;
+			kstats_snapshot_subtract(&shown, &prev);
+			ret = render(o, &shown);
+			kstats_snapshot_free(&shown);
+		}
+		kstats_snapshot_free(&prev);
+		if (!ret)
+			ret = kstats_snapshot_dup(&prev, s);
+		if (stopping)
+			break;
+	}
+	kstats_snapshot_free(&prev);
+	return ret;
+}
+
+static int parse_args(int argc, char **argv, struct dump_opts *o)
+{
+	static const struct option opts[] = {
+		{ "all", no_argument, NULL, 'a' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "openmetrics", no_argument, NULL, 'm' },
+		{ "output", required_argument, NULL, 'O' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "obj-dir", required_argument, NULL, 'o' },
+		{ "pin-dir", required_argument, NULL, 'p' },
+		{ "status-file", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	bool json = false, om = false;
+	char *end;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'a': o->render.all = true; break;
+		case 'j': json = true; break;
+		case 'm': om = true; break;
+		case 'O': o->output = optarg; break;
+		case 'o': o->obj_dir = optarg; break;
+		case 'p': o->pin_dir = optarg; break;
+		case 's': o->status_file = optarg; break;
+		case 'i':
+			if (kstats_parse_seconds("dump", "--interval", optarg, 86400, &o->interval))
+				return -EINVAL;
+			break;
+		case 'c':
+			o->count = strtol(optarg, &end, 10);
+			if (*end || o->count <= 0) {
+				fprintf(stderr, "kstats dump: --count takes a positive number, not '%s'\n",
+					optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'h': usage(stdout); return 1;
+		default: usage(stderr); return -EINVAL;
+		}
+	}
+	if (json && om) {
+		fprintf(stderr, "kstats dump: --json and --openmetrics exclude each other\n");
+		return -EINVAL;
+	}
+	if (o->count && !o->interval) {
+		fprintf(stderr, "kstats dump: --count needs --interval\n");
+		return -EINVAL;
+	}
+	o->fmt = json ? FMT_JSON : om ? FMT_OPENMETRICS : FMT_ASCII;
+	o->filtered = optind < argc;
+	return 0;
 }
 
 int cmd_dump(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "obj-dir", required_argument, NULL, 'o' },
-		{ "pin-dir", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
-	struct dump_opts o = { KSTATS_DEFAULT_OBJ_DIR, KSTATS_DEFAULT_PIN_DIR, 0, 0 };
-	struct dirent **ents;
-	int c, n, i, failed = 0;
+	struct dump_opts o = { .obj_dir = KSTATS_DEFAULT_OBJ_DIR,
+			       .pin_dir = KSTATS_DEFAULT_PIN_DIR,
+			       .status_file = KSTATS_DEFAULT_STATUS_FILE };
+	struct kstats_snapshot s;
+	char err[1024];
+	size_t missing;
+	int ret = parse_args(argc, argv, &o);
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o': o.obj_dir = optarg; break;
-		case 'p': o.pin_dir = optarg; break;
-		case 'h': usage(stdout); return KSTATS_EXIT_OK;
-		default: usage(stderr); return KSTATS_EXIT_USAGE;
-		}
+	if (ret)
+		return ret > 0 ? KSTATS_EXIT_OK : KSTATS_EXIT_USAGE;
+	ret = kstats_snapshot_init(&s, o.obj_dir, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "kstats dump: %s\n", err);
+		/* A missing or empty object directory is a wrong --obj-dir. */
+		return ret == -ENOENT || ret == -ENOTDIR ? KSTATS_EXIT_USAGE
+							 : kstats_exit_code(ret);
 	}
-	n = scandir(o.obj_dir, &ents, bpf_filter, alphasort);
-	if (n < 0) {
-		fprintf(stderr, "kstats: cannot read object directory %s: %s; pass --obj-dir\n",
-			o.obj_dir, strerror(errno));
+	ret = kstats_snapshot_select(&s, argv + optind, argc - optind, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "kstats dump: %s\n", err);
+		kstats_snapshot_free(&s);
 		return KSTATS_EXIT_USAGE;
 	}
-	for (i = 0; i < n; i++) {
-		failed |= dump_object(&o, ents[i]->d_name) != 0;
-		free(ents[i]);
+	ret = read_or_report(&o, &s);
+	if (ret)
+		goto out;
+	if (!report_missing(&o, &s, &missing)) {
+		ret = -ENOENT;
+		goto out;
 	}
-	free(ents);
-	if (!o.shown && !failed) {
-		fprintf(stderr, "kstats: no metric is loaded under %s; run kstats-loader\n",
-			o.pin_dir);
-		return KSTATS_EXIT_NOT_LOADED;
-	}
-	return failed ? KSTATS_EXIT_ERROR : KSTATS_EXIT_OK;
+	ret = o.interval ? live(&o, &s) : render(&o, &s);
+	if (!ret && missing)
+		ret = -ENOENT;
+out:
+	kstats_snapshot_free(&s);
+	return kstats_exit_code(ret);
 }

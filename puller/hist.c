@@ -1,47 +1,121 @@
 // SPDX-License-Identifier: GPL-2.0
-#include <inttypes.h>
+/* Histogram arithmetic and unit formatting shared by every renderer. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "bpf_telemetry.h"
-#include "kstats.h"
+#include "hist.h"
+#include "kstats_meta.h"
 
-#define BAR_WIDTH 40
+#define LAST_BUCKET (BPF_TELEMETRY_NR_BUCKETS - 1)
 
-static void print_bar(FILE *f, uint64_t count, uint64_t max)
+uint64_t kstats_add_sat(uint64_t a, uint64_t b)
 {
-	char bar[BAR_WIDTH + 1];
-	unsigned int n = max ? (unsigned int)((long double)count * BAR_WIDTH / max) : 0;
-
-	memset(bar, '*', n);
-	memset(bar + n, ' ', BAR_WIDTH - n);
-	bar[BAR_WIDTH] = 0;
-	fprintf(f, "|%s|", bar);
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
-void print_log2_hist(FILE *f, const int64_t *buckets, unsigned int unit)
+uint64_t kstats_bucket_lo(unsigned int i)
 {
-	const char *label = unit == KSTATS_UNIT_BYTES ? "bytes" : "usecs";
-	uint64_t max = 0;
-	int i, last = -1;
+	return i ? 1ull << i : 0;
+}
 
+uint64_t kstats_bucket_hi(unsigned int i)
+{
+	return i >= LAST_BUCKET ? UINT64_MAX : (1ull << (i + 1)) - 1;
+}
+
+/*
+ * The value at rank q * count, interpolated linearly inside its bucket's
+ * [lo, hi + 1) as Prometheus' histogram_quantile() does.  A rank in the
+ * open last bucket gives that bucket's lower bound.
+ */
+static double quantile(const uint64_t *b, uint64_t count, double q, bool *open)
+{
+	double rank = q * (double)count, cum = 0;
+	unsigned int i;
+
+	*open = false;
 	for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++) {
-		if ((uint64_t)buckets[i] > max)
-			max = (uint64_t)buckets[i];
-		if (buckets[i])
-			last = i;
-	}
-	fprintf(f, "%10s%-20s: count    distribution\n", "", label);
-	for (i = 0; i <= last; i++) {
-		uint64_t lo = i ? 1ull << i : 0, hi = (1ull << (i + 1)) - 1;
+		double lo = (double)kstats_bucket_lo(i);
+		double width = i ? lo : 2;
 
-		if (i == BPF_TELEMETRY_NR_BUCKETS - 1)
-			fprintf(f, "%13" PRIu64 " -> %-13s: %-8" PRIu64 " ", lo, "inf",
-				(uint64_t)buckets[i]);
-		else
-			fprintf(f, "%13" PRIu64 " -> %-13" PRIu64 ": %-8" PRIu64 " ", lo, hi,
-				(uint64_t)buckets[i]);
-		print_bar(f, (uint64_t)buckets[i], max);
-		fputc('\n', f);
+		if (!b[i] || cum + (double)b[i] < rank) {
+			cum += (double)b[i];
+			continue;
+		}
+		if (i == LAST_BUCKET) {
+			*open = true;
+			return lo;
+		}
+		return lo + width * (rank - cum) / (double)b[i];
 	}
+	return 0;
+}
+
+void kstats_hist_stats(const uint64_t *b, struct kstats_hist_stats *st)
+{
+	unsigned int i;
+
+	memset(st, 0, sizeof(*st));
+	for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++) {
+		st->count = kstats_add_sat(st->count, b[i]);
+		st->total_min += (double)b[i] * (double)kstats_bucket_lo(i);
+		if (i < LAST_BUCKET)
+			st->total_max += (double)b[i] * (double)kstats_bucket_hi(i);
+	}
+	if (b[LAST_BUCKET])
+		st->total_max = -1;
+	if (!st->count)
+		return;
+	st->p50 = quantile(b, st->count, 0.50, &st->p50_open);
+	st->p99 = quantile(b, st->count, 0.99, &st->p99_open);
+}
+
+const char *kstats_unit_name(unsigned int unit)
+{
+	return unit == KSTATS_UNIT_BYTES ? "bytes" : "us";
+}
+
+void kstats_fmt_value(char *buf, size_t len, double v, unsigned int unit)
+{
+	static const char *const time_units[] = { "µs", "ms", "s" };
+	static const char *const size_units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	const char *const *names = unit == KSTATS_UNIT_BYTES ? size_units : time_units;
+	size_t n = unit == KSTATS_UNIT_BYTES ? 5 : 3, i = 0;
+	double step = unit == KSTATS_UNIT_BYTES ? 1024 : 1000;
+
+	/* Round first, so 999.96µs prints as 1ms, not as 1000µs. */
+	while (i + 1 < n) {
+		char probe[32];
+		double shown;
+
+		snprintf(probe, sizeof(probe), "%.4g", v);
+		sscanf(probe, "%lf", &shown);
+		if (shown < step)
+			break;
+		v /= step;
+		i++;
+	}
+	snprintf(buf, len, "%.4g%s", v, names[i]);
+}
+
+size_t kstats_display_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xc0) != 0x80;
+	return w;
+}
+
+void kstats_put_padded(FILE *f, const char *s, size_t width, bool right)
+{
+	size_t w = kstats_display_width(s);
+
+	if (!right)
+		fputs(s, f);
+	for (; w < width; w++)
+		fputc(' ', f);
+	if (right)
+		fputs(s, f);
 }

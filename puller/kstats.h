@@ -2,25 +2,61 @@
 #ifndef KSTATS_CLI_H
 #define KSTATS_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
-/* Exit codes, documented in kstats --help and README. */
+/* Exit codes, documented in kstats --help, kstats(1) and README. */
 #define KSTATS_EXIT_OK 0
-#define KSTATS_EXIT_ERROR 1	/* runtime failure: map unreadable, I/O */
-#define KSTATS_EXIT_USAGE 2	/* bad arguments */
-#define KSTATS_EXIT_NOT_LOADED 3	/* nothing pinned: run kstats-loader */
+#define KSTATS_EXIT_ERROR 1	/* runtime failure: map unreadable, I/O, a failed object */
+#define KSTATS_EXIT_USAGE 2	/* bad arguments, unknown metric */
+#define KSTATS_EXIT_NOT_LOADED 3	/* nothing pinned, bpffs missing: run kstats-loader */
 #define KSTATS_EXIT_BUSY 4	/* kstats pull: another pull holds the lock */
+#define KSTATS_EXIT_PERM 5	/* permission denied: needs CAP_BPF and group kstats */
 
 #define KSTATS_DEFAULT_OBJ_DIR "build/bpf"
+#define KSTATS_DEFAULT_STATUS_FILE "/run/kernelstats/loader-status.json"
+
+/* The fixes that error messages name. */
+#define KSTATS_FIX_LOAD "run kstats-loader"
+#define KSTATS_FIX_PERM "needs CAP_BPF and group kstats"
 
 int cmd_dump(int argc, char **argv);
 int cmd_read(int argc, char **argv);
 int cmd_pull(int argc, char **argv);
 int cmd_atoms(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
+int cmd_status(int argc, char **argv);
 
-/* bcc-style log2 histogram of 32 buckets; unit is enum kstats_unit. */
+/* Log2 histogram of 32 buckets, as kstats dump shows one; unit: enum kstats_unit. */
 void print_log2_hist(FILE *f, const int64_t *buckets, unsigned int unit);
+
+/* diag.c: what went wrong and how to fix it. */
+/* Exit code for a -errno: permission, not loaded, or runtime. */
+int kstats_exit_code(int err);
+/* Appends "; needs CAP_BPF and group kstats" when err is EPERM/EACCES. */
+void kstats_add_fix(char *msg, size_t len, int err);
+/*
+ * 0 when pin_dir is a directory on bpffs; else -ENOENT (nothing loaded),
+ * -ENODEV (no bpffs mounted there) or -EACCES, with the fix in msg.
+ */
+int kstats_check_pin_dir(const char *pin_dir, char *msg, size_t len);
+/* Seconds in (0, max] from arg; else -EINVAL after a usage message. */
+int kstats_parse_seconds(const char *cmd, const char *opt, const char *arg,
+			 double max, double *secs);
+
+static inline struct timespec kstats_timespec(double secs)
+{
+	return (struct timespec){ (time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9) };
+}
+
+/* status.c: "OUTCOME: reason" of object obj in the loader status file. */
+int kstats_status_reason(const char *status_file, const char *obj, char *buf,
+			 size_t len);
+
+/* outfile.c: temp file, fsync, rename, fsync of the directory. */
+int kstats_write_atomic(const char *path, const char *buf, size_t len,
+			char *msg, size_t msglen);
 
 #endif /* KSTATS_CLI_H */

@@ -14,6 +14,7 @@ static const struct {
 	{ "pull", cmd_pull, "emit the day's deltas as protobuf atoms (crash-safe)" },
 	{ "atoms", cmd_atoms, "print emitted atoms as text" },
 	{ "watch", cmd_watch, "print an event stream live (text or JSON lines)" },
+	{ "status", cmd_status, "what the loader loaded, run counts, map fill" },
 };
 
 static void usage(FILE *f)
@@ -24,7 +25,8 @@ static void usage(FILE *f)
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
 	fprintf(f, "\nExit status: 0 ok, 1 runtime error, 2 bad usage, "
-		"3 nothing loaded (run kstats-loader).\n");
+		"3 nothing loaded (run kstats-loader),\n4 another kstats pull holds "
+		"the lock, 5 permission denied (needs CAP_BPF and group kstats).\n");
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Maps failures to exit codes and to the fix the message names. */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
+
+#include "kstats.h"
+
+int kstats_exit_code(int err)
+{
+	switch (-err) {
+	case 0:
+		return KSTATS_EXIT_OK;
+	case EPERM:
+	case EACCES:
+		return KSTATS_EXIT_PERM;
+	case ENOENT:
+	case ENODEV:
+		return KSTATS_EXIT_NOT_LOADED;
+	default:
+		return KSTATS_EXIT_ERROR;
+	}
+}
+
+void kstats_add_fix(char *msg, size_t len, int err)
+{
+	size_t n = strlen(msg);
+
+	if ((err == -EPERM || err == -EACCES) && !strstr(msg, KSTATS_FIX_PERM) && n < len)
+		snprintf(msg + n, len - n, "; " KSTATS_FIX_PERM);
+}
+
+static bool on_bpffs(const char *path)
+{
+	struct statfs st;
+
+	return !statfs(path, &st) && st.f_type == BPF_FS_MAGIC;
+}
+
+/* The nearest existing ancestor of path, into buf. */
+static void existing_ancestor(const char *path, char *buf, size_t len)
+{
+	struct stat st;
+	char *slash;
+
+	snprintf(buf, len, "%s", path);
+	while (stat(buf, &st) && (slash = strrchr(buf, '/'))) {
+		if (slash == buf) {
+			buf[1] = 0;
+			return;
+		}
+		*slash = 0;
+	}
+}
+
+int kstats_check_pin_dir(const char *pin_dir, char *msg, size_t len)
+{
+	char anc[PATH_MAX];
+	struct stat st;
+
+	if (!stat(pin_dir, &st)) {
+		if (on_bpffs(pin_dir))
+			return 0;
+		snprintf(msg, len, "%s is not on bpffs (bpffs is not mounted there); "
+			 KSTATS_FIX_LOAD ", which mounts it, or: mount -t bpf bpf /sys/fs/bpf",
+			 pin_dir);
+		return -ENODEV;
+	}
+	if (errno == EACCES) {
+		snprintf(msg, len, "cannot access %s: %s; " KSTATS_FIX_PERM,
+			 pin_dir, strerror(errno));
+		return -EACCES;
+	}
+	existing_ancestor(pin_dir, anc, sizeof(anc));
+	if (!on_bpffs(anc)) {
+		snprintf(msg, len, "bpffs is not mounted (no bpffs at %s or above); "
+			 KSTATS_FIX_LOAD ", which mounts it, or: mount -t bpf bpf /sys/fs/bpf",
+			 pin_dir);
+		return -ENODEV;
+	}
+	snprintf(msg, len, "nothing is loaded: %s does not exist; " KSTATS_FIX_LOAD, pin_dir);
+	return -ENOENT;
+}
+
+int kstats_parse_seconds(const char *cmd, const char *opt, const char *arg,
+			 double max, double *secs)
+{
+	char *end;
+
+	*secs = strtod(arg, &end);
+	if (*end || end == arg || !(*secs > 0 && *secs <= max)) {
+		fprintf(stderr, "kstats %s: %s takes seconds in (0, %g], not '%s'\n",
+			cmd, opt, max, arg);
+		return -EINVAL;
+	}
+	return 0;
+}

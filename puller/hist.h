@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The histograms kstats dump shows: a catalog of every .kstats.hists entry
+ * of every object, each with the labelled series read from its pinned map,
+ * and the arithmetic every renderer shares (count, quantiles, totals, units).
+ */
+#ifndef KSTATS_HIST_H
+#define KSTATS_HIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "bpf_telemetry.h"
+
+#define KSTATS_MAX_LABELS 8
+#define KSTATS_LABEL_LEN 64
+#define KSTATS_OBJ_LEN 64
+
+/* One key of one histogram map. */
+struct kstats_series {
+	int64_t key[KSTATS_MAX_LABELS];			/* raw key leaves */
+	char value[KSTATS_MAX_LABELS][KSTATS_LABEL_LEN];	/* resolved labels */
+	uint64_t buckets[BPF_TELEMETRY_NR_BUCKETS];
+};
+
+struct kstats_hist {
+	char metric[KSTATS_LABEL_LEN];
+	char obj[KSTATS_OBJ_LEN];
+	char obj_path[4096];
+	char map[KSTATS_LABEL_LEN];
+	char names_map[KSTATS_LABEL_LEN];
+	char key_enum[KSTATS_LABEL_LEN];	/* enum naming an int key */
+	unsigned int unit;			/* enum kstats_unit */
+	bool selected;				/* read by kstats_snapshot_read */
+	bool loaded;				/* its map is pinned */
+	uint32_t map_id;			/* a new id means a new map */
+	size_t nlabels;				/* 0: one system-wide series */
+	char label[KSTATS_MAX_LABELS][KSTATS_LABEL_LEN];	/* label names */
+	uint32_t enum_type[KSTATS_MAX_LABELS];	/* BTF enum of a label, or 0 */
+	size_t enum_prefix[KSTATS_MAX_LABELS];	/* its enumerators' common prefix */
+	struct kstats_series *series;		/* sorted by key */
+	size_t nseries;
+};
+
+struct kstats_snapshot {
+	struct kstats_hist *hists;
+	size_t nhists;
+	struct timespec realtime, boottime;	/* when it was read */
+	/* Set on deltas: the window is [since_*, realtime/boottime]. */
+	bool is_delta;
+	struct timespec since_realtime, since_boottime;
+};
+
+/* Catalog of every histogram in obj_dir's *.bpf objects (no map reads). */
+int kstats_snapshot_init(struct kstats_snapshot *s, const char *obj_dir,
+			 char *err, size_t errlen);
+/* Selects metrics by name (case-insensitive); none selects all. */
+int kstats_snapshot_select(struct kstats_snapshot *s, char *const *names,
+			   int n, char *err, size_t errlen);
+/* Reads the selected histograms' pinned maps; an unpinned one is !loaded. */
+int kstats_snapshot_read(struct kstats_snapshot *s, const char *pin_dir,
+			 char *err, size_t errlen);
+/* Deep copy. */
+int kstats_snapshot_dup(struct kstats_snapshot *dst,
+			const struct kstats_snapshot *src);
+/* cur - prev per series and bucket; a recreated map counts from zero. */
+void kstats_snapshot_subtract(struct kstats_snapshot *cur,
+			      const struct kstats_snapshot *prev);
+void kstats_snapshot_free(struct kstats_snapshot *s);
+/* "A, B, C": every metric of the catalog. */
+void kstats_snapshot_known(const struct kstats_snapshot *s, char *buf,
+			   size_t len);
+
+struct kstats_map;
+
+/* Every row of m into *rows (malloc'd, max_rows * ncols); 0 or -errno. */
+int kstats_read_rows(struct kstats_map *m, int64_t **rows, size_t *nrows,
+		     char *err, size_t errlen);
+
+/* Labels (labels.c): names and values of a histogram map's keys. */
+struct kstats_names;
+int kstats_labels_init(struct kstats_hist *h, const struct kstats_map *m,
+		       char *err, size_t errlen);
+int kstats_names_load(const struct kstats_hist *h, const char *pin_dir,
+		      struct kstats_names **out, char *err, size_t errlen);
+void kstats_names_free(struct kstats_names *names);
+void kstats_labels_resolve(const struct kstats_hist *h,
+			   const struct kstats_map *m,
+			   const struct kstats_names *names,
+			   struct kstats_series *s);
+/* A label that holds a NUMA node id: shown as "node N". */
+bool kstats_label_is_node(const char *name);
+
+/* Per-histogram summary (hist.c). */
+struct kstats_hist_stats {
+	uint64_t count;			/* saturates at UINT64_MAX */
+	double p50, p99;		/* base unit (us or bytes) */
+	bool p50_open, p99_open;	/* in the open last bucket: a lower bound */
+	double total_min, total_max;	/* total_max < 0: unbounded */
+};
+
+void kstats_hist_stats(const uint64_t *buckets, struct kstats_hist_stats *st);
+uint64_t kstats_add_sat(uint64_t a, uint64_t b);
+/* Bucket i holds [lo, hi]; hi of the last bucket is UINT64_MAX. */
+uint64_t kstats_bucket_lo(unsigned int i);
+uint64_t kstats_bucket_hi(unsigned int i);
+/* "2.048ms", "512µs", "4KiB": 4 significant digits, unit-scaled. */
+void kstats_fmt_value(char *buf, size_t len, double v, unsigned int unit);
+const char *kstats_unit_name(unsigned int unit);	/* "us", "bytes" */
+/* Columns a UTF-8 string takes. */
+size_t kstats_display_width(const char *s);
+/* s padded with spaces to width columns, flush right or left. */
+void kstats_put_padded(FILE *f, const char *s, size_t width, bool right);
+
+/* Renderers: 0 or -errno. */
+struct kstats_render_opts {
+	bool all;		/* every bucket and every zero series */
+};
+
+int kstats_render_ascii(FILE *f, const struct kstats_snapshot *s,
+			const struct kstats_render_opts *o);
+int kstats_render_json(FILE *f, const struct kstats_snapshot *s,
+		       const struct kstats_render_opts *o, bool pretty);
+int kstats_render_openmetrics(FILE *f, const struct kstats_snapshot *s);
+
+#endif /* KSTATS_HIST_H */

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Generic key labels: every rule reads BTF or the object's metadata, none
+ * knows a metric.
+ *   name:  a struct key's member path; else the enum that key_enum names,
+ *          or the key's typedef or enum name (kstats_ prefix and _t suffix
+ *          dropped); else, for an id resolved through names_map, that map's
+ *          name without _names_map; else "key".
+ *   value: the enumerator (of the key's enum type, or of key_enum for an int
+ *          key) without the prefix all its enumerators share; an id's name
+ *          from the names_map dictionary; else decimal.
+ * Labels named node, node_id, nid or numa_node become "node" and render as
+ * "node N".
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/btf.h>
+
+#include "hist.h"
+#include "kstats.h"
+#include "kstats_keys.h"
+#include "kstats_pins.h"
+#include "kstats_reader.h"
+
+struct kstats_names {
+	size_t n;
+	struct {
+		int64_t id;
+		char name[KSTATS_NAME_MAX];
+	} *e;
+};
+
+bool kstats_label_is_node(const char *name)
+{
+	return !strcmp(name, "node") || !strcmp(name, "node_id") ||
+	       !strcmp(name, "nid") || !strcmp(name, "numa_node");
+}
+
+/* Keeps [A-Za-z0-9_], one '_' for any run of others (Prometheus names). */
+static void sanitize(char *dst, size_t len, const char *src)
+{
+	size_t n = 0;
+
+	for (; *src && n + 1 < len; src++) {
+		if (isalnum((unsigned char)*src))
+			dst[n++] = *src;
+		else if (n && dst[n - 1] != '_')
+			dst[n++] = '_';
+	}
+	while (n && dst[n - 1] == '_')
+		n--;
+	dst[n] = 0;
+}
+
+static void strip(char *s, const char *prefix, const char *suffix)
+{
+	size_t n = strlen(prefix), m;
+
+	if (!strncmp(s, prefix, n) && s[n])
+		memmove(s, s + n, strlen(s + n) + 1);
+	m = strlen(s);
+	n = strlen(suffix);
+	if (m > n && !strcmp(s + m - n, suffix))
+		s[m - n] = 0;
+}
+
+/* __u32, u32, uint32_t, size_t and friends say nothing about the key. */
+static bool says_nothing(const char *name)
+{
+	static const char *const generic[] = {
+		"u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64",
+		"uint8_t", "uint16_t", "uint32_t", "uint64_t", "int8_t",
+		"int16_t", "int32_t", "int64_t", "size_t", "ssize_t",
+	};
+	size_t i;
+
+	if (!*name || *name == '_')
+		return true;
+	for (i = 0; i < sizeof(generic) / sizeof(generic[0]); i++)
+		if (!strcmp(name, generic[i]))
+			return true;
+	return false;
+}
+
+/* Name of map's declared key type (typedef or enum) in the object's BTF. */
+static int declared_key_name(const struct btf *btf, const char *map,
+			     char *buf, size_t len)
+{
+	const struct btf_type *t;
+	const struct btf_member *mb;
+	int id = btf__find_by_name_kind(btf, map, BTF_KIND_VAR);
+	int i;
+
+	if (id < 0)
+		return -ENOENT;
+	t = btf__type_by_id(btf, btf__resolve_type(btf, btf__type_by_id(btf, id)->type));
+	if (!t || !btf_is_struct(t))
+		return -ENOENT;
+	for (i = 0, mb = btf_members(t), id = 0; i < btf_vlen(t); i++, mb++)
+		if (!strcmp(btf__name_by_offset(btf, mb->name_off), "key") &&
+		    btf_is_ptr(btf__type_by_id(btf, mb->type)))
+			id = btf__type_by_id(btf, mb->type)->type;
+	while (id > 0 && (t = btf__type_by_id(btf, id))) {
+		const char *name = btf__name_by_offset(btf, t->name_off);
+
+		if ((btf_is_typedef(t) || btf_is_any_enum(t)) && !says_nothing(name)) {
+			snprintf(buf, len, "%s", name);
+			strip(buf, "kstats_", "_t");
+			return 0;
+		}
+		if (!btf_is_typedef(t) && !btf_is_mod(t))
+			break;
+		id = t->type;
+	}
+	return -ENOENT;
+}
+
+static const char *enumerator(const struct btf *btf, const struct btf_type *t, int i)
+{
+	__u32 off = btf_is_enum(t) ? btf_enum(t)[i].name_off : btf_enum64(t)[i].name_off;
+
+	return btf__name_by_offset(btf, off);
+}
+
+/* KSTATS_PROCESS_STATE_ shared by every enumerator of the enum, or 0. */
+static size_t enum_prefix(const struct btf *btf, uint32_t type_id)
+{
+	const struct btf_type *t = btf__type_by_id(btf, type_id);
+	const char *first;
+	size_t n;
+	int i;
+
+	if (!t || !btf_is_any_enum(t) || btf_vlen(t) < 2)
+		return 0;
+	first = enumerator(btf, t, 0);
+	n = strlen(first);
+	for (i = 1; i < btf_vlen(t); i++) {
+		const char *name = enumerator(btf, t, i);
+		size_t k = 0;
+
+		while (k < n && name[k] == first[k])
+			k++;
+		n = k;
+	}
+	while (n && first[n - 1] != '_')
+		n--;
+	return n;
+}
+
+/* The BTF enum of label i: the key_enum of an int key, or the leaf's type. */
+static uint32_t label_enum(const struct kstats_hist *h, const struct kstats_map *m,
+			   size_t i)
+{
+	const struct kstats_column *c = kstats_map_column(m, i);
+	const struct btf *btf = kstats_map_btf(m);
+	int id;
+
+	if (c->kind == KSTATS_LEAF_ENUM)
+		return c->type_id;
+	if (i || !*h->key_enum || c->kind != KSTATS_LEAF_INT)
+		return 0;
+	id = btf__find_by_name_kind(btf, h->key_enum, BTF_KIND_ENUM);
+	if (id < 0)
+		id = btf__find_by_name_kind(btf, h->key_enum, BTF_KIND_ENUM64);
+	return id > 0 ? (uint32_t)id : 0;
+}
+
+static void label_name(struct kstats_hist *h, const struct kstats_map *m,
+		       size_t i, char *buf, size_t len)
+{
+	const struct kstats_column *c = kstats_map_column(m, i);
+
+	if (strcmp(c->name, "key")) {
+		sanitize(buf, len, c->name);
+	} else if (!i && *h->key_enum) {
+		snprintf(buf, len, "%s", h->key_enum);
+		strip(buf, "kstats_", "_t");
+		sanitize(buf, len, buf);
+	} else if (!declared_key_name(kstats_map_btf(m), h->map, buf, len)) {
+		sanitize(buf, len, buf);
+	} else if (!i && *h->names_map) {
+		snprintf(buf, len, "%s", h->names_map);
+		strip(buf, "", "_map");
+		strip(buf, "", "_names");
+	} else {
+		snprintf(buf, len, "key");
+	}
+	if (kstats_label_is_node(buf))
+		snprintf(buf, len, "node");
+}
+
+int kstats_labels_init(struct kstats_hist *h, const struct kstats_map *m,
+		       char *err, size_t errlen)
+{
+	size_t nkey = kstats_map_nkey_cols(m), i, j;
+
+	h->nlabels = 0;
+	if (kstats_map_max_rows(m) <= 1)
+		return 0;	/* one system-wide series: nothing to tell apart */
+	if (nkey > KSTATS_MAX_LABELS) {
+		snprintf(err, errlen, "%s: key has %zu fields, at most %d are supported",
+			 h->metric, nkey, KSTATS_MAX_LABELS);
+		return -EOPNOTSUPP;
+	}
+	for (i = 0; i < nkey; i++) {
+		label_name(h, m, i, h->label[i], sizeof(h->label[i]));
+		for (j = 0; j < i; j++)
+			if (!strcmp(h->label[i], h->label[j]))
+				snprintf(h->label[i], sizeof(h->label[i]), "key%zu", i);
+		h->enum_type[i] = label_enum(h, m, i);
+		h->enum_prefix[i] = enum_prefix(kstats_map_btf(m), h->enum_type[i]);
+	}
+	h->nlabels = nkey;
+	return 0;
+}
+
+static int names_fill(struct kstats_names *d, const struct kstats_map *m,
+		      const int64_t *rows, size_t nrows)
+{
+	size_t ncols = kstats_map_ncols(m), nkey = kstats_map_nkey_cols(m), r, c, k;
+
+	d->e = calloc(nrows ? nrows : 1, sizeof(*d->e));
+	if (!d->e)
+		return -ENOMEM;
+	for (r = 0; r < nrows; r++) {
+		const int64_t *row = rows + r * ncols;
+		char *name = d->e[r].name;
+
+		d->e[r].id = row[0];
+		for (c = nkey, k = 0; c < ncols && k + 1 < KSTATS_NAME_MAX; c++) {
+			if (kstats_map_column(m, c)->size != 1)
+				continue;
+			if (!row[c])
+				break;
+			name[k++] = isprint((int)(unsigned char)row[c]) ? (char)row[c] : '?';
+		}
+		name[k] = 0;
+	}
+	d->n = nrows;
+	return 0;
+}
+
+int kstats_names_load(const struct kstats_hist *h, const char *pin_dir,
+		      struct kstats_names **out, char *err, size_t errlen)
+{
+	struct kstats_map_opts mo = { .obj_path = h->obj_path, .map_name = h->names_map };
+	char pin[4096];
+	struct kstats_map *m = NULL;
+	struct kstats_names *d = NULL;
+	int64_t *rows = NULL;
+	size_t nrows;
+	int ret;
+
+	*out = NULL;
+	if (!*h->names_map || !h->nlabels)
+		return 0;
+	ret = kstats_pin_path(pin, sizeof(pin), pin_dir, "map", h->obj, h->names_map);
+	if (ret || access(pin, F_OK))
+		return 0;	/* no dictionary: ids show as numbers */
+	mo.pin_path = pin;
+	ret = kstats_map_open(&mo, &m, err, errlen);
+	if (ret)
+		return ret;
+	d = calloc(1, sizeof(*d));
+	ret = d ? kstats_read_rows(m, &rows, &nrows, err, errlen) : -ENOMEM;
+	if (!ret)
+		ret = names_fill(d, m, rows, nrows);
+	if (ret)
+		kstats_names_free(d);
+	else
+		*out = d;
+	free(rows);
+	kstats_map_close(m);
+	return ret;
+}
+
+void kstats_names_free(struct kstats_names *d)
+{
+	if (!d)
+		return;
+	free(d->e);
+	free(d);
+}
+
+static const char *names_find(const struct kstats_names *d, int64_t id)
+{
+	size_t i;
+
+	for (i = 0; d && i < d->n; i++)
+		if (d->e[i].id == id && d->e[i].name[0])
+			return d->e[i].name;
+	return NULL;
+}
+
+void kstats_labels_resolve(const struct kstats_hist *h, const struct kstats_map *m,
+			   const struct kstats_names *names, struct kstats_series *s)
+{
+	size_t i;
+
+	for (i = 0; i < h->nlabels; i++) {
+		const struct kstats_column *c = kstats_map_column(m, i);
+		struct kstats_column as_enum = *c;
+		const char *e, *name = i ? NULL : names_find(names, s->key[i]);
+
+		as_enum.kind = KSTATS_LEAF_ENUM;
+		as_enum.type_id = h->enum_type[i];
+		e = h->enum_type[i] ? kstats_column_enum_name(m, &as_enum, s->key[i]) : NULL;
+
+		if (e && strlen(e) > h->enum_prefix[i])
+			snprintf(s->value[i], KSTATS_LABEL_LEN, "%s", e + h->enum_prefix[i]);
+		else if (name)
+			snprintf(s->value[i], KSTATS_LABEL_LEN, "%s", name);
+		else if (c->size == 8 && !c->is_signed)
+			snprintf(s->value[i], KSTATS_LABEL_LEN, "%" PRIu64, (uint64_t)s->key[i]);
+		else
+			snprintf(s->value[i], KSTATS_LABEL_LEN, "%" PRId64, s->key[i]);
+	}
+}

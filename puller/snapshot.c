@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The catalog of histograms and one read of their pinned maps. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "hist.h"
+#include "kstats.h"
+#include "kstats_objmeta.h"
+#include "kstats_pins.h"
+#include "kstats_reader.h"
+
+static int bpf_filter(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+
+	return n > 4 && !strcmp(d->d_name + n - 4, ".bpf");
+}
+
+static int add_object(struct kstats_snapshot *s, const char *obj_dir,
+		      const char *file, char *err, size_t errlen)
+{
+	struct kstats_objmeta meta;
+	struct kstats_hist *h;
+	char path[4096], obj[KSTATS_OBJ_LEN];
+	size_t i;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s", obj_dir, file);
+	if (kstats_obj_name(path, obj, sizeof(obj)))
+		return 0;
+	ret = kstats_objmeta_read(path, &meta, err, errlen);
+	if (ret)
+		return ret;
+	h = realloc(s->hists, (s->nhists + meta.nhists) * sizeof(*h) ?: 1);
+	if (!h) {
+		kstats_objmeta_free(&meta);
+		return -ENOMEM;
+	}
+	s->hists = h;
+	for (i = 0; i < meta.nhists; i++) {
+		h = &s->hists[s->nhists++];
+		memset(h, 0, sizeof(*h));
+		snprintf(h->metric, sizeof(h->metric), "%s", meta.hists[i].metric);
+		snprintf(h->obj, sizeof(h->obj), "%s", obj);
+		snprintf(h->obj_path, sizeof(h->obj_path), "%s", path);
+		snprintf(h->map, sizeof(h->map), "%s", meta.hists[i].map);
+		snprintf(h->names_map, sizeof(h->names_map), "%s", meta.hists[i].names_map);
+		snprintf(h->key_enum, sizeof(h->key_enum), "%s", meta.hists[i].key_enum);
+		h->unit = meta.hists[i].unit;
+		h->selected = true;
+	}
+	kstats_objmeta_free(&meta);
+	return 0;
+}
+
+int kstats_snapshot_init(struct kstats_snapshot *s, const char *obj_dir,
+			 char *err, size_t errlen)
+{
+	struct dirent **ents;
+	int n, i, ret = 0;
+
+	memset(s, 0, sizeof(*s));
+	n = scandir(obj_dir, &ents, bpf_filter, alphasort);
+	if (n < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot read object directory %s: %s; pass --obj-dir",
+			 obj_dir, strerror(errno));
+		return ret;
+	}
+	for (i = 0; i < n; i++) {
+		if (!ret)
+			ret = add_object(s, obj_dir, ents[i]->d_name, err, errlen);
+		free(ents[i]);
+	}
+	free(ents);
+	if (!ret && !s->nhists) {
+		snprintf(err, errlen, "no histogram in the objects of %s; pass --obj-dir",
+			 obj_dir);
+		ret = -ENOENT;
+	}
+	if (ret)
+		kstats_snapshot_free(s);
+	return ret;
+}
+
+void kstats_snapshot_known(const struct kstats_snapshot *s, char *buf, size_t len)
+{
+	size_t i, j, n = 0;
+
+	*buf = 0;
+	for (i = 0; i < s->nhists && n < len; i++) {
+		for (j = 0; j < i && strcmp(s->hists[j].metric, s->hists[i].metric); j++)
+			;
+		if (j == i)
+			n += snprintf(buf + n, len - n, "%s%s", n ? ", " : "",
+				      s->hists[i].metric);
+	}
+}
+
+int kstats_snapshot_select(struct kstats_snapshot *s, char *const *names, int n,
+			   char *err, size_t errlen)
+{
+	char known[1024];
+	size_t i;
+	int k;
+
+	for (i = 0; i < s->nhists; i++)
+		s->hists[i].selected = !n;
+	for (k = 0; k < n; k++) {
+		bool found = false;
+
+		for (i = 0; i < s->nhists; i++)
+			if (!strcasecmp(s->hists[i].metric, names[k]))
+				found = s->hists[i].selected = true;
+		if (!found) {
+			kstats_snapshot_known(s, known, sizeof(known));
+			snprintf(err, errlen, "unknown metric '%s'; known metrics: %s",
+				 names[k], known);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int key_cmp(const void *a, const void *b, void *nkeys)
+{
+	const struct kstats_series *x = a, *y = b;
+	size_t i, n = *(const size_t *)nkeys;
+
+	for (i = 0; i < n; i++)
+		if (x->key[i] != y->key[i])
+			return x->key[i] < y->key[i] ? -1 : 1;
+	return 0;
+}
+
+static int pin_map_id(const char *pin, uint32_t *id, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = BPF_F_RDONLY);
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd = bpf_obj_get_opts(pin, &opts), ret = 0;
+
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", pin, strerror(errno));
+	}
+	*id = info.id;
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+static int fill_series(struct kstats_hist *h, const struct kstats_map *m,
+		       const int64_t *rows, size_t nrows,
+		       const struct kstats_names *names)
+{
+	size_t ncols = kstats_map_ncols(m), nkey = kstats_map_nkey_cols(m), r, i;
+
+	h->series = calloc(nrows ?: 1, sizeof(*h->series));
+	if (!h->series)
+		return -ENOMEM;
+	for (r = 0; r < nrows; r++) {
+		struct kstats_series *sr = &h->series[r];
+		const int64_t *row = rows + r * ncols;
+
+		for (i = 0; i < h->nlabels; i++)
+			sr->key[i] = row[i];
+		for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++)
+			sr->buckets[i] = (uint64_t)row[nkey + i];
+		kstats_labels_resolve(h, m, names, sr);
+	}
+	h->nseries = nrows;
+	qsort_r(h->series, nrows, sizeof(*h->series), key_cmp, &h->nlabels);
+	return 0;
+}
+
+int kstats_read_rows(struct kstats_map *m, int64_t **rows, size_t *nrows,
+		     char *err, size_t errlen)
+{
+	int ret;
+
+	*rows = calloc(kstats_map_max_rows(m) ?: 1, kstats_map_ncols(m) * sizeof(**rows));
+	if (!*rows)
+		return -ENOMEM;
+	ret = kstats_map_read(m, *rows, kstats_map_max_rows(m), nrows, err, errlen);
+	if (ret) {
+		free(*rows);
+		*rows = NULL;
+	}
+	return ret;
+}
+
+static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
+		     size_t errlen)
+{
+	struct kstats_map_opts mo = { .obj_path = h->obj_path, .map_name = h->map };
+	struct kstats_names *names = NULL;
+	struct kstats_map *m = NULL;
+	int64_t *rows = NULL;
+	char pin[4096];
+	size_t nrows;
+	int ret;
+
+	free(h->series);
+	h->series = NULL;
+	h->nseries = 0;
+	h->loaded = false;
+	ret = kstats_pin_path(pin, sizeof(pin), pin_dir, "map", h->obj, h->map);
+	if (ret)
+		return ret;
+	if (access(pin, F_OK)) {
+		if (errno == ENOENT)
+			return 0;	/* not loaded */
+		ret = -errno;
+		goto out;
+	}
+	mo.pin_path = pin;
+	ret = pin_map_id(pin, &h->map_id, err, errlen);
+	if (!ret)
+		ret = kstats_map_open(&mo, &m, err, errlen);
+	if (ret)
+		goto out;
+	if (kstats_map_ncols(m) - kstats_map_nkey_cols(m) != BPF_TELEMETRY_NR_BUCKETS) {
+		snprintf(err, errlen, "%s: value is not a %d-bucket accumulator",
+			 pin, BPF_TELEMETRY_NR_BUCKETS);
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = kstats_labels_init(h, m, err, errlen);
+	if (!ret)
+		ret = kstats_names_load(h, pin_dir, &names, err, errlen);
+	if (ret)
+		goto out;
+	ret = kstats_read_rows(m, &rows, &nrows, err, errlen);
+	if (!ret)
+		ret = fill_series(h, m, rows, nrows, names);
+	h->loaded = !ret;
+out:
+	if (ret && !*err)
+		snprintf(err, errlen, "%s: %s", pin, strerror(-ret));
+	free(rows);
+	kstats_names_free(names);
+	kstats_map_close(m);
+	return ret;
+}
+
+int kstats_snapshot_read(struct kstats_snapshot *s, const char *pin_dir,
+			 char *err, size_t errlen)
+{
+	size_t i;
+	int ret;
+
+	*err = 0;
+	ret = kstats_check_pin_dir(pin_dir, err, errlen);
+	if (ret)
+		return ret;
+	clock_gettime(CLOCK_REALTIME, &s->realtime);
+	clock_gettime(CLOCK_BOOTTIME, &s->boottime);
+	for (i = 0; i < s->nhists; i++) {
+		if (!s->hists[i].selected)
+			continue;
+		ret = read_hist(&s->hists[i], pin_dir, err, errlen);
+		if (ret) {
+			kstats_add_fix(err, errlen, ret);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+int kstats_snapshot_dup(struct kstats_snapshot *d, const struct kstats_snapshot *s)
+{
+	size_t i;
+
+	*d = *s;
+	d->hists = calloc(s->nhists ?: 1, sizeof(*d->hists));
+	if (!d->hists)
+		return -ENOMEM;
+	for (i = 0; i < s->nhists; i++) {
+		struct kstats_hist *h = &d->hists[i];
+
+		*h = s->hists[i];
+		h->series = calloc(h->nseries ?: 1, sizeof(*h->series));
+		if (!h->series) {
+			d->nhists = i;
+			kstats_snapshot_free(d);
+			return -ENOMEM;
+		}
+		if (h->nseries)
+			memcpy(h->series, s->hists[i].series, h->nseries * sizeof(*h->series));
+	}
+	return 0;
+}
+
+static const struct kstats_series *
+find_series(const struct kstats_series *key, const struct kstats_series *v,
+	    size_t n, size_t nlabels)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = key_cmp(key, &v[mid], &nlabels);
+
+		if (!c)
+			return &v[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+static void subtract_series(struct kstats_series *c, const struct kstats_series *p)
+{
+	unsigned int b;
+
+	for (b = 0; b < BPF_TELEMETRY_NR_BUCKETS; b++)
+		if (c->buckets[b] < p->buckets[b])
+			return;	/* went back: the entry was reset, all of it is new */
+	for (b = 0; b < BPF_TELEMETRY_NR_BUCKETS; b++)
+		c->buckets[b] -= p->buckets[b];
+}
+
+void kstats_snapshot_subtract(struct kstats_snapshot *cur,
+			      const struct kstats_snapshot *prev)
+{
+	size_t i, j;
+
+	cur->is_delta = true;
+	cur->since_realtime = prev->realtime;
+	cur->since_boottime = prev->boottime;
+	for (i = 0; i < cur->nhists && i < prev->nhists; i++) {
+		struct kstats_hist *c = &cur->hists[i];
+		const struct kstats_hist *p = &prev->hists[i];
+
+		if (!c->loaded || !p->loaded || c->map_id != p->map_id)
+			continue;	/* a new map: everything it holds is new */
+		for (j = 0; j < c->nseries; j++) {
+			const struct kstats_series *ps =
+				find_series(&c->series[j], p->series, p->nseries,
+					    c->nlabels);
+
+			if (ps)
+				subtract_series(&c->series[j], ps);
+		}
+	}
+}
+
+void kstats_snapshot_free(struct kstats_snapshot *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nhists; i++)
+		free(s->hists[i].series);
+	free(s->hists);
+	memset(s, 0, sizeof(*s));
+}

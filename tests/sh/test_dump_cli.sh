@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# kstats CLI without the kernel: --help on every command, usage errors and
+# their exit codes, and the man page (renders cleanly, documents every
+# option each --help lists, and the same exit codes).
+set -u
+BUILD=${KSTATS_BUILD:-build}
+KSTATS=$BUILD/kstats
+MAN=doc/kstats.1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# check NAME WANT_STATUS WANT_STDERR_SUBSTRING -- ARGS...
+check() {
+	local name=$1 want=$2 msg=$3 rc
+	shift 4
+	"$KSTATS" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		echo "FAIL: $name: exit $rc, want $want: $(head -c 300 "$tmp/err")"
+	elif [ -n "$msg" ] && ! grep -qF -- "$msg" "$tmp/err"; then
+		echo "FAIL: $name: stderr lacks '$msg': $(head -c 300 "$tmp/err")"
+	else
+		echo "PASS: $name"
+	fi
+}
+
+for cmd in dump status read; do
+	if "$KSTATS" "$cmd" --help >"$tmp/help" 2>&1 && grep -q "^Usage: kstats $cmd" "$tmp/help"; then
+		echo "PASS: $cmd --help"
+	else
+		echo "FAIL: $cmd --help: $(head -c 200 "$tmp/help")"
+	fi
+done
+"$KSTATS" --help >"$tmp/help" && grep -q "^  status " "$tmp/help" &&
+	grep -q "5 permission denied" "$tmp/help" &&
+	echo "PASS: kstats --help lists status and exit 5" ||
+	echo "FAIL: kstats --help lacks status or exit 5"
+
+check "dump: unknown option" 2 "Usage: kstats dump" -- dump --bogus
+check "dump: --json with --openmetrics" 2 "--json and --openmetrics exclude each other" -- dump --json --openmetrics
+check "dump: --count without --interval" 2 "--count needs --interval" -- dump --count 2
+check "dump: --interval 0" 2 "--interval takes seconds in (0, 86400], not '0'" -- dump --interval 0
+check "dump: --interval abc" 2 "not 'abc'" -- dump --interval abc
+check "dump: --count -1" 2 "--count takes a positive number, not '-1'" -- dump --interval 1 --count -1
+check "dump: bad --obj-dir" 2 "cannot read object directory $tmp/none: No such file or directory; pass --obj-dir" -- dump --obj-dir "$tmp/none"
+mkdir "$tmp/empty"
+check "dump: --obj-dir without objects" 2 "no histogram in the objects of $tmp/empty; pass --obj-dir" -- dump --obj-dir "$tmp/empty"
+check "status: unknown option" 2 "Usage: kstats status" -- status --bogus
+check "status: --stats 0" 2 "--stats takes seconds in (0, 3600], not '0'" -- status --stats 0
+check "status: extra argument" 2 "unexpected argument 'x'" -- status x
+check "unknown command" 2 "unknown command 'frobnicate'" -- frobnicate
+
+if ! command -v groff >/dev/null; then
+	echo "SKIP: man page: groff is not installed"
+	exit 0
+fi
+if warn=$(groff -man -Tutf8 -ww -z "$MAN" 2>&1) && [ -z "$warn" ]; then
+	echo "PASS: man page renders without warnings"
+else
+	echo "FAIL: man page: $warn"
+fi
+# Every long option of every --help appears in the man page.
+missing=
+for cmd in dump status read; do
+	for opt in $("$KSTATS" "$cmd" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+		grep -qF -- "$(printf '%s' "$opt" | sed 's/-/\\-/g')" "$MAN" ||
+			missing="$missing $cmd:$opt"
+	done
+done
+[ -z "$missing" ] && echo "PASS: man page documents every option" ||
+	echo "FAIL: man page lacks:$missing"
+# The exit codes of kstats.h are the ones the man page documents.
+codes=$(grep -o 'KSTATS_EXIT_[A-Z_]* [0-9]' puller/kstats.h | awk '{print $2}' | sort | tr '\n' ' ')
+man_codes=$(sed -n '/^\.SH "EXIT STATUS"/,/^\.SH FILES/p' "$MAN" | grep -A1 '^\.TP' |
+	grep -o '^\.B [0-9]' | awk '{print $2}' | sort | tr '\n' ' ')
+[ "$codes" = "$man_codes" ] && echo "PASS: man page exit codes match kstats.h" ||
+	echo "FAIL: exit codes: kstats.h '$codes', man page '$man_codes'"
