@@ -74,8 +74,9 @@ $(BUILD)/kstats-loader: $(LOADER_OBJS) $(BUILD)/libkstats.a
 $(BUILD)/kstats: $(KSTATS_OBJS) $(BUILD)/libkstats.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# Archives last: objects added by mk/ fragments may need libkstats too.
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_LIB) $(BUILD)/libkstats.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+	$(CC) $(LDFLAGS) -o $@ $(filter-out %.a,$^) $(filter %.a,$^) $(LDLIBS) -lcmocka
 
 # Builds from a fresh machine: deps first, so pkg-config sees libbpf.
 run: deps

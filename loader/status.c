@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 #include <json-c/json.h>
 
+#include "kstats_fileio.h"
 #include "loader.h"
 
 #define STATUS_VERSION 1
@@ -26,51 +26,10 @@ __u64 clock_ns(int clockid)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-static int fsync_dir_of(const char *path)
-{
-	char *copy = strdup(path);
-	int fd, ret = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || fsync(fd))
-		ret = -errno;
-	if (fd >= 0)
-		close(fd);
-	free(copy);
-	return ret;
-}
-
 /* Temp file, fsync, rename, fsync the directory: all or nothing on disk. */
 int write_file_atomic(const char *path, const char *data, size_t len)
 {
-	char tmp[LOADER_PATH_LEN + 32];
-	ssize_t n;
-	int fd, ret = 0;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	while (len && !ret) {
-		n = write(fd, data, len);
-		if (n < 0 && errno != EINTR)
-			ret = -errno;
-		if (n > 0) {
-			data += n;
-			len -= n;
-		}
-	}
-	if (!ret && fsync(fd))
-		ret = -errno;
-	if (close(fd) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
-	if (ret)
-		unlink(tmp);
-	return ret ?: fsync_dir_of(path);
+	return kstats_file_replace(path, data, len, 0644);
 }
 
 static struct json_object *get(struct json_object *o, const char *key);

@@ -28,6 +28,7 @@
 #include <json-c/json.h>
 
 #include "kstats.h"
+#include "kstats_fileio.h"
 #include "kstats_pins.h"
 #include "kstats_reader.h"
 #include "registry.h"
@@ -226,7 +227,7 @@ static int apply_retention(const struct pull_opts *o)
 	if (removed) {
 		fprintf(stderr, "kstats pull: retention removed %d atom file(s), %" PRIu64
 			" bytes (--max-age/--max-files/--max-bytes)\n", removed, removed_bytes);
-		fsync_dir(o->out_dir);
+		kstats_fsync_dir(o->out_dir);
 	}
 out:
 	for (i = 0; i < n; i++)
@@ -293,7 +294,7 @@ static int move_aside(const char *dir, const char *name, const char *why)
 		return -errno;
 	}
 	fprintf(stderr, "kstats pull: %s is corrupt (%s); moved to %s\n", from, why, to);
-	return fsync_dir(dir);
+	return kstats_fsync_dir(dir);
 }
 
 static int load_one(const char *dir, const char *name, struct pull_state *st)
@@ -338,7 +339,7 @@ static int reconcile(struct pull_run *r)
 		char path[4096];
 
 		snprintf(path, sizeof(path), "%s/%s", dir, PENDING_FILE);
-		ret = unlink(path) ? -errno : fsync_dir(dir);
+		ret = unlink(path) ? -errno : kstats_fsync_dir(dir);
 		if (!ret)
 			pull_fault("discarded");
 	}

@@ -88,7 +88,6 @@ int state_load(const char *path, struct pull_state *st, char *err, size_t errlen
 int durable_write(const char *dir, const char *name, const void *buf, size_t len,
 		  const char *fault);
 int durable_rename(const char *dir, const char *from, const char *to);
-int fsync_dir(const char *dir);
 
 /* Fault injection for the crash tests: SIGKILL at the named point. */
 struct pull_fault_point {

@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 #include <zlib.h>
 
+#include "kstats_fileio.h"
 #include "pull.h"
 
 #define STATE_MAGIC "kernelstats-state"
@@ -367,33 +368,6 @@ int state_load(const char *path, struct pull_state *st, char *err, size_t errlen
 
 /* ---- crash-safe files ---- */
 
-int fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd))
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-static int write_full(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= n;
-	}
-	return 0;
-}
-
 int durable_write(const char *dir, const char *name, const void *buf, size_t len,
 		  const char *fault)
 {
@@ -406,11 +380,11 @@ int durable_write(const char *dir, const char *name, const void *buf, size_t len
 	if (fd < 0)
 		return -errno;
 	snprintf(point, sizeof(point), "%s-partial", fault);
-	ret = write_full(fd, buf, len / 2);
+	ret = kstats_write_full(fd, buf, len / 2);
 	if (!ret) {
 		if (len)
 			pull_fault(point);
-		ret = write_full(fd, (const char *)buf + len / 2, len - len / 2);
+		ret = kstats_write_full(fd, (const char *)buf + len / 2, len - len / 2);
 	}
 	if (!ret && fsync(fd))
 		ret = -errno;
@@ -424,7 +398,7 @@ int durable_write(const char *dir, const char *name, const void *buf, size_t len
 		ret = -errno;
 		goto err_out;
 	}
-	return fsync_dir(dir);
+	return kstats_fsync_dir(dir);
 err_out:
 	unlink(tmp);
 	return ret;
@@ -438,5 +412,5 @@ int durable_rename(const char *dir, const char *from, const char *to)
 	snprintf(dst, sizeof(dst), "%s/%s", dir, to);
 	if (rename(src, dst))
 		return -errno;
-	return fsync_dir(dir);
+	return kstats_fsync_dir(dir);
 }

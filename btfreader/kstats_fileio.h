@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Crash-safe file writes shared by the loader, pull and dump (DESIGN.md). */
+#ifndef KSTATS_FILEIO_H
+#define KSTATS_FILEIO_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+int kstats_fsync_dir(const char *dir);
+/* write(2) until done, retrying EINTR; 0 or -errno. */
+int kstats_write_full(int fd, const void *buf, size_t len);
+/*
+ * Replaces path with buf: a uniquely named temp file in the same directory
+ * (mode), fsync, rename, fsync of the directory.  Readers see the old file or
+ * the new one, never a torn one.  0 or -errno.
+ */
+int kstats_file_replace(const char *path, const void *buf, size_t len, mode_t mode);
+
+#endif /* KSTATS_FILEIO_H */
