@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Resolves a map's key and value layouts on first use and caches them.  An
+ * object is known by its file identity (device, inode, size, mtime), so a
+ * newer object on disk is resolved afresh; a map's own BTF by its id.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <bpf/btf.h>
+
+#include "map_types.h"
+
+#define CACHE_MAX 64	/* entries kept, unused ones evicted oldest first */
+
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct kstats_types *cache;
+static unsigned int cache_len;
+static unsigned long long cache_clock;
+static struct kstats_cache_stats cache_stats;
+
+static int fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -errnum;
+}
+
+static bool same_id(const struct kstats_types_id *a, const struct kstats_types_id *b)
+{
+	if (a->from_map != b->from_map)
+		return false;
+	if (a->from_map)
+		return a->btf_id == b->btf_id && a->key_type_id == b->key_type_id &&
+		       a->value_type_id == b->value_type_id;
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime.tv_sec == b->mtime.tv_sec &&
+	       a->mtime.tv_nsec == b->mtime.tv_nsec &&
+	       !strcmp(a->map_name, b->map_name);
+}
+
+static void types_free(struct kstats_types *t)
+{
+	btf__free(t->btf);
+	kstats_layout_free(&t->key);
+	kstats_layout_free(&t->value);
+	free(t->id.map_name);
+	free(t);
+}
+
+/* Called with cache_lock held. */
+static struct kstats_types *cache_get(const struct kstats_types_id *id)
+{
+	struct kstats_types *t;
+
+	for (t = cache; t; t = t->next) {
+		if (same_id(&t->id, id)) {
+			t->refs++;
+			t->last_use = ++cache_clock;
+			cache_stats.hits++;
+			return t;
+		}
+	}
+	cache_stats.misses++;
+	return NULL;
+}
+
+/* Called with cache_lock held; drops the oldest unused entry when full. */
+static void cache_add(struct kstats_types *t)
+{
+	struct kstats_types **p, **oldest = NULL;
+
+	if (cache_len >= CACHE_MAX) {
+		for (p = &cache; *p; p = &(*p)->next)
+			if (!(*p)->refs && (!oldest || (*p)->last_use < (*oldest)->last_use))
+				oldest = p;
+		if (oldest) {
+			struct kstats_types *victim = *oldest;
+
+			*oldest = victim->next;
+			types_free(victim);
+			cache_len--;
+		}
+	}
+	t->cached = true;
+	t->last_use = ++cache_clock;
+	t->next = cache;
+	cache = t;
+	cache_len++;
+}
+
+void kstats_types_put(struct kstats_types *t)
+{
+	if (!t)
+		return;
+	pthread_mutex_lock(&cache_lock);
+	if (--t->refs == 0 && !t->cached)
+		types_free(t);
+	pthread_mutex_unlock(&cache_lock);
+}
+
+void kstats_cache_stats(struct kstats_cache_stats *stats)
+{
+	pthread_mutex_lock(&cache_lock);
+	*stats = cache_stats;
+	pthread_mutex_unlock(&cache_lock);
+}
+
+void kstats_cache_clear(void)
+{
+	struct kstats_types **p = &cache, *t;
+
+	pthread_mutex_lock(&cache_lock);
+	while ((t = *p)) {
+		if (t->refs) {
+			t->cached = false;	/* freed by its last put */
+		} else {
+			types_free(t);
+		}
+		*p = t->next;
+		cache_len--;
+	}
+	pthread_mutex_unlock(&cache_lock);
+}
+
+bool kstats_types_equal(const struct kstats_types *a, const struct kstats_types *b)
+{
+	return kstats_layout_equal(&a->key, &b->key) &&
+	       kstats_layout_equal(&a->value, &b->value);
+}
+
+/* The type a pointer member "name" of a BTF map definition points to. */
+static __u32 map_def_member(const struct btf *btf, const struct btf_type *def,
+			    const char *name)
+{
+	const struct btf_member *m = btf_members(def);
+	int i;
+
+	for (i = 0; i < btf_vlen(def); i++, m++) {
+		const char *n = btf__name_by_offset(btf, m->name_off);
+		const struct btf_type *ptr = btf__type_by_id(btf, m->type);
+
+		if (n && ptr && btf_is_ptr(ptr) && !strcmp(n, name))
+			return ptr->type;
+	}
+	return 0;
+}
+
+/* Finds the key and value types of map_name's definition in .maps. */
+static int find_map_def(const struct btf *btf, const char *path, const char *map_name,
+			__u32 *key_id, __u32 *value_id, char *err, size_t errlen)
+{
+	const struct btf_var_secinfo *vs;
+	const struct btf_type *sec, *def;
+	int sec_id, i;
+
+	sec_id = btf__find_by_name_kind(btf, ".maps", BTF_KIND_DATASEC);
+	sec = sec_id < 0 ? NULL : btf__type_by_id(btf, sec_id);
+	for (i = 0, vs = sec ? btf_var_secinfos(sec) : NULL; sec && i < btf_vlen(sec);
+	     i++, vs++) {
+		const struct btf_type *var = btf__type_by_id(btf, vs->type);
+		const char *name = var ? btf__name_by_offset(btf, var->name_off) : NULL;
+
+		if (!var || !btf_is_var(var) || !name || strcmp(name, map_name))
+			continue;
+		def = btf__type_by_id(btf, btf__resolve_type(btf, var->type));
+		if (!def || !btf_is_struct(def))
+			break;
+		*key_id = map_def_member(btf, def, "key");
+		*value_id = map_def_member(btf, def, "value");
+		if (!*key_id || !*value_id)
+			return fail(err, errlen, EINVAL,
+				    "%s: map %s is declared without __type(key/value), "
+				    "so its layout is unknown", path, map_name);
+		return 0;
+	}
+	return fail(err, errlen, ESRCH, "%s: defines no map named %s (in .maps)",
+		    path, map_name);
+}
+
+static int build_layouts(struct kstats_types *t, __u32 key_id, __u32 value_id,
+			 char *err, size_t errlen)
+{
+	int ret = kstats_layout_build(t->btf, key_id, "key", true, &t->key,
+				      err, errlen);
+
+	return ret ?: kstats_layout_build(t->btf, value_id, "value", false,
+					  &t->value, err, errlen);
+}
+
+static int stat_id(const char *path, struct kstats_types_id *id, char *err,
+		   size_t errlen)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return fail(err, errlen, errno, "%s: %s", path, strerror(errno));
+	id->dev = st.st_dev;
+	id->ino = st.st_ino;
+	id->size = st.st_size;
+	id->mtime = st.st_mtim;
+	return 0;
+}
+
+static int parse_object(const char *path, const char *map_name,
+			struct kstats_types *t, char *err, size_t errlen)
+{
+	__u32 key_id, value_id;
+	int ret;
+
+	t->btf = btf__parse_elf(path, NULL);
+	if (!t->btf)
+		return fail(err, errlen, errno, "%s: cannot read its BTF: %s; "
+			    "build it with clang -g", path, strerror(errno));
+	ret = find_map_def(t->btf, path, map_name, &key_id, &value_id, err, errlen);
+	return ret ?: build_layouts(t, key_id, value_id, err, errlen);
+}
+
+int kstats_types_from_object(const char *path, const char *map_name,
+			     struct kstats_types **out, char *err, size_t errlen)
+{
+	struct kstats_types_id id = { .map_name = (char *)map_name }, after = id;
+	struct kstats_types *t;
+	char *name;
+	int ret;
+
+	ret = stat_id(path, &id, err, errlen);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&cache_lock);
+	t = cache_get(&id);
+	pthread_mutex_unlock(&cache_lock);
+	if (t) {
+		*out = t;
+		return 0;
+	}
+	t = calloc(1, sizeof(*t));
+	name = strdup(map_name);
+	if (!t || !name) {
+		free(t);
+		free(name);
+		return fail(err, errlen, ENOMEM, "out of memory");
+	}
+	t->id.map_name = name;
+	ret = parse_object(path, map_name, t, err, errlen);
+	ret = ret ?: stat_id(path, &after, err, errlen);
+	if (ret) {
+		types_free(t);
+		return ret;
+	}
+	t->id = id;
+	t->id.map_name = name;
+	t->refs = 1;
+	pthread_mutex_lock(&cache_lock);
+	/* Replaced while we parsed it: use it this once, do not remember it. */
+	if (same_id(&id, &after))
+		cache_add(t);
+	pthread_mutex_unlock(&cache_lock);
+	*out = t;
+	return 0;
+}
+
+int kstats_types_from_map(const struct bpf_map_info *info,
+			  struct kstats_types **out, char *err, size_t errlen)
+{
+	struct kstats_types_id id = {
+		.from_map = true, .btf_id = info->btf_id,
+		.key_type_id = info->btf_key_type_id,
+		.value_type_id = info->btf_value_type_id,
+	};
+	struct kstats_types *t;
+	int ret;
+
+	if (!info->btf_id || !info->btf_key_type_id || !info->btf_value_type_id)
+		return fail(err, errlen, ENODATA, "map %s has no key/value BTF",
+			    info->name);
+	pthread_mutex_lock(&cache_lock);
+	t = cache_get(&id);
+	pthread_mutex_unlock(&cache_lock);
+	if (t) {
+		*out = t;
+		return 0;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return fail(err, errlen, ENOMEM, "out of memory");
+	t->btf = btf__load_from_kernel_by_id(info->btf_id);
+	if (!t->btf)
+		ret = fail(err, errlen, errno, "cannot load the BTF of map %s: %s",
+			   info->name, strerror(errno));
+	else
+		ret = build_layouts(t, id.key_type_id, id.value_type_id, err, errlen);
+	if (ret) {
+		types_free(t);
+		return ret;
+	}
+	t->id = id;
+	t->refs = 1;
+	pthread_mutex_lock(&cache_lock);
+	cache_add(t);
+	pthread_mutex_unlock(&cache_lock);
+	*out = t;
+	return 0;
+}
