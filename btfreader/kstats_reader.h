@@ -130,7 +130,7 @@ struct kstats_cache_stats {
 };
 
 void kstats_cache_stats(struct kstats_cache_stats *stats);
-/* Frees the unused cached layouts (those of open maps stay). */
+/* Empties the layout cache; the layouts of open maps live until they close. */
 void kstats_cache_clear(void);
 
 #endif /* KSTATS_READER_H */

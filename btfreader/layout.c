@@ -140,21 +140,22 @@ static int walk_array(struct walk *w, const struct btf_type *t, uint64_t off,
 		      const char *path, int depth)
 {
 	const struct btf_array *arr = btf_array(t);
+	const char *shown = *path ? path : w->root;
 	char sub[KSTATS_PATH_LEN];
 	long long esz = btf__resolve_size(w->btf, arr->type);
 	uint32_t i;
 	int err;
 
 	if (esz < 0)
-		return fail(w, EINVAL, "%s: cannot size array element", path);
+		return fail(w, EINVAL, "%s: cannot size array element", shown);
 	if (esz == 0)
 		return 0;	/* zero-size elements hold no bytes */
 	if (off + (unsigned long long)esz * arr->nelems > w->root_size)
 		return fail(w, EINVAL, "%s: array runs past the %llu-byte type (bad BTF)",
-			    path, (unsigned long long)w->root_size);
+			    shown, (unsigned long long)w->root_size);
 	for (i = 0; i < arr->nelems; i++) {
-		if ((size_t)snprintf(sub, sizeof(sub), "%s[%u]", path, i) >= sizeof(sub))
-			return fail(w, ENAMETOOLONG, "%s: path too long", path);
+		if ((size_t)snprintf(sub, sizeof(sub), "%s[%u]", shown, i) >= sizeof(sub))
+			return fail(w, ENAMETOOLONG, "%s: path too long", shown);
 		err = walk_type(w, arr->type, off + i * (uint64_t)esz, sub, depth + 1);
 		if (err)
 			return err;
@@ -223,7 +224,7 @@ static int walk_type(struct walk *w, uint32_t id, uint64_t off,
 	rid = btf__resolve_type(w->btf, id);
 	t = rid < 0 ? NULL : btf__type_by_id(w->btf, rid);
 	if (!t)
-		return fail(w, EINVAL, "%s: type %u does not resolve (void or bad BTF)",
+		return fail(w, EINVAL, "%s: type %u does not resolve (void, only declared, or bad BTF)",
 			    shown, id);
 
 	switch (btf_kind(t)) {
@@ -245,8 +246,6 @@ static int walk_type(struct walk *w, uint32_t id, uint64_t off,
 	case BTF_KIND_FLOAT:
 		return fail(w, EOPNOTSUPP, "%s: float is not supported (rows are int64)",
 			    shown);
-	case BTF_KIND_FWD:
-		return fail(w, EINVAL, "%s: type is only declared, not defined", shown);
 	default:
 		return fail(w, EOPNOTSUPP, "%s: BTF kind %u is not supported",
 			    shown, btf_kind(t));

@@ -115,18 +115,17 @@ void kstats_cache_stats(struct kstats_cache_stats *stats)
 
 void kstats_cache_clear(void)
 {
-	struct kstats_types **p = &cache, *t;
+	struct kstats_types *t, *next;
 
 	pthread_mutex_lock(&cache_lock);
-	while ((t = *p)) {
-		if (t->refs) {
-			t->cached = false;	/* freed by its last put */
-		} else {
-			types_free(t);
-		}
-		*p = t->next;
-		cache_len--;
+	for (t = cache; t; t = next) {
+		next = t->next;
+		t->cached = false;
+		if (!t->refs)
+			types_free(t);	/* else its last put frees it */
 	}
+	cache = NULL;
+	cache_len = 0;
 	pthread_mutex_unlock(&cache_lock);
 }
 

@@ -1,0 +1,8 @@
+# libkstats reader: test-object headers, kstats read's JSON, bench/read.
+
+READER_TEST_HDRS := $(wildcard tests/bpf/reader_*.h)
+$(patsubst tests/bpf/%.c,$(BUILD)/tests/bpf/%.bpf,$(wildcard tests/bpf/reader_*.c)) \
+$(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/kernel/test_reader*.c)): $(READER_TEST_HDRS)
+
+# kstats read --json writes with json-c; so does the CLI test read it back.
+$(BUILD)/kstats $(BUILD)/tests/kernel/test_reader_cli: LDLIBS += $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
