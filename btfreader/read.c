@@ -98,23 +98,32 @@ static int open_pin(struct kstats_map *m, const char *pin, char *err, size_t err
 	return 0;
 }
 
+/* The object's types, or NULL when the object is missing. */
+static int object_types(const struct kstats_map_opts *o, struct kstats_types **obj,
+			char *err, size_t errlen)
+{
+	int ret;
+
+	*obj = NULL;
+	if (!o->obj_path)
+		return 0;
+	ret = kstats_types_from_object(o->obj_path, o->map_name, obj, err, errlen);
+	return ret == -ENOENT ? 0 : ret;
+}
+
 /*
  * The object's types, checked against the map's own BTF when the map has
  * one and we may load it; the map's own when the object is missing or does
  * not match (a newer object on disk than the one the map came from).
+ * Takes over the reference to obj.
  */
 static int choose_types(struct kstats_map *m, const struct kstats_map_opts *o,
-			char *err, size_t errlen)
+			struct kstats_types *obj, char *err, size_t errlen)
 {
-	struct kstats_types *obj = NULL, *own = NULL;
+	struct kstats_types *own = NULL;
 	char own_err[KSTATS_ERR_LEN] = "";
-	int ret = -ENOENT, own_ret;
+	int own_ret;
 
-	if (o->obj_path) {
-		ret = kstats_types_from_object(o->obj_path, o->map_name, &obj, err, errlen);
-		if (ret && ret != -ENOENT)
-			return ret;
-	}
 	own_ret = kstats_types_from_map(&m->info, &own, own_err, sizeof(own_err));
 	if (obj && own && !kstats_types_equal(obj, own)) {
 		snprintf(m->note, sizeof(m->note),
@@ -234,6 +243,7 @@ static int setup_read(struct kstats_map *m, const struct kstats_map_opts *o,
 int kstats_map_open(const struct kstats_map_opts *o, struct kstats_map **out,
 		    char *err, size_t errlen)
 {
+	struct kstats_types *obj = NULL;
 	struct kstats_map *m;
 	int ret;
 
@@ -245,8 +255,13 @@ int kstats_map_open(const struct kstats_map_opts *o, struct kstats_map **out,
 		return fail(err, errlen, ENOMEM, "out of memory");
 	}
 	m->fd = -1;
-	ret = open_pin(m, o->pin_path, err, errlen);
-	ret = ret ?: choose_types(m, o, err, errlen);
+	/* A map the object does not define is a wrong name, not a missing pin. */
+	ret = object_types(o, &obj, err, errlen);
+	ret = ret ?: open_pin(m, o->pin_path, err, errlen);
+	if (ret)
+		kstats_types_put(obj);
+	else
+		ret = choose_types(m, o, obj, err, errlen);
 	ret = ret ?: check_sizes(m, err, errlen);
 	ret = ret ?: setup_read(m, o, err, errlen);
 	ret = ret ?: build_columns(m, err, errlen);
