@@ -16,7 +16,7 @@
 #include "kstats_reader.h"
 
 #define MAX_DEPTH 32
-#define MAX_VISITS (1u << 20)	/* bounds the walk of empty or huge arrays */
+#define MAX_VISITS (4u * KSTATS_MAX_LEAVES)	/* bounds walks over empty types */
 
 struct walk {
 	const struct btf *btf;
@@ -154,11 +154,22 @@ static int walk_array(struct walk *w, const struct btf_type *t, uint64_t off,
 		return fail(w, EINVAL, "%s: array runs past the %llu-byte type (bad BTF)",
 			    shown, (unsigned long long)w->root_size);
 	for (i = 0; i < arr->nelems; i++) {
+		size_t before = w->layout->ncols, per;
+
 		if ((size_t)snprintf(sub, sizeof(sub), "%s[%u]", shown, i) >= sizeof(sub))
 			return fail(w, ENAMETOOLONG, "%s: path too long", shown);
 		err = walk_type(w, arr->type, off + i * (uint64_t)esz, sub, depth + 1);
 		if (err)
 			return err;
+		if (i)
+			continue;
+		/* Every element has the first one's leaves: check the total now. */
+		per = w->layout->ncols - before;
+		if (!per)
+			return 0;
+		if ((uint64_t)per * arr->nelems > KSTATS_MAX_LEAVES - before)
+			return fail(w, E2BIG, "%s: more than %u scalar leaves", shown,
+				    KSTATS_MAX_LEAVES);
 	}
 	return 0;
 }

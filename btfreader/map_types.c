@@ -211,7 +211,7 @@ static int stat_id(const char *path, struct kstats_types_id *id, char *err,
 static int parse_object(const char *path, const char *map_name,
 			struct kstats_types *t, char *err, size_t errlen)
 {
-	__u32 key_id, value_id;
+	__u32 key_id = 0, value_id = 0;
 	int ret;
 
 	t->btf = btf__parse_elf(path, NULL);

@@ -2,6 +2,7 @@
 /* Opens a pinned map read-only and reads it into int64 rows in one batch. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,18 @@
 #define BATCH_MAX_BYTES (64u << 20)	/* first buffer; it grows past this */
 #define READ_ATTEMPTS 3
 
+/*
+ * Leaves grouped for decoding: a run of 8-byte integers at consecutive
+ * offsets (a counter array, say) is copied into the row in one memcpy.
+ */
+struct leaf_run {
+	uint32_t off;
+	uint32_t count;
+	uint8_t size;
+	bool is_signed, in_key;
+	enum kstats_leaf_kind kind;
+};
+
 struct kstats_map {
 	int fd;
 	char *pin;
@@ -29,6 +42,8 @@ struct kstats_map {
 	char note[KSTATS_ERR_LEN];
 	struct kstats_column *cols;	/* [cpu,] key leaves, value leaves */
 	size_t ncols, nkey_cols;
+	struct leaf_run *runs;		/* cols without cpu, grouped to decode */
+	size_t nruns;
 	bool percpu, per_cpu_rows, no_batch, last_batched;
 	int ncpus;
 	size_t stride;			/* bytes per value per CPU */
@@ -156,6 +171,30 @@ static int choose_types(struct kstats_map *m, const struct kstats_map_opts *o,
 	return fail(err, errlen, -own_ret, "%s: %s", m->pin, own_err);
 }
 
+/*
+ * A map the object does not define is a wrong name, not a missing pin; an
+ * unsupported map type says more than the object's view of its types.
+ */
+static int open_types(struct kstats_map *m, const struct kstats_map_opts *o,
+		      char *err, size_t errlen)
+{
+	char obj_err[KSTATS_ERR_LEN] = "";
+	struct kstats_types *obj;
+	int obj_ret, ret;
+
+	obj_ret = object_types(o, &obj, obj_err, sizeof(obj_err));
+	ret = open_pin(m, o->pin_path, err, errlen);
+	if ((ret && obj_ret == -ESRCH) || (!ret && obj_ret)) {
+		snprintf(err, errlen, "%s", obj_err);
+		ret = obj_ret;
+	}
+	if (ret) {
+		kstats_types_put(obj);
+		return ret;
+	}
+	return choose_types(m, o, obj, err, errlen);
+}
+
 static int check_sizes(const struct kstats_map *m, char *err, size_t errlen)
 {
 	const struct kstats_types *t = m->types;
@@ -189,6 +228,29 @@ static int build_columns(struct kstats_map *m, char *err, size_t errlen)
 	}
 	memcpy(c, key->cols, key->ncols * sizeof(*c));
 	memcpy(c + key->ncols, value->cols, value->ncols * sizeof(*c));
+	return 0;
+}
+
+static int plan_runs(struct kstats_map *m, char *err, size_t errlen)
+{
+	const struct kstats_column *c = m->cols + (m->per_cpu_rows ? 1 : 0);
+	size_t i, n = m->ncols - (m->per_cpu_rows ? 1 : 0);
+	struct leaf_run *r = NULL;
+
+	m->runs = calloc(n ?: 1, sizeof(*m->runs));
+	if (!m->runs)
+		return fail(err, errlen, ENOMEM, "out of memory");
+	for (i = 0; i < n; i++, c++) {
+		if (r && c->size == 8 && r->size == 8 && c->in_key == r->in_key &&
+		    c->kind == r->kind && c->offset == r->off + 8 * r->count) {
+			r->count++;
+			continue;
+		}
+		r = &m->runs[m->nruns++];
+		*r = (struct leaf_run){ .off = c->offset, .count = 1, .size = c->size,
+					.is_signed = c->is_signed, .in_key = c->in_key,
+					.kind = c->kind };
+	}
 	return 0;
 }
 
@@ -243,7 +305,6 @@ static int setup_read(struct kstats_map *m, const struct kstats_map_opts *o,
 int kstats_map_open(const struct kstats_map_opts *o, struct kstats_map **out,
 		    char *err, size_t errlen)
 {
-	struct kstats_types *obj = NULL;
 	struct kstats_map *m;
 	int ret;
 
@@ -255,16 +316,11 @@ int kstats_map_open(const struct kstats_map_opts *o, struct kstats_map **out,
 		return fail(err, errlen, ENOMEM, "out of memory");
 	}
 	m->fd = -1;
-	/* A map the object does not define is a wrong name, not a missing pin. */
-	ret = object_types(o, &obj, err, errlen);
-	ret = ret ?: open_pin(m, o->pin_path, err, errlen);
-	if (ret)
-		kstats_types_put(obj);
-	else
-		ret = choose_types(m, o, obj, err, errlen);
+	ret = open_types(m, o, err, errlen);
 	ret = ret ?: check_sizes(m, err, errlen);
 	ret = ret ?: setup_read(m, o, err, errlen);
 	ret = ret ?: build_columns(m, err, errlen);
+	ret = ret ?: plan_runs(m, err, errlen);
 	if (ret) {
 		kstats_map_close(m);
 		return ret;
@@ -282,6 +338,7 @@ void kstats_map_close(struct kstats_map *m)
 	kstats_types_put(m->types);
 	free(m->pin);
 	free(m->cols);
+	free(m->runs);
 	free(m->keys);
 	free(m->vals);
 	free(m);
@@ -490,30 +547,30 @@ static int read_entries(struct kstats_map *m, size_t *n, char *err, size_t errle
 	return read_walk(m, n, err, errlen);
 }
 
-static int64_t load_leaf(const unsigned char *p, const struct kstats_column *c)
+static int64_t load_leaf(const unsigned char *p, uint8_t size, bool is_signed)
 {
-	switch (c->size) {
-	case 1: { uint8_t v; memcpy(&v, p, 1); return c->is_signed ? (int64_t)(int8_t)v : (int64_t)v; }
-	case 2: { uint16_t v; memcpy(&v, p, 2); return c->is_signed ? (int64_t)(int16_t)v : (int64_t)v; }
-	case 4: { uint32_t v; memcpy(&v, p, 4); return c->is_signed ? (int64_t)(int32_t)v : (int64_t)v; }
+	switch (size) {
+	case 1: { uint8_t v; memcpy(&v, p, 1); return is_signed ? (int64_t)(int8_t)v : (int64_t)v; }
+	case 2: { uint16_t v; memcpy(&v, p, 2); return is_signed ? (int64_t)(int16_t)v : (int64_t)v; }
+	case 4: { uint32_t v; memcpy(&v, p, 4); return is_signed ? (int64_t)(int32_t)v : (int64_t)v; }
 	default: { uint64_t v; memcpy(&v, p, 8); return (int64_t)v; }
 	}
 }
 
 /* One value leaf over all CPUs: counters add up, flags OR, the rest max. */
-static int64_t combine_cpus(const struct kstats_map *m, const unsigned char *vals,
-			    const struct kstats_column *c)
+static int64_t combine_cpus(const struct kstats_map *m, const unsigned char *p,
+			    const struct leaf_run *r)
 {
-	int64_t acc = load_leaf(vals + c->offset, c), x;
+	int64_t acc = load_leaf(p, r->size, r->is_signed), x;
 	int cpu;
 
 	for (cpu = 1; cpu < m->ncpus; cpu++) {
-		x = load_leaf(vals + cpu * m->stride + c->offset, c);
-		if (c->kind == KSTATS_LEAF_INT)
+		x = load_leaf(p + cpu * m->stride, r->size, r->is_signed);
+		if (r->kind == KSTATS_LEAF_INT)
 			acc = (int64_t)((uint64_t)acc + (uint64_t)x);	/* wraps, never traps */
-		else if (c->kind == KSTATS_LEAF_BOOL)
+		else if (r->kind == KSTATS_LEAF_BOOL)
 			acc = acc || x;
-		else if (c->is_signed ? x > acc : (uint64_t)x > (uint64_t)acc)
+		else if (r->is_signed ? x > acc : (uint64_t)x > (uint64_t)acc)
 			acc = x;
 	}
 	return acc;
@@ -523,18 +580,26 @@ static int64_t combine_cpus(const struct kstats_map *m, const unsigned char *val
 static void fill_row(const struct kstats_map *m, int64_t *row, const unsigned char *key,
 		     const unsigned char *vals, int cpu)
 {
-	const struct kstats_layout *kl = &m->types->key, *vl = &m->types->value;
-	size_t i;
+	bool combine = cpu < 0 && m->percpu;
+	const struct leaf_run *r;
+	uint32_t j;
 
 	if (cpu >= 0) {
 		*row++ = cpu;
 		vals += cpu * m->stride;
 	}
-	for (i = 0; i < kl->ncols; i++)
-		*row++ = load_leaf(key + kl->cols[i].offset, &kl->cols[i]);
-	for (i = 0; i < vl->ncols; i++)
-		*row++ = cpu < 0 && m->percpu ? combine_cpus(m, vals, &vl->cols[i])
-					      : load_leaf(vals + vl->cols[i].offset, &vl->cols[i]);
+	for (r = m->runs; r < m->runs + m->nruns; row += r->count, r++) {
+		const unsigned char *p = (r->in_key ? key : vals) + r->off;
+
+		if (combine && !r->in_key) {
+			for (j = 0; j < r->count; j++)
+				row[j] = combine_cpus(m, p + 8 * j, r);
+		} else if (r->size == 8) {
+			memcpy(row, p, 8 * r->count);
+		} else {
+			row[0] = load_leaf(p, r->size, r->is_signed);
+		}
+	}
 }
 
 static void fill_rows(const struct kstats_map *m, int64_t *rows, size_t n)
@@ -559,7 +624,7 @@ static void fill_rows(const struct kstats_map *m, int64_t *rows, size_t n)
 int kstats_map_read(struct kstats_map *m, int64_t *rows, size_t max_rows,
 		    size_t *nrows, char *err, size_t errlen)
 {
-	size_t n, per_entry = m->per_cpu_rows ? m->ncpus : 1;
+	size_t n = 0, per_entry = m->per_cpu_rows ? m->ncpus : 1;
 	int attempt, ret;
 
 	*err = 0;

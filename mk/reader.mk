@@ -6,3 +6,12 @@ $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/kernel/test_reader*.c)): $(READER_T
 
 # kstats read --json writes with json-c; so does the CLI test read it back.
 $(BUILD)/kstats $(BUILD)/tests/kernel/test_reader_cli: LDLIBS += $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
+
+# bench/read: batch reader vs get_next_key walk vs bpftool (README "Reader").
+BENCH_READ := $(BUILD)/bench/read/bench_read
+.PHONY: bench-read
+$(BENCH_READ): $(BUILD)/bench/read/bench_read.o $(BUILD)/libkstats.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+bench-read: $(BENCH_READ)
+	$(BENCH_READ) $(BENCH_ARGS)
