@@ -23,6 +23,7 @@ MAP(lru_map, LRU_HASH, __u32, struct rd_count_value, 128);
 MAP(pcpu_hash_map, PERCPU_HASH, __u32, struct rd_percpu_value, 16);
 MAP(lru_pcpu_map, LRU_PERCPU_HASH, __u32, struct rd_percpu_value, 128);
 MAP(pcpu_array_map, PERCPU_ARRAY, __u32, __u64, RD_ARRAY_ENTRIES);
+MAP(pcpu_odd_map, PERCPU_ARRAY, __u32, struct rd_odd_value, RD_ARRAY_ENTRIES);
 MAP(churn_map, HASH, __u32, struct rd_churn_value, 1024);
 MAP(pcpu_churn_map, PERCPU_HASH, __u32, struct rd_churn_value, 1024);
 MAP(union_map, HASH, __u32, struct rd_union_value, 4);

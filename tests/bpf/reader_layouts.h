@@ -93,6 +93,12 @@ struct rd_percpu_value {
 	enum rd_color color;
 };
 
+/* 4 bytes: the kernel pads each CPU's copy to 8. */
+struct rd_odd_value {
+	__u16 a;
+	__u8 b;
+};
+
 /* Written whole by one update: check and key_copy derive from seq and key. */
 struct rd_churn_value {
 	__u64 seq;

@@ -215,7 +215,8 @@ static struct rd_percpu_value percpu_value(__u32 key, int cpu)
 	struct rd_percpu_value v = {
 		.n = (1ull << 40) + key * 1000 + cpu,
 		.s = -(int)(key * 10 + cpu),
-		.seen = cpu == (int)key % ncpus,
+		/* On one CPU, or on all for every third key: OR, not a sum. */
+		.seen = cpu == (int)key % ncpus || key % 3 == 0,
 		.color = cpu % 2 ? RD_COLOR_BLUE : RD_COLOR_NEG,
 	};
 
@@ -359,6 +360,39 @@ static void test_percpu_array(void **state)
 	rtest_read_free(&r);
 }
 
+/* Values of 4 bytes sit 8 bytes apart per CPU: the stride must be right. */
+static void test_percpu_padded_values(void **state)
+{
+	char pin[512];
+	struct kstats_map_opts o = opts_for("pcpu_odd_map", pin, sizeof(pin));
+	struct { struct rd_odd_value v; __u32 pad; } vals[ncpus];
+	struct rtest_read r;
+	__u32 k;
+	int cpu;
+
+	(void)state;
+	NEED_KERNEL();
+	assert_int_equal(sizeof(vals[0]), 8);
+	for (k = 0; k < RD_ARRAY_ENTRIES; k++) {
+		memset(vals, 0xee, sizeof(vals));
+		for (cpu = 0; cpu < ncpus; cpu++) {
+			vals[cpu].v.a = 1000 * k + cpu;
+			vals[cpu].v.b = 10 * k + cpu;
+		}
+		assert_int_equal(bpf_map_update_elem(map_fd("pcpu_odd_map"), &k, vals, BPF_ANY), 0);
+	}
+	o.per_cpu_rows = true;
+	read_ok(&o, &r);
+	assert_int_equal(r.nrows, RD_ARRAY_ENTRIES * ncpus);
+	for (k = 0; k < r.nrows; k++) {
+		const int64_t *row = r.rows + k * r.ncols;
+
+		assert_int_equal(rtest_get(&r, row, "a"), 1000 * row[1] + row[0]);
+		assert_int_equal(rtest_get(&r, row, "b"), 10 * row[1] + row[0]);
+	}
+	rtest_read_free(&r);
+}
+
 struct fallback_run {
 	int inject;
 	const struct kstats_map_opts *o;
@@ -468,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_percpu_hash),
 		cmocka_unit_test(test_lru_percpu_hash),
 		cmocka_unit_test(test_percpu_array),
+		cmocka_unit_test(test_percpu_padded_values),
 		cmocka_unit_test(test_fallback_when_kernel_lacks_batch),
 		cmocka_unit_test(test_other_batch_errors_are_reported),
 		cmocka_unit_test(test_rows_buffer_too_small),
