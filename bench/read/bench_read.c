@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bench/read: reading a hash map of telemetry accumulators (u32 key,
- * 32 x u64 value) of N entries, four ways, in one run:
+ * 32 x u64 value) of N entries, five ways, in one run:
  *   batch        libkstats, BPF_MAP_LOOKUP_BATCH, rows decoded to int64
+ *   batch-raw    the bare BPF_MAP_LOOKUP_BATCH syscall: the kernel's floor
  *   walk         a bare get_next_key + lookup loop (no decoding at all)
  *   reader-walk  libkstats forced onto its get_next_key fallback
  *   bpftool      `bpftool map dump pinned PATH -j` (a process per dump)
@@ -30,7 +31,7 @@
 #include "kstats_reader.h"
 
 #define MAX_SIZES 8
-#define NMODES 4
+#define NMODES 5
 #define BPFTOOL_REPEAT 5	/* a 65k-entry JSON dump takes seconds */
 
 struct bench {
@@ -42,7 +43,9 @@ struct bench {
 	void *keys, *vals;
 };
 
-static const char *const mode_names[NMODES] = { "batch", "walk", "reader-walk", "bpftool" };
+static const char *const mode_names[NMODES] = {
+	"batch", "batch-raw", "walk", "reader-walk", "bpftool",
+};
 
 static double now_ms(void)
 {
@@ -115,6 +118,21 @@ static int run_reader(struct bench *b, struct kstats_map *m)
 	return 0;
 }
 
+/* The whole map in one syscall, nothing decoded. */
+static int run_batch_raw(struct bench *b)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	int fd = bpf_obj_get(b->pin), ret;
+	__u32 count = b->entries + 1;
+	__u64 token;
+
+	if (fd < 0)
+		return -errno;
+	ret = bpf_map_lookup_batch(fd, NULL, &token, b->keys, b->vals, &count, &opts);
+	close(fd);
+	return ret == -ENOENT && count == b->entries ? 0 : -EIO;
+}
+
 /* What bpftool and most tools do: one key, then one value, per entry. */
 static int run_walk(struct bench *b)
 {
@@ -162,8 +180,9 @@ static int run_mode(struct bench *b, int mode)
 {
 	switch (mode) {
 	case 0: return run_reader(b, b->batch);
-	case 1: return run_walk(b);
-	case 2: return run_reader(b, b->walker);
+	case 1: return run_batch_raw(b);
+	case 2: return run_walk(b);
+	case 3: return run_reader(b, b->walker);
 	default: return run_bpftool(b);
 	}
 }
@@ -183,7 +202,7 @@ static int run_once(const char *mode, const char *pin, unsigned int entries)
 	if (!b.rows || !b.keys || !b.vals)
 		return 1;
 	ret = m == 0 ? open_reader(&b, false, &b.batch) :
-	      m == 2 ? open_reader(&b, true, &b.walker) : 0;
+	      m == 3 ? open_reader(&b, true, &b.walker) : 0;
 	ret = ret ?: run_mode(&b, m);
 	kstats_map_close(b.batch);
 	kstats_map_close(b.walker);
@@ -252,8 +271,9 @@ static unsigned long read_calls(const struct bench *b, int mode)
 {
 	switch (mode) {
 	case 0: return kstats_map_last_syscalls(b->batch);
-	case 1: return b->walk_calls;
-	case 2: return kstats_map_last_syscalls(b->walker);
+	case 1: return 1;
+	case 2: return b->walk_calls;
+	case 3: return kstats_map_last_syscalls(b->walker);
 	default: return 0;
 	}
 }
@@ -308,7 +328,7 @@ static int bench_size(const char *dir, unsigned int entries, int repeat, const c
 
 		qsort(times[m], runs, sizeof(double), cmp_double);
 		med[m] = times[m][runs / 2];
-		ret = count_syscalls(m == 3 ? tool : once, &bpf[m], &total[m]);
+		ret = count_syscalls(m == NMODES - 1 ? tool : once, &bpf[m], &total[m]);
 	}
 	for (m = 0; !ret && m < NMODES; m++) {
 		printf("%-8u %-12s %10.2f %9.1fx ", entries, mode_names[m], med[m], med[m] / med[0]);
