@@ -3,7 +3,7 @@
 #include "vmlinux.h"
 #include "bpf_telemetry.h"
 
-DEFINE_BPF_MAP(compaction_start_map, HASH, __u32, __u64, 1024);
+DEFINE_BPF_TASK_START_MAP(compaction_start_map);
 DEFINE_BPF_MAP_GRO(compaction_duration_map, ARRAY, __u32,
 		   struct bpf_telemetry_accumulator, 1, kstats);
 DEFINE_BPF_HISTOGRAM(compaction_duration_map, "CompactionDuration",
@@ -13,20 +13,17 @@ DEFINE_BPF_HISTOGRAM(compaction_duration_map, "CompactionDuration",
 DEFINE_BPF_TRACEPOINT(mm_compaction_begin, root, kstats, on_compaction_begin)
 (__u64 *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-
-	SAVE_FIRST_START_TIME(compaction_start_map, &tid);
+	SAVE_FIRST_TASK_START_TIME(compaction_start_map);
 	return 0;
 }
 
 DEFINE_BPF_TRACEPOINT(mm_compaction_end, root, kstats, on_compaction_end)
 (__u64 *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u32 key = 0;
-	__u32 bucket = GET_LATENCY_BUCKET(compaction_start_map, &tid);
 
-	INCREMENT_ACCUMULATOR(compaction_duration_map, &key, bucket);
+	INCREMENT_ACCUMULATOR(compaction_duration_map, &key,
+			      GET_TASK_LATENCY_BUCKET(compaction_start_map));
 	return 0;
 }
 

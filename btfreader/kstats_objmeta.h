@@ -13,6 +13,8 @@ struct kstats_objmeta {
 	size_t nprogs;
 	struct kstats_hist_meta *hists;
 	size_t nhists;
+	struct kstats_stream_meta *streams;
+	size_t nstreams;
 };
 
 /* Returns 0, or -errno with a one-line reason in err. */
@@ -26,6 +28,8 @@ const struct kstats_prog_meta *
 kstats_objmeta_prog(const struct kstats_objmeta *meta, const char *name);
 const struct kstats_hist_meta *
 kstats_objmeta_hist(const struct kstats_objmeta *meta, const char *map);
+const struct kstats_stream_meta *
+kstats_objmeta_stream(const struct kstats_objmeta *meta, const char *name);
 
 /* "compaction" from ".../compaction.bpf" into buf. */
 int kstats_obj_name(const char *path, char *buf, size_t len);

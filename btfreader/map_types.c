@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/btf.h>
 
@@ -38,7 +39,8 @@ static bool same_id(const struct kstats_types_id *a, const struct kstats_types_i
 	if (a->from_map != b->from_map)
 		return false;
 	if (a->from_map)
-		return a->btf_id == b->btf_id && a->key_type_id == b->key_type_id &&
+		return a->btf_id == b->btf_id && a->btf_size == b->btf_size &&
+		       a->key_type_id == b->key_type_id &&
 		       a->value_type_id == b->value_type_id;
 	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
 	       a->mtime.tv_sec == b->mtime.tv_sec &&
@@ -266,6 +268,26 @@ int kstats_types_from_object(const char *path, const char *map_name,
 	return 0;
 }
 
+/*
+ * The size of a kernel BTF object, fetched the way loading it would be: a
+ * cached copy is served only to a caller who may load it (CAP_SYS_ADMIN),
+ * and only while that id still holds a BTF of the same size.
+ */
+static int kernel_btf_size(__u32 btf_id, __u32 *size)
+{
+	struct bpf_btf_info bi = {};
+	__u32 len = sizeof(bi);
+	int fd = bpf_btf_get_fd_by_id(btf_id), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (bpf_obj_get_info_by_fd(fd, &bi, &len))
+		ret = -errno;
+	close(fd);
+	*size = bi.btf_size;
+	return ret;
+}
+
 int kstats_types_from_map(const struct bpf_map_info *info,
 			  struct kstats_types **out, char *err, size_t errlen)
 {
@@ -280,6 +302,10 @@ int kstats_types_from_map(const struct bpf_map_info *info,
 	if (!info->btf_id || !info->btf_key_type_id || !info->btf_value_type_id)
 		return fail(err, errlen, ENODATA, "map %s has no key/value BTF",
 			    info->name);
+	ret = kernel_btf_size(info->btf_id, &id.btf_size);
+	if (ret)
+		return fail(err, errlen, -ret, "cannot load the BTF of map %s: %s",
+			    info->name, strerror(-ret));
 	pthread_mutex_lock(&cache_lock);
 	t = cache_get(&id);
 	pthread_mutex_unlock(&cache_lock);

@@ -22,6 +22,7 @@ struct kstats_types_id {
 	struct timespec mtime;
 	char *map_name;
 	__u32 btf_id;		/* map BTF identity */
+	__u32 btf_size;
 	__u32 key_type_id;
 	__u32 value_type_id;
 };

@@ -42,6 +42,13 @@ static void terminate_names(struct kstats_objmeta *m)
 		m->hists[i].map[KSTATS_NAME_LEN - 1] = 0;
 		m->hists[i].metric[KSTATS_NAME_LEN - 1] = 0;
 		m->hists[i].names_map[KSTATS_NAME_LEN - 1] = 0;
+		m->hists[i].key_enum[KSTATS_NAME_LEN - 1] = 0;
+	}
+	for (i = 0; i < m->nstreams; i++) {
+		m->streams[i].name[KSTATS_NAME_LEN - 1] = 0;
+		m->streams[i].ringbuf[KSTATS_NAME_LEN - 1] = 0;
+		m->streams[i].drops[KSTATS_NAME_LEN - 1] = 0;
+		m->streams[i].record[KSTATS_NAME_LEN - 1] = 0;
 	}
 }
 
@@ -72,6 +79,9 @@ static int read_sections(Elf *elf, struct kstats_objmeta *m)
 			ret = copy_section(data, sizeof(*m->progs), (void **)&m->progs, &m->nprogs);
 		else if (!strcmp(name, KSTATS_SEC_HISTS))
 			ret = copy_section(data, sizeof(*m->hists), (void **)&m->hists, &m->nhists);
+		else if (!strcmp(name, KSTATS_SEC_STREAMS))
+			ret = copy_section(data, sizeof(*m->streams), (void **)&m->streams,
+					   &m->nstreams);
 	}
 	return ret;
 }
@@ -118,6 +128,7 @@ void kstats_objmeta_free(struct kstats_objmeta *m)
 	free(m->maps);
 	free(m->progs);
 	free(m->hists);
+	free(m->streams);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -151,6 +162,17 @@ kstats_objmeta_hist(const struct kstats_objmeta *m, const char *map)
 	for (i = 0; i < m->nhists; i++)
 		if (!strcmp(m->hists[i].map, map))
 			return &m->hists[i];
+	return NULL;
+}
+
+const struct kstats_stream_meta *
+kstats_objmeta_stream(const struct kstats_objmeta *m, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < m->nstreams; i++)
+		if (!strcmp(m->streams[i].name, name))
+			return &m->streams[i];
 	return NULL;
 }
 

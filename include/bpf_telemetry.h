@@ -7,6 +7,7 @@
 #ifndef KSTATS_BPF_TELEMETRY_H
 #define KSTATS_BPF_TELEMETRY_H
 
+#include "kstats_keys.h"
 #include "kstats_meta.h"
 
 #define BPF_TELEMETRY_NR_BUCKETS 32
@@ -33,6 +34,21 @@ static inline __u32 bpf_telemetry_bucket(__u64 v)
 	return b;
 }
 
+/*
+ * Id of a CMA pool or dma-buf exporter name: FNV-1a (32 bit) of its bytes up
+ * to the NUL, at most len.  The same function runs in BPF and in userspace.
+ */
+static inline __u32 bpf_telemetry_name_hash(const char *s, __u32 len)
+{
+	__u32 h = 2166136261u, i;
+
+	for (i = 0; i < len && s[i]; i++) {
+		h ^= (__u8)s[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
 #ifdef __bpf__
 #include <bpf/bpf_helpers.h>
 
@@ -47,10 +63,18 @@ static inline __u32 bpf_telemetry_bucket(__u64 v)
 #define DEFINE_BPF_MAP_GRO(mname, TYPE, KeyT, ValueT, entries, gid) \
 	DEFINE_BPF_MAP_UGM(mname, TYPE, KeyT, ValueT, entries, root, gid, 0440)
 
+/* The same with map_flags, e.g. BPF_F_NO_PREALLOC for sparse output maps. */
+#define DEFINE_BPF_MAP_GRO_F(mname, TYPE, KeyT, ValueT, entries, gid, flg) \
+	DEFINE_BPF_MAP_UGMF(mname, TYPE, KeyT, ValueT, entries, root, gid, 0440, flg)
+
 #define DEFINE_BPF_MAP_UGM(mname, TYPE, KeyT, ValueT, entries, usr, grp, md) \
+	DEFINE_BPF_MAP_UGMF(mname, TYPE, KeyT, ValueT, entries, usr, grp, md, 0)
+
+#define DEFINE_BPF_MAP_UGMF(mname, TYPE, KeyT, ValueT, entries, usr, grp, md, flg) \
 	struct {							\
 		__uint(type, BPF_MAP_TYPE_##TYPE);			\
 		__uint(max_entries, entries);				\
+		__uint(map_flags, flg);					\
 		__type(key, KeyT);					\
 		__type(value, ValueT);					\
 	} mname SEC(".maps");						\
@@ -62,17 +86,26 @@ static inline __u32 bpf_telemetry_bucket(__u64 v)
 
 /* Declares that map holds bpf_telemetry_accumulator values of metric. */
 #define DEFINE_BPF_HISTOGRAM(mname, metric_name, unit_id) \
-	__DEFINE_BPF_HISTOGRAM(mname, metric_name, unit_id, "")
+	__DEFINE_BPF_HISTOGRAM(mname, metric_name, unit_id, "", "")
 
 /* The same, with the key's id resolved through dictionary map names. */
 #define DEFINE_BPF_HISTOGRAM_NAMED(mname, metric_name, unit_id, names) \
-	__DEFINE_BPF_HISTOGRAM(mname, metric_name, unit_id, #names)
+	__DEFINE_BPF_HISTOGRAM(mname, metric_name, unit_id, #names, "")
 
-#define __DEFINE_BPF_HISTOGRAM(mname, metric_name, unit_id, names)	\
+/*
+ * The same, with the key's __u32 (ARRAY keys must be plain ints in BTF)
+ * labelled by the enumerators of enum tag, which is kept in the object's BTF.
+ */
+#define DEFINE_BPF_HISTOGRAM_ENUM(mname, metric_name, unit_id, tag)	\
+	__KSTATS_META(KSTATS_SEC_TYPES, enum tag) __kstats_keyenum_##mname; \
+	__DEFINE_BPF_HISTOGRAM(mname, metric_name, unit_id, "", #tag)
+
+#define __DEFINE_BPF_HISTOGRAM(mname, metric_name, unit_id, names, tag) \
 	__KSTATS_META(KSTATS_SEC_HISTS, struct kstats_hist_meta)	\
 	__kstats_hist_##mname = {					\
 		.map = #mname, .metric = metric_name, .names_map = names, \
-		.unit = unit_id, .version = KSTATS_META_VERSION,	\
+		.key_enum = tag, .unit = unit_id,			\
+		.version = KSTATS_META_VERSION,				\
 	}
 
 #define __KSTATS_PROG_META(fn, attach_pt, usr, grp, var, kmin, kmax, flg) \
@@ -116,6 +149,67 @@ static inline __u32 bpf_telemetry_bucket(__u64 v)
 #define DEFINE_BPF_TRACEPOINT(tp, usr, grp, fn) \
 	DEFINE_BPF_TRACEPOINT_KVER_OPT(tp, usr, grp, fn, 0, KSTATS_KVER_INF, 0)
 
+/*
+ * Per-thread start times live in task local storage, not in a hash keyed by
+ * tid: no hashing, no preallocated table to fill, freed when the task exits
+ * (bench/handlers: about 0.6x the cost of the hash-map pattern).
+ */
+#define DEFINE_BPF_TASK_START_MAP(mname)				\
+	struct {							\
+		__uint(type, BPF_MAP_TYPE_TASK_STORAGE);		\
+		__uint(map_flags, BPF_F_NO_PREALLOC);			\
+		__type(key, int);					\
+		__type(value, __u64);					\
+	} mname SEC(".maps");						\
+	__KSTATS_META(KSTATS_SEC_MAPS, struct kstats_map_meta)		\
+	__kstats_map_##mname = {					\
+		.name = #mname, .uid = "root", .gid = "root", .mode = 0600, \
+		.version = KSTATS_META_VERSION,				\
+	}
+
+#define SAVE_FIRST_TASK_START_TIME(map) ({				\
+	__u64 *__start = bpf_task_storage_get(&(map),			\
+		bpf_get_current_task_btf(), 0,				\
+		BPF_LOCAL_STORAGE_GET_F_CREATE);			\
+	if (__start && !*__start)					\
+		*__start = bpf_ktime_get_ns();				\
+})
+
+/* Clears the thread's start time; returns the microsecond bucket. */
+#define GET_TASK_LATENCY_BUCKET(map) ({					\
+	__u32 __bucket = BPF_TELEMETRY_INVALID_BUCKET;			\
+	__u64 *__start = bpf_task_storage_get(&(map),			\
+		bpf_get_current_task_btf(), 0, 0);			\
+	if (__start && *__start) {					\
+		__u64 __now = bpf_ktime_get_ns();			\
+		__bucket = bpf_telemetry_bucket(__now > *__start ?	\
+			(__now - *__start) / 1000 : 0);			\
+		*__start = 0;						\
+	}								\
+	__bucket;							\
+})
+
+/*
+ * A kprobe on func, as the last-resort variant of attach point attach_pt
+ * (the tracepoint variants' name), so the loader picks one per kernel:
+ *	DEFINE_BPF_KPROBE(dma_buf_export, dma_buf_export, root, kstats,
+ *			  on_export_kprobe)(struct pt_regs *ctx) { ... }
+ */
+#define DEFINE_BPF_KPROBE_KVER_OPT(func, attach_pt, usr, grp, fn, kmin, kmax, flg) \
+	__KSTATS_PROG_META(fn, #attach_pt, usr, grp, KSTATS_VARIANT_KPROBE, \
+			   kmin, kmax, flg);				\
+	SEC("kprobe/" #func) int fn
+
+#define DEFINE_BPF_KPROBE(func, attach_pt, usr, grp, fn) \
+	DEFINE_BPF_KPROBE_KVER_OPT(func, attach_pt, usr, grp, fn, 0,	\
+				   KSTATS_KVER_INF, 0)
+
+/* Overwrites: for spans whose begin the kernel may emit without an end. */
+#define SAVE_START_TIME_AT(map, key, now) ({				\
+	__u64 __start = (now);						\
+	bpf_map_update_elem(&(map), (key), &__start, BPF_ANY);		\
+})
+
 #define SAVE_FIRST_START_TIME_AT(map, key, now) ({			\
 	__u64 __start = (now);						\
 	bpf_map_update_elem(&(map), (key), &__start, BPF_NOEXIST);	\
@@ -157,6 +251,53 @@ static inline __u32 bpf_telemetry_bucket(__u64 v)
 			__sync_fetch_and_add(&__acc->buckets[__b], 1);	\
 	}								\
 })
+
+/* Reads a kernel string into a zeroed name; a failed read gives "". */
+static __always_inline void kstats_name_read(struct kstats_name *n,
+					     const void *kstr)
+{
+	__builtin_memset(n, 0, sizeof(*n));
+	bpf_probe_read_kernel_str(n->name, sizeof(n->name), kstr);
+}
+
+static __always_inline bool kstats_name_equal(const struct kstats_name *a,
+					      const struct kstats_name *b)
+{
+	__u32 i;
+
+	for (i = 0; i < sizeof(a->name); i++)
+		if (a->name[i] != b->name[i])
+			return false;
+	return true;
+}
+
+#define KSTATS_NAME_PROBES 4
+
+/*
+ * The id of name in the id -> name dictionary dict: its hash, or after a
+ * collision the next of KSTATS_NAME_PROBES slots that is free or holds the
+ * same name.  Ids stay exact: userspace resolves them through dict.  A full
+ * dictionary gives an id that dict cannot resolve, shown as a number.
+ */
+static __always_inline __u32 kstats_name_id(void *dict,
+					    const struct kstats_name *name)
+{
+	__u32 hash = bpf_telemetry_name_hash(name->name, sizeof(name->name));
+	struct kstats_name *cur;
+	__u32 id, i;
+
+	for (i = 0; i < KSTATS_NAME_PROBES; i++) {
+		id = hash + i;
+		cur = bpf_map_lookup_elem(dict, &id);
+		if (!cur) {
+			bpf_map_update_elem(dict, &id, name, BPF_NOEXIST);
+			cur = bpf_map_lookup_elem(dict, &id);
+		}
+		if (!cur || kstats_name_equal(cur, name))
+			return id;
+	}
+	return hash;
+}
 
 #endif /* __bpf__ */
 #endif /* KSTATS_BPF_TELEMETRY_H */

@@ -78,7 +78,46 @@ enum kstats_suspend_phase {
 	KSTATS_SUSPEND_PHASE_DPM_COMPLETE,
 	KSTATS_SUSPEND_PHASE_RESUME_CONSOLE,
 	KSTATS_SUSPEND_PHASE_THAW_PROCESSES,
+	/* Appended: the other trace_suspend_resume() actions of the kernel. */
+	KSTATS_SUSPEND_PHASE_CPU_OFF,
+	KSTATS_SUSPEND_PHASE_CPU_ON,
+	KSTATS_SUSPEND_PHASE_SYSCORE_SUSPEND,
+	KSTATS_SUSPEND_PHASE_SYSCORE_RESUME,
+	KSTATS_SUSPEND_PHASE_ACPI_SUSPEND,
 	KSTATS_SUSPEND_PHASE_COUNT,
+};
+
+/*
+ * The kernel's action string of each phase (TPS() in kernel/power/,
+ * drivers/base/power/main.c, drivers/base/syscore.c, kernel/cpu.c and
+ * drivers/acpi/sleep.c).  BPF matches the action against this table, so it
+ * must stay in step with the enum; OTHER's entry is only its display name.
+ */
+#define KSTATS_SUSPEND_ACTION_MAX KSTATS_NAME_MAX
+
+static const char kstats_suspend_phase_names[KSTATS_SUSPEND_PHASE_COUNT]
+					    [KSTATS_SUSPEND_ACTION_MAX]
+	__attribute__((unused)) = {
+	[KSTATS_SUSPEND_PHASE_OTHER] = "other",
+	[KSTATS_SUSPEND_PHASE_SUSPEND_ENTER] = "suspend_enter",
+	[KSTATS_SUSPEND_PHASE_SYNC_FILESYSTEMS] = "sync_filesystems",
+	[KSTATS_SUSPEND_PHASE_FREEZE_PROCESSES] = "freeze_processes",
+	[KSTATS_SUSPEND_PHASE_DPM_PREPARE] = "dpm_prepare",
+	[KSTATS_SUSPEND_PHASE_DPM_SUSPEND] = "dpm_suspend",
+	[KSTATS_SUSPEND_PHASE_DPM_SUSPEND_LATE] = "dpm_suspend_late",
+	[KSTATS_SUSPEND_PHASE_DPM_SUSPEND_NOIRQ] = "dpm_suspend_noirq",
+	[KSTATS_SUSPEND_PHASE_MACHINE_SUSPEND] = "machine_suspend",
+	[KSTATS_SUSPEND_PHASE_DPM_RESUME_NOIRQ] = "dpm_resume_noirq",
+	[KSTATS_SUSPEND_PHASE_DPM_RESUME_EARLY] = "dpm_resume_early",
+	[KSTATS_SUSPEND_PHASE_DPM_RESUME] = "dpm_resume",
+	[KSTATS_SUSPEND_PHASE_DPM_COMPLETE] = "dpm_complete",
+	[KSTATS_SUSPEND_PHASE_RESUME_CONSOLE] = "resume_console",
+	[KSTATS_SUSPEND_PHASE_THAW_PROCESSES] = "thaw_processes",
+	[KSTATS_SUSPEND_PHASE_CPU_OFF] = "CPU_OFF",
+	[KSTATS_SUSPEND_PHASE_CPU_ON] = "CPU_ON",
+	[KSTATS_SUSPEND_PHASE_SYSCORE_SUSPEND] = "syscore_suspend",
+	[KSTATS_SUSPEND_PHASE_SYSCORE_RESUME] = "syscore_resume",
+	[KSTATS_SUSPEND_PHASE_ACPI_SUSPEND] = "acpi_suspend",
 };
 
 #endif /* KSTATS_KEYS_H */

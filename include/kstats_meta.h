@@ -22,6 +22,8 @@
 #define KSTATS_SEC_PROGS ".kstats.progs"
 #define KSTATS_SEC_HISTS ".kstats.hists"
 #define KSTATS_SEC_OBJ ".kstats.obj"
+#define KSTATS_SEC_STREAMS ".kstats.streams"
+#define KSTATS_SEC_TYPES ".kstats.types"
 
 #define KSTATS_KVER(a, b, c) (((a) << 16) + ((b) << 8) + (c))
 #define KSTATS_KVER_INF 0xffffffffu
@@ -73,7 +75,22 @@ struct kstats_hist_meta {
 	char map[KSTATS_NAME_LEN];
 	char metric[KSTATS_NAME_LEN];	/* atom name, e.g. CompactionDuration */
 	char names_map[KSTATS_NAME_LEN];	/* "" or the id -> name dictionary */
+	char key_enum[KSTATS_NAME_LEN];	/* "" or the enum naming the key */
 	__u32 unit;			/* enum kstats_unit */
+	__u32 version;
+};
+
+/*
+ * Names an event stream (include/bpf_stream.h): a RINGBUF map of records
+ * of one struct type, which begins with struct kstats_stream_hdr, and a
+ * PERCPU_ARRAY map (__u32 0 -> __u64) counting the records the ring buffer
+ * had no room for.
+ */
+struct kstats_stream_meta {
+	char name[KSTATS_NAME_LEN];	/* stream name, e.g. slow_compaction */
+	char ringbuf[KSTATS_NAME_LEN];	/* BPF_MAP_TYPE_RINGBUF map */
+	char drops[KSTATS_NAME_LEN];	/* failed-reserve counter map */
+	char record[KSTATS_NAME_LEN];	/* struct tag of a record, in the object's BTF */
 	__u32 version;
 };
 

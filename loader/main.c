@@ -16,6 +16,7 @@
 
 #include "kstats_pins.h"
 #include "loader.h"
+#include "trust.h"
 
 #define DEFAULT_OBJ_DIR "build/bpf"
 
@@ -77,6 +78,10 @@ static int load_all(struct loader_ctx *ctx)
 	char path[4096];
 	int n, i, failed = 0;
 
+	if (check_trusted(ctx->obj_dir, res.reason, sizeof(res.reason)) == -EPERM) {
+		fprintf(stderr, "kstats-loader: untrusted object directory: %s\n", res.reason);
+		return 2;
+	}
 	n = scandir(ctx->obj_dir, &ents, bpf_filter, alphasort);
 	if (n < 0) {
 		fprintf(stderr, "kstats-loader: cannot read object directory %s: %s; "

@@ -14,6 +14,7 @@
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "loader.h"
+#include "trust.h"
 
 const char *obj_outcome_str(enum obj_outcome o)
 {
@@ -80,6 +81,14 @@ static bool tracefs_has_event(const char *tp)
 	return true;	/* no tracefs to ask: let attach decide */
 }
 
+/* Stopgap until the loader branch: no kprobe PMU and no kprobe_events. */
+static bool kernel_has_kprobes(void)
+{
+	return !access("/sys/bus/event_source/devices/kprobe", F_OK) ||
+	       !access("/sys/kernel/tracing/kprobe_events", F_OK) ||
+	       !access("/sys/kernel/debug/tracing/kprobe_events", F_OK);
+}
+
 static bool attach_point_exists(struct loader_ctx *ctx,
 				const struct kstats_prog_meta *pm)
 {
@@ -93,6 +102,8 @@ static bool attach_point_exists(struct loader_ctx *ctx,
 		return btf__find_by_name_kind(ctx->vmlinux_btf, name, BTF_KIND_TYPEDEF) > 0;
 	case KSTATS_VARIANT_RAW_TP:
 		return tracefs_has_event(pm->attach);
+	case KSTATS_VARIANT_KPROBE:
+		return kernel_has_kprobes();
 	default:
 		return true;
 	}
@@ -254,6 +265,8 @@ int load_object(struct loader_ctx *ctx, const char *path, struct obj_result *res
 	if (kstats_obj_name(path, res->name, sizeof(res->name)))
 		snprintf(res->name, sizeof(res->name), "?");
 	res->outcome = OBJ_FAILED_OBJECT;
+	if (check_trusted(path, res->reason, sizeof(res->reason)))
+		return -EPERM;
 	ret = kstats_objmeta_read(path, &meta, err, sizeof(err));
 	if (ret) {
 		snprintf(res->reason, sizeof(res->reason), "%s", err);

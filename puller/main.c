@@ -11,6 +11,9 @@ static const struct {
 } cmds[] = {
 	{ "dump", cmd_dump, "show the loaded histograms" },
 	{ "read", cmd_read, "dump any pinned map generically (BTF columns)" },
+	{ "pull", cmd_pull, "emit the day's deltas as protobuf atoms (crash-safe)" },
+	{ "atoms", cmd_atoms, "print emitted atoms as text" },
+	{ "watch", cmd_watch, "print an event stream live (text or JSON lines)" },
 };
 
 static void usage(FILE *f)

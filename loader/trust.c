@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Whoever can write an object, the directory holding it, or any directory
+ * above that, can put code into the kernel.  So the loader accepts only
+ * paths whose every component, after resolving symlinks, is owned by root
+ * and writable by nobody else.  That also makes the later opens by name
+ * safe: no one but root can swap a component after this check.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "trust.h"
+
+static int check_component(const char *path, const char *comp, bool leaf,
+			   char *why, size_t len)
+{
+	/* "dir/x.bpf: /abs/dir is ..." names the given path when they differ. */
+	const char *given = strcmp(path, comp) ? path : "", *sep = *given ? ": " : "";
+	struct stat st;
+
+	if (stat(comp, &st)) {
+		int ret = -errno;
+
+		snprintf(why, len, "%s%scannot stat %s: %s", given, sep, comp,
+			 strerror(errno));
+		return ret;
+	}
+	if (st.st_uid) {
+		snprintf(why, len, "%s%s%s is owned by uid %u, not root, so its owner "
+			 "could load code into the kernel; run: chown root %s",
+			 given, sep, comp, (unsigned int)st.st_uid, comp);
+		return -EPERM;
+	}
+	/* Above the leaf, a sticky root directory (/tmp) keeps root's entries. */
+	if (!leaf && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX))
+		return 0;
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(why, len, "%s%s%s is %s-writable (mode %04o), so others "
+			 "could load code into the kernel; run: chmod go-w %s", given,
+			 sep, comp, st.st_mode & S_IWOTH ? "world" : "group",
+			 (unsigned int)(st.st_mode & 07777), comp);
+		return -EPERM;
+	}
+	return 0;
+}
+
+int check_trusted(const char *path, char *why, size_t len)
+{
+	char *real = realpath(path, NULL), *slash;
+	bool leaf = true;
+	int ret;
+
+	if (!real) {
+		ret = -errno;
+		snprintf(why, len, "%s: %s", path, strerror(errno));
+		return ret;
+	}
+	for (;;) {
+		ret = check_component(path, real, leaf, why, len);
+		if (ret || !strcmp(real, "/"))
+			break;
+		slash = strrchr(real, '/');
+		slash[slash == real] = 0;	/* "/a" -> "/", "/a/b" -> "/a" */
+		leaf = false;
+	}
+	free(real);
+	return ret;
+}

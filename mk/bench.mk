@@ -1,0 +1,17 @@
+# make bench: the performance figures (BENCHMARKS.md).  Not part of make test.
+BENCH_BPF := $(patsubst bench/bpf/%.c,$(BUILD)/bench/bpf/%.bpf,$(wildcard bench/bpf/*.c))
+
+$(BUILD)/bench/bpf/%.bpf: bench/bpf/%.c $(BUILD)/vmlinux.h $(wildcard include/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/bench/handlers: $(BUILD)/bench/handlers.o $(BUILD)/libkstats.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+.PHONY: bench
+bench: deps
+	@$(MAKE) --no-print-directory all $(BENCH_BPF) $(BUILD)/bench/handlers
+	@echo "== handler cost (BPF_PROG_TEST_RUN, bpf_stats) =="
+	@$(BUILD)/bench/handlers $(BUILD) 2>/dev/null
+	@echo "== real-event overhead (compaction workload) =="
+	@bench/real_events.sh $(BUILD) 50 2>/dev/null

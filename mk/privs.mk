@@ -1,0 +1,10 @@
+# Privileges: the SELinux policy build, and the trust check's unit test.
+DEB_PKGS += m4 checkpolicy selinux-utils
+
+.PHONY: sepolicy
+# Compiles sepolicy/ against tests/sepolicy/'s base policy; checks neverallows.
+sepolicy:
+	tests/sepolicy/build.sh $(BUILD)/sepolicy
+
+$(BUILD)/tests/unit/test_trust.o: CFLAGS += -Iloader
+$(BUILD)/tests/unit/test_trust: $(BUILD)/loader/trust.o

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kstats atoms: prints atom files as text.  Generic over the schema: the
+ * payload's key fields and bucket array are found through the protobuf-c
+ * descriptors, so a new metric needs nothing here.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bpf_telemetry.h"
+#include "kstats.h"
+#include "proto/kernelstats_atoms.pb-c.h"
+
+#define DEFAULT_OUT_DIR "/var/lib/kernelstats/atoms"
+#define MAX_FILE_BYTES (256u << 20)
+
+static void print_time(uint64_t real_ns)
+{
+	time_t sec = (time_t)(real_ns / 1000000000ull);
+	char buf[32];
+	struct tm tm;
+
+	strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", gmtime_r(&sec, &tm));
+	printf("%s.%03u UTC", buf, (unsigned int)(real_ns / 1000000 % 1000));
+}
+
+static const void *field_ptr(const ProtobufCMessage *m, unsigned int offset)
+{
+	return (const char *)m + offset;
+}
+
+static bool field_present(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
+{
+	if (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE)
+		return *(void *const *)field_ptr(m, f->offset) != NULL;
+	if (f->label != PROTOBUF_C_LABEL_OPTIONAL)
+		return true;
+	return *(const protobuf_c_boolean *)field_ptr(m, f->quantifier_offset);
+}
+
+static void print_key_field(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
+{
+	const ProtobufCEnumValue *ev;
+	const void *p = field_ptr(m, f->offset);
+
+	switch (f->type) {
+	case PROTOBUF_C_TYPE_ENUM:
+		ev = protobuf_c_enum_descriptor_get_value(f->descriptor, *(const int *)p);
+		if (ev)
+			printf(" %s=%s", f->name, ev->name);
+		else
+			printf(" %s=%d", f->name, *(const int *)p);
+		break;
+	case PROTOBUF_C_TYPE_UINT32:
+		printf(" %s=%" PRIu32, f->name, *(const uint32_t *)p);
+		break;
+	case PROTOBUF_C_TYPE_INT32:
+		printf(" %s=%" PRId32, f->name, *(const int32_t *)p);
+		break;
+	case PROTOBUF_C_TYPE_STRING:
+		printf(" %s=%s", f->name, *(char *const *)p);
+		break;
+	default:
+		printf(" %s=?", f->name);
+	}
+}
+
+static void print_payload(const ProtobufCMessage *m)
+{
+	const ProtobufCMessageDescriptor *d = m->descriptor;
+	const ProtobufCFieldDescriptor *f;
+	int64_t buckets[BPF_TELEMETRY_NR_BUCKETS];
+	unsigned int i;
+	size_t n, b;
+
+	bool keyed = false;
+
+	for (i = 0; i < d->n_fields; i++) {
+		f = &d->fields[i];
+		if (f->label == PROTOBUF_C_LABEL_REPEATED || !field_present(m, f))
+			continue;
+		printf("%s", keyed ? "" : " ");
+		print_key_field(m, f);
+		keyed = true;
+	}
+	if (keyed)
+		printf("\n");
+	for (i = 0; i < d->n_fields; i++) {
+		f = &d->fields[i];
+		if (f->label != PROTOBUF_C_LABEL_REPEATED || f->type != PROTOBUF_C_TYPE_INT32)
+			continue;
+		n = *(const size_t *)field_ptr(m, f->quantifier_offset);
+		if (n != BPF_TELEMETRY_NR_BUCKETS)
+			printf("  %s: %zu buckets, expected %d\n", f->name, n,
+			       BPF_TELEMETRY_NR_BUCKETS);
+		memset(buckets, 0, sizeof(buckets));
+		for (b = 0; b < n && b < BPF_TELEMETRY_NR_BUCKETS; b++)
+			buckets[b] = (*(int32_t *const *)field_ptr(m, f->offset))[b];
+		n = strlen(f->name);
+		print_log2_hist(stdout, buckets, n > 6 && !strcmp(f->name + n - 6, "_bytes") ?
+				KSTATS_UNIT_BYTES : KSTATS_UNIT_USEC);
+	}
+}
+
+static void print_atom(const Kernelstats__Atom *a)
+{
+	const ProtobufCFieldDescriptor *f =
+		protobuf_c_message_descriptor_get_field(&kernelstats__atom__descriptor,
+							a->payload_case);
+	const ProtobufCMessage *payload = NULL;
+
+	if (f && f->type == PROTOBUF_C_TYPE_MESSAGE)
+		payload = *(ProtobufCMessage *const *)field_ptr(&a->base, f->offset);
+	printf("\n%s (atom %d) pull %" PRIu64 " boot %s\n  window ",
+	       payload ? payload->descriptor->short_name : "unknown payload",
+	       a->atom_id, a->pull_id, a->boot_id ? a->boot_id : "?");
+	print_time(a->window_start_realtime_ns);
+	printf(" + %.3fs", (a->window_end_boottime_ns - a->window_start_boottime_ns) / 1e9);
+	if (a->reset)
+		printf("  reset (counts since the map's creation)");
+	if (a->anomalies)
+		printf("  anomalies %u", a->anomalies);
+	printf("\n");
+	if (payload)
+		print_payload(payload);
+}
+
+static int read_file(const char *path, uint8_t **buf, size_t *len)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	size_t cap = 1 << 16, n;
+	uint8_t *p;
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	*buf = NULL;
+	*len = 0;
+	for (;;) {
+		p = realloc(*buf, cap);
+		if (!p) {
+			ret = -ENOMEM;
+			break;
+		}
+		*buf = p;
+		n = fread(*buf + *len, 1, cap - *len, f);
+		*len += n;
+		if (n == 0 || *len < cap)
+			break;
+		if (cap >= MAX_FILE_BYTES) {
+			ret = -EFBIG;
+			break;
+		}
+		cap *= 2;
+	}
+	if (!ret && ferror(f))
+		ret = -EIO;
+	if (f != stdin)
+		fclose(f);
+	return ret;
+}
+
+static int print_file(const char *path)
+{
+	Kernelstats__AtomList *list;
+	uint8_t *buf = NULL;
+	size_t len = 0, i;
+	int ret = read_file(path, &buf, &len);
+
+	if (ret) {
+		fprintf(stderr, "kstats atoms: %s: %s\n", path, strerror(-ret));
+		free(buf);
+		return ret;
+	}
+	list = kernelstats__atom_list__unpack(NULL, len, buf);
+	free(buf);
+	if (!list) {
+		fprintf(stderr, "kstats atoms: %s: not an atoms file (protobuf decode "
+			"failed)\n", path);
+		return -EBADMSG;
+	}
+	printf("# %s: %zu atoms\n", path, list->n_atom);
+	for (i = 0; i < list->n_atom; i++)
+		print_atom(list->atom[i]);
+	kernelstats__atom_list__free_unpacked(list, NULL);
+	return 0;
+}
+
+static int atoms_filter(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+
+	return !strncmp(d->d_name, "atoms-", 6) && n > 9 && !strcmp(d->d_name + n - 3, ".pb");
+}
+
+static int print_dir(const char *dir)
+{
+	struct dirent **ents;
+	char path[4096];
+	int n, i, failed = 0;
+
+	n = scandir(dir, &ents, atoms_filter, alphasort);
+	if (n < 0) {
+		fprintf(stderr, "kstats atoms: cannot read %s: %s; pass --out-dir or a FILE\n",
+			dir, strerror(errno));
+		return KSTATS_EXIT_USAGE;
+	}
+	if (!n)
+		fprintf(stderr, "kstats atoms: no atoms in %s yet; run kstats pull\n", dir);
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, ents[i]->d_name);
+		failed |= print_file(path) != 0;
+		free(ents[i]);
+	}
+	free(ents);
+	return failed ? KSTATS_EXIT_ERROR : KSTATS_EXIT_OK;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: kstats atoms [--out-dir DIR] [FILE...]\n"
+		"Print atoms written by kstats pull as text: each atom's window, key\n"
+		"and histogram.  Without FILE, every atoms-*.pb in the atoms directory,\n"
+		"oldest first; FILE '-' reads stdin.\n\n"
+		"  --out-dir DIR   atoms directory (default: " DEFAULT_OUT_DIR ")\n"
+		"  -h, --help      this text\n\n"
+		"Exit status: 0 ok, 1 a file is unreadable or not atoms, 2 bad usage.\n");
+}
+
+int cmd_atoms(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "out-dir", required_argument, NULL, 'O' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	const char *dir = DEFAULT_OUT_DIR;
+	int c, failed = 0;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'O': dir = optarg; break;
+		case 'h': usage(stdout); return KSTATS_EXIT_OK;
+		default: usage(stderr); return KSTATS_EXIT_USAGE;
+		}
+	}
+	if (optind == argc)
+		return print_dir(dir);
+	for (; optind < argc; optind++)
+		failed |= print_file(argv[optind]) != 0;
+	return failed ? KSTATS_EXIT_ERROR : KSTATS_EXIT_OK;
+}

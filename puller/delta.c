@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Per-bucket deltas against the baseline (DESIGN.md "Atoms and deltas"). */
+#include <string.h>
+
+#include "pull.h"
+
+static uint64_t width_mask(unsigned int width)
+{
+	return width >= 8 ? UINT64_MAX : (1ull << (width * 8)) - 1;
+}
+
+void delta_begin(struct delta_key *dk, const uint64_t *cur, const uint64_t *base,
+		 unsigned int width)
+{
+	uint64_t mask = width_mask(width);
+	int i;
+
+	memset(dk, 0, sizeof(*dk));
+	for (i = 0; i < PULL_NR_BUCKETS; i++) {
+		uint64_t b = base ? base[i] : 0;
+
+		if (width < 8)
+			dk->pending[i] = (cur[i] - b) & mask;
+		else if (cur[i] >= b)
+			dk->pending[i] = cur[i] - b;
+		else
+			dk->anomalies++;
+	}
+}
+
+bool delta_next_atom(struct delta_key *dk, int32_t *buckets)
+{
+	bool any = false;
+	int i;
+
+	if (dk->chunks >= PULL_MAX_SPLIT)
+		return false;
+	for (i = 0; i < PULL_NR_BUCKETS; i++) {
+		uint64_t take = dk->pending[i] > INT32_MAX ? INT32_MAX : dk->pending[i];
+
+		buckets[i] = (int32_t)take;
+		dk->pending[i] -= take;
+		any |= take != 0;
+	}
+	if (!any && (dk->chunks || !dk->anomalies))
+		return false;
+	dk->chunks++;
+	return true;
+}
+
+void delta_new_base(const struct delta_key *dk, const uint64_t *cur,
+		    unsigned int width, uint64_t *base)
+{
+	uint64_t mask = width_mask(width);
+	int i;
+
+	/* An anomalous bucket has nothing pending: it re-bases to cur. */
+	for (i = 0; i < PULL_NR_BUCKETS; i++)
+		base[i] = (cur[i] - dk->pending[i]) & mask;
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kstats pull internals: per-bucket delta arithmetic (delta.c), the state
+ * file and crash-safe writes (state.c), fault injection for crash tests.
+ */
+#ifndef KSTATS_PULL_H
+#define KSTATS_PULL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpf_telemetry.h"
+
+#define PULL_NR_BUCKETS BPF_TELEMETRY_NR_BUCKETS
+#define PULL_MAX_KEY_COLS 4
+/* Atoms one key may emit per pull when a delta exceeds INT32_MAX. */
+#define PULL_MAX_SPLIT 64
+
+/* One key's pending deltas during a pull. */
+struct delta_key {
+	uint64_t pending[PULL_NR_BUCKETS];
+	unsigned int anomalies;	/* buckets that went backwards */
+	unsigned int chunks;	/* atoms taken so far */
+};
+
+/*
+ * Deltas of cur against base (NULL: zero) for counters of width bytes.
+ * Narrower counters than 8 bytes wrap, so their delta is modular; a u64
+ * counter below its baseline is an anomaly and contributes 0.
+ */
+void delta_begin(struct delta_key *dk, const uint64_t *cur, const uint64_t *base,
+		 unsigned int width);
+/*
+ * Moves at most INT32_MAX per bucket into buckets.  Returns false once
+ * nothing is left (the first call still returns true when only anomalies
+ * need reporting) or PULL_MAX_SPLIT atoms were taken.
+ */
+bool delta_next_atom(struct delta_key *dk, int32_t *buckets);
+/* Baseline after the pull: cur minus what was not emitted (carried over). */
+void delta_new_base(const struct delta_key *dk, const uint64_t *cur,
+		    unsigned int width, uint64_t *base);
+
+/* One key of one map: its key columns and the counts already emitted. */
+struct pull_key {
+	int64_t key[PULL_MAX_KEY_COLS];
+	uint64_t base[PULL_NR_BUCKETS];
+};
+
+struct pull_map_state {
+	char obj[64];
+	char map[64];
+	uint32_t map_id;
+	uint64_t start_boot_ns;		/* where the next window starts */
+	uint64_t start_real_ns;
+	size_t nkey_cols;
+	struct pull_key *keys;		/* sorted by key */
+	size_t nkeys;
+};
+
+struct pull_state {
+	uint64_t pull_id;		/* the pull that wrote this state */
+	char boot_id[64];
+	struct pull_map_state *maps;
+	size_t nmaps;
+};
+
+void state_free(struct pull_state *st);
+/* Takes ownership of ms's keys. */
+int state_add_map(struct pull_state *st, struct pull_map_state *ms);
+const struct pull_map_state *state_find_map(const struct pull_state *st,
+					    const char *obj, const char *map);
+const struct pull_key *state_find_key(const struct pull_map_state *ms,
+				      const int64_t *key);
+void state_sort_keys(struct pull_map_state *ms);
+
+/* Serialized form: "kernelstats-state VERSION CRC32 LEN\n" + JSON. */
+int state_encode(const struct pull_state *st, char **buf, size_t *len);
+int state_decode(const char *buf, size_t len, struct pull_state *st,
+		 char *err, size_t errlen);
+/* -ENOENT when absent, -EBADMSG (reason in err) when corrupt. */
+int state_load(const char *path, struct pull_state *st, char *err, size_t errlen);
+
+/*
+ * dir/name written crash-safely: dir/.name.tmp, fsync, rename, fsync dir.
+ * fault names the injection points "<fault>-partial" and "<fault>-temp".
+ */
+int durable_write(const char *dir, const char *name, const void *buf, size_t len,
+		  const char *fault);
+int durable_rename(const char *dir, const char *from, const char *to);
+int fsync_dir(const char *dir);
+
+/* Fault injection for the crash tests: SIGKILL at the named point. */
+struct pull_fault_point {
+	const char *name;
+	const char *needs;	/* what the pull must see to get there */
+	const char *where;
+};
+extern const struct pull_fault_point pull_fault_points[];
+extern const size_t pull_nfault_points;
+int pull_fault_set(const char *name);
+void pull_fault(const char *point);
+
+#endif /* KSTATS_PULL_H */

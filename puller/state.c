@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pull state: per map, its id, where its next window starts and the
+ * counts already emitted per key.  Stored as a header line carrying the
+ * version, a CRC32 and the length, then JSON (json-c), and always written
+ * through durable_write() so that a crash leaves the old or the new file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <json-c/json.h>
+#include <zlib.h>
+
+#include "pull.h"
+
+#define STATE_MAGIC "kernelstats-state"
+#define STATE_VERSION 1
+#define STATE_MAX_BYTES (64u << 20)
+
+void state_free(struct pull_state *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->nmaps; i++)
+		free(st->maps[i].keys);
+	free(st->maps);
+	memset(st, 0, sizeof(*st));
+}
+
+int state_add_map(struct pull_state *st, struct pull_map_state *ms)
+{
+	struct pull_map_state *maps = realloc(st->maps, (st->nmaps + 1) * sizeof(*maps));
+
+	if (!maps)
+		return -ENOMEM;
+	st->maps = maps;
+	st->maps[st->nmaps++] = *ms;
+	memset(ms, 0, sizeof(*ms));
+	return 0;
+}
+
+const struct pull_map_state *state_find_map(const struct pull_state *st,
+					    const char *obj, const char *map)
+{
+	size_t i;
+
+	for (i = 0; i < st->nmaps; i++)
+		if (!strcmp(st->maps[i].obj, obj) && !strcmp(st->maps[i].map, map))
+			return &st->maps[i];
+	return NULL;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	const int64_t *x = a, *y = b;
+	int i;
+
+	for (i = 0; i < PULL_MAX_KEY_COLS; i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return 0;
+}
+
+void state_sort_keys(struct pull_map_state *ms)
+{
+	if (ms->nkeys)
+		qsort(ms->keys, ms->nkeys, sizeof(*ms->keys), key_cmp);
+}
+
+const struct pull_key *state_find_key(const struct pull_map_state *ms,
+				      const int64_t *key)
+{
+	int64_t k[PULL_MAX_KEY_COLS] = { 0 };
+
+	if (!ms->nkeys)
+		return NULL;
+	memcpy(k, key, ms->nkey_cols * sizeof(*k));
+	return bsearch(k, ms->keys, ms->nkeys, sizeof(*ms->keys), key_cmp);
+}
+
+/* ---- encoding ---- */
+
+static json_object *key_json(const struct pull_map_state *ms, const struct pull_key *k)
+{
+	json_object *o = json_object_new_object(), *key = json_object_new_array(),
+		    *base = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < ms->nkey_cols; i++)
+		json_object_array_add(key, json_object_new_int64(k->key[i]));
+	for (i = 0; i < PULL_NR_BUCKETS; i++)
+		json_object_array_add(base, json_object_new_uint64(k->base[i]));
+	json_object_object_add(o, "key", key);
+	json_object_object_add(o, "base", base);
+	return o;
+}
+
+static json_object *map_json(const struct pull_map_state *ms)
+{
+	json_object *o = json_object_new_object(), *keys = json_object_new_array();
+	size_t i;
+
+	json_object_object_add(o, "obj", json_object_new_string(ms->obj));
+	json_object_object_add(o, "map", json_object_new_string(ms->map));
+	json_object_object_add(o, "map_id", json_object_new_uint64(ms->map_id));
+	json_object_object_add(o, "window_start_boottime_ns",
+			       json_object_new_uint64(ms->start_boot_ns));
+	json_object_object_add(o, "window_start_realtime_ns",
+			       json_object_new_uint64(ms->start_real_ns));
+	json_object_object_add(o, "key_columns", json_object_new_uint64(ms->nkey_cols));
+	for (i = 0; i < ms->nkeys; i++)
+		json_object_array_add(keys, key_json(ms, &ms->keys[i]));
+	json_object_object_add(o, "keys", keys);
+	return o;
+}
+
+int state_encode(const struct pull_state *st, char **buf, size_t *len)
+{
+	json_object *root = json_object_new_object(), *maps = json_object_new_array();
+	const char *body;
+	size_t i, blen;
+	int hlen, ret = 0;
+
+	json_object_object_add(root, "pull_id", json_object_new_uint64(st->pull_id));
+	json_object_object_add(root, "boot_id", json_object_new_string(st->boot_id));
+	for (i = 0; i < st->nmaps; i++)
+		json_object_array_add(maps, map_json(&st->maps[i]));
+	json_object_object_add(root, "maps", maps);
+	body = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
+	blen = strlen(body);
+	*buf = malloc(blen + 128);
+	if (!*buf) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	hlen = snprintf(*buf, 128, "%s %d %08lx %zu\n", STATE_MAGIC, STATE_VERSION,
+			crc32(0, (const Bytef *)body, blen), blen);
+	memcpy(*buf + hlen, body, blen);
+	*len = hlen + blen;
+out:
+	json_object_put(root);
+	return ret;
+}
+
+/* ---- decoding: every field is checked, anything odd is corruption ---- */
+
+static int get_field(json_object *o, const char *name, json_type type,
+		     json_object **out)
+{
+	return json_object_object_get_ex(o, name, out) &&
+	       json_object_is_type(*out, type) ? 0 : -EBADMSG;
+}
+
+static int get_u64(json_object *o, const char *name, uint64_t *v)
+{
+	json_object *f;
+	int ret = get_field(o, name, json_type_int, &f);
+
+	if (!ret)
+		*v = json_object_get_uint64(f);
+	return ret;
+}
+
+static int get_str(json_object *o, const char *name, char *buf, size_t len)
+{
+	json_object *f;
+	int ret = get_field(o, name, json_type_string, &f);
+
+	if (ret || (size_t)json_object_get_string_len(f) >= len)
+		return -EBADMSG;
+	memcpy(buf, json_object_get_string(f), json_object_get_string_len(f) + 1);
+	return 0;
+}
+
+static int decode_key(json_object *o, size_t nkey_cols, struct pull_key *k)
+{
+	json_object *key, *base;
+	size_t i;
+
+	if (get_field(o, "key", json_type_array, &key) ||
+	    get_field(o, "base", json_type_array, &base) ||
+	    json_object_array_length(key) != nkey_cols ||
+	    json_object_array_length(base) != PULL_NR_BUCKETS)
+		return -EBADMSG;
+	for (i = 0; i < nkey_cols; i++) {
+		json_object *v = json_object_array_get_idx(key, i);
+
+		if (!json_object_is_type(v, json_type_int))
+			return -EBADMSG;
+		k->key[i] = json_object_get_int64(v);
+	}
+	for (i = 0; i < PULL_NR_BUCKETS; i++) {
+		json_object *v = json_object_array_get_idx(base, i);
+
+		if (!json_object_is_type(v, json_type_int))
+			return -EBADMSG;
+		k->base[i] = json_object_get_uint64(v);
+	}
+	return 0;
+}
+
+static int decode_map(json_object *o, struct pull_map_state *ms)
+{
+	json_object *keys;
+	uint64_t id, ncols;
+	size_t i;
+
+	memset(ms, 0, sizeof(*ms));
+	if (get_str(o, "obj", ms->obj, sizeof(ms->obj)) ||
+	    get_str(o, "map", ms->map, sizeof(ms->map)) ||
+	    get_u64(o, "map_id", &id) || id > UINT32_MAX ||
+	    get_u64(o, "window_start_boottime_ns", &ms->start_boot_ns) ||
+	    get_u64(o, "window_start_realtime_ns", &ms->start_real_ns) ||
+	    get_u64(o, "key_columns", &ncols) || !ncols || ncols > PULL_MAX_KEY_COLS ||
+	    get_field(o, "keys", json_type_array, &keys))
+		return -EBADMSG;
+	ms->map_id = (uint32_t)id;
+	ms->nkey_cols = ncols;
+	ms->nkeys = json_object_array_length(keys);
+	ms->keys = calloc(ms->nkeys ? ms->nkeys : 1, sizeof(*ms->keys));
+	if (!ms->keys)
+		return -ENOMEM;
+	for (i = 0; i < ms->nkeys; i++)
+		if (decode_key(json_object_array_get_idx(keys, i), ncols, &ms->keys[i]))
+			return -EBADMSG;
+	state_sort_keys(ms);
+	return 0;
+}
+
+static int decode_json(json_object *root, struct pull_state *st)
+{
+	struct pull_map_state ms;
+	json_object *maps;
+	size_t i;
+	int ret;
+
+	if (get_u64(root, "pull_id", &st->pull_id) ||
+	    get_str(root, "boot_id", st->boot_id, sizeof(st->boot_id)) ||
+	    get_field(root, "maps", json_type_array, &maps))
+		return -EBADMSG;
+	for (i = 0; i < json_object_array_length(maps); i++) {
+		ret = decode_map(json_object_array_get_idx(maps, i), &ms);
+		if (!ret)
+			ret = state_add_map(st, &ms);
+		free(ms.keys);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int state_decode(const char *buf, size_t len, struct pull_state *st,
+		 char *err, size_t errlen)
+{
+	struct json_tokener *tok = NULL;
+	json_object *root = NULL;
+	char canon[128];
+	unsigned long crc;
+	size_t blen;
+	int version, hlen = 0, ret = -EBADMSG;
+
+	memset(st, 0, sizeof(*st));
+	if (len < sizeof(STATE_MAGIC) || memcmp(buf, STATE_MAGIC " ", sizeof(STATE_MAGIC)) ||
+	    !memchr(buf, '\n', len < 128 ? len : 128) ||
+	    sscanf(buf, STATE_MAGIC " %d %lx %zu\n%n", &version, &crc, &blen, &hlen) != 3 ||
+	    !hlen) {
+		snprintf(err, errlen, "no valid header");
+		return ret;
+	}
+	if (snprintf(canon, sizeof(canon), "%s %d %08lx %zu\n", STATE_MAGIC, version,
+		     crc, blen) != hlen || memcmp(canon, buf, hlen)) {
+		snprintf(err, errlen, "header is not in canonical form");
+		return ret;
+	}
+	if (version != STATE_VERSION) {
+		snprintf(err, errlen, "version %d, this kstats reads %d", version,
+			 STATE_VERSION);
+		return ret;
+	}
+	if ((size_t)hlen + blen != len) {
+		snprintf(err, errlen, "truncated or padded: %zu bytes, header says %zu",
+			 len - hlen, blen);
+		return ret;
+	}
+	if (crc32(0, (const Bytef *)buf + hlen, blen) != crc) {
+		snprintf(err, errlen, "checksum mismatch");
+		return ret;
+	}
+	tok = json_tokener_new();
+	root = tok ? json_tokener_parse_ex(tok, buf + hlen, (int)blen) : NULL;
+	if (!root || json_tokener_get_error(tok) != json_tokener_success) {
+		snprintf(err, errlen, "checksum matches but the JSON does not parse");
+		goto out;
+	}
+	ret = decode_json(root, st);
+	if (ret)
+		snprintf(err, errlen, ret == -ENOMEM ? "out of memory" :
+			 "JSON does not have the state's fields");
+out:
+	if (ret)
+		state_free(st);
+	json_object_put(root);
+	json_tokener_free(tok);
+	return ret;
+}
+
+static int read_all(const char *path, char **buf, size_t *len)
+{
+	struct stat sb;
+	ssize_t n;
+	int fd, ret = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &sb)) {
+		ret = -errno;
+		goto out;
+	}
+	if ((size_t)sb.st_size > STATE_MAX_BYTES) {
+		ret = -EFBIG;
+		goto out;
+	}
+	*buf = malloc(sb.st_size + 1);
+	if (!*buf) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	n = read(fd, *buf, sb.st_size);
+	if (n != sb.st_size) {
+		ret = n < 0 ? -errno : -EIO;
+		free(*buf);
+		goto out;
+	}
+	(*buf)[n] = 0;
+	*len = n;
+out:
+	close(fd);
+	return ret;
+}
+
+int state_load(const char *path, struct pull_state *st, char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int ret;
+
+	memset(st, 0, sizeof(*st));
+	ret = read_all(path, &buf, &len);
+	if (ret == -EFBIG) {
+		snprintf(err, errlen, "larger than %u bytes", STATE_MAX_BYTES);
+		return -EBADMSG;
+	}
+	if (ret) {
+		snprintf(err, errlen, "%s", strerror(-ret));
+		return ret;
+	}
+	ret = state_decode(buf, len, st, err, errlen);
+	free(buf);
+	return ret;
+}
+
+/* ---- crash-safe files ---- */
+
+int fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int write_full(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+int durable_write(const char *dir, const char *name, const void *buf, size_t len,
+		  const char *fault)
+{
+	char tmp[4096], dst[4096], point[64];
+	int fd, ret;
+
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
+	snprintf(dst, sizeof(dst), "%s/%s", dir, name);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	if (fd < 0)
+		return -errno;
+	snprintf(point, sizeof(point), "%s-partial", fault);
+	ret = write_full(fd, buf, len / 2);
+	if (!ret) {
+		if (len)
+			pull_fault(point);
+		ret = write_full(fd, (const char *)buf + len / 2, len - len / 2);
+	}
+	if (!ret && fsync(fd))
+		ret = -errno;
+	if (close(fd) && !ret)
+		ret = -errno;
+	if (ret)
+		goto err_out;
+	snprintf(point, sizeof(point), "%s-temp", fault);
+	pull_fault(point);
+	if (rename(tmp, dst)) {
+		ret = -errno;
+		goto err_out;
+	}
+	return fsync_dir(dir);
+err_out:
+	unlink(tmp);
+	return ret;
+}
+
+int durable_rename(const char *dir, const char *from, const char *to)
+{
+	char src[4096], dst[4096];
+
+	snprintf(src, sizeof(src), "%s/%s", dir, from);
+	snprintf(dst, sizeof(dst), "%s/%s", dir, to);
+	if (rename(src, dst))
+		return -errno;
+	return fsync_dir(dir);
+}

@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: GPL-2.0
+/* kstats watch: one event stream, live, as text or JSON lines. */
+#include <errno.h>
+#include <getopt.h>
+#include <glob.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/btf.h>
+#include <json-c/json.h>
+
+#include "kstats.h"
+#include "kstats_objmeta.h"
+#include "kstats_pins.h"
+#include "kstats_stream.h"
+
+#define DEFAULT_QUEUE 65536
+#define DROP_CHECK_MS 1000
+
+/* A record field: one column, or a char array shown as a string. */
+struct field {
+	char name[KSTATS_PATH_LEN];
+	size_t col, n;
+	bool is_string;
+};
+
+struct watcher {
+	struct kstats_stream *s;
+	bool json;
+	int id;				/* our consumer */
+	uint64_t count, printed;
+	int64_t real_minus_mono_ns;
+	struct field *fields;
+	size_t nfields;
+	int write_err;
+};
+
+struct stream_ref {
+	char obj_path[4096];
+	char obj[KSTATS_NAME_LEN];
+	char name[KSTATS_NAME_LEN];
+	bool loaded;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: kstats watch [STREAM] [--json] [--count N] [--queue N]\n"
+		"                    [--obj-dir DIR] [--pin-dir DIR]\n"
+		"Print a loaded event stream live, one line per record, until SIGINT\n"
+		"(Ctrl-C), SIGTERM or N records; every record already read is printed\n"
+		"before exiting.  STREAM is a stream name or OBJ:STREAM; without it,\n"
+		"the only loaded stream.\n\n"
+		"  --json          one JSON object per line\n"
+		"  --count N       stop after N records\n"
+		"  --queue N       records this watch may fall behind by (default %d)\n"
+		"  --obj-dir DIR   objects (default: " KSTATS_DEFAULT_OBJ_DIR ")\n"
+		"  --pin-dir DIR   pinned maps (default: " KSTATS_DEFAULT_PIN_DIR ")\n\n"
+		"Lost records are reported on stderr: those the kernel's ring buffer\n"
+		"had no room for, and those this watch fell too far behind to keep.\n"
+		"Exit status: 0 stopped by a signal or --count, 1 runtime error,\n"
+		"2 bad usage or unknown stream, 3 stream not loaded.\n", DEFAULT_QUEUE);
+}
+
+/* clang leaves BTF_INT_CHAR unset: a char is also a 1-byte int named char. */
+static bool is_char(const struct kstats_stream *s, const struct kstats_column *c)
+{
+	const struct btf *btf = kstats_stream_btf(s);
+	const struct btf_type *t = btf__type_by_id(btf, c->type_id);
+
+	return c->kind == KSTATS_LEAF_CHAR ||
+	       (c->size == 1 && t && !strcmp(btf__name_by_offset(btf, t->name_off), "char"));
+}
+
+static bool is_char_elem(const struct kstats_stream *s, const struct kstats_column *c,
+			 const char *base, size_t i)
+{
+	char want[KSTATS_PATH_LEN + 16];
+
+	snprintf(want, sizeof(want), "%s[%zu]", base, i);
+	return c && is_char(s, c) && !strcmp(c->name, want);
+}
+
+/* A field named like a key watch adds itself is shown as record.<name>. */
+static void name_field(struct field *f)
+{
+	static const char *const reserved[] = { "stream", "seq", "ts_ns" };
+	size_t i;
+
+	for (i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
+		if (!strcmp(f->name, reserved[i]))
+			snprintf(f->name, sizeof(f->name), "record.%s", reserved[i]);
+}
+
+/* Groups the columns into fields: "comm[0]".."comm[15]" become "comm". */
+static int build_fields(struct watcher *w)
+{
+	size_t ncols = kstats_stream_ncols(w->s), i = 0, n;
+	const struct kstats_column *c;
+	struct field *f;
+
+	w->fields = calloc(ncols ? ncols : 1, sizeof(*w->fields));
+	if (!w->fields)
+		return -ENOMEM;
+	while (i < ncols) {
+		c = kstats_stream_column(w->s, i);
+		f = &w->fields[w->nfields++];
+		snprintf(f->name, sizeof(f->name), "%s", c->name);
+		f->col = i;
+		f->n = 1;
+		n = strlen(f->name);
+		if (is_char(w->s, c) && n > 3 && !strcmp(f->name + n - 3, "[0]")) {
+			f->name[n - 3] = 0;
+			f->is_string = true;
+			while (is_char_elem(w->s, kstats_stream_column(w->s, i + f->n),
+					    f->name, f->n))
+				f->n++;
+		}
+		i += f->n;
+		name_field(f);
+	}
+	return 0;
+}
+
+static size_t field_string(const struct field *f, const int64_t *vals, char *buf,
+			   size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < f->n && i + 1 < len && vals[f->col + i]; i++)
+		buf[i] = (char)vals[f->col + i];
+	buf[i] = 0;
+	return i;
+}
+
+static json_object *json_value(const struct watcher *w, const struct field *f,
+			       const int64_t *vals)
+{
+	const struct kstats_column *c = kstats_stream_column(w->s, f->col);
+	int64_t v = vals[f->col];
+	const char *e = kstats_stream_enum_name(w->s, c, v);
+	char str[1024];
+
+	if (f->is_string)
+		return json_object_new_string_len(str, (int)field_string(f, vals, str,
+									  sizeof(str)));
+	if (e)
+		return json_object_new_string(e);
+	if (c->kind == KSTATS_LEAF_BOOL)
+		return json_object_new_boolean(v != 0);
+	if (c->size == 8 && !c->is_signed)
+		return json_object_new_uint64((uint64_t)v);
+	return json_object_new_int64(v);
+}
+
+static int print_json(struct watcher *w, const struct kstats_stream_record *rec)
+{
+	json_object *o = json_object_new_object();
+	size_t i;
+	int ret;
+
+	if (!o)
+		return -ENOMEM;
+	json_object_object_add(o, "stream", json_object_new_string(kstats_stream_name(w->s)));
+	json_object_object_add(o, "seq", json_object_new_uint64(rec->seq));
+	json_object_object_add(o, "ts_ns", json_object_new_uint64(rec->ts_ns));
+	for (i = 0; i < w->nfields; i++)
+		json_object_object_add(o, w->fields[i].name,
+				       json_value(w, &w->fields[i], rec->vals));
+	ret = puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) < 0 ? -EIO : 0;
+	json_object_put(o);
+	return ret;
+}
+
+static int appendf(char *buf, size_t len, size_t *pos, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *pos, *pos < len ? len - *pos : 0, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*pos += (size_t)n;
+	return n;
+}
+
+static int print_text(struct watcher *w, const struct kstats_stream_record *rec)
+{
+	int64_t wall = (int64_t)rec->ts_ns + w->real_minus_mono_ns;
+	time_t sec = (time_t)(wall / 1000000000);
+	char line[4096], str[1024];
+	size_t pos = 0, i;
+	struct tm tm;
+
+	localtime_r(&sec, &tm);
+	pos = strftime(line, sizeof(line), "%H:%M:%S", &tm);
+	appendf(line, sizeof(line), &pos, ".%06" PRId64 " %s", wall % 1000000000 / 1000,
+		kstats_stream_name(w->s));
+	for (i = 0; i < w->nfields; i++) {
+		const struct field *f = &w->fields[i];
+		const struct kstats_column *c = kstats_stream_column(w->s, f->col);
+		int64_t v = rec->vals[f->col];
+		const char *e = kstats_stream_enum_name(w->s, c, v);
+
+		if (f->is_string)
+			field_string(f, rec->vals, str, sizeof(str));
+		appendf(line, sizeof(line), &pos, " %s=", f->name);
+		if (f->is_string)
+			appendf(line, sizeof(line), &pos, "%s", str);
+		else if (e)
+			appendf(line, sizeof(line), &pos, "%s", e);
+		else if (c->kind == KSTATS_LEAF_BOOL)
+			appendf(line, sizeof(line), &pos, "%s", v ? "true" : "false");
+		else if (c->size == 8 && !c->is_signed)
+			appendf(line, sizeof(line), &pos, "%" PRIu64, (uint64_t)v);
+		else
+			appendf(line, sizeof(line), &pos, "%" PRId64, v);
+	}
+	return puts(line) < 0 ? -EIO : 0;
+}
+
+/* The consumer: runs on its own thread, one record at a time. */
+static void on_record(void *ctx, const struct kstats_stream_record *rec)
+{
+	struct watcher *w = ctx;
+	int ret;
+
+	if (w->write_err || (w->count && w->printed >= w->count))
+		return;
+	ret = w->json ? print_json(w, rec) : print_text(w, rec);
+	if (ret || fflush(stdout)) {
+		w->write_err = errno ? errno : EIO;
+		kstats_stream_request_stop(w->s);
+		return;
+	}
+	if (++w->printed == w->count)
+		kstats_stream_request_stop(w->s);
+}
+
+static int list_streams(const char *obj_dir, const char *pin_dir,
+			struct stream_ref **out, size_t *n)
+{
+	struct kstats_objmeta meta;
+	struct stream_ref *refs = NULL, *r;
+	char pattern[4096], err[512], pin[4096], obj[KSTATS_NAME_LEN];
+	size_t i, j;
+	glob_t g;
+
+	*n = 0;
+	snprintf(pattern, sizeof(pattern), "%s/*.bpf", obj_dir);
+	if (glob(pattern, 0, NULL, &g))
+		return access(obj_dir, R_OK) ? -errno : 0;
+	for (i = 0; i < g.gl_pathc; i++) {
+		if (kstats_obj_name(g.gl_pathv[i], obj, sizeof(obj)) ||
+		    kstats_objmeta_read(g.gl_pathv[i], &meta, err, sizeof(err)))
+			continue;
+		r = realloc(refs, (*n + meta.nstreams + 1) * sizeof(*refs));
+		if (!r) {
+			kstats_objmeta_free(&meta);
+			break;
+		}
+		refs = r;
+		for (j = 0; j < meta.nstreams; j++) {
+			r = &refs[(*n)++];
+			snprintf(r->obj_path, sizeof(r->obj_path), "%s", g.gl_pathv[i]);
+			snprintf(r->obj, sizeof(r->obj), "%s", obj);
+			snprintf(r->name, sizeof(r->name), "%s", meta.streams[j].name);
+			r->loaded = !kstats_pin_path(pin, sizeof(pin), pin_dir, "map", obj,
+						     meta.streams[j].ringbuf) &&
+				    !access(pin, F_OK);
+		}
+		kstats_objmeta_free(&meta);
+	}
+	globfree(&g);
+	*out = refs;
+	return 0;
+}
+
+static bool ref_matches(const struct stream_ref *r, const char *want)
+{
+	size_t n = strlen(r->obj);
+
+	if (!want)
+		return r->loaded;
+	if (!strncmp(want, r->obj, n) && want[n] == ':')
+		want += n + 1;
+	return !strcmp(want, r->name);
+}
+
+static void print_refs(const struct stream_ref *refs, size_t n, const char *want)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!want || ref_matches(&refs[i], want))
+			fprintf(stderr, "  %s:%s%s\n", refs[i].obj, refs[i].name,
+				refs[i].loaded ? "" : " (not loaded)");
+}
+
+/* Picks the stream to watch, or explains why not; returns an exit code. */
+static int pick_stream(const char *obj_dir, const char *pin_dir, const char *want,
+		       struct stream_ref *out)
+{
+	struct stream_ref *refs = NULL;
+	size_t n, i, hits = 0, hit = 0;
+	int ret = list_streams(obj_dir, pin_dir, &refs, &n);
+
+	if (ret) {
+		fprintf(stderr, "kstats watch: cannot read object directory %s: %s; "
+			"pass --obj-dir\n", obj_dir, strerror(-ret));
+		return KSTATS_EXIT_USAGE;
+	}
+	for (i = 0; i < n; i++)
+		if (ref_matches(&refs[i], want)) {
+			hits++;
+			hit = i;
+		}
+	if (hits == 1 && refs[hit].loaded) {
+		*out = refs[hit];
+		ret = KSTATS_EXIT_OK;
+	} else if (hits == 1) {
+		fprintf(stderr, "kstats watch: stream %s is not loaded under %s; "
+			"run kstats-loader\n", want, pin_dir);
+		ret = KSTATS_EXIT_NOT_LOADED;
+	} else if (!hits && !want) {
+		fprintf(stderr, "kstats watch: no stream is loaded under %s; "
+			"run kstats-loader\n", pin_dir);
+		ret = KSTATS_EXIT_NOT_LOADED;
+	} else {
+		if (!hits)
+			fprintf(stderr, "kstats watch: unknown stream %s; known streams:\n", want);
+		else
+			fprintf(stderr, "kstats watch: %s names several streams; "
+				"name one as OBJ:STREAM:\n", want ? want : "no stream");
+		print_refs(refs, n, hits ? want : NULL);
+		ret = KSTATS_EXIT_USAGE;
+	}
+	free(refs);
+	return ret;
+}
+
+static int64_t real_minus_mono_ns(void)
+{
+	struct timespec real, mono;
+
+	clock_gettime(CLOCK_REALTIME, &real);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	return (int64_t)(real.tv_sec - mono.tv_sec) * 1000000000 +
+	       (real.tv_nsec - mono.tv_nsec);
+}
+
+/* The losses since the last report, on stderr; *seen keeps the totals. */
+static void report_losses(struct watcher *w, uint64_t seen[2])
+{
+	struct kstats_consumer_stats cs = {};
+	struct kstats_stream_stats st;
+	char err[KSTATS_ERR_LEN];
+
+	if (kstats_stream_get_stats(w->s, &st, err, sizeof(err)))
+		return;
+	kstats_stream_consumer_stats(w->s, w->id, &cs);
+	if (st.kernel_drops > seen[0])
+		fprintf(stderr, "kstats watch: %s: %" PRIu64 " records lost in the kernel "
+			"(ring buffer full)\n", kstats_stream_name(w->s),
+			st.kernel_drops - seen[0]);
+	if (cs.dropped > seen[1])
+		fprintf(stderr, "kstats watch: %s: %" PRIu64 " records lost: this watch "
+			"fell behind (raise --queue)\n", kstats_stream_name(w->s),
+			cs.dropped - seen[1]);
+	seen[0] = st.kernel_drops;
+	seen[1] = cs.dropped;
+}
+
+/* Until a signal, --count or an error; reports losses as they happen. */
+static int run(struct watcher *w, const sigset_t *sigs)
+{
+	struct kstats_stream_stats st;
+	char err[KSTATS_ERR_LEN] = "";
+	uint64_t seen[2] = { 0, 0 };
+	int ret;
+
+	ret = kstats_stream_get_stats(w->s, &st, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "kstats watch: %s\n", err);
+		return ret;
+	}
+	seen[0] = st.kernel_drops;
+	while ((ret = kstats_stream_wait(w->s, sigs, DROP_CHECK_MS)) == -ETIME)
+		report_losses(w, seen);
+	if (ret < 0)
+		fprintf(stderr, "kstats watch: waiting: %s\n", strerror(-ret));
+	ret = kstats_stream_stop(w->s, err, sizeof(err)) ?: (ret < 0 ? ret : 0);
+	if (*err)
+		fprintf(stderr, "kstats watch: %s\n", err);
+	return ret;
+}
+
+static void print_summary(struct watcher *w)
+{
+	struct kstats_consumer_stats cs = {};
+	struct kstats_stream_stats st;
+	char err[KSTATS_ERR_LEN];
+
+	if (kstats_stream_get_stats(w->s, &st, err, sizeof(err))) {
+		fprintf(stderr, "kstats watch: %s\n", err);
+		return;
+	}
+	kstats_stream_consumer_stats(w->s, w->id, &cs);
+	fprintf(stderr, "kstats watch: %s: %" PRIu64 " records read, %" PRIu64 " lost in the "
+		"kernel (ring buffer full), %" PRIu64 " lost by this watch (queue full)%s\n",
+		kstats_stream_name(w->s), st.delivered,
+		st.kernel_drops - st.kernel_drops_at_open, cs.dropped,
+		st.malformed ? ", some malformed (object and loaded program differ)" : "");
+}
+
+static int parse_u64(const char *s, const char *opt, uint64_t max, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || !*out || *out > max) {
+		fprintf(stderr, "kstats watch: %s wants a number 1..%" PRIu64 ", not '%s'\n",
+			opt, max, s);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int watch_stream(struct watcher *w, const struct stream_ref *ref,
+			const char *pin_dir, uint64_t queue, const sigset_t *sigs)
+{
+	struct kstats_stream_opts so = { .obj_path = ref->obj_path, .stream = ref->name,
+					 .pin_dir = pin_dir };
+	char err[KSTATS_ERR_LEN] = "";
+	int ret;
+
+	ret = kstats_stream_open(&so, &w->s, err, sizeof(err));
+	if (!ret)
+		ret = build_fields(w);
+	if (!ret)
+		ret = w->id = kstats_stream_add_consumer(w->s, (uint32_t)queue, on_record, w,
+							 err, sizeof(err));
+	if (ret >= 0)
+		ret = kstats_stream_start(w->s, err, sizeof(err));
+	if (ret < 0) {
+		fprintf(stderr, "kstats watch: %s\n", *err ? err : strerror(-ret));
+		return ret == -ENOENT ? KSTATS_EXIT_NOT_LOADED : KSTATS_EXIT_ERROR;
+	}
+	w->real_minus_mono_ns = real_minus_mono_ns();
+	ret = run(w, sigs);
+	print_summary(w);
+	if (w->write_err && w->write_err != EPIPE)
+		fprintf(stderr, "kstats watch: writing: %s\n", strerror(w->write_err));
+	return ret || (w->write_err && w->write_err != EPIPE) ? KSTATS_EXIT_ERROR
+							      : KSTATS_EXIT_OK;
+}
+
+int cmd_watch(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "queue", required_argument, NULL, 'q' },
+		{ "obj-dir", required_argument, NULL, 'o' },
+		{ "pin-dir", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	const char *obj_dir = KSTATS_DEFAULT_OBJ_DIR, *pin_dir = KSTATS_DEFAULT_PIN_DIR;
+	struct watcher w = {};
+	struct stream_ref ref;
+	uint64_t queue = DEFAULT_QUEUE;
+	sigset_t sigs;
+	int c, ret;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': w.json = true; break;
+		case 'c':
+			if (parse_u64(optarg, "--count", UINT64_MAX, &w.count))
+				return KSTATS_EXIT_USAGE;
+			break;
+		case 'q':
+			if (parse_u64(optarg, "--queue", 1u << 24, &queue))
+				return KSTATS_EXIT_USAGE;
+			break;
+		case 'o': obj_dir = optarg; break;
+		case 'p': pin_dir = optarg; break;
+		case 'h': usage(stdout); return KSTATS_EXIT_OK;
+		default: usage(stderr); return KSTATS_EXIT_USAGE;
+		}
+	}
+	if (argc - optind > 1) {
+		fprintf(stderr, "kstats watch: one stream at a time; see --help\n");
+		return KSTATS_EXIT_USAGE;
+	}
+	/* Before any thread exists: a signal must not kill us mid-record. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	ret = pick_stream(obj_dir, pin_dir, optind < argc ? argv[optind] : NULL, &ref);
+	if (ret)
+		return ret;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ret = watch_stream(&w, &ref, pin_dir, queue, &sigs);
+	kstats_stream_close(w.s);
+	free(w.fields);
+	return ret;
+}

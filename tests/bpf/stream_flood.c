@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Test-only streams for tests/kernel/test_stream*.c and bench/stream, fed
+ * with BPF_PROG_TEST_RUN (repeat: one record per run).  Each record carries
+ * its producer-side sequence number, so the tests can name every loss.
+ */
+#include "vmlinux.h"
+#include "bpf_stream.h"
+
+struct flood_record {
+	struct kstats_stream_hdr hdr;
+	__u64 seq;		/* per stream, 0, 1, 2... over every attempt */
+	__u32 cpu;
+	__s32 neg;		/* -(seq % 1000): proves signed decoding */
+};
+
+DEFINE_BPF_MAP(flood_seq_map, ARRAY, __u32, __u64, 2);
+/* Deliberately small: 4 KiB holds 128 records. */
+DEFINE_BPF_STREAM(flood, flood_record, 4096, root);
+/* Large enough that no test fills it. */
+DEFINE_BPF_STREAM(burst, flood_record, 16 << 20, root);
+
+static __always_inline __u64 next_seq(__u32 stream)
+{
+	__u64 *n = bpf_map_lookup_elem(&flood_seq_map, &stream);
+
+	/* One BPF_PROG_TEST_RUN at a time, on one CPU: no race. */
+	return n ? (*n)++ : 0;
+}
+
+/* One attempted record of stream sname per run. */
+#define FLOOD_PROG(fn, sname, idx)					\
+	SEC("xdp") int fn(struct xdp_md *ctx)				\
+	{								\
+		__u64 seq = next_seq(idx);				\
+		struct flood_record *r = BPF_STREAM_RESERVE(sname);	\
+									\
+		if (r) {						\
+			r->seq = seq;					\
+			r->cpu = bpf_get_smp_processor_id();		\
+			r->neg = -(__s32)(seq % 1000);			\
+			BPF_STREAM_SUBMIT(sname, r);			\
+		}							\
+		return XDP_PASS;					\
+	}
+
+FLOOD_PROG(flood_small, flood, 0)
+FLOOD_PROG(flood_burst, burst, 1)
+
+char LICENSE[] SEC("license") = "GPL";

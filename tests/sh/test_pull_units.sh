@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Scheduling: systemd-analyze verify on the pull units (warnings count as
+# failures), the cron.daily script's syntax, and a pull under the units'
+# privilege model: not root, group kstats, CAP_BPF only (setpriv).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+BUILD=${KSTATS_BUILD:-build}
+T=pull_units
+KSTATS=$PWD/$BUILD/kstats
+TMP=$(mktemp -d /tmp/kstats-test-units-XXXXXX)
+PIN=/sys/fs/bpf/kernelstats-test-$$-units
+trap 'rm -rf "$TMP" "$PIN"' EXIT INT TERM
+
+verify_units() {
+	local out
+	if ! command -v systemd-analyze >/dev/null; then
+		echo "SKIP: $T: systemd-analyze is not installed"
+		return
+	fi
+	# verify checks that ExecStart= exists: point it at the build.
+	cp dist/systemd/kernelstats-pull* "$TMP/"
+	sed -i "s|/usr/local/bin/kstats|$KSTATS|" "$TMP"/kernelstats-pull*
+	if out=$(systemd-analyze verify "$TMP"/kernelstats-pull* 2>&1) && [ -z "$out" ]; then
+		echo "PASS: $T: systemd-analyze verify"
+	else
+		echo "FAIL: $T: systemd-analyze verify: $(echo "$out" | head -3)"
+	fi
+	if grep -qx 'OnCalendar=daily' dist/systemd/kernelstats-pull.timer &&
+	   grep -qx 'Persistent=true' dist/systemd/kernelstats-pull.timer &&
+	   grep -q '^RandomizedDelaySec=' dist/systemd/kernelstats-pull.timer &&
+	   grep -q '^ExecStop=.*kstats pull' dist/systemd/kernelstats-pull-shutdown.service; then
+		echo "PASS: $T: daily persistent randomized timer, pull at shutdown"
+	else
+		echo "FAIL: $T: timer or shutdown unit lost a required setting"
+	fi
+}
+
+check_cron() {
+	if sh -n dist/cron.daily/kernelstats && [ -x dist/cron.daily/kernelstats ]; then
+		echo "PASS: $T: cron.daily script parses and is executable"
+	else
+		echo "FAIL: $T: dist/cron.daily/kernelstats does not parse or is not executable"
+	fi
+}
+
+unprivileged_pull() {
+	local gid lib=$TMP/lib out
+	[ "$(id -u)" -eq 0 ] || { echo "SKIP: $T: unprivileged pull: needs root to set up"; return; }
+	command -v setpriv >/dev/null || { echo "SKIP: $T: setpriv is not installed"; return; }
+	gid=$(getent group kstats | cut -d: -f3)
+	[ -n "$gid" ] || { echo "SKIP: $T: no group kstats (make install creates it)"; return; }
+	"$BUILD/kstats-loader" --obj-dir "$BUILD/bpf" --pin-dir "$PIN" >/dev/null ||
+		{ echo "FAIL: $T: kstats-loader failed"; return; }
+	chmod 0755 "$TMP"
+	install -d -o 65534 -g "$gid" -m 0750 "$lib"
+	echo 1 >/proc/sys/vm/compact_memory
+	if out=$(setpriv --reuid=65534 --regid="$gid" --clear-groups \
+			--inh-caps=+bpf --ambient-caps=+bpf --bounding-set=-all,+bpf \
+			"$KSTATS" pull -v --obj-dir "$BUILD/bpf" --pin-dir "$PIN" \
+			--state-dir "$lib/state" --out-dir "$lib/atoms" \
+			--status-file "$TMP/none.json" 2>&1) &&
+	   ls "$lib"/atoms/atoms-*.pb >/dev/null 2>&1 &&
+	   echo "$out" | grep -q "window starts at its programs' load time"; then
+		echo "PASS: $T: pull as uid 65534, group kstats, CAP_BPF only"
+	else
+		echo "FAIL: $T: unprivileged pull: $(echo "$out" | grep -v 'not pinned' | head -3)"
+	fi
+}
+
+verify_units
+check_cron
+unprivileged_pull

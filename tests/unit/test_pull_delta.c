@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kstats pull's pure parts: bucket deltas (u64 anomalies, u32 wrap, splits
+ * above INT32_MAX), the registry against the atom schema and
+ * include/kstats_keys.h, and the state file's encoding and corruption checks.
+ * No kernel needed: tests/kernel/test_pull.c drives the same code on real maps.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kstats_keys.h"
+#include "pull.h"
+#include "registry.h"
+
+/* Emits every atom of one key; returns how many, sums into total. */
+static unsigned int drain(struct delta_key *dk, uint64_t *total)
+{
+	int32_t buckets[PULL_NR_BUCKETS];
+	unsigned int n = 0;
+	int i;
+
+	while (delta_next_atom(dk, buckets)) {
+		for (i = 0; i < PULL_NR_BUCKETS; i++) {
+			assert_true(buckets[i] >= 0);
+			total[i] += (uint64_t)buckets[i];
+		}
+		n++;
+	}
+	return n;
+}
+
+static void test_u64_delta(void **state)
+{
+	uint64_t cur[PULL_NR_BUCKETS] = { 5, 0, 7 }, base[PULL_NR_BUCKETS] = { 2, 0, 7 };
+	uint64_t total[PULL_NR_BUCKETS] = { 0 }, next[PULL_NR_BUCKETS];
+	struct delta_key dk;
+
+	(void)state;
+	delta_begin(&dk, cur, base, 8);
+	assert_int_equal(drain(&dk, total), 1);
+	assert_int_equal(total[0], 3);
+	assert_int_equal(total[2], 0);
+	assert_int_equal(dk.anomalies, 0);
+	delta_new_base(&dk, cur, 8, next);
+	assert_memory_equal(next, cur, sizeof(cur));
+}
+
+static void test_no_change_no_atom(void **state)
+{
+	uint64_t cur[PULL_NR_BUCKETS] = { 5, 1 }, total[PULL_NR_BUCKETS] = { 0 };
+	struct delta_key dk;
+
+	(void)state;
+	delta_begin(&dk, cur, cur, 8);
+	assert_int_equal(drain(&dk, total), 0);
+	delta_begin(&dk, (uint64_t[PULL_NR_BUCKETS]){ 0 }, NULL, 8);
+	assert_int_equal(drain(&dk, total), 0);
+}
+
+/* A u64 bucket going backwards: counted, re-based, never negative. */
+static void test_u64_backwards_is_anomaly(void **state)
+{
+	uint64_t cur[PULL_NR_BUCKETS] = { 3, 10 }, base[PULL_NR_BUCKETS] = { 9, 4 };
+	uint64_t total[PULL_NR_BUCKETS] = { 0 }, next[PULL_NR_BUCKETS];
+	struct delta_key dk;
+
+	(void)state;
+	delta_begin(&dk, cur, base, 8);
+	assert_int_equal(dk.anomalies, 1);
+	assert_int_equal(drain(&dk, total), 1);
+	assert_int_equal(total[0], 0);
+	assert_int_equal(total[1], 6);
+	delta_new_base(&dk, cur, 8, next);
+	assert_memory_equal(next, cur, sizeof(cur));
+}
+
+/* Only an anomaly: one all-zero atom still carries it. */
+static void test_anomaly_alone_emits_once(void **state)
+{
+	uint64_t cur[PULL_NR_BUCKETS] = { 1 }, base[PULL_NR_BUCKETS] = { 2 };
+	uint64_t total[PULL_NR_BUCKETS] = { 0 };
+	struct delta_key dk;
+
+	(void)state;
+	delta_begin(&dk, cur, base, 8);
+	assert_int_equal(drain(&dk, total), 1);
+	assert_int_equal(total[0], 0);
+}
+
+/* u32 counters wrap: the delta is modular, not an anomaly. */
+static void test_u32_wrap(void **state)
+{
+	uint64_t cur[PULL_NR_BUCKETS] = { 0x10, 5 },
+		 base[PULL_NR_BUCKETS] = { 0xfffffff0u, 5 };
+	uint64_t total[PULL_NR_BUCKETS] = { 0 }, next[PULL_NR_BUCKETS];
+	struct delta_key dk;
+
+	(void)state;
+	delta_begin(&dk, cur, base, 4);
+	assert_int_equal(dk.anomalies, 0);
+	assert_int_equal(drain(&dk, total), 1);
+	assert_int_equal(total[0], 0x20);
+	assert_int_equal(total[1], 0);
+	delta_new_base(&dk, cur, 4, next);
+	assert_memory_equal(next, cur, sizeof(cur));
+}
+
+/* Above INT32_MAX a delta is split over atoms; nothing is clamped. */
+static void test_split_above_int32(void **state)
+{
+	uint64_t big = 3ull * INT32_MAX + 5;
+	uint64_t cur[PULL_NR_BUCKETS] = { big, 1 }, total[PULL_NR_BUCKETS] = { 0 };
+	uint64_t next[PULL_NR_BUCKETS];
+	struct delta_key dk;
+
+	(void)state;
+	delta_begin(&dk, cur, NULL, 8);
+	assert_int_equal(drain(&dk, total), 4);
+	assert_int_equal(total[0], big);
+	assert_int_equal(total[1], 1);
+	delta_new_base(&dk, cur, 8, next);
+	assert_memory_equal(next, cur, sizeof(cur));
+}
+
+/* Beyond PULL_MAX_SPLIT atoms the rest stays in the baseline for next time. */
+static void test_split_cap_carries_over(void **state)
+{
+	uint64_t big = (PULL_MAX_SPLIT + 2ull) * INT32_MAX;
+	uint64_t cur[PULL_NR_BUCKETS] = { big }, total[PULL_NR_BUCKETS] = { 0 };
+	uint64_t base[PULL_NR_BUCKETS];
+	struct delta_key dk;
+
+	(void)state;
+	delta_begin(&dk, cur, NULL, 8);
+	assert_int_equal(drain(&dk, total), PULL_MAX_SPLIT);
+	delta_new_base(&dk, cur, 8, base);
+	assert_int_equal(base[0], total[0]);
+	delta_begin(&dk, cur, base, 8);
+	assert_int_equal(drain(&dk, total), 2);
+	assert_int_equal(total[0], big);
+}
+
+static const ProtobufCMessage *payload_of(const Kernelstats__Atom *a)
+{
+	const ProtobufCFieldDescriptor *f =
+		protobuf_c_message_descriptor_get_field(&kernelstats__atom__descriptor,
+							a->payload_case);
+
+	return f ? *(ProtobufCMessage *const *)((const char *)a + f->offset) : NULL;
+}
+
+/* Each builder fills the oneof member whose field number is its atom id. */
+static void test_registry_matches_schema(void **state)
+{
+	const int64_t key[PULL_MAX_KEY_COLS] = { 3 };
+	size_t i, j;
+
+	(void)state;
+	assert_int_equal(pull_nmetrics, 6);
+	for (i = 0; i < pull_nmetrics; i++) {
+		const struct pull_metric *pm = &pull_metrics[i];
+		struct atom_slot *s = calloc(1, sizeof(*s));
+		const ProtobufCMessage *p;
+		uint8_t buf[512];
+		Kernelstats__Atom *back;
+		size_t len;
+
+		assert_non_null(s);
+		assert_true(pm->atom_id >= 100000);
+		for (j = 0; j < i; j++)
+			assert_int_not_equal(pm->atom_id, pull_metrics[j].atom_id);
+		kernelstats__atom__init(&s->atom);
+		s->buckets[7] = 11;
+		pm->build(s, key, "pool");
+		assert_int_equal(s->atom.payload_case, pm->atom_id);
+		len = kernelstats__atom__pack(&s->atom, buf);
+		back = kernelstats__atom__unpack(NULL, len, buf);
+		assert_non_null(back);
+		p = payload_of(back);
+		assert_non_null(p);
+		for (j = 0; j < p->descriptor->n_fields; j++) {
+			const ProtobufCFieldDescriptor *f = &p->descriptor->fields[j];
+
+			if (f->label != PROTOBUF_C_LABEL_REPEATED)
+				continue;
+			assert_int_equal(*(const size_t *)((const char *)p + f->quantifier_offset),
+					 PULL_NR_BUCKETS);
+			assert_int_equal((*(int32_t *const *)((const char *)p + f->offset))[7], 11);
+		}
+		kernelstats__atom__free_unpacked(back, NULL);
+		free(s);
+	}
+}
+
+/* Proto enums mirror include/kstats_keys.h value for value. */
+static void test_enums_mirror_keys(void **state)
+{
+	static const struct { int value; const char *name; } ps[] = {
+		{ KSTATS_PROCESS_STATE_UNSPECIFIED, "PROCESS_STATE_UNSPECIFIED" },
+		{ KSTATS_PROCESS_STATE_NATIVE, "PROCESS_STATE_NATIVE" },
+		{ KSTATS_PROCESS_STATE_SYSTEM, "PROCESS_STATE_SYSTEM" },
+		{ KSTATS_PROCESS_STATE_PERSISTENT, "PROCESS_STATE_PERSISTENT" },
+		{ KSTATS_PROCESS_STATE_FOREGROUND, "PROCESS_STATE_FOREGROUND" },
+		{ KSTATS_PROCESS_STATE_VISIBLE, "PROCESS_STATE_VISIBLE" },
+		{ KSTATS_PROCESS_STATE_PERCEPTIBLE, "PROCESS_STATE_PERCEPTIBLE" },
+		{ KSTATS_PROCESS_STATE_SERVICE_BACKGROUND, "PROCESS_STATE_SERVICE_BACKGROUND" },
+		{ KSTATS_PROCESS_STATE_CACHED, "PROCESS_STATE_CACHED" },
+	}, sp[] = {
+		{ KSTATS_SUSPEND_PHASE_OTHER, "SUSPEND_PHASE_OTHER" },
+		{ KSTATS_SUSPEND_PHASE_SUSPEND_ENTER, "SUSPEND_PHASE_SUSPEND_ENTER" },
+		{ KSTATS_SUSPEND_PHASE_SYNC_FILESYSTEMS, "SUSPEND_PHASE_SYNC_FILESYSTEMS" },
+		{ KSTATS_SUSPEND_PHASE_FREEZE_PROCESSES, "SUSPEND_PHASE_FREEZE_PROCESSES" },
+		{ KSTATS_SUSPEND_PHASE_DPM_PREPARE, "SUSPEND_PHASE_DPM_PREPARE" },
+		{ KSTATS_SUSPEND_PHASE_DPM_SUSPEND, "SUSPEND_PHASE_DPM_SUSPEND" },
+		{ KSTATS_SUSPEND_PHASE_DPM_SUSPEND_LATE, "SUSPEND_PHASE_DPM_SUSPEND_LATE" },
+		{ KSTATS_SUSPEND_PHASE_DPM_SUSPEND_NOIRQ, "SUSPEND_PHASE_DPM_SUSPEND_NOIRQ" },
+		{ KSTATS_SUSPEND_PHASE_MACHINE_SUSPEND, "SUSPEND_PHASE_MACHINE_SUSPEND" },
+		{ KSTATS_SUSPEND_PHASE_DPM_RESUME_NOIRQ, "SUSPEND_PHASE_DPM_RESUME_NOIRQ" },
+		{ KSTATS_SUSPEND_PHASE_DPM_RESUME_EARLY, "SUSPEND_PHASE_DPM_RESUME_EARLY" },
+		{ KSTATS_SUSPEND_PHASE_DPM_RESUME, "SUSPEND_PHASE_DPM_RESUME" },
+		{ KSTATS_SUSPEND_PHASE_DPM_COMPLETE, "SUSPEND_PHASE_DPM_COMPLETE" },
+		{ KSTATS_SUSPEND_PHASE_RESUME_CONSOLE, "SUSPEND_PHASE_RESUME_CONSOLE" },
+		{ KSTATS_SUSPEND_PHASE_THAW_PROCESSES, "SUSPEND_PHASE_THAW_PROCESSES" },
+		{ KSTATS_SUSPEND_PHASE_CPU_OFF, "SUSPEND_PHASE_CPU_OFF" },
+		{ KSTATS_SUSPEND_PHASE_CPU_ON, "SUSPEND_PHASE_CPU_ON" },
+		{ KSTATS_SUSPEND_PHASE_SYSCORE_SUSPEND, "SUSPEND_PHASE_SYSCORE_SUSPEND" },
+		{ KSTATS_SUSPEND_PHASE_SYSCORE_RESUME, "SUSPEND_PHASE_SYSCORE_RESUME" },
+		{ KSTATS_SUSPEND_PHASE_ACPI_SUSPEND, "SUSPEND_PHASE_ACPI_SUSPEND" },
+	};
+	const ProtobufCEnumDescriptor *d;
+	size_t i;
+
+	(void)state;
+	d = &kernelstats__process_state__descriptor;
+	assert_int_equal(d->n_values, KSTATS_PROCESS_STATE_COUNT);
+	assert_int_equal(sizeof(ps) / sizeof(ps[0]), KSTATS_PROCESS_STATE_COUNT);
+	for (i = 0; i < sizeof(ps) / sizeof(ps[0]); i++)
+		assert_string_equal(protobuf_c_enum_descriptor_get_value(d, ps[i].value)->name,
+				    ps[i].name);
+	d = &kernelstats__suspend_phase__descriptor;
+	assert_int_equal(d->n_values, KSTATS_SUSPEND_PHASE_COUNT);
+	assert_int_equal(sizeof(sp) / sizeof(sp[0]), KSTATS_SUSPEND_PHASE_COUNT);
+	for (i = 0; i < sizeof(sp) / sizeof(sp[0]); i++)
+		assert_string_equal(protobuf_c_enum_descriptor_get_value(d, sp[i].value)->name,
+				    sp[i].name);
+}
+
+static void sample_state(struct pull_state *st)
+{
+	struct pull_map_state ms = { .obj = "compaction", .map = "m", .map_id = 42,
+				     .start_boot_ns = 7, .start_real_ns = UINT64_MAX - 1,
+				     .nkey_cols = 1, .nkeys = 2 };
+
+	memset(st, 0, sizeof(*st));
+	st->pull_id = 9;
+	strcpy(st->boot_id, "boot");
+	ms.keys = calloc(2, sizeof(*ms.keys));
+	assert_non_null(ms.keys);
+	ms.keys[0].key[0] = 5;
+	ms.keys[0].base[31] = UINT64_MAX;
+	ms.keys[1].key[0] = -1;
+	ms.keys[1].base[0] = 3;
+	state_sort_keys(&ms);
+	assert_int_equal(state_add_map(st, &ms), 0);
+}
+
+static void test_state_round_trip(void **state)
+{
+	struct pull_state st, back;
+	const struct pull_map_state *ms;
+	const struct pull_key *k;
+	char *buf, err[256];
+	size_t len;
+
+	(void)state;
+	sample_state(&st);
+	assert_int_equal(state_encode(&st, &buf, &len), 0);
+	assert_int_equal(state_decode(buf, len, &back, err, sizeof(err)), 0);
+	assert_int_equal(back.pull_id, 9);
+	assert_string_equal(back.boot_id, "boot");
+	ms = state_find_map(&back, "compaction", "m");
+	assert_non_null(ms);
+	assert_int_equal(ms->map_id, 42);
+	assert_int_equal(ms->start_real_ns, UINT64_MAX - 1);
+	k = state_find_key(ms, (int64_t[]){ 5 });
+	assert_non_null(k);
+	assert_int_equal(k->base[31], UINT64_MAX);
+	k = state_find_key(ms, (int64_t[]){ -1 });
+	assert_non_null(k);
+	assert_int_equal(k->base[0], 3);
+	assert_null(state_find_key(ms, (int64_t[]){ 6 }));
+	free(buf);
+	state_free(&st);
+	state_free(&back);
+}
+
+/* Every byte flip, and every truncation, is caught. */
+static void test_state_corruption_detected(void **state)
+{
+	struct pull_state st, back;
+	char *buf, err[256];
+	size_t len, i;
+
+	(void)state;
+	sample_state(&st);
+	assert_int_equal(state_encode(&st, &buf, &len), 0);
+	for (i = 0; i < len; i++) {
+		buf[i] ^= 0x20;
+		assert_int_equal(state_decode(buf, len, &back, err, sizeof(err)), -EBADMSG);
+		buf[i] ^= 0x20;
+	}
+	for (i = 0; i < len; i++)
+		assert_int_equal(state_decode(buf, i, &back, err, sizeof(err)), -EBADMSG);
+	assert_int_equal(state_decode(buf, len, &back, err, sizeof(err)), 0);
+	state_free(&back);
+	free(buf);
+	state_free(&st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_u64_delta),
+		cmocka_unit_test(test_no_change_no_atom),
+		cmocka_unit_test(test_u64_backwards_is_anomaly),
+		cmocka_unit_test(test_anomaly_alone_emits_once),
+		cmocka_unit_test(test_u32_wrap),
+		cmocka_unit_test(test_split_above_int32),
+		cmocka_unit_test(test_split_cap_carries_over),
+		cmocka_unit_test(test_registry_matches_schema),
+		cmocka_unit_test(test_enums_mirror_keys),
+		cmocka_unit_test(test_state_round_trip),
+		cmocka_unit_test(test_state_corruption_detected),
+	};
+
+	return cmocka_run_group_tests_name("pull_delta", tests, NULL, NULL);
+}
