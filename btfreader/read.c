@@ -94,13 +94,15 @@ static int open_pin(struct kstats_map *m, const char *pin, char *err, size_t err
 {
 	LIBBPF_OPTS(bpf_obj_get_opts, get_opts, .file_flags = BPF_F_RDONLY);
 	__u32 len = sizeof(m->info);
+	int e;
 
 	m->fd = bpf_obj_get_opts(pin, &get_opts);
 	if (m->fd < 0) {
-		if (errno == ENOENT)
+		e = errno;
+		if (e == ENOENT)
 			return fail(err, errlen, ENOENT, "%s: no map is pinned there", pin);
-		return fail(err, errlen, errno, "%s: %s%s", pin, strerror(errno),
-			    errno == EACCES ? " (needs root or the map's group)" : "");
+		return fail(err, errlen, e, "%s: %s%s", pin, strerror(e),
+			    e == EACCES ? " (needs root or the map's group)" : "");
 	}
 	if (bpf_obj_get_info_by_fd(m->fd, &m->info, &len))
 		return fail(err, errlen, errno, "%s: not a BPF map: %s", pin,
