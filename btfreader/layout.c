@@ -51,7 +51,8 @@ static int add_leaf(struct walk *w, const char *path, uint64_t off,
 		return fail(w, EOPNOTSUPP, "%s: %u-byte scalar is not supported",
 			    path, size);
 	if (off + size > w->root_size)
-		return fail(w, EINVAL, "%s: bytes %llu..%llu lie outside the %llu-byte type (bad BTF)",
+		return fail(w, EINVAL,
+			    "%s: bytes %llu..%llu lie outside the %llu-byte type (bad BTF)",
 			    path, (unsigned long long)off,
 			    (unsigned long long)(off + size - 1),
 			    (unsigned long long)w->root_size);
@@ -235,7 +236,8 @@ static int walk_type(struct walk *w, uint32_t id, uint64_t off,
 	rid = btf__resolve_type(w->btf, id);
 	t = rid < 0 ? NULL : btf__type_by_id(w->btf, rid);
 	if (!t)
-		return fail(w, EINVAL, "%s: type %u does not resolve (void, only declared, or bad BTF)",
+		return fail(w, EINVAL,
+			    "%s: type %u does not resolve (void, only declared, or bad BTF)",
 			    shown, id);
 
 	switch (btf_kind(t)) {

@@ -24,7 +24,7 @@ static unsigned int cache_len;
 static unsigned long long cache_clock;
 static struct kstats_cache_stats cache_stats;
 
-static int fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
+int kstats_fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -57,35 +57,39 @@ static void types_free(struct kstats_types *t)
 	free(t);
 }
 
-/* Called with cache_lock held. */
 static struct kstats_types *cache_get(const struct kstats_types_id *id)
 {
 	struct kstats_types *t;
 
-	for (t = cache; t; t = t->next) {
-		if (same_id(&t->id, id)) {
-			t->refs++;
-			t->last_use = ++cache_clock;
-			cache_stats.hits++;
-			return t;
-		}
+	pthread_mutex_lock(&cache_lock);
+	for (t = cache; t && !same_id(&t->id, id); t = t->next)
+		;
+	if (t) {
+		t->refs++;
+		t->last_use = ++cache_clock;
+		cache_stats.hits++;
+	} else {
+		cache_stats.misses++;
 	}
-	cache_stats.misses++;
-	return NULL;
+	pthread_mutex_unlock(&cache_lock);
+	return t;
 }
 
-/* Called with cache_lock held; drops the oldest unused entry when full. */
-static void cache_add(struct kstats_types *t)
+/* Hands t out once; listed, when remember, dropping the oldest unused entry if full. */
+static struct kstats_types *cache_add(struct kstats_types *t, bool remember)
 {
-	struct kstats_types **p, **oldest = NULL;
+	struct kstats_types **p, **oldest = NULL, *victim;
 
+	t->refs = 1;
+	if (!remember)
+		return t;
+	pthread_mutex_lock(&cache_lock);
 	if (cache_len >= CACHE_MAX) {
 		for (p = &cache; *p; p = &(*p)->next)
 			if (!(*p)->refs && (!oldest || (*p)->last_use < (*oldest)->last_use))
 				oldest = p;
 		if (oldest) {
-			struct kstats_types *victim = *oldest;
-
+			victim = *oldest;
 			*oldest = victim->next;
 			types_free(victim);
 			cache_len--;
@@ -96,6 +100,8 @@ static void cache_add(struct kstats_types *t)
 	t->next = cache;
 	cache = t;
 	cache_len++;
+	pthread_mutex_unlock(&cache_lock);
+	return t;
 }
 
 void kstats_types_put(struct kstats_types *t)
@@ -177,13 +183,13 @@ static int find_map_def(const struct btf *btf, const char *path, const char *map
 		*key_id = map_def_member(btf, def, "key");
 		*value_id = map_def_member(btf, def, "value");
 		if (!*key_id || !*value_id)
-			return fail(err, errlen, EINVAL,
-				    "%s: map %s is declared without __type(key/value), "
-				    "so its layout is unknown", path, map_name);
+			return kstats_fail(err, errlen, EINVAL,
+					   "%s: map %s is declared without __type(key/value), "
+					   "so its layout is unknown", path, map_name);
 		return 0;
 	}
-	return fail(err, errlen, ESRCH, "%s: defines no map named %s (in .maps)",
-		    path, map_name);
+	return kstats_fail(err, errlen, ESRCH, "%s: defines no map named %s (in .maps)",
+			   path, map_name);
 }
 
 static int build_layouts(struct kstats_types *t, __u32 key_id, __u32 value_id,
@@ -202,7 +208,7 @@ static int stat_id(const char *path, struct kstats_types_id *id, char *err,
 	struct stat st;
 
 	if (stat(path, &st))
-		return fail(err, errlen, errno, "%s: %s", path, strerror(errno));
+		return kstats_fail(err, errlen, errno, "%s: %s", path, strerror(errno));
 	id->dev = st.st_dev;
 	id->ino = st.st_ino;
 	id->size = st.st_size;
@@ -218,8 +224,8 @@ static int parse_object(const char *path, const char *map_name,
 
 	t->btf = btf__parse_elf(path, NULL);
 	if (!t->btf)
-		return fail(err, errlen, errno, "%s: cannot read its BTF: %s; "
-			    "build it with clang -g", path, strerror(errno));
+		return kstats_fail(err, errlen, errno, "%s: cannot read its BTF: %s; "
+				   "build it with clang -g", path, strerror(errno));
 	ret = find_map_def(t->btf, path, map_name, &key_id, &value_id, err, errlen);
 	return ret ?: build_layouts(t, key_id, value_id, err, errlen);
 }
@@ -235,19 +241,15 @@ int kstats_types_from_object(const char *path, const char *map_name,
 	ret = stat_id(path, &id, err, errlen);
 	if (ret)
 		return ret;
-	pthread_mutex_lock(&cache_lock);
-	t = cache_get(&id);
-	pthread_mutex_unlock(&cache_lock);
-	if (t) {
-		*out = t;
+	*out = cache_get(&id);
+	if (*out)
 		return 0;
-	}
 	t = calloc(1, sizeof(*t));
 	name = strdup(map_name);
 	if (!t || !name) {
 		free(t);
 		free(name);
-		return fail(err, errlen, ENOMEM, "out of memory");
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	}
 	t->id.map_name = name;
 	ret = parse_object(path, map_name, t, err, errlen);
@@ -258,13 +260,8 @@ int kstats_types_from_object(const char *path, const char *map_name,
 	}
 	t->id = id;
 	t->id.map_name = name;
-	t->refs = 1;
-	pthread_mutex_lock(&cache_lock);
 	/* Replaced while we parsed it: use it this once, do not remember it. */
-	if (same_id(&id, &after))
-		cache_add(t);
-	pthread_mutex_unlock(&cache_lock);
-	*out = t;
+	*out = cache_add(t, same_id(&id, &after));
 	return 0;
 }
 
@@ -300,26 +297,22 @@ int kstats_types_from_map(const struct bpf_map_info *info,
 	int ret;
 
 	if (!info->btf_id || !info->btf_key_type_id || !info->btf_value_type_id)
-		return fail(err, errlen, ENODATA, "map %s has no key/value BTF",
-			    info->name);
+		return kstats_fail(err, errlen, ENODATA, "map %s has no key/value BTF",
+				   info->name);
 	ret = kernel_btf_size(info->btf_id, &id.btf_size);
 	if (ret)
-		return fail(err, errlen, -ret, "cannot load the BTF of map %s: %s",
-			    info->name, strerror(-ret));
-	pthread_mutex_lock(&cache_lock);
-	t = cache_get(&id);
-	pthread_mutex_unlock(&cache_lock);
-	if (t) {
-		*out = t;
+		return kstats_fail(err, errlen, -ret, "cannot load the BTF of map %s: %s",
+				   info->name, strerror(-ret));
+	*out = cache_get(&id);
+	if (*out)
 		return 0;
-	}
 	t = calloc(1, sizeof(*t));
 	if (!t)
-		return fail(err, errlen, ENOMEM, "out of memory");
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	t->btf = btf__load_from_kernel_by_id(info->btf_id);
 	if (!t->btf)
-		ret = fail(err, errlen, errno, "cannot load the BTF of map %s: %s",
-			   info->name, strerror(errno));
+		ret = kstats_fail(err, errlen, errno, "cannot load the BTF of map %s: %s",
+				  info->name, strerror(errno));
 	else
 		ret = build_layouts(t, id.key_type_id, id.value_type_id, err, errlen);
 	if (ret) {
@@ -327,10 +320,6 @@ int kstats_types_from_map(const struct bpf_map_info *info,
 		return ret;
 	}
 	t->id = id;
-	t->refs = 1;
-	pthread_mutex_lock(&cache_lock);
-	cache_add(t);
-	pthread_mutex_unlock(&cache_lock);
-	*out = t;
+	*out = cache_add(t, true);
 	return 0;
 }

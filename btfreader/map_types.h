@@ -45,6 +45,9 @@ int kstats_types_from_object(const char *path, const char *map_name,
 int kstats_types_from_map(const struct bpf_map_info *info,
 			  struct kstats_types **out, char *err, size_t errlen);
 void kstats_types_put(struct kstats_types *types);
+/* Writes the one-line reason into err; returns -errnum. */
+int kstats_fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 bool kstats_types_equal(const struct kstats_types *a, const struct kstats_types *b);
 
 #endif /* KSTATS_MAP_TYPES_H */

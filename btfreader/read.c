@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Opens a pinned map read-only and reads it into int64 rows in one batch. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,16 +52,6 @@ struct kstats_map {
 	unsigned int syscalls;
 };
 
-static int fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -errnum;
-}
-
 static bool map_type_percpu(__u32 type)
 {
 	return type == BPF_MAP_TYPE_PERCPU_HASH ||
@@ -100,18 +89,18 @@ static int open_pin(struct kstats_map *m, const char *pin, char *err, size_t err
 	if (m->fd < 0) {
 		e = errno;
 		if (e == ENOENT)
-			return fail(err, errlen, ENOENT, "%s: no map is pinned there", pin);
-		return fail(err, errlen, e, "%s: %s%s", pin, strerror(e),
-			    e == EACCES ? " (needs root or the map's group)" : "");
+			return kstats_fail(err, errlen, ENOENT, "%s: no map is pinned there", pin);
+		return kstats_fail(err, errlen, e, "%s: %s%s", pin, strerror(e),
+				   e == EACCES ? " (needs root or the map's group)" : "");
 	}
 	if (bpf_obj_get_info_by_fd(m->fd, &m->info, &len))
-		return fail(err, errlen, errno, "%s: not a BPF map: %s", pin,
-			    strerror(errno));
+		return kstats_fail(err, errlen, errno, "%s: not a BPF map: %s", pin,
+				   strerror(errno));
 	if (!map_type_supported(m->info.type))
-		return fail(err, errlen, EOPNOTSUPP,
-			    "%s: map type %s is not supported (hash, lru_hash, array "
-			    "and their per-CPU forms are)",
-			    pin, libbpf_bpf_map_type_str(m->info.type) ?: "unknown");
+		return kstats_fail(err, errlen, EOPNOTSUPP,
+				   "%s: map type %s is not supported (hash, lru_hash, array "
+				   "and their per-CPU forms are)",
+				   pin, libbpf_bpf_map_type_str(m->info.type) ?: "unknown");
 	return 0;
 }
 
@@ -164,13 +153,13 @@ static int choose_types(struct kstats_map *m, const struct kstats_map_opts *o,
 		return 0;
 	}
 	if (o->obj_path)
-		return fail(err, errlen, ENODATA, "%s: no such object, and %s: %s; "
-			    "pass the object the map was loaded from",
-			    o->obj_path, m->pin, own_err);
+		return kstats_fail(err, errlen, ENODATA, "%s: no such object, and %s: %s; "
+				   "pass the object the map was loaded from",
+				   o->obj_path, m->pin, own_err);
 	if (own_ret == -ENODATA)
-		return fail(err, errlen, ENODATA, "%s: the map has no BTF; "
-			    "pass the object it was loaded from", m->pin);
-	return fail(err, errlen, -own_ret, "%s: %s", m->pin, own_err);
+		return kstats_fail(err, errlen, ENODATA, "%s: the map has no BTF; "
+				   "pass the object it was loaded from", m->pin);
+	return kstats_fail(err, errlen, -own_ret, "%s: %s", m->pin, own_err);
 }
 
 /*
@@ -202,11 +191,11 @@ static int check_sizes(const struct kstats_map *m, char *err, size_t errlen)
 	const struct kstats_types *t = m->types;
 
 	if (t->key.size != m->info.key_size || t->value.size != m->info.value_size)
-		return fail(err, errlen, EINVAL,
-			    "%s: BTF says key %u/value %u bytes but the map has %u/%u; "
-			    "pass the object this map was loaded from",
-			    m->pin, t->key.size, t->value.size,
-			    m->info.key_size, m->info.value_size);
+		return kstats_fail(err, errlen, EINVAL,
+				   "%s: BTF says key %u/value %u bytes but the map has %u/%u; "
+				   "pass the object this map was loaded from",
+				   m->pin, t->key.size, t->value.size,
+				   m->info.key_size, m->info.value_size);
 	return 0;
 }
 
@@ -220,7 +209,7 @@ static int build_columns(struct kstats_map *m, char *err, size_t errlen)
 	m->nkey_cols = extra + key->ncols;
 	m->cols = calloc(m->ncols ?: 1, sizeof(*m->cols));
 	if (!m->cols)
-		return fail(err, errlen, ENOMEM, "out of memory");
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	c = m->cols;
 	if (extra) {
 		snprintf(c->name, sizeof(c->name), "cpu");
@@ -241,7 +230,7 @@ static int plan_runs(struct kstats_map *m, char *err, size_t errlen)
 
 	m->runs = calloc(n ?: 1, sizeof(*m->runs));
 	if (!m->runs)
-		return fail(err, errlen, ENOMEM, "out of memory");
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	for (i = 0; i < n; i++, c++) {
 		if (r && c->size == 8 && r->size == 8 && c->in_key == r->in_key &&
 		    c->kind == r->kind && c->offset == r->off + 8 * r->count) {
@@ -263,14 +252,15 @@ static int grow(struct kstats_map *m, size_t entries, char *err, size_t errlen)
 
 	if (__builtin_mul_overflow(entries, (size_t)m->info.key_size, &kbytes) ||
 	    __builtin_mul_overflow(entries, m->entry_bytes, &vbytes))
-		return fail(err, errlen, ENOMEM, "%zu entries do not fit in memory", entries);
+		return kstats_fail(err, errlen, ENOMEM, "%zu entries do not fit in memory",
+				   entries);
 	p = realloc(m->keys, kbytes);
 	if (!p)
-		return fail(err, errlen, ENOMEM, "out of memory");
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	m->keys = p;
 	p = realloc(m->vals, vbytes);
 	if (!p)
-		return fail(err, errlen, ENOMEM, "out of memory");
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	m->vals = p;
 	m->cap = entries;
 	return 0;
@@ -297,7 +287,7 @@ static int setup_read(struct kstats_map *m, const struct kstats_map_opts *o,
 	m->no_batch = o->no_batch;
 	m->ncpus = m->percpu ? libbpf_num_possible_cpus() : 1;
 	if (m->ncpus <= 0)
-		return fail(err, errlen, EINVAL, "cannot count the possible CPUs");
+		return kstats_fail(err, errlen, EINVAL, "cannot count the possible CPUs");
 	/* The kernel pads each CPU's copy of a per-CPU value to 8 bytes. */
 	m->stride = m->percpu ? (m->info.value_size + 7) / 8 * 8 : m->info.value_size;
 	m->entry_bytes = m->stride * m->ncpus;
@@ -311,11 +301,12 @@ int kstats_map_open(const struct kstats_map_opts *o, struct kstats_map **out,
 	int ret;
 
 	if (!o->pin_path || (o->obj_path && !o->map_name))
-		return fail(err, errlen, EINVAL, "need a pin path, and a map name with an object");
+		return kstats_fail(err, errlen, EINVAL,
+				   "need a pin path, and a map name with an object");
 	m = calloc(1, sizeof(*m));
 	if (!m || !(m->pin = strdup(o->pin_path))) {
 		free(m);
-		return fail(err, errlen, ENOMEM, "out of memory");
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	}
 	m->fd = -1;
 	ret = open_types(m, o, err, errlen);
@@ -464,7 +455,7 @@ static int dedup_walk(struct kstats_map *m, size_t *n, char *err, size_t errlen)
 	if (!idx || !keep) {
 		free(idx);
 		free(keep);
-		return fail(err, errlen, ENOMEM, "out of memory");
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	}
 	for (i = 0; i < *n; i++)
 		idx[i] = i;
@@ -507,21 +498,21 @@ static int read_walk(struct kstats_map *m, size_t *n, char *err, size_t errlen)
 		void *key = (char *)m->keys + done * ks;
 
 		if (++steps > limit)
-			return fail(err, errlen, EAGAIN, "%s: the map changes faster "
-				    "than it can be walked", m->pin);
+			return kstats_fail(err, errlen, EAGAIN, "%s: the map changes faster "
+					   "than it can be walked", m->pin);
 		m->syscalls++;
 		if (bpf_map_get_next_key(m->fd, prev, key)) {
 			if (errno == ENOENT)
 				break;
-			return fail(err, errlen, errno, "%s: get_next_key: %s",
-				    m->pin, strerror(errno));
+			return kstats_fail(err, errlen, errno, "%s: get_next_key: %s",
+					   m->pin, strerror(errno));
 		}
 		m->syscalls++;
 		if (bpf_map_lookup_elem(m->fd, key, (char *)m->vals + done * m->entry_bytes)) {
 			if (errno == ENOENT)	/* deleted since get_next_key */
 				continue;
-			return fail(err, errlen, errno, "%s: lookup: %s", m->pin,
-				    strerror(errno));
+			return kstats_fail(err, errlen, errno, "%s: lookup: %s", m->pin,
+					   strerror(errno));
 		}
 		done++;
 	}
@@ -540,8 +531,8 @@ static int read_entries(struct kstats_map *m, size_t *n, char *err, size_t errle
 		if (ret != -EINVAL && ret != -ENOTSUPP && ret != -EOPNOTSUPP) {
 			m->last_batched = !ret;
 			if (ret && !*err)
-				fail(err, errlen, -ret, "%s: batch lookup: %s", m->pin,
-				     strerror(-ret));
+				kstats_fail(err, errlen, -ret, "%s: batch lookup: %s", m->pin,
+					    strerror(-ret));
 			return ret;
 		}
 		m->no_batch = true;	/* this kernel has no batch ops: walk from now on */
@@ -551,11 +542,24 @@ static int read_entries(struct kstats_map *m, size_t *n, char *err, size_t errle
 
 static int64_t load_leaf(const unsigned char *p, uint8_t size, bool is_signed)
 {
+	uint8_t u8;
+	uint16_t u16;
+	uint32_t u32;
+	uint64_t u64;
+
 	switch (size) {
-	case 1: { uint8_t v; memcpy(&v, p, 1); return is_signed ? (int64_t)(int8_t)v : (int64_t)v; }
-	case 2: { uint16_t v; memcpy(&v, p, 2); return is_signed ? (int64_t)(int16_t)v : (int64_t)v; }
-	case 4: { uint32_t v; memcpy(&v, p, 4); return is_signed ? (int64_t)(int32_t)v : (int64_t)v; }
-	default: { uint64_t v; memcpy(&v, p, 8); return (int64_t)v; }
+	case 1:
+		memcpy(&u8, p, 1);
+		return is_signed ? (int64_t)(int8_t)u8 : (int64_t)u8;
+	case 2:
+		memcpy(&u16, p, 2);
+		return is_signed ? (int64_t)(int16_t)u16 : (int64_t)u16;
+	case 4:
+		memcpy(&u32, p, 4);
+		return is_signed ? (int64_t)(int32_t)u32 : (int64_t)u32;
+	default:
+		memcpy(&u64, p, 8);
+		return (int64_t)u64;
 	}
 }
 
@@ -639,11 +643,11 @@ int kstats_map_read(struct kstats_map *m, int64_t *rows, size_t max_rows,
 			break;
 	}
 	if (attempt == READ_ATTEMPTS)
-		return fail(err, errlen, EAGAIN, "%s: the map changed faster than it "
-			    "could be read, %d times", m->pin, READ_ATTEMPTS);
+		return kstats_fail(err, errlen, EAGAIN, "%s: the map changed faster than it "
+				   "could be read, %d times", m->pin, READ_ATTEMPTS);
 	if (n > max_rows / per_entry)
-		return fail(err, errlen, ENOSPC, "%zu rows do not fit in %zu; size the "
-			    "buffer with kstats_map_max_rows()", n * per_entry, max_rows);
+		return kstats_fail(err, errlen, ENOSPC, "%zu rows do not fit in %zu; size the "
+				   "buffer with kstats_map_max_rows()", n * per_entry, max_rows);
 	fill_rows(m, rows, n);
 	*nrows = n * per_entry;
 	return 0;

@@ -17,7 +17,7 @@ cleanup_stale() {
 	local d pid
 	for d in /sys/fs/bpf/kernelstats-test-* /sys/kernel/tracing/instances/kstats-test-*; do
 		[ -e "$d" ] || continue
-		pid=${d##*kstats*-test-}
+		pid=${d##*-test-}
 		pid=${pid%%-*}
 		kill -0 "$pid" 2>/dev/null && continue
 		rm -rf "$d" 2>/dev/null || rmdir "$d" 2>/dev/null

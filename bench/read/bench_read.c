@@ -331,7 +331,8 @@ static int bench_size(const char *dir, unsigned int entries, int repeat, const c
 		ret = count_syscalls(m == NMODES - 1 ? tool : once, &bpf[m], &total[m]);
 	}
 	for (m = 0; !ret && m < NMODES; m++) {
-		printf("%-8u %-12s %10.2f %9.1fx ", entries, mode_names[m], med[m], med[m] / med[0]);
+		printf("%-8u %-12s %10.2f %9.1fx ", entries, mode_names[m], med[m],
+		       med[m] / med[0]);
 		if (calls[m])
 			printf("%10lu ", calls[m]);
 		else

@@ -323,7 +323,7 @@ static void test_map_with_loaded_btf(void **state)
 	assert_true(fd >= 0);
 	btf__free(btf);
 	for (k = 0; k < 20; k++) {
-		struct { __u64 count; __u32 max; __u32 pad; } v = { 1000ull * k, 7u * k, 0xdeadbeef };
+		struct { __u64 count; __u32 max, pad; } v = { 1000ull * k, 7u * k, 0xdeadbeef };
 		__u32 key = k;
 
 		assert_int_equal(bpf_map_update_elem(fd, &key, &v, BPF_NOEXIST), 0);
@@ -360,12 +360,8 @@ static void expect_open_error(const char *obj_path, const char *pin, int errnum,
 			      const char *why)
 {
 	struct kstats_map_opts o = { .obj_path = obj_path, .map_name = MAP, .pin_path = pin };
-	char err[KSTATS_ERR_LEN] = "";
-	struct kstats_map *m = NULL;
 
-	assert_int_equal(kstats_map_open(&o, &m, err, sizeof(err)), -errnum);
-	if (!strstr(err, why))
-		fail_msg("error \"%s\" lacks \"%s\"", err, why);
+	rtest_expect_open_error(&o, errnum, why);
 }
 
 /* No BTF in the map: the object's types, if the sizes agree. */

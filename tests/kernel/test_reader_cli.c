@@ -24,19 +24,11 @@
 #include "reader.h"
 #include "../bpf/reader_layouts.h"
 
-#define OBJ "reader_layouts"
 #define OUT_MAX (1 << 20)
 
-static struct ktest t;
-static struct bpf_object *obj;
-static const char *no_kernel;
-static char obj_path[512], kstats[300], out_file[64], err_file[64];
+static struct rtest_fixture fx;
+static char kstats[300], out_file[64], err_file[64];
 static char out[OUT_MAX], errout[4096];
-
-static int map_fd(const char *name)
-{
-	return bpf_map__fd(bpf_object__find_map_by_name(obj, name));
-}
 
 static int fill_maps(void)
 {
@@ -52,9 +44,9 @@ static int fill_maps(void)
 		struct rd_small_value sv = { .s = -(int)i, .u = UINT64_MAX - i };
 
 		memcpy(nv.name, names[i], strlen(names[i]));
-		ret = ret ?: bpf_map_update_elem(map_fd("name_map"), &i, &nv, BPF_ANY);
-		ret = ret ?: bpf_map_update_elem(map_fd("flags_map"), &colors[i], &fv, BPF_ANY);
-		ret = ret ?: bpf_map_update_elem(map_fd("small_map"), &sk, &sv, BPF_ANY);
+		ret = ret ?: bpf_map_update_elem(rtest_map_fd(&fx, "name_map"), &i, &nv, BPF_ANY);
+		ret = ret ?: bpf_map_update_elem(rtest_map_fd(&fx, "flags_map"), &colors[i], &fv, BPF_ANY);
+		ret = ret ?: bpf_map_update_elem(rtest_map_fd(&fx, "small_map"), &sk, &sv, BPF_ANY);
 	}
 	return ret;
 }
@@ -62,31 +54,24 @@ static int fill_maps(void)
 static int setup(void **state)
 {
 	(void)state;
-	no_kernel = ktest_missing_feature();
-	if (no_kernel)
-		return 0;
-	if (ktest_init(&t, "cli"))
+	if (rtest_fixture_setup(&fx, "cli"))
 		return -1;
-	rtest_obj_path(&t, OBJ, obj_path, sizeof(obj_path));
-	snprintf(kstats, sizeof(kstats), "%s/kstats", t.build);
+	if (fx.no_kernel)
+		return 0;
+	snprintf(kstats, sizeof(kstats), "%s/kstats", fx.t.build);
 	snprintf(out_file, sizeof(out_file), "/tmp/kstats-test-cli-%d.out", (int)getpid());
 	snprintf(err_file, sizeof(err_file), "/tmp/kstats-test-cli-%d.err", (int)getpid());
-	return rtest_load(&t, OBJ, OBJ, &obj) ?: fill_maps();
+	return fill_maps();
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	if (no_kernel)
-		return 0;
-	bpf_object__close(obj);
-	ktest_fini(&t);
+	rtest_fixture_teardown(&fx);
 	unlink(out_file);
 	unlink(err_file);
 	return 0;
 }
-
-#define NEED_KERNEL() do { if (no_kernel) skip(); } while (0)
 
 static void slurp(const char *path, char *buf, size_t len)
 {
@@ -154,9 +139,9 @@ static void test_json_enums_and_bools(void **state)
 	int i;
 
 	(void)state;
-	NEED_KERNEL();
-	assert_int_equal(run_read("--obj", obj_path, "--map", "flags_map",
-				  "--pin-dir", t.pin_dir, "--json", NULL), 0);
+	RTEST_NEED_KERNEL(&fx);
+	assert_int_equal(run_read("--obj", fx.obj_path, "--map", "flags_map",
+				  "--pin-dir", fx.t.pin_dir, "--json", NULL), 0);
 	rows = parse_rows(3);
 	for (i = 0; i < 3; i++) {
 		row = json_object_array_get_idx(rows, i);
@@ -177,9 +162,9 @@ static void test_json_strings(void **state)
 	int i;
 
 	(void)state;
-	NEED_KERNEL();
-	assert_int_equal(run_read("--obj", obj_path, "--map", "name_map",
-				  "--pin-dir", t.pin_dir, "--json", NULL), 0);
+	RTEST_NEED_KERNEL(&fx);
+	assert_int_equal(run_read("--obj", fx.obj_path, "--map", "name_map",
+				  "--pin-dir", fx.t.pin_dir, "--json", NULL), 0);
 	rows = parse_rows(3);
 	for (i = 0; i < 3; i++) {
 		row = json_object_array_get_idx(rows, i);
@@ -198,8 +183,8 @@ static void test_json_u64_and_map_btf(void **state)
 	int i;
 
 	(void)state;
-	NEED_KERNEL();
-	rtest_pin_path(&t, OBJ, "small_map", pin, sizeof(pin));
+	RTEST_NEED_KERNEL(&fx);
+	rtest_pin_path(&fx.t, "reader_layouts", "small_map", pin, sizeof(pin));
 	assert_int_equal(run_read("--pin", pin, "--json", NULL), 0);
 	rows = parse_rows(3);
 	for (i = 0; i < 3; i++) {	/* sorted by a = 3 - i */
@@ -214,15 +199,15 @@ static void test_json_u64_and_map_btf(void **state)
 static void test_text(void **state)
 {
 	(void)state;
-	NEED_KERNEL();
-	assert_int_equal(run_read("--obj", obj_path, "--map", "small_map",
-				  "--pin-dir", t.pin_dir, NULL), 0);
+	RTEST_NEED_KERNEL(&fx);
+	assert_int_equal(run_read("--obj", fx.obj_path, "--map", "small_map",
+				  "--pin-dir", fx.t.pin_dir, NULL), 0);
 	assert_string_equal(out, "a\tb\ts\tu\n"
 			    "1\t2000\t-2\t18446744073709551613\n"
 			    "2\t1000\t-1\t18446744073709551614\n"
 			    "3\t0\t0\t18446744073709551615\n");
-	assert_int_equal(run_read("--obj", obj_path, "--map", "name_map",
-				  "--pin-dir", t.pin_dir, NULL), 0);
+	assert_int_equal(run_read("--obj", fx.obj_path, "--map", "name_map",
+				  "--pin-dir", fx.t.pin_dir, NULL), 0);
 	assert_non_null(strstr(out, "key\tname\tlen\n0\t\"compaction\"\t10\n"));
 }
 
@@ -232,9 +217,9 @@ static void test_per_cpu_rows(void **state)
 	json_object *rows, *row;
 
 	(void)state;
-	NEED_KERNEL();
-	assert_int_equal(run_read("--obj", obj_path, "--map", "pcpu_array_map",
-				  "--pin-dir", t.pin_dir, "--per-cpu", "--json", NULL), 0);
+	RTEST_NEED_KERNEL(&fx);
+	assert_int_equal(run_read("--obj", fx.obj_path, "--map", "pcpu_array_map",
+				  "--pin-dir", fx.t.pin_dir, "--per-cpu", "--json", NULL), 0);
 	rows = parse_rows(RD_ARRAY_ENTRIES * ncpus);
 	row = json_object_array_get_idx(rows, RD_ARRAY_ENTRIES);	/* sorted by cpu, key */
 	assert_int_equal(json_object_get_int64(field(row, "cpu")), ncpus > 1 ? 1 : 0);
@@ -245,20 +230,20 @@ static void test_per_cpu_rows(void **state)
 static void test_exit_codes(void **state)
 {
 	(void)state;
-	NEED_KERNEL();
+	RTEST_NEED_KERNEL(&fx);
 	assert_int_equal(run_read("--help", NULL), 0);
 	assert_non_null(strstr(out, "Usage: kstats read"));
 	assert_int_equal(run_read(NULL), 2);
 	assert_non_null(strstr(errout, "--obj FILE.bpf with --map NAME, or --pin PATH"));
-	assert_int_equal(run_read("--obj", obj_path, NULL), 2);
-	assert_int_equal(run_read("--obj", obj_path, "--map", "small_map",
+	assert_int_equal(run_read("--obj", fx.obj_path, NULL), 2);
+	assert_int_equal(run_read("--obj", fx.obj_path, "--map", "small_map",
 				  "--pin-dir", "/sys/fs/bpf/kernelstats-test-none", NULL), 3);
 	assert_non_null(strstr(errout, "run kstats-loader"));
-	assert_int_equal(run_read("--obj", obj_path, "--map", "nope",
-				  "--pin-dir", t.pin_dir, NULL), 2);
+	assert_int_equal(run_read("--obj", fx.obj_path, "--map", "nope",
+				  "--pin-dir", fx.t.pin_dir, NULL), 2);
 	assert_non_null(strstr(errout, "defines no map named nope"));
-	assert_int_equal(run_read("--obj", obj_path, "--map", "union_map",
-				  "--pin-dir", t.pin_dir, NULL), 1);
+	assert_int_equal(run_read("--obj", fx.obj_path, "--map", "union_map",
+				  "--pin-dir", fx.t.pin_dir, NULL), 1);
 	assert_non_null(strstr(errout, "union is not supported"));
 }
 

@@ -26,15 +26,11 @@
 #include "reader.h"
 #include "../bpf/reader_layouts.h"
 
-#define OBJ "reader_layouts"
 #define MAX_ENTRIES 1024
 #define FULL_KEY_SPACE 4096	/* four times the map: inserts meet a full map */
 #define RUN_NS 400000000ull	/* per variant */
 
-static struct ktest t;
-static struct bpf_object *obj;
-static const char *no_kernel;
-static char obj_path[512];
+static struct rtest_fixture fx;
 static int ncpus;
 
 struct writer {
@@ -49,27 +45,18 @@ struct writer {
 static int setup(void **state)
 {
 	(void)state;
-	no_kernel = ktest_missing_feature();
-	if (no_kernel)
-		return 0;
 	ncpus = libbpf_num_possible_cpus();
-	if (ncpus <= 0 || ktest_init(&t, "concurrency"))
+	if (ncpus <= 0)
 		return -1;
-	rtest_obj_path(&t, OBJ, obj_path, sizeof(obj_path));
-	return rtest_load(&t, OBJ, OBJ, &obj);
+	return rtest_fixture_setup(&fx, "concurrency");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	if (no_kernel)
-		return 0;
-	bpf_object__close(obj);
-	ktest_fini(&t);
+	rtest_fixture_teardown(&fx);
 	return 0;
 }
-
-#define NEED_KERNEL() do { if (no_kernel) skip(); } while (0)
 
 static __u64 checksum(__u64 seq, __u32 key)
 {
@@ -168,21 +155,21 @@ static int read_once(struct rtest_read *r, const struct kstats_map_opts *o,
 }
 
 /* Reads map for RUN_NS while the writer works keys [0, key_space). */
-static void churn(const char *map, struct kstats_map_opts o, bool reopen,
+static void churn(const char *map, struct kstats_map_opts how, bool reopen,
 		  __u32 key_space, struct churn_result *res)
 {
 	struct writer w = { .percpu = strstr(map, "pcpu") != NULL, .key_space = key_space };
 	struct rtest_read r = {};
 	char pin[512];
+	struct kstats_map_opts o = rtest_opts(&fx, map, pin, sizeof(pin));
 	pthread_t th;
 	uint64_t end;
 	__u32 k;
 
-	rtest_pin_path(&t, OBJ, map, pin, sizeof(pin));
-	o.obj_path = obj_path;
-	o.map_name = map;
-	o.pin_path = pin;
-	w.fd = bpf_map__fd(bpf_object__find_map_by_name(obj, map));
+	o.per_cpu_rows = how.per_cpu_rows;
+	o.no_batch = how.no_batch;
+	o.batch_entries = how.batch_entries;
+	w.fd = rtest_map_fd(&fx, map);
 	for (k = 0; k < FULL_KEY_SPACE; k++)
 		bpf_map_delete_elem(w.fd, &k);
 	memset(res, 0, sizeof(*res));
@@ -213,35 +200,35 @@ static void churn_ok(const char *map, struct kstats_map_opts o, bool reopen)
 static void test_batch_read(void **state)
 {
 	(void)state;
-	NEED_KERNEL();
+	RTEST_NEED_KERNEL(&fx);
 	churn_ok("churn_map", (struct kstats_map_opts){ 0 }, false);
 }
 
 static void test_growing_buffer(void **state)
 {
 	(void)state;
-	NEED_KERNEL();
+	RTEST_NEED_KERNEL(&fx);
 	churn_ok("churn_map", (struct kstats_map_opts){ .batch_entries = 3 }, true);
 }
 
 static void test_walk(void **state)
 {
 	(void)state;
-	NEED_KERNEL();
+	RTEST_NEED_KERNEL(&fx);
 	churn_ok("churn_map", (struct kstats_map_opts){ .no_batch = true }, false);
 }
 
 static void test_percpu_summed(void **state)
 {
 	(void)state;
-	NEED_KERNEL();
+	RTEST_NEED_KERNEL(&fx);
 	churn_ok("pcpu_churn_map", (struct kstats_map_opts){ 0 }, false);
 }
 
 static void test_percpu_rows(void **state)
 {
 	(void)state;
-	NEED_KERNEL();
+	RTEST_NEED_KERNEL(&fx);
 	churn_ok("pcpu_churn_map", (struct kstats_map_opts){ .per_cpu_rows = true }, false);
 }
 
@@ -255,7 +242,7 @@ static void test_full_map_churning(void **state)
 	struct churn_result res;
 
 	(void)state;
-	NEED_KERNEL();
+	RTEST_NEED_KERNEL(&fx);
 	churn("churn_map", (struct kstats_map_opts){ 0 }, false, FULL_KEY_SPACE, &res);
 	assert_true(res.reads + res.again >= 10);
 	print_message("full churning map: %lu reads whole, %lu refused (EAGAIN)\n",

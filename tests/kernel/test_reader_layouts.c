@@ -19,51 +19,26 @@
 #include "reader.h"
 #include "../bpf/reader_layouts.h"
 
-#define OBJ "reader_layouts"
-
-static struct ktest t;
-static struct bpf_object *obj;
-static const char *no_kernel;
-static char obj_path[512];
+static struct rtest_fixture fx;
 
 static int setup(void **state)
 {
 	(void)state;
-	no_kernel = ktest_missing_feature();
-	if (no_kernel)
-		return 0;
-	if (ktest_init(&t, "layouts"))
-		return -1;
-	rtest_obj_path(&t, OBJ, obj_path, sizeof(obj_path));
-	return rtest_load(&t, OBJ, OBJ, &obj);
+	return rtest_fixture_setup(&fx, "layouts");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	if (no_kernel)
-		return 0;
-	bpf_object__close(obj);
-	ktest_fini(&t);
+	rtest_fixture_teardown(&fx);
 	return 0;
-}
-
-#define NEED_KERNEL() do { if (no_kernel) skip(); } while (0)
-
-static int map_fd(const char *name)
-{
-	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
-
-	assert_non_null(m);
-	return bpf_map__fd(m);
 }
 
 static void read_map(const char *name, struct rtest_read *r)
 {
 	char pin[512];
-	struct kstats_map_opts o = { .obj_path = obj_path, .map_name = name, .pin_path = pin };
+	struct kstats_map_opts o = rtest_opts(&fx, name, pin, sizeof(pin));
 
-	rtest_pin_path(&t, OBJ, name, pin, sizeof(pin));
 	if (rtest_read(&o, r))
 		fail_msg("%s: %s", name, r->err);
 	assert_int_equal(kstats_map_btf_source(r->m), KSTATS_BTF_OBJECT);
@@ -90,8 +65,8 @@ static void test_small_ints(void **state)
 	struct rtest_read r;
 
 	(void)state;
-	NEED_KERNEL();
-	fd = map_fd("small_map");
+	RTEST_NEED_KERNEL(&fx);
+	fd = rtest_map_fd(&fx, "small_map");
 	for (i = 0; i < 5; i++)
 		for (j = 0; j < 3; j++) {
 			struct rd_small_key k;
@@ -137,8 +112,8 @@ static void test_enum_bool_char(void **state)
 	int fd, i;
 
 	(void)state;
-	NEED_KERNEL();
-	fd = map_fd("flags_map");
+	RTEST_NEED_KERNEL(&fx);
+	fd = rtest_map_fd(&fx, "flags_map");
 	for (i = 0; i < 4; i++) {
 		struct rd_flags_value v;
 
@@ -185,8 +160,8 @@ static void test_char_arrays(void **state)
 	__u32 i;
 
 	(void)state;
-	NEED_KERNEL();
-	fd = map_fd("name_map");
+	RTEST_NEED_KERNEL(&fx);
+	fd = rtest_map_fd(&fx, "name_map");
 	for (i = 0; i < 3; i++) {
 		struct rd_name_value v;
 
@@ -230,10 +205,10 @@ static void test_nested_structs_and_arrays_of_structs(void **state)
 	int fd, i, p, g;
 
 	(void)state;
-	NEED_KERNEL();
-	fd = map_fd("nested_map");
+	RTEST_NEED_KERNEL(&fx);
+	fd = rtest_map_fd(&fx, "nested_map");
 	for (i = 0; i < 5; i++) {
-		struct rd_nested_key k = { .where = { .cpu = i, .node = 100 + i }, .id = 1000u * i };
+		struct rd_nested_key k = { .where = { i, 100 + i }, .id = 1000u * i };
 		struct rd_nested_value v;
 
 		memset(&v, 0xaa, sizeof(v));
@@ -277,8 +252,8 @@ static void test_padding_holes(void **state)
 	int fd;
 
 	(void)state;
-	NEED_KERNEL();
-	fd = map_fd("holes_map");
+	RTEST_NEED_KERNEL(&fx);
+	fd = rtest_map_fd(&fx, "holes_map");
 	for (i = 0; i < RD_ARRAY_ENTRIES; i += 3) {
 		struct rd_holes_value v;
 
@@ -310,30 +285,28 @@ static void test_padding_holes(void **state)
 	rtest_read_free(&r);
 }
 
+/* Opens pin_map's pin as map of obj_file. */
 static void expect_open_error(const char *obj_file, const char *map, const char *pin_map,
 			      int errnum, const char *why)
 {
-	char pin[512], err[KSTATS_ERR_LEN] = "";
-	struct kstats_map_opts o = { .obj_path = obj_file, .map_name = map, .pin_path = pin };
-	struct kstats_map *m = NULL;
+	char pin[512];
+	struct kstats_map_opts o = rtest_opts(&fx, pin_map, pin, sizeof(pin));
 
-	rtest_pin_path(&t, OBJ, pin_map, pin, sizeof(pin));
-	assert_int_equal(kstats_map_open(&o, &m, err, sizeof(err)), -errnum);
-	assert_null(m);
-	if (!strstr(err, why))
-		fail_msg("error \"%s\" lacks \"%s\"", err, why);
+	o.obj_path = obj_file;
+	o.map_name = map;
+	rtest_expect_open_error(&o, errnum, why);
 }
 
 static void test_rejections(void **state)
 {
 	(void)state;
-	NEED_KERNEL();
-	expect_open_error(obj_path, "union_map", "union_map", EOPNOTSUPP, "v: union");
+	RTEST_NEED_KERNEL(&fx);
+	expect_open_error(fx.obj_path, "union_map", "union_map", EOPNOTSUPP, "v: union");
 	expect_open_error(NULL, NULL, "union_map", EOPNOTSUPP, "v: union");
-	expect_open_error(obj_path, "bits_map", "bits_map", EOPNOTSUPP, "lo: bitfield");
-	expect_open_error(obj_path, "ring_map", "ring_map", EOPNOTSUPP, "ringbuf");
-	expect_open_error(obj_path, "no_such_map", "small_map", ESRCH, "no map named no_such_map");
-	expect_open_error(obj_path, "small_map", "not_pinned", ENOENT, "no map is pinned");
+	expect_open_error(fx.obj_path, "bits_map", "bits_map", EOPNOTSUPP, "lo: bitfield");
+	expect_open_error(fx.obj_path, "ring_map", "ring_map", EOPNOTSUPP, "ringbuf");
+	expect_open_error(fx.obj_path, "no_such_map", "small_map", ESRCH, "no map named no_such_map");
+	expect_open_error(fx.obj_path, "small_map", "not_pinned", ENOENT, "no map is pinned");
 }
 
 int main(void)

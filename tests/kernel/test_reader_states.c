@@ -22,53 +22,23 @@
 #include "reader.h"
 #include "../bpf/reader_layouts.h"
 
-#define OBJ "reader_layouts"
-
-static struct ktest t;
-static struct bpf_object *obj;
-static const char *no_kernel;
-static char obj_path[512];
+static struct rtest_fixture fx;
 static int ncpus;
 
 static int setup(void **state)
 {
 	(void)state;
-	no_kernel = ktest_missing_feature();
-	if (no_kernel)
-		return 0;
 	ncpus = libbpf_num_possible_cpus();
-	if (ncpus <= 0 || ktest_init(&t, "states"))
+	if (ncpus <= 0)
 		return -1;
-	rtest_obj_path(&t, OBJ, obj_path, sizeof(obj_path));
-	return rtest_load(&t, OBJ, OBJ, &obj);
+	return rtest_fixture_setup(&fx, "states");
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	if (no_kernel)
-		return 0;
-	bpf_object__close(obj);
-	ktest_fini(&t);
+	rtest_fixture_teardown(&fx);
 	return 0;
-}
-
-#define NEED_KERNEL() do { if (no_kernel) skip(); } while (0)
-
-static int map_fd(const char *name)
-{
-	struct bpf_map *m = bpf_object__find_map_by_name(obj, name);
-
-	assert_non_null(m);
-	return bpf_map__fd(m);
-}
-
-static struct kstats_map_opts opts_for(const char *name, char *pin, size_t len)
-{
-	struct kstats_map_opts o = { .obj_path = obj_path, .map_name = name, .pin_path = pin };
-
-	rtest_pin_path(&t, OBJ, name, pin, len);
-	return o;
 }
 
 static void read_ok(const struct kstats_map_opts *o, struct rtest_read *r)
@@ -120,11 +90,11 @@ static void expect_counts(const struct rtest_read *r, __u32 n)
 static void test_empty_map(void **state)
 {
 	char pin[512];
-	struct kstats_map_opts o = opts_for("lru_map", pin, sizeof(pin));
+	struct kstats_map_opts o = rtest_opts(&fx, "lru_map", pin, sizeof(pin));
 	struct rtest_read r;
 
 	(void)state;
-	NEED_KERNEL();
+	RTEST_NEED_KERNEL(&fx);
 	read_ok(&o, &r);
 	assert_int_equal(r.nrows, 0);
 	assert_int_equal(r.ncols, 3);
@@ -136,15 +106,15 @@ static void test_empty_map(void **state)
 static void test_full_map_in_one_syscall(void **state)
 {
 	char pin[512];
-	struct kstats_map_opts o = opts_for("full_map", pin, sizeof(pin));
+	struct kstats_map_opts o = rtest_opts(&fx, "full_map", pin, sizeof(pin));
 	struct rd_count_value v = {};
 	struct rtest_read r;
 	__u32 extra = 1;
 
 	(void)state;
-	NEED_KERNEL();
-	fill_counts(map_fd("full_map"), RD_FULL_ENTRIES);
-	assert_int_not_equal(bpf_map_update_elem(map_fd("full_map"), &extra, &v,
+	RTEST_NEED_KERNEL(&fx);
+	fill_counts(rtest_map_fd(&fx, "full_map"), RD_FULL_ENTRIES);
+	assert_int_not_equal(bpf_map_update_elem(rtest_map_fd(&fx, "full_map"), &extra, &v,
 						 BPF_NOEXIST), 0);	/* it is full */
 	read_ok(&o, &r);
 	expect_counts(&r, RD_FULL_ENTRIES);
@@ -155,12 +125,12 @@ static void test_full_map_in_one_syscall(void **state)
 static void test_65536_entries(void **state)
 {
 	char pin[512];
-	struct kstats_map_opts o = opts_for("big_map", pin, sizeof(pin));
+	struct kstats_map_opts o = rtest_opts(&fx, "big_map", pin, sizeof(pin));
 	struct rtest_read r;
 
 	(void)state;
-	NEED_KERNEL();
-	fill_counts(map_fd("big_map"), RD_BIG_ENTRIES);
+	RTEST_NEED_KERNEL(&fx);
+	fill_counts(rtest_map_fd(&fx, "big_map"), RD_BIG_ENTRIES);
 	read_ok(&o, &r);
 	expect_counts(&r, RD_BIG_ENTRIES);
 	assert_int_equal(kstats_map_last_syscalls(r.m), 1);
@@ -180,11 +150,11 @@ static void test_65536_entries(void **state)
 static void test_buffer_growth(void **state)
 {
 	char pin[512];
-	struct kstats_map_opts o = opts_for("big_map", pin, sizeof(pin));
+	struct kstats_map_opts o = rtest_opts(&fx, "big_map", pin, sizeof(pin));
 	struct rtest_read r;
 
 	(void)state;
-	NEED_KERNEL();
+	RTEST_NEED_KERNEL(&fx);
 	o.batch_entries = 1;
 	read_ok(&o, &r);
 	expect_counts(&r, RD_BIG_ENTRIES);
@@ -199,12 +169,12 @@ static void test_buffer_growth(void **state)
 static void test_lru_hash(void **state)
 {
 	char pin[512];
-	struct kstats_map_opts o = opts_for("lru_map", pin, sizeof(pin));
+	struct kstats_map_opts o = rtest_opts(&fx, "lru_map", pin, sizeof(pin));
 	struct rtest_read r;
 
 	(void)state;
-	NEED_KERNEL();
-	fill_counts(map_fd("lru_map"), 100);
+	RTEST_NEED_KERNEL(&fx);
+	fill_counts(rtest_map_fd(&fx, "lru_map"), 100);
 	read_ok(&o, &r);
 	expect_counts(&r, 100);
 	rtest_read_free(&r);
@@ -285,10 +255,10 @@ static void expect_percpu_rows(const struct rtest_read *r, __u32 nkeys)
 static void check_percpu_map(const char *name, __u32 nkeys, __u32 max_entries)
 {
 	char pin[512];
-	struct kstats_map_opts o = opts_for(name, pin, sizeof(pin));
+	struct kstats_map_opts o = rtest_opts(&fx, name, pin, sizeof(pin));
 	struct rtest_read r;
 
-	fill_percpu(map_fd(name), nkeys);
+	fill_percpu(rtest_map_fd(&fx, name), nkeys);
 	read_ok(&o, &r);
 	expect_percpu_summed(&r, nkeys);
 	assert_int_equal(kstats_map_max_rows(r.m), max_entries);
@@ -307,32 +277,32 @@ static void check_percpu_map(const char *name, __u32 nkeys, __u32 max_entries)
 static void test_percpu_hash(void **state)
 {
 	(void)state;
-	NEED_KERNEL();
+	RTEST_NEED_KERNEL(&fx);
 	check_percpu_map("pcpu_hash_map", 16, 16);
 }
 
 static void test_lru_percpu_hash(void **state)
 {
 	(void)state;
-	NEED_KERNEL();
+	RTEST_NEED_KERNEL(&fx);
 	check_percpu_map("lru_pcpu_map", 100, 128);
 }
 
 static void test_percpu_array(void **state)
 {
 	char pin[512];
-	struct kstats_map_opts o = opts_for("pcpu_array_map", pin, sizeof(pin));
+	struct kstats_map_opts o = rtest_opts(&fx, "pcpu_array_map", pin, sizeof(pin));
 	__u64 vals[ncpus];
 	struct rtest_read r;
 	__u32 k;
 	int cpu;
 
 	(void)state;
-	NEED_KERNEL();
+	RTEST_NEED_KERNEL(&fx);
 	for (k = 0; k < RD_ARRAY_ENTRIES; k++) {
 		for (cpu = 0; cpu < ncpus; cpu++)
 			vals[cpu] = UINT64_MAX - k - cpu;	/* the sum wraps */
-		assert_int_equal(bpf_map_update_elem(map_fd("pcpu_array_map"), &k, vals,
+		assert_int_equal(bpf_map_update_elem(rtest_map_fd(&fx, "pcpu_array_map"), &k, vals,
 						     BPF_ANY), 0);
 	}
 	read_ok(&o, &r);
@@ -364,14 +334,14 @@ static void test_percpu_array(void **state)
 static void test_percpu_padded_values(void **state)
 {
 	char pin[512];
-	struct kstats_map_opts o = opts_for("pcpu_odd_map", pin, sizeof(pin));
+	struct kstats_map_opts o = rtest_opts(&fx, "pcpu_odd_map", pin, sizeof(pin));
 	struct { struct rd_odd_value v; __u32 pad; } vals[ncpus];
 	struct rtest_read r;
 	__u32 k;
 	int cpu;
 
 	(void)state;
-	NEED_KERNEL();
+	RTEST_NEED_KERNEL(&fx);
 	assert_int_equal(sizeof(vals[0]), 8);
 	for (k = 0; k < RD_ARRAY_ENTRIES; k++) {
 		memset(vals, 0xee, sizeof(vals));
@@ -379,7 +349,7 @@ static void test_percpu_padded_values(void **state)
 			vals[cpu].v.a = 1000 * k + cpu;
 			vals[cpu].v.b = 10 * k + cpu;
 		}
-		assert_int_equal(bpf_map_update_elem(map_fd("pcpu_odd_map"), &k, vals, BPF_ANY), 0);
+		assert_int_equal(bpf_map_update_elem(rtest_map_fd(&fx, "pcpu_odd_map"), &k, vals, BPF_ANY), 0);
 	}
 	o.per_cpu_rows = true;
 	read_ok(&o, &r);
@@ -439,12 +409,12 @@ static void test_fallback_when_kernel_lacks_batch(void **state)
 {
 	static const int errs[] = { EINVAL, 524 /* ENOTSUPP */ };
 	char pin[512];
-	struct kstats_map_opts o = opts_for("full_map", pin, sizeof(pin));
+	struct kstats_map_opts o = rtest_opts(&fx, "full_map", pin, sizeof(pin));
 	struct fallback_run f;
 	size_t i;
 
 	(void)state;
-	NEED_KERNEL();
+	RTEST_NEED_KERNEL(&fx);
 	for (i = 0; i < 2; i++) {
 		run_with_failing_batch(errs[i], &o, &f);
 		if (f.ret)
@@ -463,11 +433,11 @@ static void test_fallback_when_kernel_lacks_batch(void **state)
 static void test_other_batch_errors_are_reported(void **state)
 {
 	char pin[512];
-	struct kstats_map_opts o = opts_for("full_map", pin, sizeof(pin));
+	struct kstats_map_opts o = rtest_opts(&fx, "full_map", pin, sizeof(pin));
 	struct fallback_run f;
 
 	(void)state;
-	NEED_KERNEL();
+	RTEST_NEED_KERNEL(&fx);
 	run_with_failing_batch(EFAULT, &o, &f);
 	assert_int_equal(f.ret, -EFAULT);
 	assert_non_null(strstr(f.r.err, "batch lookup: Bad address"));
@@ -477,13 +447,13 @@ static void test_other_batch_errors_are_reported(void **state)
 static void test_rows_buffer_too_small(void **state)
 {
 	char pin[512], err[KSTATS_ERR_LEN];
-	struct kstats_map_opts o = opts_for("full_map", pin, sizeof(pin));
+	struct kstats_map_opts o = rtest_opts(&fx, "full_map", pin, sizeof(pin));
 	struct kstats_map *m;
 	int64_t rows[3 * 4];
 	size_t n = 99;
 
 	(void)state;
-	NEED_KERNEL();
+	RTEST_NEED_KERNEL(&fx);
 	assert_int_equal(kstats_map_open(&o, &m, err, sizeof(err)), 0);
 	assert_int_equal(kstats_map_read(m, rows, 4, &n, err, sizeof(err)), -ENOSPC);
 	assert_non_null(strstr(err, "do not fit"));

@@ -59,6 +59,58 @@ err:
 	return ret;
 }
 
+int rtest_fixture_setup(struct rtest_fixture *f, const char *tag)
+{
+	memset(f, 0, sizeof(*f));
+	f->no_kernel = ktest_missing_feature();
+	if (f->no_kernel)
+		return 0;
+	if (ktest_init(&f->t, tag))
+		return -1;
+	rtest_obj_path(&f->t, "reader_layouts", f->obj_path, sizeof(f->obj_path));
+	return rtest_load(&f->t, "reader_layouts", "reader_layouts", &f->obj);
+}
+
+void rtest_fixture_teardown(struct rtest_fixture *f)
+{
+	if (f->no_kernel)
+		return;
+	bpf_object__close(f->obj);
+	ktest_fini(&f->t);
+}
+
+int rtest_map_fd(const struct rtest_fixture *f, const char *name)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(f->obj, name);
+
+	if (!m)
+		fail_msg("reader_layouts.bpf has no map %s", name);
+	return bpf_map__fd(m);
+}
+
+struct kstats_map_opts rtest_opts(const struct rtest_fixture *f, const char *name,
+				  char *pin, size_t len)
+{
+	struct kstats_map_opts o = { .obj_path = f->obj_path, .map_name = name,
+				     .pin_path = pin };
+
+	rtest_pin_path(&f->t, "reader_layouts", name, pin, len);
+	return o;
+}
+
+void rtest_expect_open_error(const struct kstats_map_opts *o, int errnum,
+			     const char *why)
+{
+	char err[KSTATS_ERR_LEN] = "";
+	struct kstats_map *m = NULL;
+	int ret = kstats_map_open(o, &m, err, sizeof(err));
+
+	kstats_map_close(m);
+	if (ret != -errnum || m || !strstr(err, why))
+		fail_msg("open %s gave %d \"%s\", want %d with \"%s\"",
+			 o->pin_path, ret, err, -errnum, why);
+}
+
 int rtest_reread(struct rtest_read *r)
 {
 	return kstats_map_read(r->m, r->rows, kstats_map_max_rows(r->m), &r->nrows,

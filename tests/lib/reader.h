@@ -16,6 +16,28 @@
 
 struct bpf_object;
 
+/* tests/bpf/reader_layouts.bpf's maps, pinned in this process's own dir. */
+struct rtest_fixture {
+	struct ktest t;
+	struct bpf_object *obj;
+	char obj_path[512];
+	const char *no_kernel;		/* why this kernel cannot run the tests */
+};
+
+/* 0 also when the kernel cannot run the tests (no_kernel says why). */
+int rtest_fixture_setup(struct rtest_fixture *f, const char *tag);
+void rtest_fixture_teardown(struct rtest_fixture *f);
+/* cmocka: skips the test when the kernel cannot run it. */
+#define RTEST_NEED_KERNEL(f) do { if ((f)->no_kernel) skip(); } while (0)
+/* The fixture's map called name (the test fails if there is none). */
+int rtest_map_fd(const struct rtest_fixture *f, const char *name);
+/* Options reading the fixture's map name; pin receives its pin path. */
+struct kstats_map_opts rtest_opts(const struct rtest_fixture *f, const char *name,
+				  char *pin, size_t len);
+/* kstats_map_open(o) fails with -errnum and an error containing why. */
+void rtest_expect_open_error(const struct kstats_map_opts *o, int errnum,
+			     const char *why);
+
 /* $KSTATS_BUILD/tests/bpf/<obj>.bpf */
 void rtest_obj_path(const struct ktest *t, const char *obj, char *buf, size_t len);
 /* <pin_dir>/map_<obj>_<map>, as kstats-loader names it. */

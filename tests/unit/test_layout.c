@@ -465,6 +465,11 @@ static void test_rejects_path_too_long(void **state)
 	expect_reject(f, id, ENAMETOOLONG, "path too long");
 }
 
+static int layout_of(struct fixture *f, int id, struct kstats_layout *l)
+{
+	return kstats_layout_build(f->btf, id, "v", false, l, f->err, sizeof(f->err));
+}
+
 static void test_layout_equal(void **state)
 {
 	struct fixture *f = *state;
@@ -481,9 +486,9 @@ static void test_layout_equal(void **state)
 	c = btf__add_struct(f->btf, "c", 16);	/* reordered */
 	btf__add_field(f->btf, "y", u64, 0, 0);
 	btf__add_field(f->btf, "x", u32, 64, 0);
-	assert_int_equal(kstats_layout_build(f->btf, a, "v", false, &la, f->err, sizeof(f->err)), 0);
-	assert_int_equal(kstats_layout_build(f->btf, b, "v", false, &lb, f->err, sizeof(f->err)), 0);
-	assert_int_equal(kstats_layout_build(f->btf, c, "v", false, &lc, f->err, sizeof(f->err)), 0);
+	assert_int_equal(layout_of(f, a, &la), 0);
+	assert_int_equal(layout_of(f, b, &lb), 0);
+	assert_int_equal(layout_of(f, c, &lc), 0);
 	assert_true(kstats_layout_equal(&la, &lb));
 	assert_false(kstats_layout_equal(&la, &lc));
 	kstats_layout_free(&la);
