@@ -65,6 +65,28 @@ static size_t char_run(const struct kstats_map *m, size_t c, size_t end,
 	return n;
 }
 
+/* A value field named like a key field: both get "key." and "value.". */
+static void qualify_clashes(const struct kstats_map *m, struct field *fields, size_t n)
+{
+	char name[KSTATS_PATH_LEN];
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		if (!kstats_map_column(m, fields[i].col)->in_key)
+			continue;
+		for (j = 0; j < n; j++) {
+			if (kstats_map_column(m, fields[j].col)->in_key ||
+			    strcmp(fields[i].name, fields[j].name))
+				continue;
+			snprintf(name, sizeof(name), "key.%s", fields[i].name);
+			snprintf(fields[i].name, sizeof(fields[i].name), "%s", name);
+			snprintf(name, sizeof(name), "value.%s", fields[j].name);
+			snprintf(fields[j].name, sizeof(fields[j].name), "%s", name);
+			break;
+		}
+	}
+}
+
 static struct field *build_fields(const struct kstats_map *m, size_t *nfields)
 {
 	size_t ncols = kstats_map_ncols(m), nkey = kstats_map_nkey_cols(m), c = 0, n = 0;
@@ -84,24 +106,28 @@ static struct field *build_fields(const struct kstats_map *m, size_t *nfields)
 		c += run;
 	}
 	*nfields = n;
+	if (fields)
+		qualify_clashes(m, fields, n);
 	return fields;
 }
 
-/* Up to the first NUL; anything not printable ASCII as \xNN. */
-static void format_string(const int64_t *row, const struct field *f, char *buf,
-			  size_t len)
+/* Up to the first NUL, anything not printable ASCII as \xNN; malloc'ed. */
+static char *string_of(const int64_t *row, const struct field *f)
 {
+	char *s = malloc(4 * f->len + 1);
 	size_t i, at = 0;
 
-	for (i = 0; i < f->len && row[f->col + i] && at + 5 < len; i++) {
+	for (i = 0; s && i < f->len && row[f->col + i]; i++) {
 		unsigned char ch = (unsigned char)row[f->col + i];
 
 		if (ch >= 0x20 && ch < 0x7f && ch != '\\')
-			buf[at++] = ch;
+			s[at++] = ch;
 		else
-			at += snprintf(buf + at, len - at, "\\x%02x", ch);
+			at += sprintf(s + at, "\\x%02x", ch);
 	}
-	buf[at] = 0;
+	if (s)
+		s[at] = 0;
+	return s;
 }
 
 static bool is_unsigned64(const struct kstats_column *c)
@@ -114,11 +140,14 @@ static json_object *field_json(const struct kstats_map *m, const int64_t *row,
 {
 	const struct kstats_column *c = kstats_map_column(m, f->col);
 	const char *e = kstats_column_enum_name(m, c, row[f->col]);
-	char buf[4 * KSTATS_PATH_LEN + 8];
+	json_object *j;
+	char *s;
 
 	if (f->is_string) {
-		format_string(row, f, buf, sizeof(buf));
-		return json_object_new_string(buf);
+		s = string_of(row, f);
+		j = json_object_new_string(s ? s : "");
+		free(s);
+		return j;
 	}
 	if (e)
 		return json_object_new_string(e);
@@ -127,22 +156,23 @@ static json_object *field_json(const struct kstats_map *m, const int64_t *row,
 	return json_object_new_int64(row[f->col]);
 }
 
-static void field_text(const struct kstats_map *m, const int64_t *row,
-		       const struct field *f, char *buf, size_t len)
+static void print_field(const struct kstats_map *m, const int64_t *row,
+			const struct field *f)
 {
 	const struct kstats_column *c = kstats_map_column(m, f->col);
 	const char *e = kstats_column_enum_name(m, c, row[f->col]);
-	char s[4 * KSTATS_PATH_LEN + 8];
+	char *s;
 
 	if (f->is_string) {
-		format_string(row, f, s, sizeof(s));
-		snprintf(buf, len, "\"%s\"", s);
+		s = string_of(row, f);
+		printf("\"%s\"", s ? s : "");
+		free(s);
 	} else if (e) {
-		snprintf(buf, len, "%s", e);
+		printf("%s", e);
 	} else if (is_unsigned64(c)) {
-		snprintf(buf, len, "%" PRIu64, (uint64_t)row[f->col]);
+		printf("%" PRIu64, (uint64_t)row[f->col]);
 	} else {
-		snprintf(buf, len, "%" PRId64, row[f->col]);
+		printf("%" PRId64, row[f->col]);
 	}
 }
 
@@ -173,15 +203,14 @@ static void print_text(const struct kstats_map *m, const int64_t *rows, size_t n
 		       const struct field *fields, size_t nfields)
 {
 	size_t ncols = kstats_map_ncols(m), r, i;
-	char buf[4 * KSTATS_PATH_LEN + 16];
 
 	for (i = 0; i < nfields; i++)
 		printf("%s%s", i ? "\t" : "", fields[i].name);
 	printf("\n");
 	for (r = 0; r < nrows; r++) {
 		for (i = 0; i < nfields; i++) {
-			field_text(m, rows + r * ncols, &fields[i], buf, sizeof(buf));
-			printf("%s%s", i ? "\t" : "", buf);
+			printf("%s", i ? "\t" : "");
+			print_field(m, rows + r * ncols, &fields[i]);
 		}
 		printf("\n");
 	}

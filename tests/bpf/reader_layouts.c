@@ -26,6 +26,7 @@ MAP(pcpu_array_map, PERCPU_ARRAY, __u32, __u64, RD_ARRAY_ENTRIES);
 MAP(pcpu_odd_map, PERCPU_ARRAY, __u32, struct rd_odd_value, RD_ARRAY_ENTRIES);
 MAP(churn_map, HASH, __u32, struct rd_churn_value, 1024);
 MAP(pcpu_churn_map, PERCPU_HASH, __u32, struct rd_churn_value, 1024);
+MAP(clash_map, HASH, struct rd_id_key, struct rd_id_value, 4);
 MAP(union_map, HASH, __u32, struct rd_union_value, 4);
 MAP(bits_map, HASH, __u32, struct rd_bits_value, 4);
 

@@ -107,6 +107,16 @@ struct rd_churn_value {
 	__u32 pad_free;
 };
 
+/* Key and value both have an id. */
+struct rd_id_key {
+	__u32 id;
+};
+
+struct rd_id_value {
+	__u32 id;
+	__u32 n;
+};
+
 union rd_either {
 	__u32 as_u32;
 	float as_float;

@@ -30,23 +30,33 @@ static struct rtest_fixture fx;
 static char kstats[300], out_file[64], err_file[64];
 static char out[OUT_MAX], errout[4096];
 
+#define NNAMES 4
+static const char *const names[NNAMES] = {
+	"compaction", "0123456789abcdef", "", "tab\there\\",
+};
+
 static int fill_maps(void)
 {
-	static const char *const names[] = { "compaction", "0123456789abcdef", "" };
 	static const enum rd_color colors[] = { RD_COLOR_RED, RD_COLOR_NEG, RD_COLOR_BLUE };
 	int ret = 0;
 	__u32 i;
 
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < NNAMES; i++) {
 		struct rd_name_value nv = { .len = strlen(names[i]) };
+
+		memcpy(nv.name, names[i], strlen(names[i]));	/* the 16-char one has no NUL */
+		ret = ret ?: bpf_map_update_elem(rtest_map_fd(&fx, "name_map"), &i, &nv, BPF_ANY);
+	}
+	for (i = 0; i < 3; i++) {
 		struct rd_flags_value fv = { .on = i == 1, .tag = 'a' + i, .last = 5, .delta = -1 };
 		struct rd_small_key sk = { .a = 3 - i, .b = 1000 * i };
 		struct rd_small_value sv = { .s = -(int)i, .u = UINT64_MAX - i };
+		struct rd_id_key ck = { .id = i };
+		struct rd_id_value cv = { .id = 100 + i, .n = 7 };
 
-		memcpy(nv.name, names[i], strlen(names[i]));
-		ret = ret ?: bpf_map_update_elem(rtest_map_fd(&fx, "name_map"), &i, &nv, BPF_ANY);
 		ret = ret ?: bpf_map_update_elem(rtest_map_fd(&fx, "flags_map"), &colors[i], &fv, BPF_ANY);
 		ret = ret ?: bpf_map_update_elem(rtest_map_fd(&fx, "small_map"), &sk, &sv, BPF_ANY);
+		ret = ret ?: bpf_map_update_elem(rtest_map_fd(&fx, "clash_map"), &ck, &cv, BPF_ANY);
 	}
 	return ret;
 }
@@ -155,9 +165,12 @@ static void test_json_enums_and_bools(void **state)
 	json_object_put(rows);
 }
 
+/* Text up to the NUL; a full array has none; control bytes and \\ escaped. */
 static void test_json_strings(void **state)
 {
-	static const char *const names[] = { "compaction", "0123456789abcdef", "" };
+	static const char *const shown[NNAMES] = {
+		"compaction", "0123456789abcdef", "", "tab\\x09here\\x5c",
+	};
 	json_object *rows, *row;
 	int i;
 
@@ -165,11 +178,11 @@ static void test_json_strings(void **state)
 	RTEST_NEED_KERNEL(&fx);
 	assert_int_equal(run_read("--obj", fx.obj_path, "--map", "name_map",
 				  "--pin-dir", fx.t.pin_dir, "--json", NULL), 0);
-	rows = parse_rows(3);
-	for (i = 0; i < 3; i++) {
+	rows = parse_rows(NNAMES);
+	for (i = 0; i < NNAMES; i++) {
 		row = json_object_array_get_idx(rows, i);
 		assert_int_equal(json_object_get_int64(field(row, "key")), i);
-		assert_string_equal(json_object_get_string(field(row, "name")), names[i]);
+		assert_string_equal(json_object_get_string(field(row, "name")), shown[i]);
 		assert_int_equal(json_object_get_int64(field(row, "len")), strlen(names[i]));
 		assert_int_equal(json_object_object_length(row), 3);
 	}
@@ -209,6 +222,26 @@ static void test_text(void **state)
 	assert_int_equal(run_read("--obj", fx.obj_path, "--map", "name_map",
 				  "--pin-dir", fx.t.pin_dir, NULL), 0);
 	assert_non_null(strstr(out, "key\tname\tlen\n0\t\"compaction\"\t10\n"));
+}
+
+/* Key and value fields of one name are told apart, not merged. */
+static void test_name_clash(void **state)
+{
+	json_object *rows, *row;
+
+	(void)state;
+	RTEST_NEED_KERNEL(&fx);
+	assert_int_equal(run_read("--obj", fx.obj_path, "--map", "clash_map",
+				  "--pin-dir", fx.t.pin_dir, "--json", NULL), 0);
+	rows = parse_rows(3);
+	row = json_object_array_get_idx(rows, 2);
+	assert_int_equal(json_object_get_int64(field(row, "key.id")), 2);
+	assert_int_equal(json_object_get_int64(field(row, "value.id")), 102);
+	assert_int_equal(json_object_get_int64(field(row, "n")), 7);
+	json_object_put(rows);
+	assert_int_equal(run_read("--obj", fx.obj_path, "--map", "clash_map",
+				  "--pin-dir", fx.t.pin_dir, NULL), 0);
+	assert_non_null(strstr(out, "key.id\tvalue.id\tn\n0\t100\t7\n"));
 }
 
 static void test_per_cpu_rows(void **state)
@@ -254,6 +287,7 @@ int main(void)
 		cmocka_unit_test(test_json_strings),
 		cmocka_unit_test(test_json_u64_and_map_btf),
 		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_name_clash),
 		cmocka_unit_test(test_per_cpu_rows),
 		cmocka_unit_test(test_exit_codes),
 	};
