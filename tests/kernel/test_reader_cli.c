@@ -35,6 +35,11 @@ static const char *const names[NNAMES] = {
 	"compaction", "0123456789abcdef", "", "tab\there\\",
 };
 
+static int update(const char *map, const void *key, const void *value)
+{
+	return bpf_map_update_elem(rtest_map_fd(&fx, map), key, value, BPF_ANY);
+}
+
 static int fill_maps(void)
 {
 	static const enum rd_color colors[] = { RD_COLOR_RED, RD_COLOR_NEG, RD_COLOR_BLUE };
@@ -45,7 +50,7 @@ static int fill_maps(void)
 		struct rd_name_value nv = { .len = strlen(names[i]) };
 
 		memcpy(nv.name, names[i], strlen(names[i]));	/* the 16-char one has no NUL */
-		ret = ret ?: bpf_map_update_elem(rtest_map_fd(&fx, "name_map"), &i, &nv, BPF_ANY);
+		ret = ret ?: update("name_map", &i, &nv);
 	}
 	for (i = 0; i < 3; i++) {
 		struct rd_flags_value fv = { .on = i == 1, .tag = 'a' + i, .last = 5, .delta = -1 };
@@ -54,9 +59,9 @@ static int fill_maps(void)
 		struct rd_id_key ck = { .id = i };
 		struct rd_id_value cv = { .id = 100 + i, .n = 7 };
 
-		ret = ret ?: bpf_map_update_elem(rtest_map_fd(&fx, "flags_map"), &colors[i], &fv, BPF_ANY);
-		ret = ret ?: bpf_map_update_elem(rtest_map_fd(&fx, "small_map"), &sk, &sv, BPF_ANY);
-		ret = ret ?: bpf_map_update_elem(rtest_map_fd(&fx, "clash_map"), &ck, &cv, BPF_ANY);
+		ret = ret ?: update("flags_map", &colors[i], &fv);
+		ret = ret ?: update("small_map", &sk, &sv);
+		ret = ret ?: update("clash_map", &ck, &cv);
 	}
 	return ret;
 }

@@ -305,7 +305,8 @@ static void test_rejections(void **state)
 	expect_open_error(NULL, NULL, "union_map", EOPNOTSUPP, "v: union");
 	expect_open_error(fx.obj_path, "bits_map", "bits_map", EOPNOTSUPP, "lo: bitfield");
 	expect_open_error(fx.obj_path, "ring_map", "ring_map", EOPNOTSUPP, "ringbuf");
-	expect_open_error(fx.obj_path, "no_such_map", "small_map", ESRCH, "no map named no_such_map");
+	expect_open_error(fx.obj_path, "no_such_map", "small_map", ESRCH,
+			  "no map named no_such_map");
 	expect_open_error(fx.obj_path, "small_map", "not_pinned", ENOENT, "no map is pinned");
 }
 

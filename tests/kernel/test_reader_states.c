@@ -349,7 +349,8 @@ static void test_percpu_padded_values(void **state)
 			vals[cpu].v.a = 1000 * k + cpu;
 			vals[cpu].v.b = 10 * k + cpu;
 		}
-		assert_int_equal(bpf_map_update_elem(rtest_map_fd(&fx, "pcpu_odd_map"), &k, vals, BPF_ANY), 0);
+		assert_int_equal(bpf_map_update_elem(rtest_map_fd(&fx, "pcpu_odd_map"), &k, vals,
+						     BPF_ANY), 0);
 	}
 	o.per_cpu_rows = true;
 	read_ok(&o, &r);
