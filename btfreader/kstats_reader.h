@@ -19,6 +19,7 @@ struct btf;
 
 #define KSTATS_ERR_LEN 256
 #define KSTATS_PATH_LEN 128
+#define KSTATS_MAX_LEAVES 65536	/* scalar leaves per key or value */
 
 enum kstats_leaf_kind {
 	KSTATS_LEAF_INT,
@@ -44,13 +45,23 @@ struct kstats_layout {
 };
 
 /*
- * Flattens type_id of btf into an empty layout.  Struct members are named by
- * path; a scalar root is named root_name.
+ * Flattens type_id of btf into layout (overwritten; freed again on error).
+ * Struct members are named by path; a scalar root is named root_name, an
+ * array root root_name[i].  Leaves: ints of 1/2/4/8 bytes, bool, char, enum,
+ * enum64, reached through arrays, structs (anonymous ones too), typedef and
+ * type modifiers; padding is skipped.  Unions, bitfields, pointers and
+ * floats fail with -EOPNOTSUPP; malformed BTF (a leaf outside the type, bad
+ * ids) with -EINVAL; more than KSTATS_MAX_LEAVES leaves with -E2BIG, nesting
+ * deeper than 32 with -ELOOP, a path longer than KSTATS_PATH_LEN with
+ * -ENAMETOOLONG.
  */
 int kstats_layout_build(const struct btf *btf, uint32_t type_id,
 			const char *root_name, bool in_key,
 			struct kstats_layout *layout, char *err, size_t errlen);
 void kstats_layout_free(struct kstats_layout *layout);
+/* Same size, and the same leaves at the same places. */
+bool kstats_layout_equal(const struct kstats_layout *a,
+			 const struct kstats_layout *b);
 
 struct kstats_map;
 
@@ -59,11 +70,32 @@ struct kstats_map_opts {
 	const char *map_name;	/* map name in the object */
 	const char *pin_path;	/* pinned map */
 	bool per_cpu_rows;	/* per-CPU maps: one row per CPU, not summed */
+	bool no_batch;		/* always walk with get_next_key (bench, tests) */
+	size_t batch_entries;	/* first batch buffer, in entries; 0: whole map */
 };
 
+/* Where the columns of an open map come from. */
+enum kstats_btf_source {
+	KSTATS_BTF_OBJECT,	/* the object's BTF (matches the map's, if it has one) */
+	KSTATS_BTF_MAP,		/* the pinned map's own BTF */
+};
+
+/*
+ * Opens the pinned map read-only and resolves its key and value layouts.
+ * Types come from the object; when the object is missing, or its types
+ * differ from those the map was created with (a newer object on disk), from
+ * the map's own BTF.  Layouts are cached process-wide (by file identity or
+ * BTF id), so reopening a map resolves nothing again.
+ * Errors: -ENOENT no pin at pin_path; -ESRCH map_name is not in the object;
+ * -EOPNOTSUPP map type or a leaf type; -EINVAL sizes or BTF do not fit.
+ */
 int kstats_map_open(const struct kstats_map_opts *opts, struct kstats_map **out,
 		    char *err, size_t errlen);
 void kstats_map_close(struct kstats_map *map);
+
+enum kstats_btf_source kstats_map_btf_source(const struct kstats_map *map);
+/* Why the map's own BTF was used instead of the object's, or "". */
+const char *kstats_map_source_note(const struct kstats_map *map);
 
 size_t kstats_map_ncols(const struct kstats_map *map);
 size_t kstats_map_nkey_cols(const struct kstats_map *map);
@@ -78,14 +110,30 @@ const char *kstats_column_enum_name(const struct kstats_map *map,
 				    int64_t value);
 
 /*
- * Reads every entry with BPF_MAP_LOOKUP_BATCH into rows (row-major,
- * max_rows * ncols int64).  *nrows gets the count.  With per_cpu_rows, the
- * first column is "cpu" and each entry gives one row per possible CPU.
+ * Reads every entry into rows (row-major, max_rows * ncols int64) with one
+ * BPF_MAP_LOOKUP_BATCH when the map fits the buffer (it grows on ENOSPC);
+ * if the kernel has no batch ops (EINVAL, ENOTSUPP), walks with
+ * get_next_key + lookup from then on.  *nrows gets the count.
+ * Per-CPU values: integer leaves are summed over the possible CPUs, bool
+ * leaves OR-ed, char and enum leaves take the largest; with per_cpu_rows
+ * the first column is "cpu" and each entry gives one row per possible CPU.
+ * Each key appears once.  -EAGAIN: the map changed faster than it could be
+ * read, three times in a row.
  */
 int kstats_map_read(struct kstats_map *map, int64_t *rows, size_t max_rows,
 		    size_t *nrows, char *err, size_t errlen);
 
 /* Syscalls the last read made (for tests and bench). */
 unsigned int kstats_map_last_syscalls(const struct kstats_map *map);
+/* Whether the last read used BPF_MAP_LOOKUP_BATCH. */
+bool kstats_map_last_batched(const struct kstats_map *map);
+
+struct kstats_cache_stats {
+	unsigned long hits, misses;	/* layout resolutions reused / built */
+};
+
+void kstats_cache_stats(struct kstats_cache_stats *stats);
+/* Empties the layout cache; the layouts of open maps live until they close. */
+void kstats_cache_clear(void);
 
 #endif /* KSTATS_READER_H */

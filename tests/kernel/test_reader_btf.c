@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Where the reader's types come from: the object, or the pinned map's own
+ * BTF when the object is missing or describes another version of the map;
+ * maps created with bpf_map_create (with BTF loaded by btf__load_into_kernel,
+ * or none); the layout cache; and two versions of one object whose structs
+ * differ (field added, reordered, widened) read by this same binary.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "ktest.h"
+#include "reader.h"
+#include "../bpf/reader_evolve.h"
+
+#define OBJ "reader_evolve"
+#define MAP "evolve_map"
+#define NKEYS 50
+
+static struct ktest t1, t2;		/* v1 and v2 pinned side by side */
+static struct bpf_object *obj1, *obj2;
+static char v1_path[512], v2_path[512], pin1[512], pin2[512], tmp_dir[256];
+static const char *no_kernel;
+
+static int setup(void **state)
+{
+	(void)state;
+	no_kernel = ktest_missing_feature();
+	if (no_kernel)
+		return 0;
+	if (ktest_init(&t1, "btf1") || ktest_init(&t2, "btf2"))
+		return -1;
+	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/kstats-test-btf-XXXXXX");
+	if (!mkdtemp(tmp_dir))
+		return -1;
+	rtest_obj_path(&t1, "reader_evolve_v1", v1_path, sizeof(v1_path));
+	rtest_obj_path(&t2, "reader_evolve_v2", v2_path, sizeof(v2_path));
+	rtest_pin_path(&t1, OBJ, MAP, pin1, sizeof(pin1));
+	rtest_pin_path(&t2, OBJ, MAP, pin2, sizeof(pin2));
+	if (mkdir(t1.pin_dir, 0700) || mkdir(t2.pin_dir, 0700))
+		return -1;
+	return rtest_load(&t1, "reader_evolve_v1", OBJ, &obj1) ?:
+	       rtest_load(&t2, "reader_evolve_v2", OBJ, &obj2);
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+
+	(void)state;
+	if (no_kernel)
+		return 0;
+	bpf_object__close(obj1);
+	bpf_object__close(obj2);
+	ktest_fini(&t1);
+	ktest_fini(&t2);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_dir);
+	return system(cmd);
+}
+
+#define NEED_KERNEL() do { if (no_kernel) skip(); } while (0)
+
+static void v1_entry(int k, struct evolve_v1_key *key, struct evolve_v1_value *v)
+{
+	memset(key, 0, sizeof(*key));
+	memset(v, 0, sizeof(*v));
+	key->id = k * 13;
+	key->cpu = k % 4;
+	v->count = 0x80000000u + k;
+	v->total = (1ull << 50) + k;
+	v->max = 65535 - k;
+}
+
+static void v2_entry(int k, struct evolve_v2_key *key, struct evolve_v2_value *v)
+{
+	memset(key, 0, sizeof(*key));
+	memset(v, 0, sizeof(*v));
+	key->cpu = k % 4;
+	key->zone = 200 + k % 3;
+	key->id = k * 13;
+	v->total = (1ull << 51) + k;
+	v->count = (1ull << 33) + k;	/* needs the widened u64 */
+	v->max = 70000 + k;		/* needs the widened u32 */
+	v->min = k;
+}
+
+static void fill_v1(int fd)
+{
+	struct evolve_v1_key key;
+	struct evolve_v1_value v;
+	int k;
+
+	for (k = 0; k < NKEYS; k++) {
+		v1_entry(k, &key, &v);
+		assert_int_equal(bpf_map_update_elem(fd, &key, &v, BPF_ANY), 0);
+	}
+}
+
+static void fill_v2(int fd)
+{
+	struct evolve_v2_key key;
+	struct evolve_v2_value v;
+	int k;
+
+	for (k = 0; k < NKEYS; k++) {
+		v2_entry(k, &key, &v);
+		assert_int_equal(bpf_map_update_elem(fd, &key, &v, BPF_ANY), 0);
+	}
+}
+
+static void expect_v1(const struct rtest_read *r)
+{
+	static const char *const cols[] = { "id", "cpu", "count", "total", "max" };
+	struct evolve_v1_key key;
+	struct evolve_v1_value v;
+	size_t i;
+	int k;
+
+	assert_int_equal(r->ncols, 5);
+	for (i = 0; i < 5; i++)
+		assert_string_equal(kstats_map_column(r->m, i)->name, cols[i]);
+	assert_int_equal(r->nrows, NKEYS);
+	for (k = 0; k < NKEYS; k++) {
+		int64_t want[2];
+		const int64_t *row;
+
+		v1_entry(k, &key, &v);
+		want[0] = key.id;
+		want[1] = key.cpu;
+		row = rtest_find_row(r, want, 2);
+		assert_non_null(row);
+		assert_int_equal(rtest_get(r, row, "count"), v.count);
+		assert_int_equal(rtest_get(r, row, "total"), v.total);
+		assert_int_equal(rtest_get(r, row, "max"), v.max);
+	}
+}
+
+static void expect_v2(const struct rtest_read *r)
+{
+	static const char *const cols[] = { "cpu", "zone", "id", "total", "count", "max", "min" };
+	struct evolve_v2_key key;
+	struct evolve_v2_value v;
+	size_t i;
+	int k;
+
+	assert_int_equal(r->ncols, 7);
+	for (i = 0; i < 7; i++)
+		assert_string_equal(kstats_map_column(r->m, i)->name, cols[i]);
+	assert_int_equal(r->nrows, NKEYS);
+	for (k = 0; k < NKEYS; k++) {
+		int64_t want[3];
+		const int64_t *row;
+
+		v2_entry(k, &key, &v);
+		want[0] = key.cpu;
+		want[1] = key.zone;
+		want[2] = key.id;
+		row = rtest_find_row(r, want, 3);
+		assert_non_null(row);
+		assert_int_equal(rtest_get(r, row, "total"), v.total);
+		assert_int_equal(rtest_get(r, row, "count"), v.count);
+		assert_int_equal(rtest_get(r, row, "max"), v.max);
+		assert_int_equal(rtest_get(r, row, "min"), v.min);
+	}
+}
+
+static void read_ok(const char *obj_path, const char *pin, struct rtest_read *r,
+		    enum kstats_btf_source source, const char *note)
+{
+	struct kstats_map_opts o = { .obj_path = obj_path, .map_name = MAP, .pin_path = pin };
+
+	if (rtest_read(&o, r))
+		fail_msg("%s: %s", pin, r->err);
+	assert_int_equal(kstats_map_btf_source(r->m), source);
+	if (!note)
+		assert_string_equal(kstats_map_source_note(r->m), "");
+	else if (!strstr(kstats_map_source_note(r->m), note))
+		fail_msg("note \"%s\" lacks \"%s\"", kstats_map_source_note(r->m), note);
+}
+
+/* Each version read with its own object; then each with the other's. */
+static void test_two_versions_one_binary(void **state)
+{
+	struct rtest_read r;
+
+	(void)state;
+	NEED_KERNEL();
+	fill_v1(bpf_map__fd(bpf_object__find_map_by_name(obj1, MAP)));
+	fill_v2(bpf_map__fd(bpf_object__find_map_by_name(obj2, MAP)));
+	read_ok(v1_path, pin1, &r, KSTATS_BTF_OBJECT, NULL);
+	expect_v1(&r);
+	rtest_read_free(&r);
+	read_ok(v2_path, pin2, &r, KSTATS_BTF_OBJECT, NULL);
+	expect_v2(&r);
+	rtest_read_free(&r);
+	/* Same sizes, other fields: only the map's own BTF reads it right. */
+	read_ok(v2_path, pin1, &r, KSTATS_BTF_MAP, "differ from the pinned map's");
+	expect_v1(&r);
+	rtest_read_free(&r);
+	read_ok(v1_path, pin2, &r, KSTATS_BTF_MAP, "differ from the pinned map's");
+	expect_v2(&r);
+	rtest_read_free(&r);
+}
+
+static void test_object_missing_uses_map_btf(void **state)
+{
+	char missing[300];
+	struct rtest_read r;
+
+	(void)state;
+	NEED_KERNEL();
+	snprintf(missing, sizeof(missing), "%s/gone.bpf", tmp_dir);
+	read_ok(missing, pin1, &r, KSTATS_BTF_MAP, "gone.bpf: no such object");
+	expect_v1(&r);
+	rtest_read_free(&r);
+	read_ok(NULL, pin2, &r, KSTATS_BTF_MAP, NULL);
+	expect_v2(&r);
+	rtest_read_free(&r);
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ssize_t n = 0;
+
+	while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n)
+			n = -1;
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return in < 0 || out < 0 || n < 0 ? -1 : 0;
+}
+
+/* An update replaces the object on disk: the cache must not serve v1's types. */
+static void test_object_replaced_on_disk(void **state)
+{
+	char path[300], next[310];
+	struct kstats_cache_stats before, after;
+	struct rtest_read r;
+
+	(void)state;
+	NEED_KERNEL();
+	snprintf(path, sizeof(path), "%s/" OBJ ".bpf", tmp_dir);
+	snprintf(next, sizeof(next), "%s.new", path);
+	assert_int_equal(copy_file(v1_path, path), 0);
+	read_ok(path, pin1, &r, KSTATS_BTF_OBJECT, NULL);
+	expect_v1(&r);
+	rtest_read_free(&r);
+	assert_int_equal(copy_file(v2_path, next), 0);
+	assert_int_equal(rename(next, path), 0);
+	kstats_cache_stats(&before);
+	read_ok(path, pin2, &r, KSTATS_BTF_OBJECT, NULL);
+	expect_v2(&r);
+	rtest_read_free(&r);
+	kstats_cache_stats(&after);
+	assert_true(after.misses > before.misses);
+	read_ok(path, pin1, &r, KSTATS_BTF_MAP, "differ");
+	expect_v1(&r);
+	rtest_read_free(&r);
+}
+
+/* Opening again reuses both resolved layouts (object's and map's). */
+static void test_layouts_are_cached(void **state)
+{
+	struct kstats_cache_stats s0, s1, s2;
+	struct rtest_read r;
+
+	(void)state;
+	NEED_KERNEL();
+	kstats_cache_clear();
+	kstats_cache_stats(&s0);
+	read_ok(v1_path, pin1, &r, KSTATS_BTF_OBJECT, NULL);
+	rtest_read_free(&r);
+	kstats_cache_stats(&s1);
+	assert_int_equal(s1.misses - s0.misses, 2);
+	assert_int_equal(s1.hits - s0.hits, 0);
+	read_ok(v1_path, pin1, &r, KSTATS_BTF_OBJECT, NULL);
+	expect_v1(&r);
+	kstats_cache_clear();	/* an open map keeps its types */
+	expect_v1(&r);
+	assert_int_equal(rtest_reread(&r), 0);
+	expect_v1(&r);
+	rtest_read_free(&r);
+	kstats_cache_stats(&s2);
+	assert_int_equal(s2.misses - s1.misses, 0);
+	assert_int_equal(s2.hits - s1.hits, 2);
+}
+
+/* A map created by hand, with BTF loaded into the kernel by libbpf. */
+static void test_map_with_loaded_btf(void **state)
+{
+	struct btf *btf = btf__new_empty();
+	int u32 = btf__add_int(btf, "unsigned int", 4, 0);
+	int u64 = btf__add_int(btf, "long long unsigned int", 8, 0);
+	int s = btf__add_struct(btf, "stat", 16), fd, k;
+	char pin[512];
+	struct rtest_read r;
+
+	(void)state;
+	NEED_KERNEL();
+	btf__add_field(btf, "count", u64, 0, 0);
+	btf__add_field(btf, "max", u32, 64, 0);
+	assert_int_equal(btf__load_into_kernel(btf), 0);
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .btf_fd = btf__fd(btf),
+		    .btf_key_type_id = u32, .btf_value_type_id = s);
+	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "btf_only", 4, 16, 32, &mo);
+	assert_true(fd >= 0);
+	btf__free(btf);
+	for (k = 0; k < 20; k++) {
+		struct { __u64 count; __u32 max, pad; } v = { 1000ull * k, 7u * k, 0xdeadbeef };
+		__u32 key = k;
+
+		assert_int_equal(bpf_map_update_elem(fd, &key, &v, BPF_NOEXIST), 0);
+	}
+	snprintf(pin, sizeof(pin), "%s/map_handmade_btf_only", t1.pin_dir);
+	assert_int_equal(bpf_obj_pin(fd, pin), 0);
+	close(fd);
+	read_ok(NULL, pin, &r, KSTATS_BTF_MAP, NULL);
+	assert_int_equal(r.ncols, 3);
+	assert_string_equal(kstats_map_column(r.m, 0)->name, "key");
+	assert_int_equal(r.nrows, 20);
+	for (k = 0; k < 20; k++) {
+		int64_t key = k;
+		const int64_t *row = rtest_find_row(&r, &key, 1);
+
+		assert_non_null(row);
+		assert_int_equal(rtest_get(&r, row, "count"), 1000 * k);
+		assert_int_equal(rtest_get(&r, row, "max"), 7 * k);
+	}
+	rtest_read_free(&r);
+}
+
+static int create_plain_map(const char *name, __u32 ks, __u32 vs, char *pin, size_t len)
+{
+	int fd = bpf_map_create(BPF_MAP_TYPE_HASH, name, ks, vs, 64, NULL);
+
+	assert_true(fd >= 0);
+	snprintf(pin, len, "%s/map_handmade_%s", t1.pin_dir, name);
+	assert_int_equal(bpf_obj_pin(fd, pin), 0);
+	return fd;
+}
+
+static void expect_open_error(const char *obj_path, const char *pin, int errnum,
+			      const char *why)
+{
+	struct kstats_map_opts o = { .obj_path = obj_path, .map_name = MAP, .pin_path = pin };
+
+	rtest_expect_open_error(&o, errnum, why);
+}
+
+/* No BTF in the map: the object's types, if the sizes agree. */
+static void test_map_without_btf(void **state)
+{
+	char pin[512], small[512], missing[300];
+	struct rtest_read r;
+	int fd, small_fd;
+
+	(void)state;
+	NEED_KERNEL();
+	fd = create_plain_map("plain", sizeof(struct evolve_v1_key),
+			      sizeof(struct evolve_v1_value), pin, sizeof(pin));
+	fill_v1(fd);
+	read_ok(v1_path, pin, &r, KSTATS_BTF_OBJECT, NULL);
+	expect_v1(&r);
+	rtest_read_free(&r);
+	snprintf(missing, sizeof(missing), "%s/gone.bpf", tmp_dir);
+	expect_open_error(NULL, pin, ENODATA, "the map has no BTF");
+	expect_open_error(missing, pin, ENODATA, "gone.bpf: no such object");
+	small_fd = create_plain_map("small", 4, 16, small, sizeof(small));
+	expect_open_error(v1_path, small, EINVAL,
+			  "BTF says key 8/value 24 bytes but the map has 4/16");
+	close(fd);
+	close(small_fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_two_versions_one_binary),
+		cmocka_unit_test(test_object_missing_uses_map_btf),
+		cmocka_unit_test(test_object_replaced_on_disk),
+		cmocka_unit_test(test_layouts_are_cached),
+		cmocka_unit_test(test_map_with_loaded_btf),
+		cmocka_unit_test(test_map_without_btf),
+	};
+
+	return cmocka_run_group_tests_name("reader_btf", tests, setup, teardown);
+}
