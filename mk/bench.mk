@@ -1,4 +1,5 @@
-# make bench: the performance figures (BENCHMARKS.md).  Not part of make test.
+# make bench: every performance figure of BENCHMARKS.md, side by side in one
+# run on this machine.  Not part of make test.
 BENCH_BPF := $(patsubst bench/bpf/%.c,$(BUILD)/bench/bpf/%.bpf,$(wildcard bench/bpf/*.c))
 
 $(BUILD)/bench/bpf/%.bpf: bench/bpf/%.c $(BUILD)/vmlinux.h $(wildcard include/*.h)
@@ -8,10 +9,12 @@ $(BUILD)/bench/bpf/%.bpf: bench/bpf/%.c $(BUILD)/vmlinux.h $(wildcard include/*.
 $(BUILD)/bench/handlers: $(BUILD)/bench/handlers.o $(BUILD)/libkstats.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-.PHONY: bench
+.PHONY: bench bench-handlers
 bench: deps
-	@$(MAKE) --no-print-directory all $(BENCH_BPF) $(BUILD)/bench/handlers
-	@echo "== handler cost (BPF_PROG_TEST_RUN, bpf_stats) =="
+	@$(MAKE) --no-print-directory bench-handlers bench-loader bench-read bench-stream
+
+bench-handlers: all $(BENCH_BPF) $(BUILD)/bench/handlers
+	@echo "== handler cost (BPF_PROG_TEST_RUN, in-kernel time from bpf_stats) =="
 	@$(BUILD)/bench/handlers $(BUILD) 2>/dev/null
 	@echo "== real-event overhead (compaction workload) =="
 	@bench/real_events.sh $(BUILD) 50 2>/dev/null

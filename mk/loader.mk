@@ -5,8 +5,7 @@ $(BUILD)/kstats-loader: LDLIBS += $(JSONC_LIBS)
 $(BUILD)/tests/%: LDLIBS += $(JSONC_LIBS)
 
 # bench/loader: loader wall time against bpftool prog loadall (README "Loader").
-.PHONY: bench-loader bench
-bench: bench-loader
+.PHONY: bench-loader
 bench-loader: all $(BUILD)/bench/loader/btf_parse
 	@bench/loader/run.sh $(BUILD)
 

@@ -6,7 +6,7 @@ $(BUILD)/kstats: LDLIBS += $(shell pkg-config --libs json-c 2>/dev/null || echo 
 $(filter %/test_stream_watch,$(STREAM_TEST_BINS)): LDLIBS += $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
 
 # bench/stream: records/s through the reader and two consumers (README).
-$(BUILD)/bench/stream: $(BUILD)/bench/stream.o $(TEST_LIB) $(BUILD)/libkstats.a
+$(BUILD)/bench/stream: $(BUILD)/bench/stream.o $(BUILD)/tests/lib/stream.o $(BUILD)/tests/lib/ktest.o $(BUILD)/libkstats.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lpthread
 
 .PHONY: bench-stream
