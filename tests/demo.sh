@@ -12,4 +12,4 @@ echo "triggering compaction 5 times (echo 1 > /proc/sys/vm/compact_memory)"
 for _ in 1 2 3 4 5; do echo 1 > /proc/sys/vm/compact_memory; done
 "$BUILD/kstats" dump --obj-dir "$BUILD/bpf" --pin-dir "$PIN_DIR"
 echo
-echo "The programs stay attached; remove them with: rm -rf $PIN_DIR"
+echo "The programs stay attached; detach them with: $BUILD/kstats-loader --unload --pin-dir $PIN_DIR"
