@@ -4,8 +4,8 @@
  * keyed by the process state of current->signal->oom_score_adj.
  */
 #include "vmlinux.h"
-#include <bpf/bpf_core_read.h>
 #include "bpf_telemetry.h"
+#include "bpf_process_state.h"
 
 DEFINE_BPF_TASK_START_MAP(direct_reclaim_start_map);
 /* Key: enum kstats_process_state (an ARRAY key must be a BTF int). */
@@ -14,21 +14,6 @@ DEFINE_BPF_MAP_GRO(direct_reclaim_latency_map, ARRAY, __u32,
 		   kstats);
 DEFINE_BPF_HISTOGRAM_ENUM(direct_reclaim_latency_map, "DirectReclaimLatency",
 			  KSTATS_UNIT_USEC, kstats_process_state);
-
-static __always_inline __u32 current_process_state(void)
-{
-	struct task_struct *task = (void *)bpf_get_current_task();
-	struct signal_struct *signal;
-	short adj;
-
-	if (!bpf_core_field_exists(struct task_struct, signal) ||
-	    !bpf_core_field_exists(struct signal_struct, oom_score_adj))
-		return KSTATS_PROCESS_STATE_UNSPECIFIED;
-	if (bpf_core_read(&signal, sizeof(signal), &task->signal) || !signal ||
-	    bpf_core_read(&adj, sizeof(adj), &signal->oom_score_adj))
-		return KSTATS_PROCESS_STATE_UNSPECIFIED;
-	return kstats_process_state_from_adj(adj);
-}
 
 /* Neither handler reads its arguments: their lists may change across kernels. */
 DEFINE_BPF_TRACEPOINT(mm_vmscan_direct_reclaim_begin, root, kstats,
@@ -48,7 +33,7 @@ DEFINE_BPF_TRACEPOINT(mm_vmscan_direct_reclaim_end, root, kstats,
 
 	if (bucket == BPF_TELEMETRY_INVALID_BUCKET)
 		return 0;
-	state = current_process_state();
+	state = kstats_current_process_state();
 	INCREMENT_ACCUMULATOR(direct_reclaim_latency_map, &state, bucket);
 	return 0;
 }

@@ -7,7 +7,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
 #include "bpf_stream.h"
-#include "kstats_keys.h"
+#include "bpf_process_state.h"
 
 #define SLOW_COMPACTION_DEFAULT_NS 1000000ull
 
@@ -42,16 +42,6 @@ static __always_inline __u64 min_duration_ns(void)
 					   : SLOW_COMPACTION_DEFAULT_NS;
 }
 
-static __always_inline enum kstats_process_state current_process_state(void)
-{
-	struct task_struct *task = (void *)bpf_get_current_task();
-	short adj;
-
-	if (BPF_CORE_READ_INTO(&adj, task, signal, oom_score_adj))
-		return KSTATS_PROCESS_STATE_UNSPECIFIED;
-	return kstats_process_state_from_adj(adj);
-}
-
 DEFINE_BPF_TRACEPOINT(mm_compaction_begin, root, kstats, on_slow_compaction_begin)
 (__u64 *ctx)
 {
@@ -64,17 +54,11 @@ DEFINE_BPF_TRACEPOINT(mm_compaction_end, root, kstats, on_slow_compaction_end)
 (__u64 *ctx)
 {
 	struct compact_control *cc = (void *)ctx[0];
-	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), *start;
+	__u64 duration = TAKE_TASK_ELAPSED_NS(slow_compaction_start_map);
+	__u64 id = bpf_get_current_pid_tgid();
 	struct slow_compaction_event *e;
-	__u64 duration;
 
-	start = bpf_task_storage_get(&slow_compaction_start_map,
-				     bpf_get_current_task_btf(), 0, 0);
-	if (!start || !*start)
-		return 0;
-	duration = now > *start ? now - *start : 0;
-	*start = 0;
-	if (duration < min_duration_ns())
+	if (duration == KSTATS_NO_START || duration < min_duration_ns())
 		return 0;
 	e = BPF_STREAM_RESERVE(slow_compaction);
 	if (!e)
@@ -85,7 +69,7 @@ DEFINE_BPF_TRACEPOINT(mm_compaction_end, root, kstats, on_slow_compaction_end)
 	e->order = BPF_CORE_READ(cc, order);
 	e->sync = ctx[3] & 1;
 	e->status = (__s32)ctx[4];
-	e->state = current_process_state();
+	e->state = kstats_current_process_state();
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	BPF_STREAM_SUBMIT(slow_compaction, e);
 	return 0;

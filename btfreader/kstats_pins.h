@@ -3,6 +3,7 @@
 #ifndef KSTATS_PINS_H
 #define KSTATS_PINS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define KSTATS_DEFAULT_PIN_DIR "/sys/fs/bpf/kernelstats"
@@ -11,6 +12,8 @@
 /* dir/<kind>_<obj>_<name>, with '/' in name turned into '_'. */
 int kstats_pin_path(char *buf, size_t len, const char *dir, const char *kind,
 		    const char *obj, const char *name);
+
+bool kstats_is_bpffs(const char *path);
 
 /* Mounts bpffs on /sys/fs/bpf when pin_dir lies under it and it is missing. */
 int kstats_ensure_bpffs(const char *pin_dir, char *err, size_t errlen);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,27 @@ static void terminate_names(struct kstats_objmeta *m)
 	}
 }
 
+#define FOREIGN_VERSION(arr, n, bad) do {				\
+		size_t __i;						\
+									\
+		for (__i = 0; __i < (n); __i++)				\
+			if ((arr)[__i].version != KSTATS_META_VERSION) {	\
+				*(bad) = (arr)[__i].version;		\
+				return true;				\
+			}						\
+	} while (0)
+
+/* Whether a record has another layout version than this reader's. */
+static bool foreign_version(const struct kstats_objmeta *m, __u32 *bad)
+{
+	FOREIGN_VERSION(m->maps, m->nmaps, bad);
+	FOREIGN_VERSION(m->progs, m->nprogs, bad);
+	FOREIGN_VERSION(m->hists, m->nhists, bad);
+	FOREIGN_VERSION(m->streams, m->nstreams, bad);
+	FOREIGN_VERSION(&m->obj, 1, bad);
+	return false;
+}
+
 static int read_sections(Elf *elf, struct kstats_objmeta *m)
 {
 	Elf_Scn *scn = NULL;
@@ -100,10 +122,12 @@ int kstats_objmeta_read(const char *path, struct kstats_objmeta *m,
 			char *err, size_t errlen)
 {
 	Elf *elf = NULL;
+	__u32 version;
 	int fd, ret;
 
 	memset(m, 0, sizeof(*m));
 	m->obj.max_kver = KSTATS_KVER_INF;
+	m->obj.version = KSTATS_META_VERSION;
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
 		return -EINVAL;
@@ -125,6 +149,14 @@ int kstats_objmeta_read(const char *path, struct kstats_objmeta *m,
 		snprintf(err, errlen, "%s: corrupt .kstats metadata: %s",
 			 path, strerror(-ret));
 		kstats_objmeta_free(m);
+		goto out;
+	}
+	if (foreign_version(m, &version)) {
+		snprintf(err, errlen, "%s: .kstats metadata version %u, this tool reads "
+			 "version %d; rebuild the object with this tree's headers",
+			 path, version, KSTATS_META_VERSION);
+		kstats_objmeta_free(m);
+		ret = -EPROTO;
 		goto out;
 	}
 	terminate_names(m);

@@ -24,7 +24,7 @@ int kstats_pin_path(char *buf, size_t len, const char *dir, const char *kind,
 	return 0;
 }
 
-static bool is_bpffs(const char *path)
+bool kstats_is_bpffs(const char *path)
 {
 	struct statfs st;
 
@@ -37,7 +37,7 @@ int kstats_ensure_bpffs(const char *pin_dir, char *err, size_t errlen)
 
 	if (strncmp(pin_dir, KSTATS_BPFFS, n) || (pin_dir[n] && pin_dir[n] != '/'))
 		return 0;
-	if (is_bpffs(KSTATS_BPFFS))
+	if (kstats_is_bpffs(KSTATS_BPFFS))
 		return 0;
 	if (mount("bpf", KSTATS_BPFFS, "bpf", 0, "mode=0755")) {
 		int ret = -errno;

@@ -43,11 +43,7 @@ struct kstats_stream_hdr {
 		__uint(type, BPF_MAP_TYPE_RINGBUF);			\
 		__uint(max_entries, ring_bytes);			\
 	} sname##_ringbuf SEC(".maps");					\
-	__KSTATS_META(KSTATS_SEC_MAPS, struct kstats_map_meta)		\
-	__kstats_map_##sname##_ringbuf = {				\
-		.name = #sname "_ringbuf", .uid = "root", .gid = #grp,	\
-		.mode = 0660, .version = KSTATS_META_VERSION,		\
-	};								\
+	__KSTATS_MAP_META(sname##_ringbuf, #sname "_ringbuf", root, grp, 0660); \
 	DEFINE_BPF_MAP_GRO(sname##_drops, PERCPU_ARRAY, __u32, __u64, 1, grp); \
 	__KSTATS_META(KSTATS_SEC_STREAMS, struct kstats_stream_meta)	\
 	__kstats_stream_##sname = {					\

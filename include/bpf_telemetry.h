@@ -78,9 +78,13 @@ static inline __u32 bpf_telemetry_name_hash(const char *s, __u32 len)
 		__type(key, KeyT);					\
 		__type(value, ValueT);					\
 	} mname SEC(".maps");						\
+	__KSTATS_MAP_META(mname, #mname, usr, grp, md)
+
+/* The loader's record of map mname: its owner and mode once pinned. */
+#define __KSTATS_MAP_META(mname, name_str, usr, grp, md)		\
 	__KSTATS_META(KSTATS_SEC_MAPS, struct kstats_map_meta)		\
 	__kstats_map_##mname = {					\
-		.name = #mname, .uid = #usr, .gid = #grp, .mode = md,	\
+		.name = name_str, .uid = #usr, .gid = #grp, .mode = md,	\
 		.version = KSTATS_META_VERSION,				\
 	}
 
@@ -173,40 +177,53 @@ static inline __u32 bpf_telemetry_name_hash(const char *s, __u32 len)
  * tid: no hashing, no preallocated table to fill, freed when the task exits
  * (bench/handlers: about 0.6x the cost of the hash-map pattern).
  */
-#define DEFINE_BPF_TASK_START_MAP(mname)				\
-	struct {							\
-		__uint(type, BPF_MAP_TYPE_TASK_STORAGE);		\
-		__uint(map_flags, BPF_F_NO_PREALLOC);			\
-		__type(key, int);					\
-		__type(value, __u64);					\
-	} mname SEC(".maps");						\
-	__KSTATS_META(KSTATS_SEC_MAPS, struct kstats_map_meta)		\
-	__kstats_map_##mname = {					\
-		.name = #mname, .uid = "root", .gid = "root", .mode = 0600, \
-		.version = KSTATS_META_VERSION,				\
-	}
+#define DEFINE_BPF_TASK_START_MAP(mname) \
+	DEFINE_BPF_MAP_UGMF(mname, TASK_STORAGE, int, __u64, 0, root, root, \
+			    0600, BPF_F_NO_PREALLOC)
 
-#define SAVE_FIRST_TASK_START_TIME(map) ({				\
-	__u64 *__start = bpf_task_storage_get(&(map),			\
-		bpf_get_current_task_btf(), 0,				\
-		BPF_LOCAL_STORAGE_GET_F_CREATE);			\
-	if (__start && !*__start)					\
-		*__start = bpf_ktime_get_ns();				\
-})
+/* What kstats_take_elapsed_ns() gives when no start time was set. */
+#define KSTATS_NO_START (~0ull)
+
+/* Sets *start (0 = none) unless a start is already set. */
+static __always_inline void kstats_save_first_start(__u64 *start)
+{
+	if (start && !*start)
+		*start = bpf_ktime_get_ns();
+}
+
+/* Clears *start; returns now - *start in ns, or KSTATS_NO_START. */
+static __always_inline __u64 kstats_take_elapsed_ns(__u64 *start, __u64 now)
+{
+	__u64 begin;
+
+	if (!start || !*start)
+		return KSTATS_NO_START;
+	begin = *start;
+	*start = 0;
+	return now > begin ? now - begin : 0;
+}
+
+/* The microsecond bucket of an elapsed time, or the invalid bucket. */
+static __always_inline __u32 kstats_elapsed_bucket(__u64 ns)
+{
+	if (ns == KSTATS_NO_START)
+		return BPF_TELEMETRY_INVALID_BUCKET;
+	return bpf_telemetry_bucket(ns / 1000);
+}
+
+#define __TASK_START(map, flags) \
+	bpf_task_storage_get(&(map), bpf_get_current_task_btf(), 0, flags)
+
+#define SAVE_FIRST_TASK_START_TIME(map) \
+	kstats_save_first_start(__TASK_START(map, BPF_LOCAL_STORAGE_GET_F_CREATE))
+
+/* Clears the thread's start time; returns the ns since, or KSTATS_NO_START. */
+#define TAKE_TASK_ELAPSED_NS(map) \
+	kstats_take_elapsed_ns(__TASK_START(map, 0), bpf_ktime_get_ns())
 
 /* Clears the thread's start time; returns the microsecond bucket. */
-#define GET_TASK_LATENCY_BUCKET(map) ({					\
-	__u32 __bucket = BPF_TELEMETRY_INVALID_BUCKET;			\
-	__u64 *__start = bpf_task_storage_get(&(map),			\
-		bpf_get_current_task_btf(), 0, 0);			\
-	if (__start && *__start) {					\
-		__u64 __now = bpf_ktime_get_ns();			\
-		__bucket = bpf_telemetry_bucket(__now > *__start ?	\
-			(__now - *__start) / 1000 : 0);			\
-		*__start = 0;						\
-	}								\
-	__bucket;							\
-})
+#define GET_TASK_LATENCY_BUCKET(map) \
+	kstats_elapsed_bucket(TAKE_TASK_ELAPSED_NS(map))
 
 /*
  * A kprobe on func, as the last-resort variant of attach point attach_pt
@@ -234,23 +251,12 @@ static inline __u32 bpf_telemetry_name_hash(const char *s, __u32 len)
  * such as nodes: no hash update/delete per event.  Only for keys whose begin
  * and end cannot race (one kswapd thread per node).
  */
-#define SAVE_FIRST_SLOT_START_TIME(map, key) ({				\
-	__u64 *__slot = bpf_map_lookup_elem(&(map), (key));		\
-	if (__slot && !*__slot)						\
-		*__slot = bpf_ktime_get_ns();				\
-})
+#define SAVE_FIRST_SLOT_START_TIME(map, key) \
+	kstats_save_first_start(bpf_map_lookup_elem(&(map), (key)))
 
-#define GET_SLOT_LATENCY_BUCKET(map, key) ({				\
-	__u32 __bucket = BPF_TELEMETRY_INVALID_BUCKET;			\
-	__u64 *__slot = bpf_map_lookup_elem(&(map), (key));		\
-	if (__slot && *__slot) {					\
-		__u64 __now = bpf_ktime_get_ns();			\
-		__bucket = bpf_telemetry_bucket(__now > *__slot ?	\
-			(__now - *__slot) / 1000 : 0);			\
-		*__slot = 0;						\
-	}								\
-	__bucket;							\
-})
+#define GET_SLOT_LATENCY_BUCKET(map, key)				\
+	kstats_elapsed_bucket(kstats_take_elapsed_ns(			\
+		bpf_map_lookup_elem(&(map), (key)), bpf_ktime_get_ns()))
 
 #define SAVE_FIRST_START_TIME_AT(map, key, now) ({			\
 	__u64 __start = (now);						\
@@ -260,16 +266,20 @@ static inline __u32 bpf_telemetry_name_hash(const char *s, __u32 len)
 #define SAVE_FIRST_START_TIME(map, key) \
 	SAVE_FIRST_START_TIME_AT(map, key, bpf_ktime_get_ns())
 
-/* Looks up and deletes the start time; returns the microsecond bucket. */
+/*
+ * Looks up and deletes the start time; returns the microsecond bucket.  Only
+ * the caller whose delete succeeds counts: two ends racing on one key would
+ * otherwise both count the same start.
+ */
 #define GET_LATENCY_BUCKET_AT(map, key, now) ({				\
 	__u32 __bucket = BPF_TELEMETRY_INVALID_BUCKET;			\
 	__u64 __now = (now);						\
 	__u64 *__start = bpf_map_lookup_elem(&(map), (key));		\
 	if (__start) {							\
-		__u64 __us = __now > *__start ?				\
-			     (__now - *__start) / 1000 : 0;		\
-		bpf_map_delete_elem(&(map), (key));			\
-		__bucket = bpf_telemetry_bucket(__us);			\
+		__u64 __begin = *__start;				\
+		if (!bpf_map_delete_elem(&(map), (key)))		\
+			__bucket = bpf_telemetry_bucket(__now > __begin ? \
+				(__now - __begin) / 1000 : 0);		\
 	}								\
 	__bucket;							\
 })

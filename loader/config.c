@@ -101,7 +101,7 @@ int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t err
 	int ret = 0;
 
 	if (!copy)
-		return -ENOMEM;
+		goto nomem;
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		tok = trim(tok);
 		if (!strcmp(tok, "all")) {
@@ -118,14 +118,17 @@ int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t err
 		if (!grown || !(grown[ctx->ndisabled] = strdup(tok))) {
 			if (grown)
 				ctx->disabled = grown;
-			ret = -ENOMEM;
-			break;
+			free(copy);
+			goto nomem;
 		}
 		ctx->disabled = grown;
 		ctx->ndisabled++;
 	}
 	free(copy);
 	return ret;
+nomem:
+	snprintf(err, errlen, "out of memory");
+	return -ENOMEM;
 }
 
 static int config_line(struct loader_ctx *ctx, char *line, char *err, size_t errlen)

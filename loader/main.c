@@ -17,8 +17,6 @@
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
-#include <linux/magic.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <json-c/json.h>
@@ -202,13 +200,6 @@ static int set_config(struct loader_ctx *ctx, const struct options *o)
 	return EXIT_OK;
 }
 
-static bool on_bpffs(const char *path)
-{
-	struct statfs st;
-
-	return !statfs(path, &st) && st.f_type == BPF_FS_MAGIC;
-}
-
 static int mkdir_p(const char *path, mode_t mode)
 {
 	char buf[LOADER_PATH_LEN], *p;
@@ -237,7 +228,7 @@ static int prepare_pin_dir(const char *pin_dir, char *err, size_t len)
 		snprintf(err, len, "cannot create %s: %s", pin_dir, strerror(errno));
 		return ret;
 	}
-	if (!on_bpffs(pin_dir)) {
+	if (!kstats_is_bpffs(pin_dir)) {
 		snprintf(err, len, "%s is not on a bpffs; pass --pin-dir under %s",
 			 pin_dir, KSTATS_BPFFS);
 		return -ENOTSUP;
@@ -331,6 +322,7 @@ static void report(const struct obj_result *r)
 				outcome_str(r->progs[i].outcome), r->progs[i].reason);
 }
 
+/* EXIT_OK or EXIT_CRITICAL; -errno when no object could be tried. */
 static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nout)
 {
 	struct dirent **ents;
@@ -339,11 +331,8 @@ static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nou
 	int n, i, critical = 0;
 
 	n = scan_objects(ctx->obj_dir, &ents);
-	if (n < 0) {
-		log_msg(LOG_ERR, "cannot read object directory %s: %s; pass --obj-dir",
-			ctx->obj_dir, strerror(-n));
-		return EXIT_ENV;
-	}
+	if (n < 0)
+		return n;
 	res = calloc(n ? n : 1, sizeof(*res));
 	for (i = 0; i < n; i++) {
 		if (res) {
@@ -355,15 +344,33 @@ static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nou
 		free(ents[i]);
 	}
 	free(ents);
-	if (!res) {
-		log_msg(LOG_ERR, "out of memory");
-		return EXIT_ENV;
-	}
+	if (!res)
+		return -ENOMEM;
 	if (!n)
 		log_msg(LOG_WARNING, "warning: no *.bpf objects in %s", ctx->obj_dir);
 	*out = res;
 	*nout = n;
 	return critical ? EXIT_CRITICAL : EXIT_OK;
+}
+
+/* The status file, then the completion flag: returns the exit code. */
+static int finish_run(const struct loader_ctx *ctx, const struct obj_result *res,
+		      size_t n, __u64 started, const char *flag, int code)
+{
+	int ret = status_write(ctx, res, n, started, NULL);
+
+	if (ret) {
+		log_msg(LOG_ERR, "cannot write %s: %s; pass --run-dir; no completion "
+			"flag written", ctx->status_path, strerror(-ret));
+		return EXIT_ENV;
+	}
+	ret = write_file_atomic(flag, "1\n", 2);
+	if (ret) {
+		log_msg(LOG_ERR, "cannot write completion flag %s: %s; pass --run-dir",
+			flag, strerror(-ret));
+		return EXIT_ENV;
+	}
+	return code;
 }
 
 static int run(struct loader_ctx *ctx, const struct options *o)
@@ -396,18 +403,12 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 		goto out;
 	}
 	ret = load_all(ctx, &res, &n);
-	if (ret == EXIT_ENV) {
-		ret = fail_env(ctx, started, "cannot read the object directory %s",
-			       ctx->obj_dir);
+	if (ret < 0) {
+		ret = fail_env(ctx, started, "cannot read object directory %s: %s; "
+			       "pass --obj-dir", ctx->obj_dir, strerror(-ret));
 		goto out;
 	}
-	ret = status_write(ctx, res, n, started, NULL) ? EXIT_ENV : ret;
-	if (ret == EXIT_ENV)
-		log_msg(LOG_ERR, "cannot write %s: %m; pass --run-dir", ctx->status_path);
-	else if (write_file_atomic(flag, "1\n", 2))
-		ret = EXIT_ENV;
-	if (ret == EXIT_ENV && access(flag, F_OK))
-		log_msg(LOG_ERR, "no completion flag %s written", flag);
+	ret = finish_run(ctx, res, n, started, flag, ret);
 out:
 	for (i = 0; i < n; i++)
 		free_result(&res[i]);

@@ -189,6 +189,20 @@ int txn_pin(struct pin_txn *txn, int fd, const char *final, const char *aside,
 	return apply_owner(e->tmp, uid, gid, mode);
 }
 
+/* Moves entry e back under its temporary name, and its aside back. */
+static void txn_unpublish(struct pin_entry *e)
+{
+	if (!rename(e->final, e->tmp))
+		e->pinned = true;
+	if (*e->aside)
+		rename(e->aside, e->final);
+}
+
+/*
+ * All or nothing: when one rename fails, the entries already published go
+ * back under their temporary names, so txn_abort() removes them.  A link
+ * left published would stay attached next to the restored old one.
+ */
 int txn_commit(struct pin_txn *txn, char *why, size_t len)
 {
 	struct pin_entry *e;
@@ -199,14 +213,21 @@ int txn_commit(struct pin_txn *txn, char *why, size_t len)
 		e = &txn->e[i];
 		if (*e->aside && rename(e->final, e->aside) && errno != ENOENT)
 			goto fail;
-		if (rename(e->tmp, e->final))
+		if (rename(e->tmp, e->final)) {
+			ret = -errno;
+			if (*e->aside)
+				rename(e->aside, e->final);
+			errno = -ret;
 			goto fail;
+		}
 		e->pinned = false;
 	}
 	return 0;
 fail:
 	ret = -errno;
 	snprintf(why, len, "cannot publish %s: %s", e->final, strerror(-ret));
+	while (i--)
+		txn_unpublish(&txn->e[i]);
 	return ret;
 }
 

@@ -193,10 +193,11 @@ static void test_bad_files(void **state)
 {
 	static const char *const bad[] = {
 		"empty", "text", "trunc16", "trunc200", "trunc2000", "elfx86",
-		"shoff", "btf", "symtab", "progmeta", "nometa",
+		"shoff", "btf", "symtab", "progmeta", "nometa", "metaver",
 	};
 	struct ltest *t = *state;
-	size_t i;
+	char path[512];
+	size_t i, off, size;
 
 	assert_int_equal(ltest_add_bytes(t, "empty", "", 0), 0);
 	assert_int_equal(ltest_add_bytes(t, "text", "not an object\n", 14), 0);
@@ -209,6 +210,10 @@ static void test_bad_files(void **state)
 	corrupt_copy(t, "symtab", ".symtab", 0, 0);
 	corrupt_copy(t, "progmeta", ".kstats.progs", 0, 0);
 	assert_int_equal(ltest_add(t, "tests/bpf/bucket_probe.bpf", "nometa"), 0);
+	snprintf(path, sizeof(path), "%s/bpf/compaction.bpf", t->kt.build);
+	section_range(path, ".kstats.progs", &off, &size);
+	corrupt_copy(t, "metaver", NULL,
+		     off + offsetof(struct kstats_prog_meta, version), 4);
 
 	assert_int_equal(ltest_run(t, NULL), 0);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -216,6 +221,7 @@ static void test_bad_files(void **state)
 			fail_msg("%s: %s: %s", bad[i], ltest_outcome(t, bad[i], NULL),
 				 ltest_str(ltest_obj(t, bad[i]), "reason"));
 	assert_reason_has(t, "nometa", NULL, "no metadata");
+	assert_reason_has(t, "metaver", NULL, "metadata version");
 	assert_compaction_loaded(t);
 }
 
