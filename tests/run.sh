@@ -12,14 +12,17 @@ cd "$(dirname "$0")/.." || exit 1
 
 pass=0 fail=0 skip=0
 
-# A run that was interrupted leaves pins and trace instances of a dead pid.
+# A run that was interrupted leaves pins, trace instances, loader run dirs
+# and temp dirs, all named *-test-<pid>-*, of a dead pid.  Names without a
+# pid are never removed: they may belong to a run in another tree.
 cleanup_stale() {
 	local d pid
 	for d in /sys/fs/bpf/kernelstats-test-* /sys/kernel/tracing/instances/kstats-test-* \
 		 /tmp/kernelstats-test-*-run /tmp/kstats-test-*; do
 		[ -e "$d" ] || continue
-		pid=${d##*-test-}
-		pid=${pid%%-*}
+		pid=${d#*-test-}
+		pid=${pid%%[!0-9]*}
+		[ -n "$pid" ] || continue
 		kill -0 "$pid" 2>/dev/null && continue
 		rm -rf "$d" 2>/dev/null || rmdir "$d" 2>/dev/null
 	done

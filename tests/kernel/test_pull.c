@@ -496,7 +496,7 @@ static int setup(void **state)
 	memset(&e, 0, sizeof(e));
 	if (ktest_init(&e.t, "pull"))
 		return -1;
-	snprintf(e.tmp, sizeof(e.tmp), "/tmp/kstats-test-pull-XXXXXX");
+	snprintf(e.tmp, sizeof(e.tmp), "/tmp/kstats-test-%d-pull-XXXXXX", (int)getpid());
 	if (!mkdtemp(e.tmp))
 		return -1;
 	snprintf(e.state_dir, sizeof(e.state_dir), "%s/state", e.tmp);

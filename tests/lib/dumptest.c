@@ -49,7 +49,7 @@ int dt_init(struct dumptest *d, const char *tag, const char *const *objs)
 	ret = ktest_init(&d->kt, tag);
 	if (ret)
 		return ret;
-	snprintf(d->tmp, sizeof(d->tmp), "/tmp/kstats-dumptest-XXXXXX");
+	snprintf(d->tmp, sizeof(d->tmp), "/tmp/kstats-test-%d-%s-XXXXXX", (int)getpid(), tag);
 	static_assert(sizeof(d->tmp) + 4 <= sizeof(d->kt.obj_dir), "obj dir fits");
 	if (!mkdtemp(d->tmp) || chmod(d->tmp, 0755))
 		return -errno;

@@ -6,7 +6,7 @@ set -u
 BUILD=${KSTATS_BUILD:-build}
 KSTATS=$BUILD/kstats
 MAN=doc/kstats.1
-tmp=$(mktemp -d)
+tmp=$(mktemp -d /tmp/kstats-test-$$-cli-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
 # check NAME WANT_STATUS WANT_STDERR_SUBSTRING -- ARGS...

@@ -18,7 +18,7 @@ done
 [ "$(id -u)" = 0 ] || { echo "SKIP: privileges: needs root"; exit 0; }
 [ -x "$B/kstats" ] && [ -f "$OBJ" ] || { echo "FAIL: setup: build $B first"; exit 1; }
 
-tmp=$(mktemp -d)
+tmp=$(mktemp -d /tmp/kstats-test-$$-privsh-XXXXXX)
 chmod 0755 "$tmp"
 cleanup() {
 	userdel "$U" 2>/dev/null

@@ -11,7 +11,7 @@ for tool in m4 checkpolicy sefcontext_compile; do
 		exit 0
 	fi
 done
-tmp=$(mktemp -d)
+tmp=$(mktemp -d /tmp/kstats-test-$$-sepolicy-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
 if out=$(tests/sepolicy/build.sh "$tmp/good" 2>&1); then

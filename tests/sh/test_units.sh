@@ -5,7 +5,7 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${KSTATS_BUILD:-build}
 PREFIX=/usr
-tmp=$(mktemp -d /tmp/kstats-units-XXXXXX)
+tmp=$(mktemp -d /tmp/kstats-test-$$-install-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 unit=$PREFIX/lib/systemd/system/kernelstats-loader.service
 rc=$PREFIX/etc/init/kernelstats.rc

@@ -51,7 +51,7 @@ static void make_file(const char *rel, mode_t mode)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(root, sizeof(root), "/tmp/kstats-trust-XXXXXX");
+	snprintf(root, sizeof(root), "/tmp/kstats-test-%d-trust-XXXXXX", (int)getpid());
 	if (!mkdtemp(root) || chmod(root, 0755))
 		return -1;
 	return 0;
