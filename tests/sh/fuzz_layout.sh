@@ -14,6 +14,8 @@ if [ ! -x "$bin" ] || [ ! -d "$seeds" ]; then
 fi
 work=$(mktemp -d /tmp/kstats-test-$$-fuzz-XXXXXX) || exit 1
 trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT	# the EXIT trap cleans up; bash runs it on exit only
+trap 'exit 143' TERM
 mkdir "$work/corpus"
 cp "$seeds"/*.btf "$work/corpus/"
 # shellcheck disable=SC2086

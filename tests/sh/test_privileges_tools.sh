@@ -24,7 +24,9 @@ cleanup() {
 	userdel "$U" 2>/dev/null
 	rm -rf "$PIN" "$PIN"-* "$tmp"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT	# the EXIT trap cleans up; bash runs it on exit only
+trap 'exit 143' TERM
 
 # Users of runs that were killed before their cleanup.
 for old in $(getent passwd | awk -F: '$1 ~ /^kst[0-9]+$/ && $3 < 1000 {print $1}'); do
