@@ -62,7 +62,8 @@ tally_tap() {
 	while IFS= read -r line; do
 		case $line in
 		1..*)		plan=${line#1..} ;;
-		*"ok "*"# SKIP"*) count SKIP "$suite" "${line#*# SKIP }"; seen=$((seen + 1)) ;;
+		"ok "*"# SKIP"*|"not ok "*"# SKIP"*)
+			count SKIP "$suite" "${line#*# SKIP }"; seen=$((seen + 1)) ;;
 		"not ok "*)	count FAIL "$suite" "${line#*- }"; seen=$((seen + 1)) ;;
 		"ok "*)		count PASS "$suite" "${line#*- }"; seen=$((seen + 1)) ;;
 		SKIP:*|FAIL:*)	count "${line%%:*}" "$suite" "${line#*: }"; other=1 ;;

@@ -127,7 +127,7 @@ static int write_status(const char *path, const char *release, const char *extra
 	add_object(buf, sizeof(buf), "cma", "SKIPPED_NO_ATTACH_POINT",
 		   "no attach point for cma_alloc_start in this kernel", false);
 	append(buf, sizeof(buf), "],\"maps\":[]}%s]}\n", extra ? extra : "");
-	return dt_write_file(path, buf);
+	return ktest_write_file(path, buf);
 }
 
 static int kernel_release(char *buf, size_t len)
@@ -256,20 +256,7 @@ static unsigned long long fd_memlock(const char *obj, const char *map)
 }
 
 /* Every output of the jq filter on json is true, and there is one. */
-static void jq_true(const char *json, const char *filter)
-{
-	char cmd[2048];
-	struct dt_result r;
-
-	assert_true(json && *json);	/* jq -e passes on empty input */
-	snprintf(cmd, sizeof(cmd), "jq -s -e '[.[] | %s] | length > 0 and all' >/dev/null",
-		 filter);
-	assert_int_equal(dt_sh(cmd, json, &r), 0);
-	if (r.status)
-		fprintf(stderr, "jq -e '%s' failed: %s\n", filter, r.err);
-	assert_int_equal(r.status, 0);
-	dt_result_free(&r);
-}
+#define jq_true(json, filter) assert_int_equal(dt_jq_all(filter, json), 0)
 
 static void test_status_json(void **state)
 {
@@ -371,11 +358,11 @@ static void test_status_errors(void **state)
 	expect(ARGS("status", "--status-file", path), false, 3, want);
 
 	dt_path(&d, "garbage.json", path, sizeof(path));
-	assert_int_equal(dt_write_file(path, "{\"version\": 1, \"objects\": [\n"), 0);
+	assert_int_equal(ktest_write_file(path, "{\"version\": 1, \"objects\": [\n"), 0);
 	expect(ARGS("status", "--status-file", path), false, 1,
 	       "is not a loader status file: ");
 
-	assert_int_equal(dt_write_file(path, "{\"version\": 2, \"objects\": []}\n"), 0);
+	assert_int_equal(ktest_write_file(path, "{\"version\": 2, \"objects\": []}\n"), 0);
 	expect(ARGS("status", "--status-file", path), false, 1,
 	       "status version 2, this kstats reads version 1");
 

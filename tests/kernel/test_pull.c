@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <glob.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -62,12 +61,6 @@ static uint64_t boot_ns(void)
 
 	clock_gettime(CLOCK_BOOTTIME, &ts);
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st; (void)flag; (void)ftw;
-	return remove(path);
 }
 
 /* ---- events: raw_tp copies of the objects' programs on the pinned maps ---- */
@@ -515,7 +508,7 @@ static int teardown(void **state)
 	(void)state;
 	close_runners();
 	ktest_fini(&e.t);
-	nftw(e.tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	ktest_rm_tree(e.tmp);
 	return 0;
 }
 
