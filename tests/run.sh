@@ -10,10 +10,14 @@ cd "$(dirname "$0")/.." || exit 1
 pass=0 fail=0 skip=0 child=
 
 # A run that was interrupted leaves pins, trace instances, loader run dirs
-# and temp dirs, all named *-test-<pid>-*, of a dead pid.  Names without a
-# pid are never removed: they may belong to a run in another tree.
+# and temp dirs, all named *-test-<pid>-*, and test users kst<pid>
+# (test_privileges_tools.sh), of a dead pid.  Names without a pid are never
+# removed: they may belong to a run in another tree.
 cleanup_stale() {
-	local d pid
+	local d pid u
+	for u in $(getent passwd | awk -F: '$1 ~ /^kst[0-9]+$/ && $3 < 1000 {print $1}'); do
+		kill -0 "${u#kst}" 2>/dev/null || userdel "$u" 2>/dev/null
+	done
 	for d in /sys/fs/bpf/kernelstats-test-* /sys/kernel/tracing/instances/kstats-test-* \
 		 /tmp/kernelstats-test-*-run /tmp/kstats-test-*; do
 		[ -e "$d" ] || continue

@@ -28,10 +28,6 @@ trap cleanup EXIT
 trap 'exit 130' INT	# the EXIT trap cleans up; bash runs it on exit only
 trap 'exit 143' TERM
 
-# Users of runs that were killed before their cleanup.
-for old in $(getent passwd | awk -F: '$1 ~ /^kst[0-9]+$/ && $3 < 1000 {print $1}'); do
-	kill -0 "${old#kst}" 2>/dev/null || userdel "$old" 2>/dev/null
-done
 # make install creates the group; the throwaway user gets its own group.
 getent group kstats >/dev/null || groupadd --system kstats ||
 	{ echo "FAIL: setup: groupadd kstats failed"; exit 1; }
