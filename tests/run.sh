@@ -29,9 +29,10 @@ cleanup_stale() {
 	done
 }
 
-# Stops the running test's whole process group, then removes what it left.
+# Stops the running test's whole session (timeout(1) makes its own process
+# group), then removes what it left.
 interrupted() {
-	[ -n "$child" ] && kill -TERM -- "-$child" 2>/dev/null && wait "$child"
+	[ -n "$child" ] && pkill -TERM -s "$child" && wait "$child"
 	rm -rf "$work"
 	cleanup_stale
 	echo "interrupted: $pass passed, $fail failed, $skip skipped so far" >&2
@@ -97,7 +98,8 @@ tally_sh() {
 run_one() {
 	local kind=$1 suite=$2 out=$work/out rc failed_before=$fail f
 	shift 2
-	setsid "$@" >"$out" 2>&1 </dev/null &
+	# exec: with traps set, bash would fork setsid instead of becoming it.
+	(trap - EXIT INT TERM; exec setsid "$@" >"$out" 2>&1 </dev/null) &
 	child=$!
 	wait "$child"
 	rc=$?
