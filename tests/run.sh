@@ -63,10 +63,10 @@ count() {	# verdict suite text
 # Counts a cmocka binary's TAP lines, whose plan (1..N) must be met, and
 # the SKIP: (or FAIL:) line of a binary the kernel cannot run.
 tally_tap() {
-	local suite=$1 out=$2 line plan= seen=0 other=0
+	local suite=$1 out=$2 line n plan= seen=0 other=0
 	while IFS= read -r line; do
 		case $line in
-		1..*)		plan=${line#1..} ;;
+		1..[0-9]*)	n=${line#1..}; plan=$((${plan:-0} + ${n%%[!0-9]*})) ;;	# per group
 		"ok "*"# SKIP"*|"not ok "*"# SKIP"*)
 			count SKIP "$suite" "${line#*# SKIP }"; seen=$((seen + 1)) ;;
 		"not ok "*)	count FAIL "$suite" "${line#*- }"; seen=$((seen + 1)) ;;
