@@ -1,70 +1,137 @@
 #!/usr/bin/env bash
 # Runs every test (cmocka binaries in TAP mode, shell tests) and prints one
 # PASS/FAIL/SKIP line per test, then "N passed, N failed, N skipped".
+# A sanitizer report from any process a test starts fails that test.
 # Usage: tests/run.sh BUILD_DIR   (make test builds build/san with ASan+UBSan)
 set -u
 BUILD=${1:-build/san}
-export KSTATS_BUILD=$BUILD
-export CMOCKA_MESSAGE_OUTPUT=TAP
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 cd "$(dirname "$0")/.." || exit 1
 
-pass=0 fail=0 skip=0
+pass=0 fail=0 skip=0 child=
 
-# A run that was interrupted leaves pins and trace instances of a dead pid.
+# A run that was interrupted leaves pins, trace instances, loader run dirs
+# and temp dirs, all named *-test-<pid>-*, and test users kst<pid>
+# (test_privileges_tools.sh), of a dead pid.  Names without a pid are never
+# removed: they may belong to a run in another tree.
 cleanup_stale() {
-	local d pid
+	local d pid u
+	for u in $(getent passwd | awk -F: '$1 ~ /^kst[0-9]+$/ && $3 < 1000 {print $1}'); do
+		kill -0 "${u#kst}" 2>/dev/null || userdel "$u" 2>/dev/null
+	done
 	for d in /sys/fs/bpf/kernelstats-test-* /sys/kernel/tracing/instances/kstats-test-* \
 		 /tmp/kernelstats-test-*-run /tmp/kstats-test-*; do
 		[ -e "$d" ] || continue
-		pid=${d##*-test-}
-		pid=${pid%%-*}
+		pid=${d#*-test-}
+		pid=${pid%%[!0-9]*}
+		[ -n "$pid" ] || continue
 		kill -0 "$pid" 2>/dev/null && continue
 		rm -rf "$d" 2>/dev/null || rmdir "$d" 2>/dev/null
 	done
 }
 
-# Reads one test's output on stdin; counts and prints its results.
-tally() {
-	local suite=$1 rc=$2 out=$3 line failed_before=$fail seen=0
+# Stops the running test's whole session (timeout(1) makes its own process
+# group), then removes what it left.
+interrupted() {
+	[ -n "$child" ] && pkill -TERM -s "$child" && wait "$child"
+	rm -rf "$work"
+	cleanup_stale
+	echo "interrupted: $pass passed, $fail failed, $skip skipped so far" >&2
+	exit "$1"
+}
+
+work=$(mktemp -d "/tmp/kstats-test-$$-run-XXXXXX") || exit 1
+san=$work/san
+mkdir -m 1777 "$san" || exit 1	# tests run tools as other users too
+trap 'rm -rf "$work"; cleanup_stale' EXIT
+trap 'interrupted 130' INT
+trap 'interrupted 143' TERM
+
+export KSTATS_BUILD=$BUILD
+export CMOCKA_MESSAGE_OUTPUT=TAP
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:log_path=$san/asan
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$san/ubsan
+
+count() {	# verdict suite text
+	echo "$1: $2: $3"
+	case $1 in
+	PASS) pass=$((pass + 1)) ;;
+	FAIL) fail=$((fail + 1)) ;;
+	SKIP) skip=$((skip + 1)) ;;
+	esac
+}
+
+# Counts a cmocka binary's TAP lines, whose plan (1..N) must be met, and
+# the SKIP: (or FAIL:) line of a binary the kernel cannot run.
+tally_tap() {
+	local suite=$1 out=$2 line n plan= seen=0 other=0
 	while IFS= read -r line; do
 		case $line in
-		*"ok "*"# SKIP"*) echo "SKIP: $suite:${line#*# SKIP}"; skip=$((skip + 1)); seen=1 ;;
-		"not ok "*)	echo "FAIL: $suite: ${line#*- }"; fail=$((fail + 1)); seen=1 ;;
-		"ok "*)		echo "PASS: $suite: ${line#*- }"; pass=$((pass + 1)); seen=1 ;;
-		PASS:*)		echo "PASS: $suite: ${line#PASS: }"; pass=$((pass + 1)); seen=1 ;;
-		FAIL:*)		echo "FAIL: $suite: ${line#FAIL: }"; fail=$((fail + 1)); seen=1 ;;
-		SKIP:*)		echo "SKIP: $suite: ${line#SKIP: }"; skip=$((skip + 1)); seen=1 ;;
+		1..[0-9]*)	n=${line#1..}; plan=$((${plan:-0} + ${n%%[!0-9]*})) ;;	# per group
+		"ok "*"# SKIP"*|"not ok "*"# SKIP"*)
+			count SKIP "$suite" "${line#*# SKIP }"; seen=$((seen + 1)) ;;
+		"not ok "*)	count FAIL "$suite" "${line#*- }"; seen=$((seen + 1)) ;;
+		"ok "*)		count PASS "$suite" "${line#*- }"; seen=$((seen + 1)) ;;
+		SKIP:*|FAIL:*)	count "${line%%:*}" "$suite" "${line#*: }"; other=1 ;;
 		esac
-	done <<<"$out"
-	if [ "$rc" -ne 0 ] && [ "$fail" -eq "$failed_before" ]; then
-		echo "FAIL: $suite: exited with status $rc"
-		fail=$((fail + 1))
-	elif [ "$seen" -eq 0 ]; then
-		echo "FAIL: $suite: reported no results"
-		fail=$((fail + 1))
+	done <"$out"
+	if [ -n "$plan" ] && [ "$seen" -ne "$plan" ]; then
+		count FAIL "$suite" "planned $plan tests, reported $seen"
+		return 0
 	fi
-	if [ "$fail" -ne "$failed_before" ]; then
-		printf '%s\n' "$out" | sed 's/^/    | /' | tail -40
-	fi
+	[ $((seen + other)) -gt 0 ]
 }
 
+# Counts a shell test's PASS:/FAIL:/SKIP: lines.
+tally_sh() {
+	local suite=$1 out=$2 line seen=0
+	while IFS= read -r line; do
+		case $line in
+		PASS:*|FAIL:*|SKIP:*)
+			count "${line%%:*}" "$suite" "${line#*: }"; seen=$((seen + 1)) ;;
+		esac
+	done <"$out"
+	[ "$seen" -gt 0 ]
+}
+
+# Runs one test in its own process group (so an interrupt can stop all of
+# it) and counts its results; exit status, signal and sanitizer reports too.
 run_one() {
-	local suite=$1 out rc
-	shift
-	out=$("$@" 2>&1)
+	local kind=$1 suite=$2 out=$work/out rc failed_before=$fail f
+	shift 2
+	# exec: with traps set, bash would fork setsid instead of becoming it.
+	(trap - EXIT INT TERM; exec setsid "$@" >"$out" 2>&1 </dev/null) &
+	child=$!
+	wait "$child"
 	rc=$?
-	tally "$suite" "$rc" "$out"
+	child=
+	"tally_$kind" "$suite" "$out" || count FAIL "$suite" "reported no results"
+	if [ "$rc" -gt 128 ]; then
+		count FAIL "$suite" "killed by signal $((rc - 128))"
+	elif [ "$rc" -ne 0 ] && [ "$fail" -eq "$failed_before" ]; then
+		count FAIL "$suite" "exited with status $rc"
+	fi
+	for f in "$san"/*; do
+		[ -e "$f" ] || continue
+		count FAIL "$suite" "sanitizer report ${f##*/}: $(grep -m1 -E 'ERROR|runtime error' "$f")"
+		sed 's/^/    | /' "$f" | head -30
+		rm -f "$f"
+	done
+	if [ "$fail" -ne "$failed_before" ]; then
+		sed 's/^/    | /' "$out" | tail -40
+	fi
 }
 
-trap cleanup_stale EXIT INT TERM
 cleanup_stale
-for t in "$BUILD"/tests/unit/* "$BUILD"/tests/kernel/*; do
-	[ -x "$t" ] && run_one "$(basename "$t")" "$t"
+for src in tests/unit/*.c tests/kernel/*.c; do
+	t=$BUILD/${src%.c}
+	if [ -x "$t" ]; then
+		run_one tap "$(basename "$t")" "$t"
+	else
+		count FAIL "$(basename "$t")" "$t is not built (make test-build)"
+	fi
 done
 for t in tests/sh/*.sh; do
-	[ -f "$t" ] && run_one "$(basename "$t" .sh)" bash "$t"
+	run_one sh "$(basename "$t" .sh)" bash "$t"
 done
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

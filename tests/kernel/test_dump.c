@@ -96,7 +96,7 @@ static int setup(void **state)
 		 "\"path\":\"x\",\"outcome\":\"SKIPPED_NO_ATTACH_POINT\",\"reason\":"
 		 "\"no attach point for mm_compaction_begin in this kernel\",\"critical\":false,"
 		 "\"programs\":[],\"maps\":[]}]}\n");
-	return dt_write_file(status_file, buf);
+	return ktest_write_file(status_file, buf);
 }
 
 static int teardown(void **state)
@@ -207,14 +207,7 @@ static void check_sh(const char *cmd, const char *input, bool pass)
 }
 
 /* Every output of the jq filter on input is true, and there is one. */
-static void check_jq(const char *filter, const char *input)
-{
-	char cmd[4096];
-
-	snprintf(cmd, sizeof(cmd), "jq -s -e '[.[] | %s] | length > 0 and all' >/dev/null",
-		 filter);
-	check_sh(cmd, input, true);
-}
+#define check_jq(filter, input) assert_int_equal(dt_jq_all(filter, input), 0)
 
 static void test_json_golden_and_schema(void **state)
 {
@@ -302,7 +295,7 @@ static void test_output_atomic(void **state)
 	dt_path(&d, "textfile", dir, sizeof(dir));
 	assert_int_equal(mkdir(dir, 0755), 0);
 	snprintf(path, sizeof(path), "%s/kstats.prom", dir);
-	assert_int_equal(dt_write_file(path, "old\n"), 0);
+	assert_int_equal(ktest_write_file(path, "old\n"), 0);
 	assert_int_equal(stat(path, &before), 0);
 	run_ok(&r, DUMP("--openmetrics", "--output", path));
 	assert_string_equal(r.out, "");
@@ -370,7 +363,7 @@ static void test_not_loaded(void **state)
 
 	/* A failed object: the status says more. */
 	dt_path(&d, "failed-status.json", failed, sizeof(failed));
-	assert_int_equal(dt_write_file(failed, "{\"version\":1,\"objects\":[{\"name\":"
+	assert_int_equal(ktest_write_file(failed, "{\"version\":1,\"objects\":[{\"name\":"
 		"\"compaction\",\"outcome\":\"FAILED_VERIFIER\",\"reason\":\"load: E2BIG\"}]}"), 0);
 	assert_int_equal(dt_run(&d, &r, false, ARGS("dump", "--obj-dir", d.kt.obj_dir,
 		"--pin-dir", d.kt.pin_dir, "--status-file", failed, "CompactionDuration")), 0);

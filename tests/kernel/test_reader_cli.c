@@ -74,8 +74,8 @@ static int setup(void **state)
 	if (fx.no_kernel)
 		return 0;
 	snprintf(kstats, sizeof(kstats), "%s/kstats", fx.t.build);
-	snprintf(out_file, sizeof(out_file), "/tmp/kstats-test-cli-%d.out", (int)getpid());
-	snprintf(err_file, sizeof(err_file), "/tmp/kstats-test-cli-%d.err", (int)getpid());
+	snprintf(out_file, sizeof(out_file), "/tmp/kstats-test-%d-cli.out", (int)getpid());
+	snprintf(err_file, sizeof(err_file), "/tmp/kstats-test-%d-cli.err", (int)getpid());
 	return fill_maps();
 }
 

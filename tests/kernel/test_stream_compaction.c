@@ -35,18 +35,6 @@ static const char *const col_names[NR_COLS] = {
 	"pid", "tid", "order", "duration_ns", "state", "comm[0]",
 };
 
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
-		ret = -EIO;
-	close(fd);
-	return ret;
-}
-
 static int setup(void **state)
 {
 	static const char *const events[] = { "compaction/mm_compaction_end", NULL };
@@ -59,7 +47,7 @@ static int setup(void **state)
 	snprintf(path, sizeof(path), "%s/events/compaction/mm_compaction_end/filter",
 		 t.trace_dir);
 	snprintf(filter, sizeof(filter), "common_pid == %d", (int)getpid());
-	return write_str(path, filter);
+	return ktest_write_file(path, filter);
 }
 
 static int teardown(void **state)

@@ -20,6 +20,8 @@ ls "$build"/bpf/*.bpf >/dev/null 2>&1 || { echo "no $build/bpf/*.bpf: make bpf" 
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
+trap 'exit 130' INT	# the EXIT trap cleans up; bash runs it on exit only
+trap 'exit 143' TERM
 mkdir -p "$stage"/{bin,boot,bpf,dev,etc,proc,sys,tmp,lib/modules}
 cp "$busybox" "$stage/bin/busybox"
 cp "$build"/static/{kstats-loader,kstats,kstats-guest} "$stage/bin/"

@@ -2,7 +2,6 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +48,7 @@ int dt_init(struct dumptest *d, const char *tag, const char *const *objs)
 	ret = ktest_init(&d->kt, tag);
 	if (ret)
 		return ret;
-	snprintf(d->tmp, sizeof(d->tmp), "/tmp/kstats-dumptest-XXXXXX");
+	snprintf(d->tmp, sizeof(d->tmp), "/tmp/kstats-test-%d-%s-XXXXXX", (int)getpid(), tag);
 	static_assert(sizeof(d->tmp) + 4 <= sizeof(d->kt.obj_dir), "obj dir fits");
 	if (!mkdtemp(d->tmp) || chmod(d->tmp, 0755))
 		return -errno;
@@ -66,18 +65,11 @@ int dt_init(struct dumptest *d, const char *tag, const char *const *objs)
 	return ktest_run_loader(&d->kt, NULL) ? -EIO : 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-		    struct FTW *ftw)
-{
-	(void)st; (void)flag; (void)ftw;
-	return remove(path);
-}
-
 void dt_fini(struct dumptest *d)
 {
 	ktest_fini(&d->kt);
 	if (*d->tmp)
-		nftw(d->tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		ktest_rm_tree(d->tmp);
 }
 
 static int map_fd(struct dumptest *d, const char *obj, const char *map)
@@ -273,14 +265,25 @@ int dt_read_line(int fd, char *buf, size_t len, int timeout_ms)
 	return 0;
 }
 
-int dt_write_file(const char *path, const char *text)
+int dt_jq_all(const char *filter, const char *json)
 {
-	FILE *f = fopen(path, "w");
+	char cmd[4096];
+	struct dt_result r;
+	int status;
 
-	if (!f)
-		return -errno;
-	fputs(text, f);
-	return fclose(f) ? -errno : 0;
+	if (!json || !*json) {	/* jq -e passes on empty input */
+		fprintf(stderr, "jq '%s': no input\n", filter);
+		return -ENODATA;
+	}
+	snprintf(cmd, sizeof(cmd), "jq -s -e '[.[] | %s] | length > 0 and all' >/dev/null",
+		 filter);
+	if (dt_sh(cmd, json, &r))
+		return -ENOMEM;
+	status = r.status;
+	if (status)
+		fprintf(stderr, "jq -e '%s' failed (%d): %s\n", filter, status, r.err);
+	dt_result_free(&r);
+	return status;
 }
 
 bool dt_have(const char *tool)
@@ -300,7 +303,7 @@ int dt_golden(const char *name, const char *text)
 
 	snprintf(path, sizeof(path), GOLDEN_DIR "/%s", name);
 	if (getenv("KSTATS_UPDATE_GOLDEN"))
-		return dt_write_file(path, text);
+		return ktest_write_file(path, text);
 	f = fopen(path, "r");
 	if (!f) {
 		fprintf(stderr, "no golden file %s; make it with KSTATS_UPDATE_GOLDEN=1\n", path);

@@ -63,7 +63,8 @@ int dt_read_line(int fd, char *buf, size_t len, int timeout_ms);
 int dt_golden(const char *name, const char *text);
 /* Path of a file in the temp dir. */
 const char *dt_path(struct dumptest *d, const char *name, char *buf, size_t len);
-int dt_write_file(const char *path, const char *text);
+/* 0 if every output of the jq filter on json is true and there is one. */
+int dt_jq_all(const char *filter, const char *json);
 bool dt_have(const char *tool);
 
 #endif /* KSTATS_DUMPTEST_H */

@@ -18,9 +18,9 @@
 
 #define TRACEFS "/sys/kernel/tracing"
 
-static int write_file(const char *path, const char *s)
+int ktest_write_file(const char *path, const char *s)
 {
-	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	ssize_t n;
 
 	if (fd < 0)
@@ -54,6 +54,11 @@ static int rm_entry(const char *path, const struct stat *st, int flag,
 	return remove(path);
 }
 
+int ktest_rm_tree(const char *path)
+{
+	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) ? -errno : 0;
+}
+
 /* The loader's status file and flag: /tmp/<pin dir name>-run, never /run. */
 static void run_dir_of(const struct ktest *t, char *buf, size_t len)
 {
@@ -66,9 +71,9 @@ void ktest_fini(struct ktest *t)
 
 	if (*t->trace_dir && rmdir(t->trace_dir))
 		fprintf(stderr, "cannot remove %s: %s\n", t->trace_dir, strerror(errno));
-	nftw(t->pin_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	ktest_rm_tree(t->pin_dir);
 	run_dir_of(t, run_dir, sizeof(run_dir));
-	nftw(run_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	ktest_rm_tree(run_dir);
 	*t->trace_dir = 0;
 }
 
@@ -139,12 +144,12 @@ int ktest_trace_start(struct ktest *t, const char *const *events)
 		return ret;
 	}
 	snprintf(path, sizeof(path), "%s/trace_clock", t->trace_dir);
-	ret = write_file(path, "mono");
+	ret = ktest_write_file(path, "mono");
 	snprintf(path, sizeof(path), "%s/buffer_size_kb", t->trace_dir);
-	ret = ret ?: write_file(path, "2048");
+	ret = ret ?: ktest_write_file(path, "2048");
 	for (; !ret && *events; events++) {
 		snprintf(path, sizeof(path), "%s/events/%s/enable", t->trace_dir, *events);
-		ret = write_file(path, "1");
+		ret = ktest_write_file(path, "1");
 	}
 	return ret;
 }
@@ -190,7 +195,7 @@ uint64_t ktest_now_ns(void)
 
 int ktest_compact_memory(void)
 {
-	return write_file("/proc/sys/vm/compact_memory", "1");
+	return ktest_write_file("/proc/sys/vm/compact_memory", "1");
 }
 
 int ktest_hist_total(struct ktest *t, const char *obj, const char *map,

@@ -36,6 +36,11 @@ int ktest_trace_start(struct ktest *t, const char *const *events);
 long ktest_trace_count(struct ktest *t, const char *event, uint64_t from_ns,
 		       uint64_t to_ns);
 
+/* Writes s to path (created 0644 if missing); 0 or -errno. */
+int ktest_write_file(const char *path, const char *s);
+/* Removes path and everything under it. */
+int ktest_rm_tree(const char *path);
+
 uint64_t ktest_now_ns(void);
 int ktest_compact_memory(void);
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,17 +58,11 @@ int ltest_teardown(void **state)
 	return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st; (void)flag; (void)ftw;
-	return remove(path);
-}
-
 void ltest_fini(struct ltest *t)
 {
 	ktest_fini(&t->kt);
 	if (*t->dir)
-		nftw(t->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		ktest_rm_tree(t->dir);
 	json_object_put(t->status);
 	t->status = NULL;
 }

@@ -12,8 +12,10 @@ if [ ! -x "$bin" ] || [ ! -d "$seeds" ]; then
 	echo "FAIL: fuzz_layout: $bin or $seeds missing; run make test (or make $bin)"
 	exit 1
 fi
-work=$(mktemp -d /tmp/kstats-test-fuzz-XXXXXX) || exit 1
+work=$(mktemp -d /tmp/kstats-test-$$-fuzz-XXXXXX) || exit 1
 trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT	# the EXIT trap cleans up; bash runs it on exit only
+trap 'exit 143' TERM
 mkdir "$work/corpus"
 cp "$seeds"/*.btf "$work/corpus/"
 # shellcheck disable=SC2086

@@ -6,8 +6,10 @@ set -u
 BUILD=${KSTATS_BUILD:-build}
 KSTATS=$BUILD/kstats
 MAN=doc/kstats.1
-tmp=$(mktemp -d)
+tmp=$(mktemp -d /tmp/kstats-test-$$-cli-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT	# the EXIT trap cleans up; bash runs it on exit only
+trap 'exit 143' TERM
 
 # check NAME WANT_STATUS WANT_STDERR_SUBSTRING -- ARGS...
 check() {

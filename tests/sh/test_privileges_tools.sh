@@ -18,18 +18,16 @@ done
 [ "$(id -u)" = 0 ] || { echo "SKIP: privileges: needs root"; exit 0; }
 [ -x "$B/kstats" ] && [ -f "$OBJ" ] || { echo "FAIL: setup: build $B first"; exit 1; }
 
-tmp=$(mktemp -d)
+tmp=$(mktemp -d /tmp/kstats-test-$$-privsh-XXXXXX)
 chmod 0755 "$tmp"
 cleanup() {
 	userdel "$U" 2>/dev/null
 	rm -rf "$PIN" "$PIN"-* "$tmp"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT	# the EXIT trap cleans up; bash runs it on exit only
+trap 'exit 143' TERM
 
-# Users of runs that were killed before their cleanup.
-for old in $(getent passwd | awk -F: '$1 ~ /^kst[0-9]+$/ && $3 < 1000 {print $1}'); do
-	kill -0 "${old#kst}" 2>/dev/null || userdel "$old" 2>/dev/null
-done
 # make install creates the group; the throwaway user gets its own group.
 getent group kstats >/dev/null || groupadd --system kstats ||
 	{ echo "FAIL: setup: groupadd kstats failed"; exit 1; }

@@ -18,8 +18,10 @@ for tool in protoc bpftool jq; do
 	command -v $tool >/dev/null || skip "$tool is not installed (make deps)"
 done
 PIN=/sys/fs/bpf/kernelstats-test-$$-format
-TMP=$(mktemp -d /tmp/kstats-test-format-XXXXXX)
-trap 'rm -rf "$PIN" "$TMP"' EXIT INT TERM
+TMP=$(mktemp -d /tmp/kstats-test-$$-format-XXXXXX)
+trap 'rm -rf "$PIN" "$TMP"' EXIT
+trap 'exit 130' INT	# the EXIT trap cleans up; bash runs it on exit only
+trap 'exit 143' TERM
 
 "$BUILD/kstats-loader" --obj-dir "$BUILD/bpf" --pin-dir "$PIN" >/dev/null ||
 	fail "kstats-loader failed"

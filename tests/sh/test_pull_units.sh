@@ -7,9 +7,11 @@ cd "$(dirname "$0")/../.." || exit 1
 BUILD=${KSTATS_BUILD:-build}
 T=pull_units
 KSTATS=$PWD/$BUILD/kstats
-TMP=$(mktemp -d /tmp/kstats-test-units-XXXXXX)
+TMP=$(mktemp -d /tmp/kstats-test-$$-units-XXXXXX)
 PIN=/sys/fs/bpf/kernelstats-test-$$-units
-trap 'rm -rf "$TMP" "$PIN"' EXIT INT TERM
+trap 'rm -rf "$TMP" "$PIN"' EXIT
+trap 'exit 130' INT	# the EXIT trap cleans up; bash runs it on exit only
+trap 'exit 143' TERM
 
 verify_units() {
 	local out

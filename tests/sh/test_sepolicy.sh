@@ -11,8 +11,10 @@ for tool in m4 checkpolicy sefcontext_compile; do
 		exit 0
 	fi
 done
-tmp=$(mktemp -d)
+tmp=$(mktemp -d /tmp/kstats-test-$$-sepolicy-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT	# the EXIT trap cleans up; bash runs it on exit only
+trap 'exit 143' TERM
 
 if out=$(tests/sepolicy/build.sh "$tmp/good" 2>&1); then
 	echo "PASS: policy compiles, neverallows hold, file_contexts valid"

@@ -5,8 +5,10 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${KSTATS_BUILD:-build}
 PREFIX=/usr
-tmp=$(mktemp -d /tmp/kstats-units-XXXXXX)
+tmp=$(mktemp -d /tmp/kstats-test-$$-install-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT	# the EXIT trap cleans up; bash runs it on exit only
+trap 'exit 143' TERM
 unit=$PREFIX/lib/systemd/system/kernelstats-loader.service
 rc=$PREFIX/etc/init/kernelstats.rc
 fail=0

@@ -51,7 +51,7 @@ static void make_file(const char *rel, mode_t mode)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(root, sizeof(root), "/tmp/kstats-trust-XXXXXX");
+	snprintf(root, sizeof(root), "/tmp/kstats-test-%d-trust-XXXXXX", (int)getpid());
 	if (!mkdtemp(root) || chmod(root, 0755))
 		return -1;
 	return 0;
@@ -148,7 +148,7 @@ static void test_sticky_root_ancestor_is_trusted(void **state)
 	make_dir("tmp/bpf", 0755);
 	assert_int_equal(check_trusted(at("tmp/bpf"), why, sizeof(why)), 0);
 	if (geteuid())
-		return;
+		skip();	/* the half that needs chown */
 	assert_int_equal(chown(at("tmp"), OTHER_UID, 0), 0);
 	assert_refused(at("tmp/bpf"), "owned by uid 4242");
 }
