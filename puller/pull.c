@@ -405,10 +405,12 @@ static bool status_created(struct pull_run *r, uint32_t map_id, uint64_t *boot,
 			if (!v || json_object_get_uint64(v) != map_id)
 				continue;
 			v = json_get(m, "created_boottime_ns", json_type_int);
-			*boot = v ? json_object_get_uint64(v) : 0;
+			if (!v || !json_object_get_uint64(v))
+				return false;
+			*boot = json_object_get_uint64(v);
 			v = json_get(m, "created_realtime_ns", json_type_int);
 			*real = v ? json_object_get_uint64(v) : 0;
-			return *boot != 0;
+			return true;
 		}
 	}
 	return false;
@@ -784,11 +786,16 @@ static int pull_metric(struct pull_run *r, const struct pull_metric *pm)
 	ret = kstats_pin_path(pin, sizeof(pin), r->o->pin_dir, "map", pm->obj, pm->map);
 	if (ret)
 		return ret;
+	/*
+	 * A pin can be gone while its map lives on (a loader swap in
+	 * progress): keep the baseline, or that map's next pull would emit
+	 * again what was already emitted.
+	 */
 	if (access(pin, F_OK)) {
 		if (r->o->verbose)
 			fprintf(stderr, "kstats pull: %s/%s: not pinned (object not loaded), "
 				"skipped\n", pm->obj, pm->map);
-		return 0;
+		return carry_over(r, pm);
 	}
 	ret = read_metric(r->o, pm, pin, &mr, err, sizeof(err));
 	if (ret) {

@@ -950,6 +950,38 @@ static void test_keys_come_and_go(void **state)
 	bpf_object__close(obj);
 }
 
+/*
+ * A pin that vanishes while its map lives on (a loader swap in progress)
+ * keeps the map's baseline: when the same map is pinned again, the next
+ * pull emits only what it gained, not again what was already emitted.
+ */
+static void test_unpinned_map_keeps_baseline(void **state)
+{
+	const Kernelstats__Atom *env;
+	Kernelstats__AtomList *list;
+	struct bpf_object *obj;
+	char pin[512];
+	int acc, names;
+
+	(void)state;
+	detach();
+	obj = pin_cma_maps(&acc, &names);
+	set_pool(acc, 1, 3, 5);
+	assert_int_equal(pull_ok(), 0);
+	kstats_pin_path(pin, sizeof(pin), e.t.pin_dir, "map", "cma",
+			"cma_alloc_latency_map");
+	assert_int_equal(unlink(pin), 0);
+	assert_int_equal(pull_ok(), 0);
+	assert_int_equal(bpf_obj_pin(acc, pin), 0);
+	set_pool(acc, 1, 3, 7);
+	assert_int_equal(pull_ok(), 0);
+	list = last_atoms();
+	assert_int_equal(pool_atom(list, 1, &env)->latency_log2_buckets_usec[3], 2);
+	assert_false(env->reset);
+	kernelstats__atom_list__free_unpacked(list, NULL);
+	bpf_object__close(obj);
+}
+
 /* Nothing pinned: exit 3 with the fix in the message, no state written. */
 static void test_nothing_pinned(void **state)
 {
@@ -985,6 +1017,7 @@ int main(void)
 		T(test_concurrent_pulls),
 		T(test_retention),
 		T(test_keys_come_and_go),
+		T(test_unpinned_map_keeps_baseline),
 		T(test_nothing_pinned),
 	};
 	const char *missing = ktest_missing_feature();

@@ -12,7 +12,7 @@ if [ ! -x "$bin" ] || [ ! -d "$seeds" ]; then
 	echo "FAIL: fuzz_layout: $bin or $seeds missing; run make test (or make $bin)"
 	exit 1
 fi
-work=$(mktemp -d /tmp/kstats-test-fuzz-XXXXXX) || exit 1
+work=$(mktemp -d /tmp/kstats-test-$$-fuzz-XXXXXX) || exit 1
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/corpus"
 cp "$seeds"/*.btf "$work/corpus/"
