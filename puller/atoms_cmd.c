@@ -18,7 +18,6 @@
 #include "kstats.h"
 #include "proto/kernelstats_atoms.pb-c.h"
 
-#define DEFAULT_OUT_DIR "/var/lib/kernelstats/atoms"
 #define MAX_FILE_BYTES (256u << 20)
 
 static void print_time(uint64_t real_ns)
@@ -230,7 +229,7 @@ static void usage(FILE *f)
 		"Print atoms written by kstats pull as text: each atom's window, key\n"
 		"and histogram.  Without FILE, every atoms-*.pb in the atoms directory,\n"
 		"oldest first; FILE '-' reads stdin.\n\n"
-		"  --out-dir DIR   atoms directory (default: " DEFAULT_OUT_DIR ")\n"
+		"  --out-dir DIR   atoms directory (default: " KSTATS_DEFAULT_ATOMS_DIR ")\n"
 		"  -h, --help      this text\n\n"
 		"Exit status: 0 ok, 1 a file is unreadable or not atoms, 2 bad usage.\n");
 }
@@ -242,7 +241,7 @@ int cmd_atoms(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	const char *dir = DEFAULT_OUT_DIR;
+	const char *dir = KSTATS_DEFAULT_ATOMS_DIR;
 	int c, failed = 0;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
