@@ -268,7 +268,7 @@ static int claim_ring(struct kstats_stream *s, const char *pin, char *err, size_
 		return kstats_fail(err, errlen, errno, "%s: %s", pin, strerror(errno));
 	if (info.type != BPF_MAP_TYPE_RINGBUF)
 		return kstats_fail(err, errlen, EINVAL, "%s: not a ring buffer but %s", pin,
-			    libbpf_bpf_map_type_str(info.type));
+				   libbpf_bpf_map_type_str(info.type));
 	n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1,
 		     "kernelstats-stream-%u", info.id);
 	s->lock_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -278,9 +278,9 @@ static int claim_ring(struct kstats_stream *s, const char *pin, char *err, size_
 		 offsetof(struct sockaddr_un, sun_path) + 1 + n)) {
 		if (errno == EADDRINUSE)
 			return kstats_fail(err, errlen, EBUSY,
-				    "stream %s already has a reader (one per ring buffer: "
-				    "reads are destructive); stop the other kstats watch",
-				    s->name);
+					   "stream %s already has a reader (one per ring buffer: "
+					   "reads are destructive); stop the other kstats watch",
+					   s->name);
 		return kstats_fail(err, errlen, errno, "bind: %s", strerror(errno));
 	}
 	return 0;
@@ -305,10 +305,10 @@ pick_stream(const struct kstats_objmeta *meta, const struct kstats_stream_opts *
 			      i ? ", " : "", meta->streams[i].name);
 	if (o->stream)
 		kstats_fail(err, errlen, ENOENT, "%s has no stream %s; it has: %s", o->obj_path,
-		     o->stream, meta->nstreams ? names : "none");
+			    o->stream, meta->nstreams ? names : "none");
 	else
 		kstats_fail(err, errlen, ENOENT, "%s has %zu streams; name one of: %s",
-		     o->obj_path, meta->nstreams, meta->nstreams ? names : "none");
+			    o->obj_path, meta->nstreams, meta->nstreams ? names : "none");
 	return NULL;
 }
 
@@ -339,7 +339,8 @@ static int open_drops(struct kstats_stream *s, const struct kstats_stream_opts *
 	if (ret)
 		return ret;
 	if (kstats_map_ncols(s->drops) != 2 || kstats_map_max_rows(s->drops) != 1)
-		return kstats_fail(err, errlen, EINVAL, "%s: a drops map is one __u32 -> __u64", pin);
+		return kstats_fail(err, errlen, EINVAL,
+				   "%s: a drops map is one __u32 -> __u64", pin);
 	return read_drops(s, &s->drops_at_open, err, errlen);
 }
 
@@ -353,15 +354,16 @@ static int build_layout(struct kstats_stream *s, const struct kstats_stream_meta
 	int ret;
 
 	if (id < 0)
-		return kstats_fail(err, errlen, ENOENT, "stream %s: no struct %s in the object's BTF",
-			    sm->name, sm->record);
+		return kstats_fail(err, errlen, ENOENT,
+				   "stream %s: no struct %s in the object's BTF",
+				   sm->name, sm->record);
 	ret = kstats_layout_build(btf, id, sm->record, false, &s->layout, err, errlen);
 	if (ret)
 		return ret;
 	c = s->layout.cols;
 	if (!s->layout.ncols || strcmp(c->name, HDR_PREFIX "ts_ns") || c->offset || c->size != 8)
 		return kstats_fail(err, errlen, EINVAL, "struct %s does not begin with "
-			    "struct kstats_stream_hdr hdr", sm->record);
+				   "struct kstats_stream_hdr hdr", sm->record);
 	while (s->first_col < s->layout.ncols &&
 	       !strncmp(c[s->first_col].name, HDR_PREFIX, strlen(HDR_PREFIX)))
 		s->first_col++;
@@ -383,9 +385,10 @@ static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t
 	if (s->ring_fd < 0) {
 		ret = errno;
 		if (ret == ENOENT)
-			return kstats_fail(err, errlen, ret, "%s is not pinned; run kstats-loader", pin);
+			return kstats_fail(err, errlen, ret,
+					   "%s is not pinned; run kstats-loader", pin);
 		return kstats_fail(err, errlen, ret, "%s: %s%s", pin, strerror(ret),
-			    ret == EACCES ? " (a reader needs root or group kstats)" : "");
+				   ret == EACCES ? " (a reader needs root or group kstats)" : "");
 	}
 	ret = claim_ring(s, pin, err, errlen);
 	if (ret)
@@ -393,7 +396,7 @@ static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t
 	s->rb = ring_buffer__new(s->ring_fd, on_record, s, NULL);
 	if (!s->rb)
 		return kstats_fail(err, errlen, errno, "%s: cannot map the ring: %s", pin,
-			    strerror(errno));
+				   strerror(errno));
 	/* The ring's epoll set, nested in ours beside the stop eventfd. */
 	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -490,7 +493,10 @@ void kstats_stream_close(struct kstats_stream *s)
 
 const char *kstats_stream_name(const struct kstats_stream *s) { return s->name; }
 uint32_t kstats_stream_record_size(const struct kstats_stream *s) { return s->layout.size; }
-const struct btf *kstats_stream_btf(const struct kstats_stream *s) { return kstats_map_btf(s->drops); }
+const struct btf *kstats_stream_btf(const struct kstats_stream *s)
+{
+	return kstats_map_btf(s->drops);
+}
 
 size_t kstats_stream_ncols(const struct kstats_stream *s)
 {
@@ -527,18 +533,18 @@ static uint32_t round_pow2(uint32_t n)
 	return p;
 }
 
-int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len, kstats_consumer_fn fn, void *ctx,
-			       char *err, size_t errlen)
+int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
+			       kstats_consumer_fn fn, void *ctx, char *err, size_t errlen)
 {
 	size_t size = (sizeof(struct consumer) + CACHELINE - 1) / CACHELINE * CACHELINE;
 	struct consumer *c, **all;
 
 	if (s->started)
-		return kstats_fail(err, errlen, EBUSY, "stream %s: add consumers before starting it",
-			    s->name);
+		return kstats_fail(err, errlen, EBUSY,
+				   "stream %s: add consumers before starting it", s->name);
 	if (!queue_len || queue_len > MAX_QUEUE_LEN)
 		return kstats_fail(err, errlen, EINVAL, "queue of %u records: use 1..%u",
-			    queue_len, MAX_QUEUE_LEN);
+				   queue_len, MAX_QUEUE_LEN);
 	all = realloc(s->consumers, (s->nconsumers + 1) * sizeof(*all));
 	if (!all)
 		return kstats_fail(err, errlen, ENOMEM, "out of memory");
@@ -557,7 +563,7 @@ int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len, ksta
 	if (!c->slots || !c->vals) {
 		free_consumer(c);
 		return kstats_fail(err, errlen, ENOMEM, "queue of %u records: out of memory",
-			    queue_len);
+				   queue_len);
 	}
 	s->consumers[s->nconsumers] = c;
 	return (int)s->nconsumers++;
@@ -571,7 +577,7 @@ int kstats_stream_start(struct kstats_stream *s, char *err, size_t errlen)
 
 	if (s->started)
 		return kstats_fail(err, errlen, EINVAL, "stream %s was started before; "
-			    "a stream starts once: open it again", s->name);
+				   "a stream starts once: open it again", s->name);
 	s->started = true;
 	/* Threads inherit the mask: signals go to the caller's thread only. */
 	sigfillset(&all);
@@ -620,7 +626,7 @@ int kstats_stream_stop(struct kstats_stream *s, char *err, size_t errlen)
 	}
 	if (s->reader_err && err)
 		return kstats_fail(err, errlen, -s->reader_err, "stream %s: reading the ring: %s",
-			    s->name, strerror(-s->reader_err));
+				   s->name, strerror(-s->reader_err));
 	return s->reader_err;
 }
 

@@ -808,22 +808,6 @@ out:
 
 /* ---- the command ---- */
 
-static int mkdir_p(const char *dir)
-{
-	char path[4096], *p;
-
-	snprintf(path, sizeof(path), "%s", dir);
-	for (p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(path, 0750) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	return mkdir(path, 0750) && errno != EEXIST ? -errno : 0;
-}
-
 static void run_free(struct pull_run *r)
 {
 	size_t i;
@@ -1052,7 +1036,7 @@ int cmd_pull(int argc, char **argv)
 		return bad_arg("--fault", fault, "a point from --list-faults");
 	if (clk && *clk && parse_clock(clk))
 		return bad_arg("KSTATS_CLOCK", clk, "BOOT_NS:REAL_NS");
-	ret = mkdir_p(o.state_dir) ?: mkdir_p(o.out_dir);
+	ret = kstats_mkdir_p(o.state_dir, 0750) ?: kstats_mkdir_p(o.out_dir, 0750);
 	if (ret) {
 		fprintf(stderr, "kstats pull: cannot create %s or %s: %s; pass --state-dir "
 			"and --out-dir\n", o.state_dir, o.out_dir, strerror(-ret));
