@@ -690,6 +690,9 @@ static int carry_over(struct pull_run *r, const struct pull_metric *pm)
 	if (!old)
 		return 0;
 	ms = *old;
+	/* Map ids restart at boot: an old one must not match a map of this boot. */
+	if (r->boot_changed)
+		ms.map_id = 0;
 	ms.keys = malloc((old->nkeys ? old->nkeys : 1) * sizeof(*ms.keys));
 	if (!ms.keys)
 		return -ENOMEM;

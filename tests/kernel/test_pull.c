@@ -982,6 +982,39 @@ static void test_unpinned_map_keeps_baseline(void **state)
 	bpf_object__close(obj);
 }
 
+/*
+ * A baseline kept across a reboot (the map was not pinned at the first pull
+ * of the new boot) must not match a map of the new boot that got the same
+ * id (ids restart at boot): that map's counts are all new, flagged reset.
+ */
+static void test_kept_baseline_across_boot(void **state)
+{
+	static const char *next_boot = "00000000-0000-4000-8000-00000000b008";
+	const Kernelstats__Atom *env;
+	Kernelstats__AtomList *list;
+	struct bpf_object *obj;
+	char pin[512];
+	int acc, names;
+
+	(void)state;
+	detach();
+	obj = pin_cma_maps(&acc, &names);
+	set_pool(acc, 1, 3, 5);
+	assert_int_equal(pull_ok(), 0);
+	kstats_pin_path(pin, sizeof(pin), e.t.pin_dir, "map", "cma",
+			"cma_alloc_latency_map");
+	assert_int_equal(unlink(pin), 0);
+	assert_int_equal(run_pull(NULL, next_boot, NULL), 0);
+	assert_int_equal(bpf_obj_pin(acc, pin), 0);	/* "the same id" */
+	set_pool(acc, 1, 3, 7);
+	assert_int_equal(run_pull(NULL, next_boot, NULL), 0);
+	list = last_atoms();
+	assert_int_equal(pool_atom(list, 1, &env)->latency_log2_buckets_usec[3], 7);
+	assert_true(env->reset);
+	kernelstats__atom_list__free_unpacked(list, NULL);
+	bpf_object__close(obj);
+}
+
 /* Nothing pinned: exit 3 with the fix in the message, no state written. */
 static void test_nothing_pinned(void **state)
 {
@@ -1018,6 +1051,7 @@ int main(void)
 		T(test_retention),
 		T(test_keys_come_and_go),
 		T(test_unpinned_map_keeps_baseline),
+		T(test_kept_baseline_across_boot),
 		T(test_nothing_pinned),
 	};
 	const char *missing = ktest_missing_feature();
