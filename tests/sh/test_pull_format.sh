@@ -18,10 +18,10 @@ for tool in protoc bpftool jq; do
 	command -v $tool >/dev/null || skip "$tool is not installed (make deps)"
 done
 PIN=/sys/fs/bpf/kernelstats-test-$$-format
-TMP=$(mktemp -d /tmp/kstats-test-format-XXXXXX)
+TMP=$(mktemp -d /tmp/kstats-test-$$-format-XXXXXX)
 trap 'rm -rf "$PIN" "$TMP"' EXIT INT TERM
 
-"$BUILD/kstats-loader" --obj-dir "$BUILD/bpf" --pin-dir "$PIN" >/dev/null ||
+"$BUILD/kstats-loader" --obj-dir "$BUILD/bpf" --pin-dir "$PIN" --run-dir "$TMP/run" >/dev/null ||
 	fail "kstats-loader failed"
 rm -f "$PIN"/link_*
 MAP=$PIN/map_compaction_compaction_duration_map

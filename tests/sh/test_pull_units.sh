@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.." || exit 1
 BUILD=${KSTATS_BUILD:-build}
 T=pull_units
 KSTATS=$PWD/$BUILD/kstats
-TMP=$(mktemp -d /tmp/kstats-test-units-XXXXXX)
+TMP=$(mktemp -d /tmp/kstats-test-$$-units-XXXXXX)
 PIN=/sys/fs/bpf/kernelstats-test-$$-units
 trap 'rm -rf "$TMP" "$PIN"' EXIT INT TERM
 
