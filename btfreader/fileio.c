@@ -72,3 +72,61 @@ int kstats_file_replace(const char *path, const void *buf, size_t len, mode_t mo
 	}
 	return kstats_fsync_dir(dir);
 }
+
+int kstats_mkdir_p(const char *path, mode_t mode)
+{
+	char buf[PATH_MAX], *p;
+
+	if ((size_t)snprintf(buf, sizeof(buf), "%s", path) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, mode) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return mkdir(buf, mode) && errno != EEXIST ? -errno : 0;
+}
+
+int kstats_read_fd(int fd, size_t max, char **buf, size_t *len)
+{
+	size_t cap = 0, n = 0;
+	char *p = NULL, *grown;
+	ssize_t got;
+	int ret;
+
+	for (;;) {
+		if (n + 1 >= cap) {
+			cap = cap ? cap * 2 : 4096;
+			grown = realloc(p, cap);
+			if (!grown) {
+				ret = -ENOMEM;
+				goto err_out;
+			}
+			p = grown;
+		}
+		got = read(fd, p + n, cap - 1 - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			ret = -errno;
+			goto err_out;
+		}
+		if (!got)
+			break;
+		n += (size_t)got;
+		if (n > max) {
+			ret = -EFBIG;
+			goto err_out;
+		}
+	}
+	p[n] = 0;
+	*buf = p;
+	*len = n;
+	return 0;
+err_out:
+	free(p);
+	return ret;
+}

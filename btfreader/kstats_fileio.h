@@ -15,5 +15,12 @@ int kstats_write_full(int fd, const void *buf, size_t len);
  * the new one, never a torn one.  0 or -errno.
  */
 int kstats_file_replace(const char *path, const void *buf, size_t len, mode_t mode);
+/*
+ * Reads fd to its end into *buf (malloc'ed, NUL-terminated, *len bytes);
+ * -EFBIG past max bytes.  0 or -errno.
+ */
+int kstats_read_fd(int fd, size_t max, char **buf, size_t *len);
+/* mkdir -p with mode for each directory it creates; 0 or -errno. */
+int kstats_mkdir_p(const char *path, mode_t mode);
 
 #endif /* KSTATS_FILEIO_H */

@@ -11,7 +11,6 @@
 #include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -30,6 +29,7 @@
 #include <bpf/libbpf.h>
 
 #include "kstats_objmeta.h"
+#include "map_types.h"
 #include "kstats_pins.h"
 #include "kstats_stream.h"
 
@@ -90,16 +90,6 @@ struct kstats_stream {
 	_Atomic bool stop_requested;
 	uint64_t drops_at_open;
 };
-
-static int fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -errnum;
-}
 
 static void bump(_Atomic uint64_t *counter)
 {
@@ -275,23 +265,23 @@ static int claim_ring(struct kstats_stream *s, const char *pin, char *err, size_
 	int n;
 
 	if (bpf_obj_get_info_by_fd(s->ring_fd, &info, &len))
-		return fail(err, errlen, errno, "%s: %s", pin, strerror(errno));
+		return kstats_fail(err, errlen, errno, "%s: %s", pin, strerror(errno));
 	if (info.type != BPF_MAP_TYPE_RINGBUF)
-		return fail(err, errlen, EINVAL, "%s: not a ring buffer but %s", pin,
-			    libbpf_bpf_map_type_str(info.type));
+		return kstats_fail(err, errlen, EINVAL, "%s: not a ring buffer but %s", pin,
+				   libbpf_bpf_map_type_str(info.type));
 	n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1,
 		     "kernelstats-stream-%u", info.id);
 	s->lock_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (s->lock_fd < 0)
-		return fail(err, errlen, errno, "socket: %s", strerror(errno));
+		return kstats_fail(err, errlen, errno, "socket: %s", strerror(errno));
 	if (bind(s->lock_fd, (struct sockaddr *)&addr,
 		 offsetof(struct sockaddr_un, sun_path) + 1 + n)) {
 		if (errno == EADDRINUSE)
-			return fail(err, errlen, EBUSY,
-				    "stream %s already has a reader (one per ring buffer: "
-				    "reads are destructive); stop the other kstats watch",
-				    s->name);
-		return fail(err, errlen, errno, "bind: %s", strerror(errno));
+			return kstats_fail(err, errlen, EBUSY,
+					   "stream %s already has a reader (one per ring buffer: "
+					   "reads are destructive); stop the other kstats watch",
+					   s->name);
+		return kstats_fail(err, errlen, errno, "bind: %s", strerror(errno));
 	}
 	return 0;
 }
@@ -314,11 +304,11 @@ pick_stream(const struct kstats_objmeta *meta, const struct kstats_stream_opts *
 		n += snprintf(names + n, n < sizeof(names) ? sizeof(names) - n : 0, "%s%s",
 			      i ? ", " : "", meta->streams[i].name);
 	if (o->stream)
-		fail(err, errlen, ENOENT, "%s has no stream %s; it has: %s", o->obj_path,
-		     o->stream, meta->nstreams ? names : "none");
+		kstats_fail(err, errlen, ENOENT, "%s has no stream %s; it has: %s", o->obj_path,
+			    o->stream, meta->nstreams ? names : "none");
 	else
-		fail(err, errlen, ENOENT, "%s has %zu streams; name one of: %s",
-		     o->obj_path, meta->nstreams, meta->nstreams ? names : "none");
+		kstats_fail(err, errlen, ENOENT, "%s has %zu streams; name one of: %s",
+			    o->obj_path, meta->nstreams, meta->nstreams ? names : "none");
 	return NULL;
 }
 
@@ -344,12 +334,13 @@ static int open_drops(struct kstats_stream *s, const struct kstats_stream_opts *
 
 	ret = kstats_pin_path(pin, sizeof(pin), o->pin_dir, "map", obj, sm->drops);
 	if (ret)
-		return fail(err, errlen, -ret, "%s: pin path too long", sm->drops);
+		return kstats_fail(err, errlen, -ret, "%s: pin path too long", sm->drops);
 	ret = kstats_map_open(&mo, &s->drops, err, errlen);
 	if (ret)
 		return ret;
 	if (kstats_map_ncols(s->drops) != 2 || kstats_map_max_rows(s->drops) != 1)
-		return fail(err, errlen, EINVAL, "%s: a drops map is one __u32 -> __u64", pin);
+		return kstats_fail(err, errlen, EINVAL,
+				   "%s: a drops map is one __u32 -> __u64", pin);
 	return read_drops(s, &s->drops_at_open, err, errlen);
 }
 
@@ -363,21 +354,22 @@ static int build_layout(struct kstats_stream *s, const struct kstats_stream_meta
 	int ret;
 
 	if (id < 0)
-		return fail(err, errlen, ENOENT, "stream %s: no struct %s in the object's BTF",
-			    sm->name, sm->record);
+		return kstats_fail(err, errlen, ENOENT,
+				   "stream %s: no struct %s in the object's BTF",
+				   sm->name, sm->record);
 	ret = kstats_layout_build(btf, id, sm->record, false, &s->layout, err, errlen);
 	if (ret)
 		return ret;
 	c = s->layout.cols;
 	if (!s->layout.ncols || strcmp(c->name, HDR_PREFIX "ts_ns") || c->offset || c->size != 8)
-		return fail(err, errlen, EINVAL, "struct %s does not begin with "
-			    "struct kstats_stream_hdr hdr", sm->record);
+		return kstats_fail(err, errlen, EINVAL, "struct %s does not begin with "
+				   "struct kstats_stream_hdr hdr", sm->record);
 	while (s->first_col < s->layout.ncols &&
 	       !strncmp(c[s->first_col].name, HDR_PREFIX, strlen(HDR_PREFIX)))
 		s->first_col++;
 	s->leaves = calloc(s->layout.ncols - s->first_col + 1, sizeof(*s->leaves));
 	if (!s->leaves)
-		return fail(err, errlen, ENOMEM, "out of memory");
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	for (c += s->first_col, i = 0; c < s->layout.cols + s->layout.ncols; c++, i++)
 		s->leaves[i] = (struct leaf){ c->offset, c->size, c->is_signed };
 	return 0;
@@ -393,17 +385,18 @@ static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t
 	if (s->ring_fd < 0) {
 		ret = errno;
 		if (ret == ENOENT)
-			return fail(err, errlen, ret, "%s is not pinned; run kstats-loader", pin);
-		return fail(err, errlen, ret, "%s: %s%s", pin, strerror(ret),
-			    ret == EACCES ? " (a reader needs root or group kstats)" : "");
+			return kstats_fail(err, errlen, ret,
+					   "%s is not pinned; run kstats-loader", pin);
+		return kstats_fail(err, errlen, ret, "%s: %s%s", pin, strerror(ret),
+				   ret == EACCES ? " (a reader needs root or group kstats)" : "");
 	}
 	ret = claim_ring(s, pin, err, errlen);
 	if (ret)
 		return ret;
 	s->rb = ring_buffer__new(s->ring_fd, on_record, s, NULL);
 	if (!s->rb)
-		return fail(err, errlen, errno, "%s: cannot map the ring: %s", pin,
-			    strerror(errno));
+		return kstats_fail(err, errlen, errno, "%s: cannot map the ring: %s", pin,
+				   strerror(errno));
 	/* The ring's epoll set, nested in ours beside the stop eventfd. */
 	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -411,7 +404,7 @@ static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t
 	if (s->epoll_fd < 0 || s->stop_fd < 0 || s->wake_fd < 0 ||
 	    epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ring_ev) ||
 	    epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->stop_fd, &stop_ev))
-		return fail(err, errlen, errno, "epoll: %s", strerror(errno));
+		return kstats_fail(err, errlen, errno, "epoll: %s", strerror(errno));
 	return 0;
 }
 
@@ -430,7 +423,7 @@ int kstats_stream_open(const struct kstats_stream_opts *o, struct kstats_stream 
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		kstats_objmeta_free(&meta);
-		return fail(err, errlen, ENOMEM, "out of memory");
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	}
 	s->ring_fd = s->lock_fd = s->epoll_fd = s->stop_fd = s->wake_fd = s->sig_fd = -1;
 	sm = pick_stream(&meta, o, err, errlen);
@@ -443,7 +436,7 @@ int kstats_stream_open(const struct kstats_stream_opts *o, struct kstats_stream 
 	if (!ret)
 		ret = kstats_pin_path(pin, sizeof(pin), o->pin_dir, "map", obj, sm->ringbuf);
 	if (ret) {
-		fail(err, errlen, -ret, "%s: bad object or pin name", o->obj_path);
+		kstats_fail(err, errlen, -ret, "%s: bad object or pin name", o->obj_path);
 		goto err_out;
 	}
 	ret = open_ring(s, pin, err, errlen);
@@ -500,7 +493,10 @@ void kstats_stream_close(struct kstats_stream *s)
 
 const char *kstats_stream_name(const struct kstats_stream *s) { return s->name; }
 uint32_t kstats_stream_record_size(const struct kstats_stream *s) { return s->layout.size; }
-const struct btf *kstats_stream_btf(const struct kstats_stream *s) { return kstats_map_btf(s->drops); }
+const struct btf *kstats_stream_btf(const struct kstats_stream *s)
+{
+	return kstats_map_btf(s->drops);
+}
 
 size_t kstats_stream_ncols(const struct kstats_stream *s)
 {
@@ -537,25 +533,25 @@ static uint32_t round_pow2(uint32_t n)
 	return p;
 }
 
-int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len, kstats_consumer_fn fn, void *ctx,
-			       char *err, size_t errlen)
+int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
+			       kstats_consumer_fn fn, void *ctx, char *err, size_t errlen)
 {
 	size_t size = (sizeof(struct consumer) + CACHELINE - 1) / CACHELINE * CACHELINE;
 	struct consumer *c, **all;
 
 	if (s->started)
-		return fail(err, errlen, EBUSY, "stream %s: add consumers before starting it",
-			    s->name);
+		return kstats_fail(err, errlen, EBUSY,
+				   "stream %s: add consumers before starting it", s->name);
 	if (!queue_len || queue_len > MAX_QUEUE_LEN)
-		return fail(err, errlen, EINVAL, "queue of %u records: use 1..%u",
-			    queue_len, MAX_QUEUE_LEN);
+		return kstats_fail(err, errlen, EINVAL, "queue of %u records: use 1..%u",
+				   queue_len, MAX_QUEUE_LEN);
 	all = realloc(s->consumers, (s->nconsumers + 1) * sizeof(*all));
 	if (!all)
-		return fail(err, errlen, ENOMEM, "out of memory");
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	s->consumers = all;
 	c = aligned_alloc(CACHELINE, size);
 	if (!c)
-		return fail(err, errlen, ENOMEM, "out of memory");
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	memset(c, 0, size);
 	c->s = s;
 	c->fn = fn;
@@ -566,8 +562,8 @@ int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len, ksta
 	c->vals = calloc(kstats_stream_ncols(s) + 1, sizeof(*c->vals));
 	if (!c->slots || !c->vals) {
 		free_consumer(c);
-		return fail(err, errlen, ENOMEM, "queue of %u records: out of memory",
-			    queue_len);
+		return kstats_fail(err, errlen, ENOMEM, "queue of %u records: out of memory",
+				   queue_len);
 	}
 	s->consumers[s->nconsumers] = c;
 	return (int)s->nconsumers++;
@@ -580,8 +576,8 @@ int kstats_stream_start(struct kstats_stream *s, char *err, size_t errlen)
 	int ret = 0;
 
 	if (s->started)
-		return fail(err, errlen, EINVAL, "stream %s was started before; "
-			    "a stream starts once: open it again", s->name);
+		return kstats_fail(err, errlen, EINVAL, "stream %s was started before; "
+				   "a stream starts once: open it again", s->name);
 	s->started = true;
 	/* Threads inherit the mask: signals go to the caller's thread only. */
 	sigfillset(&all);
@@ -606,7 +602,7 @@ int kstats_stream_start(struct kstats_stream *s, char *err, size_t errlen)
 			if (s->consumers[i]->started)
 				pthread_join(s->consumers[i]->thread, NULL);
 		}
-		return fail(err, errlen, -ret, "cannot start threads: %s", strerror(-ret));
+		return kstats_fail(err, errlen, -ret, "cannot start threads: %s", strerror(-ret));
 	}
 	return 0;
 }
@@ -629,8 +625,8 @@ int kstats_stream_stop(struct kstats_stream *s, char *err, size_t errlen)
 		s->running = false;
 	}
 	if (s->reader_err && err)
-		return fail(err, errlen, -s->reader_err, "stream %s: reading the ring: %s",
-			    s->name, strerror(-s->reader_err));
+		return kstats_fail(err, errlen, -s->reader_err, "stream %s: reading the ring: %s",
+				   s->name, strerror(-s->reader_err));
 	return s->reader_err;
 }
 

@@ -6,6 +6,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -13,12 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bpf_telemetry.h"
 #include "kstats.h"
+#include "kstats_fileio.h"
 #include "proto/kernelstats_atoms.pb-c.h"
 
-#define DEFAULT_OUT_DIR "/var/lib/kernelstats/atoms"
 #define MAX_FILE_BYTES (256u << 20)
 
 static void print_time(uint64_t real_ns)
@@ -132,45 +134,22 @@ static void print_atom(const Kernelstats__Atom *a)
 		print_payload(payload);
 }
 
-static int read_file(const char *path, uint8_t **buf, size_t *len)
+static int read_file(const char *path, char **buf, size_t *len)
 {
-	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
-	size_t cap = 1 << 16, n;
-	uint8_t *p;
-	int ret = 0;
+	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO, ret;
 
-	if (!f)
+	if (fd < 0)
 		return -errno;
-	*buf = NULL;
-	*len = 0;
-	for (;;) {
-		p = realloc(*buf, cap);
-		if (!p) {
-			ret = -ENOMEM;
-			break;
-		}
-		*buf = p;
-		n = fread(*buf + *len, 1, cap - *len, f);
-		*len += n;
-		if (n == 0 || *len < cap)
-			break;
-		if (cap >= MAX_FILE_BYTES) {
-			ret = -EFBIG;
-			break;
-		}
-		cap *= 2;
-	}
-	if (!ret && ferror(f))
-		ret = -EIO;
-	if (f != stdin)
-		fclose(f);
+	ret = kstats_read_fd(fd, MAX_FILE_BYTES, buf, len);
+	if (fd != STDIN_FILENO)
+		close(fd);
 	return ret;
 }
 
 static int print_file(const char *path)
 {
 	Kernelstats__AtomList *list;
-	uint8_t *buf = NULL;
+	char *buf = NULL;
 	size_t len = 0, i;
 	int ret = read_file(path, &buf, &len);
 
@@ -179,7 +158,7 @@ static int print_file(const char *path)
 		free(buf);
 		return ret;
 	}
-	list = kernelstats__atom_list__unpack(NULL, len, buf);
+	list = kernelstats__atom_list__unpack(NULL, len, (const uint8_t *)buf);
 	free(buf);
 	if (!list) {
 		fprintf(stderr, "kstats atoms: %s: not an atoms file (protobuf decode "
@@ -230,7 +209,7 @@ static void usage(FILE *f)
 		"Print atoms written by kstats pull as text: each atom's window, key\n"
 		"and histogram.  Without FILE, every atoms-*.pb in the atoms directory,\n"
 		"oldest first; FILE '-' reads stdin.\n\n"
-		"  --out-dir DIR   atoms directory (default: " DEFAULT_OUT_DIR ")\n"
+		"  --out-dir DIR   atoms directory (default: " KSTATS_DEFAULT_ATOMS_DIR ")\n"
 		"  -h, --help      this text\n\n"
 		"Exit status: 0 ok, 1 a file is unreadable or not atoms, 2 bad usage.\n");
 }
@@ -242,7 +221,7 @@ int cmd_atoms(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	const char *dir = DEFAULT_OUT_DIR;
+	const char *dir = KSTATS_DEFAULT_ATOMS_DIR;
 	int c, failed = 0;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {

@@ -79,6 +79,8 @@ struct kstats_map;
 /* Every row of m into *rows (malloc'd, max_rows * ncols); 0 or -errno. */
 int kstats_read_rows(struct kstats_map *m, int64_t **rows, size_t *nrows,
 		     char *err, size_t errlen);
+/* The id of the map pinned at pin; 0 or -errno. */
+int kstats_pin_map_id(const char *pin, uint32_t *id);
 
 /* Labels (labels.c): names and values of a histogram map's keys. */
 struct kstats_names;
@@ -86,6 +88,12 @@ int kstats_labels_init(struct kstats_hist *h, const struct kstats_map *m,
 		       char *err, size_t errlen);
 int kstats_names_load(const struct kstats_hist *h, const char *pin_dir,
 		      struct kstats_names **out, char *err, size_t errlen);
+/* The id -> struct kstats_name dictionary names_map of obj; NULL if unpinned. */
+int kstats_names_read(const char *obj_path, const char *obj, const char *names_map,
+		      const char *pin_dir, struct kstats_names **out, char *err,
+		      size_t errlen);
+/* The name of id, or NULL. */
+const char *kstats_names_find(const struct kstats_names *names, int64_t id);
 void kstats_names_free(struct kstats_names *names);
 void kstats_labels_resolve(const struct kstats_hist *h,
 			   const struct kstats_map *m,

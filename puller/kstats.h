@@ -17,6 +17,7 @@
 
 #define KSTATS_DEFAULT_OBJ_DIR "build/bpf"
 #define KSTATS_DEFAULT_STATUS_FILE "/run/kernelstats/loader-status.json"
+#define KSTATS_DEFAULT_ATOMS_DIR "/var/lib/kernelstats/atoms"
 
 /* The fixes that error messages name. */
 #define KSTATS_FIX_LOAD "run kstats-loader"

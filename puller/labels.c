@@ -31,7 +31,7 @@ struct kstats_names {
 	size_t n;
 	struct {
 		int64_t id;
-		char name[KSTATS_NAME_MAX];
+		char name[KSTATS_NAME_MAX + 1];
 	} *e;
 };
 
@@ -232,7 +232,7 @@ static int names_fill(struct kstats_names *d, const struct kstats_map *m,
 		char *name = d->e[r].name;
 
 		d->e[r].id = row[0];
-		for (c = nkey, k = 0; c < ncols && k + 1 < KSTATS_NAME_MAX; c++) {
+		for (c = nkey, k = 0; c < ncols && k < KSTATS_NAME_MAX; c++) {
 			if (kstats_map_column(m, c)->size != 1)
 				continue;
 			if (!row[c])
@@ -245,10 +245,11 @@ static int names_fill(struct kstats_names *d, const struct kstats_map *m,
 	return 0;
 }
 
-int kstats_names_load(const struct kstats_hist *h, const char *pin_dir,
-		      struct kstats_names **out, char *err, size_t errlen)
+int kstats_names_read(const char *obj_path, const char *obj, const char *names_map,
+		      const char *pin_dir, struct kstats_names **out, char *err,
+		      size_t errlen)
 {
-	struct kstats_map_opts mo = { .obj_path = h->obj_path, .map_name = h->names_map };
+	struct kstats_map_opts mo = { .obj_path = obj_path, .map_name = names_map };
 	char pin[4096];
 	struct kstats_map *m = NULL;
 	struct kstats_names *d = NULL;
@@ -257,9 +258,7 @@ int kstats_names_load(const struct kstats_hist *h, const char *pin_dir,
 	int ret;
 
 	*out = NULL;
-	if (!*h->names_map || !h->nlabels)
-		return 0;
-	ret = kstats_pin_path(pin, sizeof(pin), pin_dir, "map", h->obj, h->names_map);
+	ret = kstats_pin_path(pin, sizeof(pin), pin_dir, "map", obj, names_map);
 	if (ret || access(pin, F_OK))
 		return 0;	/* no dictionary: ids show as numbers */
 	mo.pin_path = pin;
@@ -279,6 +278,16 @@ int kstats_names_load(const struct kstats_hist *h, const char *pin_dir,
 	return ret;
 }
 
+int kstats_names_load(const struct kstats_hist *h, const char *pin_dir,
+		      struct kstats_names **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (!*h->names_map || !h->nlabels)
+		return 0;
+	return kstats_names_read(h->obj_path, h->obj, h->names_map, pin_dir, out,
+				 err, errlen);
+}
+
 void kstats_names_free(struct kstats_names *d)
 {
 	if (!d)
@@ -287,7 +296,7 @@ void kstats_names_free(struct kstats_names *d)
 	free(d);
 }
 
-static const char *names_find(const struct kstats_names *d, int64_t id)
+const char *kstats_names_find(const struct kstats_names *d, int64_t id)
 {
 	size_t i;
 
@@ -305,7 +314,7 @@ void kstats_labels_resolve(const struct kstats_hist *h, const struct kstats_map 
 	for (i = 0; i < h->nlabels; i++) {
 		const struct kstats_column *c = kstats_map_column(m, i);
 		struct kstats_column as_enum = *c;
-		const char *e, *name = i ? NULL : names_find(names, s->key[i]);
+		const char *e, *name = i ? NULL : kstats_names_find(names, s->key[i]);
 
 		as_enum.kind = KSTATS_LEAF_ENUM;
 		as_enum.type_id = h->enum_type[i];

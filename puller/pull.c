@@ -27,15 +27,15 @@
 #include <bpf/bpf.h>
 #include <json-c/json.h>
 
+#include "hist.h"
 #include "kstats.h"
 #include "kstats_fileio.h"
 #include "kstats_pins.h"
 #include "kstats_reader.h"
 #include "registry.h"
+#include "status.h"
 
 #define DEFAULT_STATE_DIR "/var/lib/kernelstats/state"
-#define DEFAULT_OUT_DIR "/var/lib/kernelstats/atoms"
-#define DEFAULT_STATUS_FILE "/run/kernelstats/loader-status.json"
 #define STATE_FILE "state"
 #define PENDING_FILE "state.pending"
 #define READ_ATTEMPTS 3
@@ -58,12 +58,7 @@ struct pull_run {
 	size_t natoms, cap;
 	json_object *status;		/* loader status, NULL if none */
 	bool status_read;
-	unsigned int maps_read, maps_failed;
-};
-
-struct id_name {
-	uint32_t id;
-	char name[KSTATS_NAME_MAX + 1];
+	unsigned int maps_read, maps_failed, maps_denied;
 };
 
 /* One registered map, read. */
@@ -73,8 +68,7 @@ struct metric_read {
 	unsigned int width;		/* bytes per counter */
 	uint32_t map_id;
 	uint64_t end_boot, end_real;
-	struct id_name *names;
-	size_t nnames;
+	struct kstats_names *names;	/* NULL: ids have no names */
 };
 
 /* ---- clock, boot id ---- */
@@ -374,20 +368,9 @@ static int load_state(struct pull_run *r)
 
 /* ---- map creation time: loader status, else program load time ---- */
 
-static json_object *json_get(json_object *o, const char *key, json_type type)
+/* Only the maps' creation times are used: any release's status file will do. */
+static json_object *loader_status(struct pull_run *r)
 {
-	json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, type) ?
-	       v : NULL;
-}
-
-static bool status_created(struct pull_run *r, uint32_t map_id, uint64_t *boot,
-			   uint64_t *real)
-{
-	json_object *objs, *maps, *m, *v;
-	size_t i, j;
-
 	if (!r->status_read) {
 		r->status_read = true;
 		r->status = json_object_from_file(r->o->status_file);
@@ -396,19 +379,26 @@ static bool status_created(struct pull_run *r, uint32_t map_id, uint64_t *boot,
 				"program load times\n", r->o->status_file,
 				json_util_get_last_err());
 	}
-	objs = r->status ? json_get(r->status, "objects", json_type_array) : NULL;
+	return r->status;
+}
+
+static bool status_created(struct pull_run *r, uint32_t map_id, uint64_t *boot,
+			   uint64_t *real)
+{
+	json_object *objs = kstats_jarr(loader_status(r), "objects"), *maps, *m;
+	size_t i, j;
+
 	for (i = 0; objs && i < json_object_array_length(objs); i++) {
-		maps = json_get(json_object_array_get_idx(objs, i), "maps", json_type_array);
+		maps = kstats_jarr(json_object_array_get_idx(objs, i), "maps");
 		for (j = 0; maps && j < json_object_array_length(maps); j++) {
 			m = json_object_array_get_idx(maps, j);
-			v = json_get(m, "map_id", json_type_int);
-			if (!v || json_object_get_uint64(v) != map_id)
+			if (kstats_jint(m, "map_id") != map_id ||
+			    kstats_jint(m, "created_boottime_ns") <= 0)
 				continue;
-			v = json_get(m, "created_boottime_ns", json_type_int);
-			*boot = v ? json_object_get_uint64(v) : 0;
-			v = json_get(m, "created_realtime_ns", json_type_int);
-			*real = v ? json_object_get_uint64(v) : 0;
-			return *boot != 0;
+			*boot = kstats_jint(m, "created_boottime_ns");
+			*real = kstats_jint(m, "created_realtime_ns") > 0 ?
+				kstats_jint(m, "created_realtime_ns") : 0;
+			return true;
 		}
 	}
 	return false;
@@ -476,62 +466,29 @@ static void creation_time(struct pull_run *r, const struct pull_metric *pm,
 
 /* ---- reading a registered map ---- */
 
-static int pin_map_id(const char *pin, uint32_t *id)
-{
-	LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = BPF_F_RDONLY);
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-	int fd = bpf_obj_get_opts(pin, &opts), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		ret = -errno;
-	*id = info.id;
-	close(fd);
-	return ret;
-}
-
 /*
- * Opens with the object's BTF, else the map's own (which needs
- * CAP_SYS_ADMIN to fetch); reports the first failure.
+ * The reader already falls back to the map's own BTF when the object is
+ * missing or its types differ; the map's own BTF is also tried when the
+ * object fails otherwise (it no longer defines the map, its BTF is bad).
+ * The object's error is the one reported.
  */
-static int open_map(const struct pull_opts *o, const char *obj, const char *map,
-		    const char *pin, struct kstats_map **m, char *err, size_t errlen)
+static int read_rows(const struct pull_opts *o, const char *obj, const char *map,
+		     const char *pin, struct kstats_map **m, int64_t **rows,
+		     size_t *nrows, char *err, size_t errlen)
 {
-	char obj_path[4096], err2[KSTATS_ERR_LEN];
+	char obj_path[4096], own_err[KSTATS_ERR_LEN];
 	struct kstats_map_opts mo = { .obj_path = obj_path, .map_name = map,
 				      .pin_path = pin };
 	int ret;
 
 	snprintf(obj_path, sizeof(obj_path), "%s/%s.bpf", o->obj_dir, obj);
-	if (access(obj_path, R_OK)) {
-		mo.obj_path = NULL;
-		return kstats_map_open(&mo, m, err, errlen);
-	}
 	ret = kstats_map_open(&mo, m, err, errlen);
-	if (ret) {	/* e.g. an object newer than the loaded map */
+	if (ret && ret != -ENOENT) {
 		mo.obj_path = NULL;
-		if (!kstats_map_open(&mo, m, err2, sizeof(err2)))
-			return 0;
+		if (!kstats_map_open(&mo, m, own_err, sizeof(own_err)))
+			ret = 0;
 	}
-	return ret;
-}
-
-/* Reads all rows of pin into *rows (malloc'ed). */
-static int read_rows(const struct pull_opts *o, const char *obj, const char *map,
-		     const char *pin, struct kstats_map **m, int64_t **rows,
-		     size_t *nrows, char *err, size_t errlen)
-{
-	int ret = open_map(o, obj, map, pin, m, err, errlen);
-
-	if (ret)
-		return ret;
-	*rows = calloc(kstats_map_max_rows(*m) ? kstats_map_max_rows(*m) : 1,
-		       kstats_map_ncols(*m) * sizeof(**rows));
-	if (!*rows)
-		return -ENOMEM;
-	return kstats_map_read(*m, *rows, kstats_map_max_rows(*m), nrows, err, errlen);
+	return ret ?: kstats_read_rows(*m, rows, nrows, err, errlen);
 }
 
 static int check_layout(struct kstats_map *m, struct metric_read *mr,
@@ -570,7 +527,7 @@ static int read_metric(const struct pull_opts *o, const struct pull_metric *pm,
 		m = NULL;
 		free(mr->rows);
 		mr->rows = NULL;
-		ret = pin_map_id(pin, &mr->map_id);
+		ret = kstats_pin_map_id(pin, &mr->map_id);
 		if (ret) {
 			snprintf(err, errlen, "pin: %s", strerror(-ret));
 			break;
@@ -578,7 +535,7 @@ static int read_metric(const struct pull_opts *o, const struct pull_metric *pm,
 		ret = read_rows(o, pm->obj, pm->map, pin, &m, &mr->rows, &mr->nrows,
 				err, errlen);
 		now_ns(&mr->end_boot, &mr->end_real);
-		if (!ret && (pin_map_id(pin, &id_after) || id_after != mr->map_id))
+		if (!ret && (kstats_pin_map_id(pin, &id_after) || id_after != mr->map_id))
 			ret = -EAGAIN;
 	}
 	if (ret == -EAGAIN)
@@ -594,50 +551,15 @@ static int read_metric(const struct pull_opts *o, const struct pull_metric *pm,
 static void read_names(const struct pull_run *r, const struct pull_metric *pm,
 		       struct metric_read *mr)
 {
-	char pin[4096], err[KSTATS_ERR_LEN] = "";
-	struct kstats_map *m = NULL;
-	int64_t *rows = NULL;
-	size_t nrows = 0, ncols, i, c;
-	int ret;
+	char obj_path[4096], err[KSTATS_ERR_LEN] = "";
 
-	if (!pm->names_map ||
-	    kstats_pin_path(pin, sizeof(pin), r->o->pin_dir, "map", pm->obj, pm->names_map))
+	if (!pm->names_map)
 		return;
-	ret = read_rows(r->o, pm->obj, pm->names_map, pin, &m, &rows, &nrows,
-			err, sizeof(err));
-	if (!ret && (kstats_map_nkey_cols(m) != 1 ||
-		     kstats_map_ncols(m) - 1 != KSTATS_NAME_MAX))
-		ret = -EINVAL;
-	if (!ret)
-		mr->names = calloc(nrows ? nrows : 1, sizeof(*mr->names));
-	if (ret || !mr->names) {
-		if (r->o->verbose)
-			fprintf(stderr, "kstats pull: %s/%s: names unavailable: %s\n",
-				pm->obj, pm->names_map, *err ? err : "not an id -> name map");
-		goto out;
-	}
-	ncols = kstats_map_ncols(m);
-	for (i = 0; i < nrows; i++) {
-		const int64_t *row = rows + i * ncols;
-
-		mr->names[i].id = (uint32_t)row[0];
-		for (c = 0; c < KSTATS_NAME_MAX && row[1 + c]; c++)
-			mr->names[i].name[c] = (char)row[1 + c];
-	}
-	mr->nnames = nrows;
-out:
-	free(rows);
-	kstats_map_close(m);
-}
-
-static const char *lookup_name(const struct metric_read *mr, int64_t id)
-{
-	size_t i;
-
-	for (i = 0; i < mr->nnames; i++)
-		if (mr->names[i].id == (uint32_t)id)
-			return mr->names[i].name;
-	return "";
+	snprintf(obj_path, sizeof(obj_path), "%s/%s.bpf", r->o->obj_dir, pm->obj);
+	if (kstats_names_read(obj_path, pm->obj, pm->names_map, r->o->pin_dir,
+			      &mr->names, err, sizeof(err)) && r->o->verbose)
+		fprintf(stderr, "kstats pull: %s/%s: names unavailable: %s\n",
+			pm->obj, pm->names_map, err);
 }
 
 /* ---- deltas into atoms ---- */
@@ -691,6 +613,7 @@ static int process_row(struct pull_run *r, const struct pull_metric *pm,
 		       struct pull_key *k)
 {
 	const struct pull_key *prev;
+	const char *name;
 	uint64_t cur[PULL_NR_BUCKETS];
 	int32_t buckets[PULL_NR_BUCKETS];
 	struct delta_key dk;
@@ -701,10 +624,11 @@ static int process_row(struct pull_run *r, const struct pull_metric *pm,
 	memcpy(k->key, row, mr->nkey * sizeof(*row));
 	for (i = 0; i < PULL_NR_BUCKETS; i++)
 		cur[i] = (uint64_t)row[mr->nkey + i];
+	name = kstats_names_find(mr->names, k->key[0]) ?: "";
 	prev = old ? state_find_key(old, k->key) : NULL;
 	delta_begin(&dk, cur, prev ? prev->base : NULL, mr->width);
 	while (delta_next_atom(&dk, buckets)) {
-		ret = emit_atom(r, pm, w, k->key, lookup_name(mr, k->key[0]), buckets,
+		ret = emit_atom(r, pm, w, k->key, name, buckets,
 				dk.chunks == 1 ? dk.anomalies : 0);
 		if (ret)
 			return ret;
@@ -766,6 +690,9 @@ static int carry_over(struct pull_run *r, const struct pull_metric *pm)
 	if (!old)
 		return 0;
 	ms = *old;
+	/* Map ids restart at boot: an old one must not match a map of this boot. */
+	if (r->boot_changed)
+		ms.map_id = 0;
 	ms.keys = malloc((old->nkeys ? old->nkeys : 1) * sizeof(*ms.keys));
 	if (!ms.keys)
 		return -ENOMEM;
@@ -773,6 +700,19 @@ static int carry_over(struct pull_run *r, const struct pull_metric *pm)
 	ret = state_add_map(&r->new, &ms);
 	free(ms.keys);
 	return ret;
+}
+
+/* A map that cannot be read keeps its baseline; the pull exits non-zero. */
+static int map_failed(struct pull_run *r, const struct pull_metric *pm, int err,
+		      char *msg, size_t len)
+{
+	if (!*msg)
+		snprintf(msg, len, "%s", strerror(-err));
+	kstats_add_fix(msg, len, err);
+	fprintf(stderr, "kstats pull: %s/%s: %s\n", pm->obj, pm->map, msg);
+	r->maps_failed++;
+	r->maps_denied += err == -EPERM || err == -EACCES;
+	return carry_over(r, pm);
 }
 
 static int pull_metric(struct pull_run *r, const struct pull_metric *pm)
@@ -784,18 +724,22 @@ static int pull_metric(struct pull_run *r, const struct pull_metric *pm)
 	ret = kstats_pin_path(pin, sizeof(pin), r->o->pin_dir, "map", pm->obj, pm->map);
 	if (ret)
 		return ret;
+	/*
+	 * A pin can be gone while its map lives on (a loader swap in
+	 * progress): keep the baseline, or that map's next pull would emit
+	 * again what was already emitted.
+	 */
 	if (access(pin, F_OK)) {
+		if (errno != ENOENT)
+			return map_failed(r, pm, -errno, err, sizeof(err));
 		if (r->o->verbose)
 			fprintf(stderr, "kstats pull: %s/%s: not pinned (object not loaded), "
 				"skipped\n", pm->obj, pm->map);
-		return 0;
+		return carry_over(r, pm);
 	}
 	ret = read_metric(r->o, pm, pin, &mr, err, sizeof(err));
 	if (ret) {
-		fprintf(stderr, "kstats pull: %s/%s: %s\n", pm->obj, pm->map,
-			*err ? err : strerror(-ret));
-		r->maps_failed++;
-		ret = carry_over(r, pm);
+		ret = map_failed(r, pm, ret, err, sizeof(err));
 		goto out;
 	}
 	r->maps_read++;
@@ -803,7 +747,7 @@ static int pull_metric(struct pull_run *r, const struct pull_metric *pm)
 	ret = process_metric(r, pm, &mr);
 out:
 	free(mr.rows);
-	free(mr.names);
+	kstats_names_free(mr.names);
 	return ret;
 }
 
@@ -867,22 +811,6 @@ out:
 
 /* ---- the command ---- */
 
-static int mkdir_p(const char *dir)
-{
-	char path[4096], *p;
-
-	snprintf(path, sizeof(path), "%s", dir);
-	for (p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(path, 0750) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	return mkdir(path, 0750) && errno != EEXIST ? -errno : 0;
-}
-
 static void run_free(struct pull_run *r)
 {
 	size_t i;
@@ -945,7 +873,10 @@ static int pull(const struct pull_opts *o)
 		printf("kstats pull: pull %" PRIu64 ": no new counts in %u maps\n",
 		       r.pull_id, r.maps_read);
 	apply_retention(o);
-	ret = r.maps_failed ? KSTATS_EXIT_ERROR : KSTATS_EXIT_OK;
+	if (!r.maps_failed)
+		ret = KSTATS_EXIT_OK;
+	else
+		ret = r.maps_denied == r.maps_failed ? KSTATS_EXIT_PERM : KSTATS_EXIT_ERROR;
 out:
 	run_free(&r);
 	close(lock_fd);
@@ -965,9 +896,9 @@ static void usage(FILE *f)
 		"  --obj-dir DIR       objects (BTF) (default: " KSTATS_DEFAULT_OBJ_DIR ")\n"
 		"  --pin-dir DIR       pinned maps (default: " KSTATS_DEFAULT_PIN_DIR ")\n"
 		"  --state-dir DIR     state and lock (default: " DEFAULT_STATE_DIR ")\n"
-		"  --out-dir DIR       atoms (default: " DEFAULT_OUT_DIR ")\n"
+		"  --out-dir DIR       atoms (default: " KSTATS_DEFAULT_ATOMS_DIR ")\n"
 		"  --status-file FILE  loader status, for map creation times\n"
-		"                      (default: " DEFAULT_STATUS_FILE ")\n"
+		"                      (default: " KSTATS_DEFAULT_STATUS_FILE ")\n"
 		"  --max-age DUR       drop atom files older than DUR (30s, 12h, 7d; 0: "
 		"never) (default 7d)\n"
 		"  --max-files N       keep at most N atom files (0: no limit) (default 1000)\n"
@@ -977,7 +908,8 @@ static void usage(FILE *f)
 		"  -v, --verbose       notes on skipped maps and window starts\n"
 		"  -h, --help          this text\n\n"
 		"Exit status: 0 ok, 1 runtime error (a map unreadable, I/O), 2 bad usage,\n"
-		"3 nothing pinned (run kstats-loader), 4 another pull holds the lock.\n\n"
+		"3 nothing pinned (run kstats-loader), 4 another pull holds the lock,\n"
+		"5 every unreadable map was denied (needs CAP_BPF and group kstats).\n\n"
 		"Testing: --fault POINT (or KSTATS_FAULT) SIGKILLs the pull at POINT\n"
 		"(--list-faults); KSTATS_BOOT_ID overrides the boot id and\n"
 		"KSTATS_CLOCK=BOOT_NS:REAL_NS fixes the clock.  Points:\n");
@@ -1057,8 +989,8 @@ int cmd_pull(int argc, char **argv)
 	};
 	struct pull_opts o = {
 		.obj_dir = KSTATS_DEFAULT_OBJ_DIR, .pin_dir = KSTATS_DEFAULT_PIN_DIR,
-		.state_dir = DEFAULT_STATE_DIR, .out_dir = DEFAULT_OUT_DIR,
-		.status_file = DEFAULT_STATUS_FILE, .max_age_s = 7 * 86400,
+		.state_dir = DEFAULT_STATE_DIR, .out_dir = KSTATS_DEFAULT_ATOMS_DIR,
+		.status_file = KSTATS_DEFAULT_STATUS_FILE, .max_age_s = 7 * 86400,
 		.max_files = 1000, .max_bytes = 50ull << 20, .lock_timeout_s = 60,
 	};
 	const char *fault = getenv("KSTATS_FAULT"), *clk = getenv("KSTATS_CLOCK");
@@ -1107,7 +1039,7 @@ int cmd_pull(int argc, char **argv)
 		return bad_arg("--fault", fault, "a point from --list-faults");
 	if (clk && *clk && parse_clock(clk))
 		return bad_arg("KSTATS_CLOCK", clk, "BOOT_NS:REAL_NS");
-	ret = mkdir_p(o.state_dir) ?: mkdir_p(o.out_dir);
+	ret = kstats_mkdir_p(o.state_dir, 0750) ?: kstats_mkdir_p(o.out_dir, 0750);
 	if (ret) {
 		fprintf(stderr, "kstats pull: cannot create %s or %s: %s; pass --state-dir "
 			"and --out-dir\n", o.state_dir, o.out_dir, strerror(-ret));

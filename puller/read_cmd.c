@@ -8,6 +8,7 @@
 #include <string.h>
 #include <json-c/json.h>
 
+#include "hist.h"
 #include "kstats.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
@@ -36,7 +37,8 @@ static void usage(FILE *f)
 		"  --pin-dir DIR   pin directory (default: " KSTATS_DEFAULT_PIN_DIR ")\n"
 		"  --per-cpu       per-CPU maps: a row per CPU instead of the sum\n"
 		"  --json          a JSON array with one object per row\n\n"
-		"Exit status: 0 ok, 1 runtime error, 2 bad usage, 3 map not pinned.\n");
+		"Exit status: 0 ok, 1 runtime error, 2 bad usage, 3 map not pinned,\n"
+		"5 permission denied.\n");
 }
 
 /* "name[0]", "name[1]", ... as one string field named "name". */
@@ -234,16 +236,10 @@ static int cmp_rows(const void *a, const void *b, void *arg)
 	return 0;
 }
 
+/* A map name the object lacks is a usage error; the rest as every command. */
 static int exit_code(int ret)
 {
-	switch (ret) {
-	case -ENOENT:
-		return KSTATS_EXIT_NOT_LOADED;
-	case -ESRCH:
-		return KSTATS_EXIT_USAGE;
-	default:
-		return KSTATS_EXIT_ERROR;
-	}
+	return ret == -ESRCH ? KSTATS_EXIT_USAGE : kstats_exit_code(ret);
 }
 
 static int read_and_print(const struct kstats_map_opts *mo, bool json)
@@ -261,10 +257,8 @@ static int read_and_print(const struct kstats_map_opts *mo, bool json)
 	if (*kstats_map_source_note(m))
 		fprintf(stderr, "kstats read: note: %s\n", kstats_map_source_note(m));
 	ncols = kstats_map_ncols(m);
-	rows = calloc(kstats_map_max_rows(m) ?: 1, (ncols ?: 1) * sizeof(*rows));
 	fields = build_fields(m, &nfields);
-	ret = rows && fields ? kstats_map_read(m, rows, kstats_map_max_rows(m), &nrows,
-					       err, sizeof(err)) : -ENOMEM;
+	ret = fields ? kstats_read_rows(m, &rows, &nrows, err, sizeof(err)) : -ENOMEM;
 	if (ret)
 		goto out;
 	qsort_r(rows, nrows, ncols * sizeof(*rows), cmp_rows, m);
@@ -273,8 +267,11 @@ static int read_and_print(const struct kstats_map_opts *mo, bool json)
 	else
 		print_text(m, rows, nrows, fields, nfields);
 out:
+	if (!*err && ret)
+		snprintf(err, sizeof(err), "%s", strerror(-ret));
+	kstats_add_fix(err, sizeof(err), ret);
 	if (ret)
-		fprintf(stderr, "kstats read: %s%s\n", *err ? err : strerror(-ret),
+		fprintf(stderr, "kstats read: %s%s\n", err,
 			ret == -ENOENT ? "; run kstats-loader, or pass --pin" : "");
 	free(fields);
 	free(rows);

@@ -139,20 +139,19 @@ static int key_cmp(const void *a, const void *b, void *nkeys)
 	return 0;
 }
 
-static int pin_map_id(const char *pin, uint32_t *id, char *err, size_t errlen)
+int kstats_pin_map_id(const char *pin, uint32_t *id)
 {
 	LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = BPF_F_RDONLY);
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
 	int fd = bpf_obj_get_opts(pin, &opts), ret = 0;
 
-	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len)) {
+	if (fd < 0)
+		return -errno;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		ret = -errno;
-		snprintf(err, errlen, "%s: %s", pin, strerror(errno));
-	}
 	*id = info.id;
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 	return ret;
 }
 
@@ -185,7 +184,7 @@ int kstats_read_rows(struct kstats_map *m, int64_t **rows, size_t *nrows,
 {
 	int ret;
 
-	*rows = calloc(kstats_map_max_rows(m) ?: 1, kstats_map_ncols(m) * sizeof(**rows));
+	*rows = calloc(kstats_map_max_rows(m) ?: 1, (kstats_map_ncols(m) ?: 1) * sizeof(**rows));
 	if (!*rows)
 		return -ENOMEM;
 	ret = kstats_map_read(m, *rows, kstats_map_max_rows(m), nrows, err, errlen);
@@ -221,8 +220,10 @@ static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
 		goto out;
 	}
 	mo.pin_path = pin;
-	ret = pin_map_id(pin, &h->map_id, err, errlen);
-	if (!ret)
+	ret = kstats_pin_map_id(pin, &h->map_id);
+	if (ret)
+		snprintf(err, errlen, "%s: %s", pin, strerror(-ret));
+	else
 		ret = kstats_map_open(&mo, &m, err, errlen);
 	if (ret)
 		goto out;

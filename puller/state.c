@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 #include <json-c/json.h>
 #include <zlib.h>
 
@@ -312,35 +311,11 @@ out:
 
 static int read_all(const char *path, char **buf, size_t *len)
 {
-	struct stat sb;
-	ssize_t n;
-	int fd, ret = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &sb)) {
-		ret = -errno;
-		goto out;
-	}
-	if ((size_t)sb.st_size > STATE_MAX_BYTES) {
-		ret = -EFBIG;
-		goto out;
-	}
-	*buf = malloc(sb.st_size + 1);
-	if (!*buf) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	n = read(fd, *buf, sb.st_size);
-	if (n != sb.st_size) {
-		ret = n < 0 ? -errno : -EIO;
-		free(*buf);
-		goto out;
-	}
-	(*buf)[n] = 0;
-	*len = n;
-out:
+	ret = kstats_read_fd(fd, STATE_MAX_BYTES, buf, len);
 	close(fd);
 	return ret;
 }

@@ -1,20 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Reads the loader status file (contract in status.h) with json-c. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kstats.h"
+#include "kstats_fileio.h"
 #include "status.h"
+
+/* The loader writes a few KiB; anything past this is not its file. */
+#define STATUS_MAX_BYTES (16u << 20)
 
 static int read_all(const char *path, char **buf, char *err, size_t errlen)
 {
-	size_t len = 0;
-	FILE *f = fopen(path, "re");
-	int ret = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+	size_t len;
 
-	if (!f) {
+	if (fd < 0) {
 		ret = -errno;
 		if (ret == -ENOENT)
 			snprintf(err, errlen, "no loader status at %s; " KSTATS_FIX_LOAD
@@ -24,15 +29,11 @@ static int read_all(const char *path, char **buf, char *err, size_t errlen)
 		kstats_add_fix(err, errlen, ret);
 		return ret;
 	}
-	*buf = NULL;
-	if (getdelim(buf, &len, '\0', f) < 0 && ferror(f)) {
-		ret = -EIO;
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-	}
-	fclose(f);
-	if (!*buf && !ret)
-		*buf = strdup("");
-	return ret ?: (*buf ? 0 : -ENOMEM);
+	ret = kstats_read_fd(fd, STATUS_MAX_BYTES, buf, &len);
+	close(fd);
+	if (ret)
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-ret));
+	return ret;
 }
 
 int kstats_status_load(const char *path, struct json_object **out,

@@ -65,7 +65,8 @@ static void usage(FILE *f)
 		"Lost records are reported on stderr: those the kernel's ring buffer\n"
 		"had no room for, and those this watch fell too far behind to keep.\n"
 		"Exit status: 0 stopped by a signal or --count, 1 runtime error,\n"
-		"2 bad usage or unknown stream, 3 stream not loaded.\n", DEFAULT_QUEUE);
+		"2 bad usage or unknown stream, 3 stream not loaded, 5 permission denied.\n",
+		DEFAULT_QUEUE);
 }
 
 /* clang leaves BTF_INT_CHAR unset: a char is also a 1-byte int named char. */
@@ -452,7 +453,7 @@ static int watch_stream(struct watcher *w, const struct stream_ref *ref,
 		ret = kstats_stream_start(w->s, err, sizeof(err));
 	if (ret < 0) {
 		fprintf(stderr, "kstats watch: %s\n", *err ? err : strerror(-ret));
-		return ret == -ENOENT ? KSTATS_EXIT_NOT_LOADED : KSTATS_EXIT_ERROR;
+		return kstats_exit_code(ret);
 	}
 	w->real_minus_mono_ns = real_minus_mono_ns();
 	ret = run(w, sigs);

@@ -942,6 +942,73 @@ static void test_keys_come_and_go(void **state)
 	bpf_object__close(obj);
 }
 
+/*
+ * Pool 1 at 5 pulled, then a pull (as boot boot_id, NULL: this boot) with
+ * the map unpinned, then the same map pinned again and pool 1 at 7.
+ */
+static struct bpf_object *repin_after_unpinned_pull(const char *boot_id)
+{
+	struct bpf_object *obj;
+	char pin[512];
+	int acc, names;
+
+	detach();
+	obj = pin_cma_maps(&acc, &names);
+	set_pool(acc, 1, 3, 5);
+	assert_int_equal(pull_ok(), 0);
+	kstats_pin_path(pin, sizeof(pin), e.t.pin_dir, "map", "cma",
+			"cma_alloc_latency_map");
+	assert_int_equal(unlink(pin), 0);
+	assert_int_equal(run_pull(NULL, boot_id, NULL), 0);
+	assert_int_equal(bpf_obj_pin(acc, pin), 0);
+	set_pool(acc, 1, 3, 7);
+	return obj;
+}
+
+/* Pool 1's bucket 3 and reset flag in the pull after repin_after_unpinned_pull. */
+static void assert_pool1_after_repin(const char *boot_id, int bucket3, bool reset)
+{
+	const Kernelstats__Atom *env;
+	Kernelstats__AtomList *list;
+
+	assert_int_equal(run_pull(NULL, boot_id, NULL), 0);
+	list = last_atoms();
+	assert_int_equal(pool_atom(list, 1, &env)->latency_log2_buckets_usec[3], bucket3);
+	assert_int_equal(env->reset, reset);
+	kernelstats__atom_list__free_unpacked(list, NULL);
+}
+
+/*
+ * A pin that vanishes while its map lives on (a loader swap in progress)
+ * keeps the map's baseline: when the same map is pinned again, the next
+ * pull emits only what it gained, not again what was already emitted.
+ */
+static void test_unpinned_map_keeps_baseline(void **state)
+{
+	struct bpf_object *obj;
+
+	(void)state;
+	obj = repin_after_unpinned_pull(NULL);
+	assert_pool1_after_repin(NULL, 2, false);
+	bpf_object__close(obj);
+}
+
+/*
+ * A baseline kept across a reboot (the map was not pinned at the first pull
+ * of the new boot) must not match a map of the new boot that got the same
+ * id (ids restart at boot): that map's counts are all new, flagged reset.
+ */
+static void test_kept_baseline_across_boot(void **state)
+{
+	static const char *next_boot = "00000000-0000-4000-8000-00000000b008";
+	struct bpf_object *obj;
+
+	(void)state;
+	obj = repin_after_unpinned_pull(next_boot);
+	assert_pool1_after_repin(next_boot, 7, true);
+	bpf_object__close(obj);
+}
+
 /* Nothing pinned: exit 3 with the fix in the message, no state written. */
 static void test_nothing_pinned(void **state)
 {
@@ -977,6 +1044,8 @@ int main(void)
 		T(test_concurrent_pulls),
 		T(test_retention),
 		T(test_keys_come_and_go),
+		T(test_unpinned_map_keeps_baseline),
+		T(test_kept_baseline_across_boot),
 		T(test_nothing_pinned),
 	};
 	const char *missing = ktest_missing_feature();

@@ -61,8 +61,8 @@ fi
 # Outside group kstats: CAP_BPF does not get past the pins' file modes.
 out=$(as "$U" "$B/kstats" read --obj "$OBJ" --map "$MAP" --pin "$MAP_PIN" 2>&1)
 rc=$?
-if [ $rc -eq 1 ] && grep -q 'Permission denied' <<<"$out"; then
-	pass "outside kstats, CAP_BPF: kstats read is denied"
+if [ $rc -eq 5 ] && grep -q 'group kstats' <<<"$out"; then
+	pass "outside kstats, CAP_BPF: kstats read is denied (exit 5) and names the fix"
 else
 	fail "outside kstats, CAP_BPF: kstats read gave $rc: $out"
 fi

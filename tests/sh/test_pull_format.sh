@@ -23,7 +23,7 @@ trap 'rm -rf "$PIN" "$TMP"' EXIT
 trap 'exit 130' INT	# the EXIT trap cleans up; bash runs it on exit only
 trap 'exit 143' TERM
 
-"$BUILD/kstats-loader" --obj-dir "$BUILD/bpf" --pin-dir "$PIN" >/dev/null ||
+"$BUILD/kstats-loader" --obj-dir "$BUILD/bpf" --pin-dir "$PIN" --run-dir "$TMP/run" >/dev/null ||
 	fail "kstats-loader failed"
 rm -f "$PIN"/link_*
 MAP=$PIN/map_compaction_compaction_duration_map
