@@ -90,6 +90,26 @@ int kstats_mkdir_p(const char *path, mode_t mode)
 	return mkdir(buf, mode) && errno != EEXIST ? -errno : 0;
 }
 
+int kstats_boot_id(char *buf, size_t len)
+{
+	const char *fake = getenv("KSTATS_BOOT_ID");
+	FILE *f;
+	int ret = 0;
+
+	if (fake && *fake) {
+		snprintf(buf, len, "%s", fake);
+		return 0;
+	}
+	f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	if (!f)
+		return -errno;
+	if (!fgets(buf, len, f))
+		ret = -EIO;
+	fclose(f);
+	buf[ret ? 0 : strcspn(buf, "\n")] = 0;
+	return ret;
+}
+
 int kstats_read_fd(int fd, size_t max, char **buf, size_t *len)
 {
 	size_t cap = 0, n = 0;

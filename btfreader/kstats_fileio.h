@@ -22,5 +22,7 @@ int kstats_file_replace(const char *path, const void *buf, size_t len, mode_t mo
 int kstats_read_fd(int fd, size_t max, char **buf, size_t *len);
 /* mkdir -p with mode for each directory it creates; 0 or -errno. */
 int kstats_mkdir_p(const char *path, mode_t mode);
+/* /proc/sys/kernel/random/boot_id, or $KSTATS_BOOT_ID (tests fake a reboot). */
+int kstats_boot_id(char *buf, size_t len);
 
 #endif /* KSTATS_FILEIO_H */

@@ -21,6 +21,7 @@
 #include <bpf/libbpf.h>
 #include <json-c/json.h>
 
+#include "kstats_fileio.h"
 #include "kstats_pins.h"
 #include "loader.h"
 #include "trust.h"
@@ -200,22 +201,6 @@ static int set_config(struct loader_ctx *ctx, const struct options *o)
 	return EXIT_OK;
 }
 
-static int mkdir_p(const char *path, mode_t mode)
-{
-	char buf[LOADER_PATH_LEN], *p;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(buf, mode) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	return mkdir(buf, mode) && errno != EEXIST ? -errno : 0;
-}
-
 /* Mounted bpffs, pin dir created and locked: returns the lock fd. */
 static int prepare_pin_dir(const char *pin_dir, char *err, size_t len)
 {
@@ -253,7 +238,7 @@ static int prepare_pin_dir(const char *pin_dir, char *err, size_t len)
 /* Creates the run dir and removes a stale completion flag, first thing. */
 static int prepare_run_dir(const struct loader_ctx *ctx, char *flag, size_t len)
 {
-	int ret = mkdir_p(ctx->run_dir, 0755);
+	int ret = kstats_mkdir_p(ctx->run_dir, 0755);
 
 	snprintf(flag, len, "%s/" FLAG_NAME, ctx->run_dir);
 	if (ret) {

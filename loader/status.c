@@ -257,17 +257,6 @@ static void carry_prev(const struct loader_ctx *ctx, const struct obj_result *re
 	}
 }
 
-static void read_boot_id(char *buf, size_t len)
-{
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-
-	if (!f || !fgets(buf, len, f))
-		buf[0] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-	if (f)
-		fclose(f);
-}
-
 int status_write(const struct loader_ctx *ctx, const struct obj_result *res,
 		 size_t n, __u64 started_ns, const char *error)
 {
@@ -277,7 +266,7 @@ int status_write(const struct loader_ctx *ctx, const struct obj_result *res,
 	size_t i;
 	int ret;
 
-	read_boot_id(boot_id, sizeof(boot_id));
+	kstats_boot_id(boot_id, sizeof(boot_id));
 	json_object_object_add(root, "version", json_object_new_int(STATUS_VERSION));
 	put_str(root, "kernel_release", ctx->release);
 	put_u64(root, "kernel_version", ctx->kver);

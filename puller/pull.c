@@ -90,26 +90,6 @@ static void now_ns(uint64_t *boot, uint64_t *real)
 	*real = fixed_clock ? fixed_real_ns : clock_ns(CLOCK_REALTIME);
 }
 
-static int read_boot_id(char *buf, size_t len)
-{
-	const char *fake = getenv("KSTATS_BOOT_ID");
-	FILE *f;
-
-	if (fake && *fake) {
-		snprintf(buf, len, "%s", fake);
-		return 0;
-	}
-	f = fopen("/proc/sys/kernel/random/boot_id", "re");
-	if (!f || !fgets(buf, len, f)) {
-		if (f)
-			fclose(f);
-		return -errno ?: -EIO;
-	}
-	fclose(f);
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
-}
-
 /* ---- the atoms directory ---- */
 
 static int atoms_file_id(const char *name, uint64_t *id)
@@ -830,7 +810,7 @@ static int pull(const struct pull_opts *o)
 	size_t i;
 	int ret, lock_fd = -1;
 
-	ret = read_boot_id(r.boot_id, sizeof(r.boot_id));
+	ret = kstats_boot_id(r.boot_id, sizeof(r.boot_id));
 	if (ret) {
 		fprintf(stderr, "kstats pull: cannot read the boot id: %s\n", strerror(-ret));
 		return KSTATS_EXIT_ERROR;
