@@ -39,6 +39,30 @@ interrupted() {
 	exit "$1"
 }
 
+# The loader refuses objects that anyone but root could change (loader/trust.c),
+# so a checkout owned by a user cannot be tested: say so once, not per test.
+untrusted_dir() {	# prints the first directory at or above $1 that fails
+	local d
+	d=$(realpath "$1") || return 0
+	while :; do
+		if [ "$(stat -c %u "$d")" != 0 ] ||
+		   { [ -n "$(find "$d" -maxdepth 0 -perm /022)" ] &&
+		     [ -z "$(find "$d" -maxdepth 0 -perm -1000)" ]; }; then
+			echo "$d"
+			return
+		fi
+		[ "$d" = / ] && return
+		d=$(dirname "$d")
+	done
+}
+bad=$(untrusted_dir "$BUILD/bpf")
+if [ -n "$bad" ]; then
+	echo "make test: $bad is not owned by root or is writable by others, and the" \
+	     "loader refuses objects there; test a checkout owned by root" \
+	     "(sudo chown -R root: $(pwd))" >&2
+	exit 2
+fi
+
 work=$(mktemp -d "/tmp/kstats-test-$$-run-XXXXXX") || exit 1
 san=$work/san
 mkdir -m 1777 "$san" || exit 1	# tests run tools as other users too
