@@ -32,6 +32,10 @@ kstats_objmeta_hist(const struct kstats_objmeta *meta, const char *map);
 const struct kstats_stream_meta *
 kstats_objmeta_stream(const struct kstats_objmeta *meta, const char *name);
 
+struct dirent;
+/* The *.bpf files of dir in sorted order (scandir); count or -errno. */
+int kstats_scan_objects(const char *dir, struct dirent ***ents);
+
 /* "compaction" from ".../compaction.bpf" into buf. */
 int kstats_obj_name(const char *path, char *buf, size_t len);
 

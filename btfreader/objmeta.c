@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -217,6 +218,20 @@ kstats_objmeta_stream(const struct kstats_objmeta *m, const char *name)
 		if (!strcmp(m->streams[i].name, name))
 			return &m->streams[i];
 	return NULL;
+}
+
+static int bpf_filter(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+
+	return n > 4 && !strcmp(d->d_name + n - 4, ".bpf");
+}
+
+int kstats_scan_objects(const char *dir, struct dirent ***ents)
+{
+	int n = scandir(dir, ents, bpf_filter, alphasort);
+
+	return n < 0 ? -errno : n;
 }
 
 int kstats_obj_name(const char *path, char *buf, size_t len)

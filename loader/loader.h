@@ -198,7 +198,6 @@ int status_write(const struct loader_ctx *ctx, const struct obj_result *res,
 
 /* main.c */
 struct dirent;
-int scan_objects(const char *dir, struct dirent ***ents);
 
 /* unload.c */
 int unload_all(struct loader_ctx *ctx);

@@ -22,6 +22,7 @@
 #include <json-c/json.h>
 
 #include "kstats_fileio.h"
+#include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "loader.h"
 #include "trust.h"
@@ -73,20 +74,6 @@ static void usage(FILE *f)
 "  3  unusable environment: no BPF, no bpffs, unusable directory\n");
 }
 
-static int bpf_filter(const struct dirent *d)
-{
-	size_t n = strlen(d->d_name);
-
-	return n > 4 && !strcmp(d->d_name + n - 4, ".bpf");
-}
-
-/* The *.bpf files of dir in sorted order, for a deterministic run. */
-int scan_objects(const char *dir, struct dirent ***ents)
-{
-	int n = scandir(dir, ents, bpf_filter, alphasort);
-
-	return n < 0 ? -errno : n;
-}
 
 static int bad_usage(const char *fmt, const char *arg)
 {
@@ -315,7 +302,7 @@ static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nou
 	char path[LOADER_PATH_LEN];
 	int n, i, critical = 0;
 
-	n = scan_objects(ctx->obj_dir, &ents);
+	n = kstats_scan_objects(ctx->obj_dir, &ents);
 	if (n < 0)
 		return n;
 	res = calloc(n ? n : 1, sizeof(*res));

@@ -95,7 +95,7 @@ static int remove_named_pins(struct loader_ctx *ctx, struct unload *u)
 	char path[LOADER_PATH_LEN];
 	int n, i;
 
-	n = scan_objects(ctx->obj_dir, &ents);
+	n = kstats_scan_objects(ctx->obj_dir, &ents);
 	if (n < 0)
 		return n;
 	for (i = 0; i < n; i++) {

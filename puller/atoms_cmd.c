@@ -172,20 +172,13 @@ static int print_file(const char *path)
 	return 0;
 }
 
-static int atoms_filter(const struct dirent *d)
-{
-	size_t n = strlen(d->d_name);
-
-	return !strncmp(d->d_name, "atoms-", 6) && n > 9 && !strcmp(d->d_name + n - 3, ".pb");
-}
-
 static int print_dir(const char *dir)
 {
 	struct dirent **ents;
 	char path[4096];
 	int n, i, failed = 0;
 
-	n = scandir(dir, &ents, atoms_filter, alphasort);
+	n = scandir(dir, &ents, kstats_atoms_filter, alphasort);
 	if (n < 0) {
 		fprintf(stderr, "kstats atoms: cannot read %s: %s; pass --out-dir or a FILE\n",
 			dir, strerror(errno));

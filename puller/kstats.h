@@ -27,6 +27,10 @@ int cmd_dump(int argc, char **argv);
 int cmd_read(int argc, char **argv);
 int cmd_pull(int argc, char **argv);
 int cmd_atoms(int argc, char **argv);
+
+struct dirent;
+/* scandir filter of the atoms-<pull id>.pb files kstats pull writes. */
+int kstats_atoms_filter(const struct dirent *d);
 int cmd_watch(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 

@@ -100,7 +100,7 @@ static int atoms_file_id(const char *name, uint64_t *id)
 	       !name[n] && name[6] >= '0' && name[6] <= '9' ? 0 : -EINVAL;
 }
 
-static int atoms_filter(const struct dirent *d)
+int kstats_atoms_filter(const struct dirent *d)
 {
 	uint64_t id;
 
@@ -118,7 +118,7 @@ static uint64_t max_atoms_id(const char *out_dir)
 	uint64_t id, max = 0;
 	int n, i;
 
-	n = scandir(out_dir, &ents, atoms_filter, alphasort);
+	n = scandir(out_dir, &ents, kstats_atoms_filter, alphasort);
 	for (i = 0; i < n; i++) {
 		if (!atoms_file_id(ents[i]->d_name, &id) && id > max)
 			max = id;
@@ -167,7 +167,7 @@ static int apply_retention(const struct pull_opts *o)
 	char path[4096];
 	int n, i, removed = 0, ret = 0;
 
-	n = scandir(o->out_dir, &ents, atoms_filter, alphasort);
+	n = scandir(o->out_dir, &ents, kstats_atoms_filter, alphasort);
 	if (n < 0)
 		return -errno;
 	st = calloc(n ? n : 1, sizeof(*st));

@@ -15,12 +15,6 @@
 #include "kstats_pins.h"
 #include "kstats_reader.h"
 
-static int bpf_filter(const struct dirent *d)
-{
-	size_t n = strlen(d->d_name);
-
-	return n > 4 && !strcmp(d->d_name + n - 4, ".bpf");
-}
 
 static int add_object(struct kstats_snapshot *s, const char *obj_dir,
 		      const char *file, char *err, size_t errlen)
@@ -66,12 +60,11 @@ int kstats_snapshot_init(struct kstats_snapshot *s, const char *obj_dir,
 	int n, i, ret = 0;
 
 	memset(s, 0, sizeof(*s));
-	n = scandir(obj_dir, &ents, bpf_filter, alphasort);
+	n = kstats_scan_objects(obj_dir, &ents);
 	if (n < 0) {
-		ret = -errno;
 		snprintf(err, errlen, "cannot read object directory %s: %s; pass --obj-dir",
-			 obj_dir, strerror(errno));
-		return ret;
+			 obj_dir, strerror(-n));
+		return n;
 	}
 	for (i = 0; i < n; i++) {
 		if (!ret)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "guest.h"
+#include "kstats_objmeta.h"
 
 static void usage(FILE *f)
 {
@@ -20,12 +21,6 @@ static void usage(FILE *f)
 		"test failed, 1 otherwise, 2 on bad usage.\n");
 }
 
-static int bpf_filter(const struct dirent *d)
-{
-	size_t n = strlen(d->d_name);
-
-	return n > 4 && !strcmp(d->d_name + n - 4, ".bpf");
-}
 
 /* "compaction       LOADED: 2 programs attached, 2 maps pinned" */
 static void parse_outcome(struct lab *lab, const char *line)
@@ -50,7 +45,7 @@ static void report_loads(const struct lab *lab)
 	char test[96], obj[64];
 	int n, i;
 
-	n = scandir(lab->obj_dir, &ents, bpf_filter, alphasort);
+	n = kstats_scan_objects(lab->obj_dir, &ents);
 	if (n <= 0) {
 		lab_fail("load", "no *.bpf objects in %s", lab->obj_dir);
 		return;
