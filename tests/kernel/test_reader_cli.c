@@ -110,17 +110,8 @@ static int run_read(const char *first, ...)
 	for (const char *a = first; a && argc < 15; a = va_arg(ap, const char *))
 		argv[argc++] = a;
 	va_end(ap);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (!pid) {
-		int o = open(out_file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		int e = open(err_file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-		dup2(o, STDOUT_FILENO);
-		dup2(e, STDERR_FILENO);
-		execv(kstats, (char *const *)argv);
-		_exit(127);
-	}
+	pid = ktest_spawn(argv, out_file, err_file);
+	assert_true(pid > 0);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	slurp(out_file, out, sizeof(out));
 	slurp(err_file, errout, sizeof(errout));

@@ -61,17 +61,8 @@ static pid_t spawn_watch(const char *pin_dir, const char *const *args)
 	snprintf(kstats, sizeof(kstats), "%s/kstats", t.build);
 	while (*args && argc < 15)
 		argv[argc++] = *args++;
-	pid = fork();
-	assert_true(pid >= 0);
-	if (!pid) {
-		int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-		dup2(out, STDOUT_FILENO);
-		dup2(err, STDERR_FILENO);
-		execv(kstats, (char *const *)argv);
-		_exit(127);
-	}
+	pid = ktest_spawn(argv, out_path, err_path);
+	assert_true(pid > 0);
 	return pid;
 }
 

@@ -86,6 +86,25 @@ int ktest_loader_status(pid_t pid)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+pid_t ktest_spawn(const char *const *argv, const char *out_path,
+		  const char *err_path)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+		dup2(out, STDOUT_FILENO);
+		dup2(err, STDERR_FILENO);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
 int ktest_run_loader(struct ktest *t, const char *const *extra)
 {
 	char loader[300], run_dir[300];

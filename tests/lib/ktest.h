@@ -26,6 +26,9 @@ void ktest_fini(struct ktest *t);
 int ktest_run_loader(struct ktest *t, const char *const *extra);
 /* Same, but returns the loader's pid without waiting. */
 int ktest_loader_status(pid_t pid);
+/* Starts argv[0] with stdout and stderr into the files; the pid or -errno. */
+pid_t ktest_spawn(const char *const *argv, const char *out_path,
+		  const char *err_path);
 
 /* Why the kernel cannot run this test, or NULL. */
 const char *ktest_missing_feature(void);
