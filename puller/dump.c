@@ -12,7 +12,7 @@
 #include "kstats.h"
 #include "kstats_pins.h"
 
-enum dump_format { FMT_ASCII, FMT_JSON, FMT_OPENMETRICS };
+enum dump_format { FMT_ASCII, FMT_JSON, FMT_PROMETHEUS, FMT_OPENMETRICS };
 
 struct dump_opts {
 	const char *obj_dir, *pin_dir, *status_file, *output;
@@ -33,10 +33,12 @@ static void usage(FILE *f)
 		"histograms with count, p50, p99 and total.\n\n"
 		"  --all             show all 32 buckets and keys with no events\n"
 		"  --json            JSON, schema kstats.dump/1 (see kstats(1))\n"
-		"  --openmetrics     Prometheus text exposition (node_exporter textfile)\n"
+		"  --prometheus      Prometheus text format (node_exporter textfile)\n"
+		"  --openmetrics     OpenMetrics 1.0 text (scrapers that read it)\n"
 		"  --output FILE     write to FILE atomically (temp file, fsync, rename)\n"
 		"  --interval SEC    live: every SEC seconds, the events of that interval\n"
-		"                    (--openmetrics: the cumulative counts, rewritten)\n"
+		"                    (--prometheus, --openmetrics: the cumulative\n"
+		"                    counts, rewritten)\n"
 		"  --count N         with --interval: stop after N intervals\n"
 		"  --obj-dir DIR     objects (default: " KSTATS_DEFAULT_OBJ_DIR ")\n"
 		"  --pin-dir DIR     pinned maps (default: " KSTATS_DEFAULT_PIN_DIR ")\n"
@@ -52,8 +54,9 @@ static int render_to(FILE *f, const struct dump_opts *o, const struct kstats_sna
 	switch (o->fmt) {
 	case FMT_JSON:
 		return kstats_render_json(f, s, &o->render, !o->interval || o->output);
+	case FMT_PROMETHEUS:
 	case FMT_OPENMETRICS:
-		return kstats_render_openmetrics(f, s);
+		return kstats_render_prometheus(f, s, o->fmt == FMT_OPENMETRICS);
 	default:
 		return kstats_render_ascii(f, s, &o->render);
 	}
@@ -172,7 +175,7 @@ static int live(const struct dump_opts *o, struct kstats_snapshot *s)
 		ret = read_or_report(o, s);
 		if (ret)
 			break;
-		if (o->fmt == FMT_OPENMETRICS) {
+		if (o->fmt == FMT_PROMETHEUS || o->fmt == FMT_OPENMETRICS) {
 			ret = render(o, s);	/* counters stay cumulative */
 		} else {
 			ret = kstats_snapshot_dup(&shown, s);
@@ -197,6 +200,7 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 	static const struct option opts[] = {
 		{ "all", no_argument, NULL, 'a' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "prometheus", no_argument, NULL, 'P' },
 		{ "openmetrics", no_argument, NULL, 'm' },
 		{ "output", required_argument, NULL, 'O' },
 		{ "interval", required_argument, NULL, 'i' },
@@ -207,15 +211,16 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	bool json = false, om = false;
+	int formats = 0;
 	char *end;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'a': o->render.all = true; break;
-		case 'j': json = true; break;
-		case 'm': om = true; break;
+		case 'j': o->fmt = FMT_JSON; formats |= 1; break;
+		case 'P': o->fmt = FMT_PROMETHEUS; formats |= 2; break;
+		case 'm': o->fmt = FMT_OPENMETRICS; formats |= 4; break;
 		case 'O': o->output = optarg; break;
 		case 'o': o->obj_dir = optarg; break;
 		case 'p': o->pin_dir = optarg; break;
@@ -236,15 +241,14 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 		default: usage(stderr); return -EINVAL;
 		}
 	}
-	if (json && om) {
-		fprintf(stderr, "kstats dump: --json and --openmetrics exclude each other\n");
+	if (formats & (formats - 1)) {
+		fprintf(stderr, "kstats dump: --json, --prometheus and --openmetrics exclude each other\n");
 		return -EINVAL;
 	}
 	if (o->count && !o->interval) {
 		fprintf(stderr, "kstats dump: --count needs --interval\n");
 		return -EINVAL;
 	}
-	o->fmt = json ? FMT_JSON : om ? FMT_OPENMETRICS : FMT_ASCII;
 	o->filtered = optind < argc;
 	return 0;
 }

@@ -132,6 +132,7 @@ int kstats_render_ascii(FILE *f, const struct kstats_snapshot *s,
 			const struct kstats_render_opts *o);
 int kstats_render_json(FILE *f, const struct kstats_snapshot *s,
 		       const struct kstats_render_opts *o, bool pretty);
-int kstats_render_openmetrics(FILE *f, const struct kstats_snapshot *s);
+/* Prometheus text 0.0.4, or OpenMetrics 1.0 (with # EOF). */
+int kstats_render_prometheus(FILE *f, const struct kstats_snapshot *s, bool openmetrics);
 
 #endif /* KSTATS_HIST_H */

@@ -1,10 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Prometheus text exposition (format 0.0.4, what node_exporter's textfile
- * collector reads).  Per DESIGN.md bucket i is le = 2^(i+1) - 1 in the base
- * unit (seconds or bytes) and the last bucket is le="+Inf"; _bucket series
- * are cumulative.  No _sum: log2 buckets do not record it, and a guess would
- * make rate(_sum)/rate(_count) look exact when it is not.
+ * Prometheus text exposition 0.0.4 (kstats dump --prometheus: what
+ * node_exporter's textfile collector reads) and OpenMetrics 1.0
+ * (--openmetrics: for scrapers that read it directly).
+ *
+ * No _sum anywhere: log2 buckets do not record it.  node_exporter re-exposes
+ * every TYPE histogram it reads with "_sum 0", which makes
+ * rate(_sum)/rate(_count), the mean dashboards show, a false 0.  So the
+ * Prometheus text declares _bucket and _count as untyped families of their
+ * own: node_exporter passes them through as they are, histogram_quantile()
+ * works on any series with an le label, and a query for the mean finds no
+ * series instead of a wrong one.  OpenMetrics allows a histogram without
+ * _sum, so there it is a real histogram.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -38,21 +45,26 @@ static void prom_name(char *buf, size_t len, const struct kstats_hist *h)
 		snprintf(buf + n, len - n, "%s", suffix);
 }
 
-/* Exact decimal of us / 10^6: 4095 -> "0.004095". */
-static void fmt_le(char *buf, size_t len, unsigned int i, unsigned int unit)
+/*
+ * Bucket i's le in the base unit, the last bucket's "+Inf".  Latencies are
+ * nanoseconds truncated to whole microseconds, so bucket i holds real
+ * durations in [2^i, 2^(i+1)) us: le = 2^(i+1) us, as an exact decimal of
+ * seconds ("0.000032").  Sizes are whole bytes: le = 2^(i+1) - 1.
+ */
+static void prom_le(char *buf, size_t len, unsigned int i, unsigned int unit)
 {
-	uint64_t v = kstats_bucket_hi(i);
+	uint64_t us = 2ull << i;
 	size_t n;
 
-	if (i == LAST_BUCKET) {
+	if (i >= LAST_BUCKET) {
 		snprintf(buf, len, "+Inf");
 		return;
 	}
 	if (unit == KSTATS_UNIT_BYTES) {
-		snprintf(buf, len, "%" PRIu64, v);
+		snprintf(buf, len, "%" PRIu64, us - 1);
 		return;
 	}
-	snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, v / 1000000, v % 1000000);
+	snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, us / 1000000, us % 1000000);
 	n = strlen(buf);
 	while (buf[n - 1] == '0')
 		buf[--n] = 0;
@@ -90,8 +102,8 @@ static void put_labels(FILE *f, const struct kstats_hist *h,
 	fputc('}', f);
 }
 
-static void put_series(FILE *f, const char *name, const struct kstats_hist *h,
-		       const struct kstats_series *s)
+static void put_buckets(FILE *f, const char *name, const struct kstats_hist *h,
+			const struct kstats_series *s)
 {
 	uint64_t cum = 0;
 	char le[32];
@@ -99,39 +111,75 @@ static void put_series(FILE *f, const char *name, const struct kstats_hist *h,
 
 	for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++) {
 		cum = kstats_add_sat(cum, s->buckets[i]);
-		fmt_le(le, sizeof(le), i, h->unit);
+		prom_le(le, sizeof(le), i, h->unit);
 		fprintf(f, "%s_bucket", name);
 		put_labels(f, h, s, le);
 		fprintf(f, " %" PRIu64 "\n", cum);
 	}
-	fprintf(f, "%s_count", name);
-	put_labels(f, h, s, NULL);
-	fprintf(f, " %" PRIu64 "\n", cum);
 }
 
-static void put_hist(FILE *f, const struct kstats_hist *h)
+static void put_count(FILE *f, const char *name, const struct kstats_hist *h,
+		      const struct kstats_series *s)
+{
+	struct kstats_hist_stats st;
+
+	kstats_hist_stats(s->buckets, &st);
+	fprintf(f, "%s_count", name);
+	put_labels(f, h, s, NULL);
+	fprintf(f, " %" PRIu64 "\n", st.count);
+}
+
+static const char *what(const struct kstats_hist *h)
+{
+	return h->unit == KSTATS_UNIT_BYTES ? "sizes in bytes" : "latencies in seconds";
+}
+
+/* Two untyped families, name_bucket and name_count: see the top comment. */
+static void put_hist_prometheus(FILE *f, const char *name, const struct kstats_hist *h)
+{
+	size_t i;
+
+	fprintf(f, "# HELP %s_bucket %s: cumulative log2 buckets of %s from %s/%s; "
+		"le is each bucket's upper bound; no _sum (not recorded)\n"
+		"# TYPE %s_bucket untyped\n", name, h->metric, what(h), h->obj, h->map, name);
+	for (i = 0; i < h->nseries; i++)
+		put_buckets(f, name, h, &h->series[i]);
+	fprintf(f, "# HELP %s_count %s: number of events\n# TYPE %s_count untyped\n",
+		name, h->metric, name);
+	for (i = 0; i < h->nseries; i++)
+		put_count(f, name, h, &h->series[i]);
+}
+
+static void put_hist_openmetrics(FILE *f, const char *name, const struct kstats_hist *h)
+{
+	size_t i;
+
+	fprintf(f, "# TYPE %s histogram\n# UNIT %s %s\n"
+		"# HELP %s %s: log2 histogram of %s from %s/%s; no _sum (not recorded)\n",
+		name, name, h->unit == KSTATS_UNIT_BYTES ? "bytes" : "seconds",
+		name, h->metric, what(h), h->obj, h->map);
+	for (i = 0; i < h->nseries; i++) {
+		put_buckets(f, name, h, &h->series[i]);
+		put_count(f, name, h, &h->series[i]);
+	}
+}
+
+int kstats_render_prometheus(FILE *f, const struct kstats_snapshot *s, bool openmetrics)
 {
 	char name[160];
 	size_t i;
 
-	prom_name(name, sizeof(name), h);
-	fprintf(f, "# HELP %s %s: log2 histogram of %s from %s/%s; "
-		"le is each bucket's inclusive upper bound; no _sum (not recorded)\n",
-		name, h->metric, h->unit == KSTATS_UNIT_BYTES ? "sizes in bytes"
-							       : "latencies in seconds",
-		h->obj, h->map);
-	fprintf(f, "# TYPE %s histogram\n", name);
-	for (i = 0; i < h->nseries; i++)
-		put_series(f, name, h, &h->series[i]);
-}
+	for (i = 0; i < s->nhists; i++) {
+		const struct kstats_hist *h = &s->hists[i];
 
-int kstats_render_openmetrics(FILE *f, const struct kstats_snapshot *s)
-{
-	size_t i;
-
-	for (i = 0; i < s->nhists; i++)
-		if (s->hists[i].selected && s->hists[i].loaded)
-			put_hist(f, &s->hists[i]);
+		if (!h->selected || !h->loaded)
+			continue;
+		prom_name(name, sizeof(name), h);
+		if (openmetrics)
+			put_hist_openmetrics(f, name, h);
+		else
+			put_hist_prometheus(f, name, h);
+	}
 	fprintf(f, "# HELP kstats_metric_loaded 1 when the metric's map is pinned "
 		"(kstats-loader loaded its object), else 0\n"
 		"# TYPE kstats_metric_loaded gauge\n");
@@ -146,5 +194,7 @@ int kstats_render_openmetrics(FILE *f, const struct kstats_snapshot *s)
 		put_escaped(f, h->obj);
 		fprintf(f, "\"} %d\n", h->loaded);
 	}
+	if (openmetrics)
+		fputs("# EOF\n", f);
 	return ferror(f) ? -EIO : 0;
 }

@@ -179,7 +179,7 @@ static void test_huge_counts(void **state)
 
 	/* The sum of 2^64 - 1 and more saturates instead of wrapping. */
 	assert_int_equal(dt_map_update(&d, OBJ, "dump_state_map", &key, huge), 0);
-	run_ok(&r, DUMP("--openmetrics", "TestStateLatency"));
+	run_ok(&r, DUMP("--prometheus", "TestStateLatency"));
 	assert_non_null(strstr(r.out, "kstats_test_state_latency_seconds_count"
 				      "{process_state=\"UNSPECIFIED\"} 18446744073709551615\n"));
 	dt_result_free(&r);
@@ -228,7 +228,10 @@ static void test_json_golden_and_schema(void **state)
 	dt_result_free(&r);
 }
 
-/* le of bucket i is 2^(i+1) - 1 in the base unit; the last is +Inf. */
+/*
+ * le of bucket i is 2^(i+1) us in seconds (latencies: whole microseconds of
+ * truncated nanoseconds) or 2^(i+1) - 1 bytes; the last is +Inf.
+ */
 static void check_le_mapping(const char *text)
 {
 	char *copy = strdup(text), *line, *save = NULL;
@@ -247,10 +250,12 @@ static void check_le_mapping(const char *text)
 		if (i == BPF_TELEMETRY_NR_BUCKETS - 1) {
 			assert_memory_equal(le + 4, "+Inf\"", 5);
 		} else {
-			double bound = strtod(le + 4, NULL), want = (double)((2ull << i) - 1);
+			double bound = strtod(le + 4, NULL), want = (double)(2ull << i);
 
 			if (strstr(line, "_seconds_bucket"))
 				want /= 1e6;
+			else
+				want -= 1;
 			assert_true(bound >= want * (1 - 1e-12) && bound <= want * (1 + 1e-12));
 		}
 		assert_true(v >= prev);
@@ -266,12 +271,12 @@ static void check_le_mapping(const char *text)
 	assert_int_equal(series, 12 + KSTATS_SUSPEND_PHASE_COUNT - 1);
 }
 
-static void test_openmetrics_golden_and_promtool(void **state)
+static void test_prometheus_golden_and_promtool(void **state)
 {
 	struct dt_result r;
 
 	(void)state;
-	run_ok(&r, DUMP("--openmetrics"));
+	run_ok(&r, DUMP("--prometheus"));
 	assert_int_equal(dt_golden("all.prom", r.out), 0);
 	check_le_mapping(r.out);
 	if (!dt_have("promtool")) {
@@ -282,6 +287,31 @@ static void test_openmetrics_golden_and_promtool(void **state)
 	/* promtool does reject a broken exposition (the check can fail). */
 	check_sh("sed 's/_count{/_count {/;s/le=\"+Inf\"/le=+Inf/' | promtool check metrics",
 		 r.out, false);
+	dt_result_free(&r);
+}
+
+/* OpenMetrics 1.0, checked by the Python client's strict parser. */
+static void test_openmetrics_parser(void **state)
+{
+	static const char parse[] = "/usr/bin/python3 -c 'import sys; "
+		"from prometheus_client.openmetrics.parser import text_string_to_metric_families as p; "
+		"print(sum(1 for _ in p(sys.stdin.read())))'";
+	char broken[sizeof(parse) + 32];
+	struct dt_result r;
+
+	(void)state;
+	if (dt_sh("/usr/bin/python3 -c 'import prometheus_client.openmetrics.parser'", NULL, &r) ||
+	    r.status) {
+		dt_result_free(&r);
+		skip();		/* Debian package python3-prometheus-client; make deps installs it */
+	}
+	dt_result_free(&r);
+	run_ok(&r, DUMP("--openmetrics"));
+	check_le_mapping(r.out);
+	check_sh(parse, r.out, true);
+	/* The parser does reject what OpenMetrics forbids: no # EOF. */
+	snprintf(broken, sizeof(broken), "sed '/^# EOF/d' | %s", parse);
+	check_sh(broken, r.out, false);
 	dt_result_free(&r);
 }
 
@@ -297,10 +327,10 @@ static void test_output_atomic(void **state)
 	snprintf(path, sizeof(path), "%s/kstats.prom", dir);
 	assert_int_equal(ktest_write_file(path, "old\n"), 0);
 	assert_int_equal(stat(path, &before), 0);
-	run_ok(&r, DUMP("--openmetrics", "--output", path));
+	run_ok(&r, DUMP("--prometheus", "--output", path));
 	assert_string_equal(r.out, "");
 	dt_result_free(&r);
-	run_ok(&r, DUMP("--openmetrics"));
+	run_ok(&r, DUMP("--prometheus"));
 	snprintf(cmd, sizeof(cmd), "cat %s; ls -A %s", path, dir);
 	assert_int_equal(dt_sh(cmd, NULL, &file), 0);
 	/* The new content, then exactly one directory entry: no temp left. */
@@ -313,7 +343,7 @@ static void test_output_atomic(void **state)
 	dt_result_free(&r);
 
 	snprintf(path, sizeof(path), "%s/missing-dir/kstats.prom", dir);
-	assert_int_equal(dt_run(&d, &r, false, DUMP("--openmetrics", "--output", path)), 0);
+	assert_int_equal(dt_run(&d, &r, false, DUMP("--prometheus", "--output", path)), 0);
 	assert_int_equal(r.status, 1);
 	assert_non_null(strstr(r.err, "cannot write"));
 	assert_non_null(strstr(r.err, "No such file or directory"));
@@ -527,7 +557,8 @@ int main(void)
 		cmocka_unit_test(test_ascii_all_buckets),
 		cmocka_unit_test(test_huge_counts),
 		cmocka_unit_test(test_json_golden_and_schema),
-		cmocka_unit_test(test_openmetrics_golden_and_promtool),
+		cmocka_unit_test(test_prometheus_golden_and_promtool),
+		cmocka_unit_test(test_openmetrics_parser),
 		cmocka_unit_test(test_output_atomic),
 		cmocka_unit_test(test_filter),
 		cmocka_unit_test(test_unknown_metric),
