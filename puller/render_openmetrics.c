@@ -11,7 +11,7 @@
  * own: node_exporter passes them through as they are, histogram_quantile()
  * works on any series with an le label, and a query for the mean finds no
  * series instead of a wrong one.  OpenMetrics allows a histogram without
- * _sum, so there it is a real histogram.
+ * _sum (and then without _count), so there it is a real histogram.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -150,6 +150,7 @@ static void put_hist_prometheus(FILE *f, const char *name, const struct kstats_h
 		put_count(f, name, h, &h->series[i]);
 }
 
+/* OpenMetrics 1.0: _count only beside a _sum; the +Inf bucket counts. */
 static void put_hist_openmetrics(FILE *f, const char *name, const struct kstats_hist *h)
 {
 	size_t i;
@@ -158,10 +159,8 @@ static void put_hist_openmetrics(FILE *f, const char *name, const struct kstats_
 		"# HELP %s %s: log2 histogram of %s from %s/%s; no _sum (not recorded)\n",
 		name, name, h->unit == KSTATS_UNIT_BYTES ? "bytes" : "seconds",
 		name, h->metric, what(h), h->obj, h->map);
-	for (i = 0; i < h->nseries; i++) {
+	for (i = 0; i < h->nseries; i++)
 		put_buckets(f, name, h, &h->series[i]);
-		put_count(f, name, h, &h->series[i]);
-	}
 }
 
 int kstats_render_prometheus(FILE *f, const struct kstats_snapshot *s, bool openmetrics)
