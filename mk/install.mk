@@ -1,16 +1,23 @@
-# make install [PREFIX=/usr/local] [DESTDIR=]: tools, objects, units, config.
+# make install [PREFIX=/usr/local] [DESTDIR=] [TEXTFILE_DIR=]: tools, objects,
+# units, config.
 # The group kstats (DESIGN.md "Names") and the system user kstats that runs
 # kstats pull are created on the running system only, i.e. when DESTDIR is
-# empty; packages do that in their postinst.
+# empty; packages do that in their postinst.  So is the ACL that lets user
+# kstats write node_exporter's textfile directory (systemd-tmpfiles).
 SBINDIR    ?= $(PREFIX)/sbin
 BINDIR     ?= $(PREFIX)/bin
 BPFDIR     ?= $(PREFIX)/lib/kernelstats/bpf
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 INITRCDIR  ?= $(PREFIX)/etc/init
 SYSCONFDIR ?= /etc
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+# node_exporter's textfile directory (Debian's default), where
+# kernelstats-textfile.service writes kernelstats.prom.
+TEXTFILE_DIR ?= /var/lib/prometheus/node-exporter
 
 # The loader's files say @SBINDIR@/@BPFDIR@; the pull's say /usr/local.
 INSTALL_SUBST = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BPFDIR@|$(BPFDIR)|g' \
+		    -e 's|@TEXTFILE_DIR@|$(TEXTFILE_DIR)|g' \
 		    -e 's|/usr/local/bin/|$(BINDIR)/|g' \
 		    -e 's|/usr/local/lib/kernelstats/bpf|$(BPFDIR)|g'
 UNITS := $(wildcard dist/systemd/*.service dist/systemd/*.timer)
@@ -18,7 +25,7 @@ UNITS := $(wildcard dist/systemd/*.service dist/systemd/*.timer)
 .PHONY: install
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(BPFDIR) \
-		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(INITRCDIR) \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(INITRCDIR) $(DESTDIR)$(TMPFILESDIR) \
 		$(DESTDIR)$(SYSCONFDIR)/kernelstats $(DESTDIR)$(SYSCONFDIR)/cron.daily
 	install -m 0755 $(BUILD)/kstats-loader $(DESTDIR)$(SBINDIR)/kstats-loader
 	install -m 0755 $(BUILD)/kstats $(DESTDIR)$(BINDIR)/kstats
@@ -27,6 +34,9 @@ install: all
 		$(INSTALL_SUBST) $$u > $(DESTDIR)$(UNITDIR)/$${u##*/} && \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; \
 	done
+	$(INSTALL_SUBST) dist/tmpfiles.d/kernelstats-textfile.conf \
+		> $(DESTDIR)$(TMPFILESDIR)/kernelstats-textfile.conf
+	chmod 0644 $(DESTDIR)$(TMPFILESDIR)/kernelstats-textfile.conf
 	$(INSTALL_SUBST) dist/android/kernelstats.rc > $(DESTDIR)$(INITRCDIR)/kernelstats.rc
 	chmod 0644 $(DESTDIR)$(INITRCDIR)/kernelstats.rc
 	$(INSTALL_SUBST) dist/cron.daily/kernelstats > $(DESTDIR)$(SYSCONFDIR)/cron.daily/kernelstats
@@ -39,4 +49,7 @@ install: all
 		getent passwd kstats >/dev/null || { useradd --system --gid kstats \
 			--no-create-home --shell /usr/sbin/nologin kstats && \
 			echo "created user kstats"; }; \
+		! command -v systemd-tmpfiles >/dev/null || \
+			systemd-tmpfiles --create $(TMPFILESDIR)/kernelstats-textfile.conf || \
+			echo "warning: user kstats cannot write $(TEXTFILE_DIR); see doc/fleet-export.md"; \
 	fi

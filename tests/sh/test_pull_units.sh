@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Scheduling: systemd-analyze verify on the pull units (warnings count as
-# failures), the cron.daily script's syntax, and a pull under the units'
-# privilege model: not root, group kstats, CAP_BPF only (setpriv).
+# Scheduling: systemd-analyze verify on the pull and textfile units
+# (warnings count as failures), the cron.daily script's syntax, and a pull
+# and the textfile export under the units' privilege model: not root, group
+# kstats, CAP_BPF only (setpriv).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${KSTATS_BUILD:-build}
@@ -20,9 +21,11 @@ verify_units() {
 		return
 	fi
 	# verify checks that ExecStart= exists: point it at the build.
-	cp dist/systemd/kernelstats-pull* "$TMP/"
-	sed -i "s|/usr/local/bin/kstats|$KSTATS|" "$TMP"/kernelstats-pull*
-	if out=$(systemd-analyze verify "$TMP"/kernelstats-pull* 2>&1) && [ -z "$out" ]; then
+	cp dist/systemd/kernelstats-pull* dist/systemd/kernelstats-textfile* "$TMP/"
+	sed -i -e "s|/usr/local/bin/kstats|$KSTATS|" -e "s|@TEXTFILE_DIR@|$TMP|" \
+		"$TMP"/kernelstats-pull* "$TMP"/kernelstats-textfile*
+	if out=$(systemd-analyze verify "$TMP"/kernelstats-pull* "$TMP"/kernelstats-textfile* 2>&1) &&
+	   [ -z "$out" ]; then
 		echo "PASS: $T: systemd-analyze verify"
 	else
 		echo "FAIL: $T: systemd-analyze verify: $(echo "$out" | head -3)"
@@ -34,6 +37,17 @@ verify_units() {
 		echo "PASS: $T: daily persistent randomized timer, pull at shutdown"
 	else
 		echo "FAIL: $T: timer or shutdown unit lost a required setting"
+	fi
+	if grep -qx 'OnUnitActiveSec=60s' dist/systemd/kernelstats-textfile.timer &&
+	   grep -qx 'User=kstats' dist/systemd/kernelstats-textfile.service &&
+	   grep -qx 'ReadWritePaths=-@TEXTFILE_DIR@' dist/systemd/kernelstats-textfile.service &&
+	   diff <(grep -v -e '^ExecStart=' -e '^#' -e '^ReadWritePaths=' -e '^StateDirectory' \
+			-e '^UMask=' dist/systemd/kernelstats-pull.service | sed -n '/^\[Service\]/,$p') \
+		<(grep -v -e '^ExecStart=' -e '^#' -e '^ReadWritePaths=' -e '^UMask=' \
+			dist/systemd/kernelstats-textfile.service | sed -n '/^\[Service\]/,$p') >/dev/null; then
+		echo "PASS: $T: textfile every 60 s as kstats, hardened like the pull"
+	else
+		echo "FAIL: $T: textfile timer or service lost a required setting or the pull's hardening"
 	fi
 }
 
@@ -69,6 +83,37 @@ unprivileged_pull() {
 	fi
 }
 
+# The textfile unit's command as its user would run it, into a root-owned
+# 0755 directory that only the shipped tmpfiles.d ACL opens (for the test,
+# to uid 65534).
+unprivileged_textfile() {
+	local gid tf=$TMP/textfile out
+	[ "$(id -u)" -eq 0 ] || { echo "SKIP: $T: unprivileged textfile: needs root to set up"; return; }
+	command -v setpriv >/dev/null || { echo "SKIP: $T: setpriv is not installed"; return; }
+	command -v systemd-tmpfiles >/dev/null || { echo "SKIP: $T: systemd-tmpfiles is not installed"; return; }
+	gid=$(getent group kstats | cut -d: -f3)
+	[ -n "$gid" ] || { echo "SKIP: $T: no group kstats (make install creates it)"; return; }
+	[ -e "$PIN" ] || { echo "SKIP: $T: unprivileged textfile: the loader did not run"; return; }
+	sed -e "s|@TEXTFILE_DIR@|$tf|" -e 's|u:kstats:|u:65534:|' \
+		dist/tmpfiles.d/kernelstats-textfile.conf >"$TMP/tmpfiles.conf"
+	if ! out=$(systemd-tmpfiles --create "$TMP/tmpfiles.conf" 2>&1); then
+		echo "SKIP: $T: unprivileged textfile: no ACL here: $out"
+		return
+	fi
+	if out=$(setpriv --reuid=65534 --regid="$gid" --clear-groups --reset-env \
+			--inh-caps=+bpf --ambient-caps=+bpf --bounding-set=-all,+bpf \
+			"$KSTATS" dump --prometheus --obj-dir "$BUILD/bpf" --pin-dir "$PIN" \
+			--output "$tf/kernelstats.prom" 2>&1) &&
+	   [ "$(stat -c %U:%a "$tf")" = root:775 ] &&	# 775: the ACL mask, owner kept
+	   grep -q '^kstats_compaction_duration_seconds_count ' "$tf/kernelstats.prom" &&
+	   [ "$(ls -A "$tf")" = kernelstats.prom ]; then
+		echo "PASS: $T: textfile export as uid 65534, group kstats, CAP_BPF only, via the tmpfiles ACL"
+	else
+		echo "FAIL: $T: unprivileged textfile: $out $(ls -la "$tf" | head -3)"
+	fi
+}
+
 verify_units
 check_cron
 unprivileged_pull
+unprivileged_textfile

@@ -11,6 +11,8 @@ trap 'exit 130' INT	# the EXIT trap cleans up; bash runs it on exit only
 trap 'exit 143' TERM
 unit=$PREFIX/lib/systemd/system/kernelstats-loader.service
 rc=$PREFIX/etc/init/kernelstats.rc
+textfile=$PREFIX/lib/systemd/system/kernelstats-textfile.service
+tmpfiles=$PREFIX/lib/tmpfiles.d/kernelstats-textfile.conf
 fail=0
 
 check() {	# name, then a command that must succeed
@@ -28,7 +30,9 @@ echo "PASS: install"
 
 for f in $PREFIX/sbin/kstats-loader $PREFIX/bin/kstats \
 	 $PREFIX/lib/kernelstats/bpf/compaction.bpf $unit $rc /etc/kernelstats/loader.conf \
-	 $PREFIX/lib/systemd/system/kernelstats-pull.service /etc/cron.daily/kernelstats; do
+	 $PREFIX/lib/systemd/system/kernelstats-pull.service /etc/cron.daily/kernelstats \
+	 $PREFIX/lib/systemd/system/kernelstats-textfile.service \
+	 $PREFIX/lib/systemd/system/kernelstats-textfile.timer $tmpfiles; do
 	[ -e "$tmp$f" ] || { echo "FAIL: install_layout: $f missing"; fail=1; }
 done
 [ "$fail" -eq 0 ] && echo "PASS: install_layout"
@@ -37,7 +41,9 @@ check unit_exec_path grep -qx "ExecStart=$PREFIX/sbin/kstats-loader --boot --obj
 check unit_oneshot grep -qx "Type=oneshot" "$tmp$unit"
 check unit_remain_after_exit grep -qx "RemainAfterExit=yes" "$tmp$unit"
 check unit_after_bpffs grep -q "^RequiresMountsFor=/sys/fs/bpf " "$tmp$unit"
-check no_placeholders_left bash -c "! grep -q '@[A-Z]*@' '$tmp$unit' '$tmp$rc'"
+check no_placeholders_left bash -c "! grep -q '@[A-Z_]*@' '$tmp$unit' '$tmp$rc' '$tmp$textfile' '$tmp$tmpfiles'"
+check textfile_default_dir grep -qx "ExecStart=$PREFIX/bin/kstats dump --prometheus --obj-dir $PREFIX/lib/kernelstats/bpf --output /var/lib/prometheus/node-exporter/kernelstats.prom" "$tmp$textfile"
+check textfile_acl grep -qx "a+ /var/lib/prometheus/node-exporter - - - - u:kstats:rwx" "$tmp$tmpfiles"
 check pull_paths_follow_prefix bash -c "! grep -rq /usr/local '$tmp$PREFIX/lib/systemd/system' '$tmp/etc/cron.daily'"
 check rc_service grep -q "^service kstats_loader $PREFIX/sbin/kstats-loader --boot --obj-dir $PREFIX/lib/kernelstats/bpf" "$tmp$rc"
 check rc_oneshot grep -qx "    oneshot" "$tmp$rc"
@@ -45,6 +51,11 @@ check rc_oneshot grep -qx "    oneshot" "$tmp$rc"
 echo "disable = all" >"$tmp/etc/kernelstats/loader.conf"
 make -s --no-print-directory install BUILD="$BUILD" PREFIX=$PREFIX DESTDIR="$tmp" >/dev/null 2>&1
 check config_kept grep -qx "disable = all" "$tmp/etc/kernelstats/loader.conf"
+# TEXTFILE_DIR= moves the textfile unit's output, write access and ACL.
+make -s --no-print-directory install BUILD="$BUILD" PREFIX=$PREFIX DESTDIR="$tmp" \
+	TEXTFILE_DIR=/srv/textfile >/dev/null 2>&1
+check textfile_dir_configurable bash -c "grep -q -- '--output /srv/textfile/kernelstats.prom\$' '$tmp$textfile' &&
+	grep -qx 'ReadWritePaths=-/srv/textfile' '$tmp$textfile' && grep -q '^a+ /srv/textfile ' '$tmp$tmpfiles'"
 
 if ! command -v systemd-analyze >/dev/null; then
 	echo "SKIP: systemd_analyze_verify: systemd-analyze is not installed"
