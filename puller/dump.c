@@ -211,16 +211,16 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	int formats = 0;
+	unsigned int formats = 0;	/* 1 << each format asked for */
 	char *end;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'a': o->render.all = true; break;
-		case 'j': o->fmt = FMT_JSON; formats |= 1; break;
-		case 'P': o->fmt = FMT_PROMETHEUS; formats |= 2; break;
-		case 'm': o->fmt = FMT_OPENMETRICS; formats |= 4; break;
+		case 'j': o->fmt = FMT_JSON; formats |= 1u << FMT_JSON; break;
+		case 'P': o->fmt = FMT_PROMETHEUS; formats |= 1u << FMT_PROMETHEUS; break;
+		case 'm': o->fmt = FMT_OPENMETRICS; formats |= 1u << FMT_OPENMETRICS; break;
 		case 'O': o->output = optarg; break;
 		case 'o': o->obj_dir = optarg; break;
 		case 'p': o->pin_dir = optarg; break;

@@ -53,7 +53,7 @@ static void prom_name(char *buf, size_t len, const struct kstats_hist *h)
  */
 static void prom_le(char *buf, size_t len, unsigned int i, unsigned int unit)
 {
-	uint64_t us = 2ull << i;
+	uint64_t top = 2ull << i;	/* 2^(i+1), the first value above bucket i */
 	size_t n;
 
 	if (i >= LAST_BUCKET) {
@@ -61,10 +61,10 @@ static void prom_le(char *buf, size_t len, unsigned int i, unsigned int unit)
 		return;
 	}
 	if (unit == KSTATS_UNIT_BYTES) {
-		snprintf(buf, len, "%" PRIu64, us - 1);
+		snprintf(buf, len, "%" PRIu64, top - 1);
 		return;
 	}
-	snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, us / 1000000, us % 1000000);
+	snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, top / 1000000, top % 1000000);
 	n = strlen(buf);
 	while (buf[n - 1] == '0')
 		buf[--n] = 0;
