@@ -121,6 +121,9 @@ cp "$BUILD/bpf/compaction.bpf" "$TMP/obj/"
 compact
 until_ok 30 count_above 0 || skip "compact_memory fired no mm_compaction_begin/end in 30s"
 
+# Control: what node_exporter does with a TYPE histogram that has no _sum.
+printf '# HELP control_seconds control\n# TYPE control_seconds histogram\n%s\n%s\n' \
+	'control_seconds_bucket{le="+Inf"} 1' 'control_seconds_count 1' >"$TMP/textfile/control.prom"
 prom_file=$TMP/textfile/kernelstats.prom
 export_prom "$prom_file" || fail "kstats dump --prometheus failed or never read the same counts twice"
 c1=$(kcount)
@@ -147,7 +150,9 @@ curl -sf "http://127.0.0.1:$NODE/metrics" >"$TMP/node.txt" || fail "cannot read 
 grep -q "^${M}_bucket{le=\"+Inf\"} $c1\$" "$TMP/node.txt" &&
 	! grep -q "^kstats_[a-z_]*_sum" "$TMP/node.txt" ||
 	fail "node_exporter re-exposed the textfile wrongly: $(grep "^${M}_\(sum\|count\)" "$TMP/node.txt")"
-pass "node_exporter passes _bucket and _count through and synthesizes no _sum"
+grep -q '^control_seconds_sum 0$' "$TMP/node.txt" ||
+	fail "control: node_exporter no longer adds _sum 0 to a histogram (kstats could export TYPE histogram)"
+pass "node_exporter passes _bucket and _count through and synthesizes no _sum (it does for a TYPE histogram)"
 
 # Some more compactions, and the export of their counts.
 compact
