@@ -21,7 +21,7 @@ verify_units() {
 	fi
 	# verify checks that ExecStart= exists: point it at the build.
 	cp dist/systemd/kernelstats-pull* "$TMP/"
-	sed -i "s|/usr/local/bin/kstats|$KSTATS|" "$TMP"/kernelstats-pull*
+	sed -i -e "s|@BINDIR@/kstats|$KSTATS|" -e "s|@BPFDIR@|$PWD/$BUILD/bpf|" "$TMP"/kernelstats-pull*
 	if out=$(systemd-analyze verify "$TMP"/kernelstats-pull* 2>&1) && [ -z "$out" ]; then
 		echo "PASS: $T: systemd-analyze verify"
 	else
