@@ -14,5 +14,5 @@ deb: deps
 	{ git ls-files -co --exclude-standard 2>/dev/null || \
 	  find . -path ./build -prune -o -type f -print; } | \
 		tar -cf - -T - | tar -xf - -C $(DEB_DIR)/src
-	cd $(DEB_DIR)/src && dpkg-buildpackage -us -uc -b
+	cd $(DEB_DIR)/src && dpkg-buildpackage -us -uc -b -jauto
 	@echo "built $(DEB_FILE)"

@@ -53,7 +53,7 @@ build_v2() {
 	  printf '\n  * Test upgrade.\n\n -- kernelstats <kernelstats@example.org>  %s\n\n' "$(date -R)"
 	  cat debian/changelog; } >"$src/debian/changelog.new" &&
 	mv "$src/debian/changelog.new" "$src/debian/changelog" &&
-	(cd "$src" && dpkg-buildpackage -us -uc -b -nc) >"$tmp/build2.log" 2>&1
+	(cd "$src" && dpkg-buildpackage -us -uc -b -nc -jauto) >"$tmp/build2.log" 2>&1
 }
 
 compaction_count() {	# the CompactionDuration count of kstats dump --json
