@@ -2,6 +2,7 @@
 BUILD   ?= build
 SAN     ?= 0
 PREFIX  ?= /usr/local
+BPFDIR  ?= $(PREFIX)/lib/kernelstats/bpf
 CC      ?= gcc
 CLANG   ?= clang
 BPFTOOL ?= bpftool
@@ -14,6 +15,9 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
 CFLAGS  := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
 	   -Iinclude -Ibtfreader -Itests/lib -I$(BUILD) $(shell pkg-config --cflags libbpf 2>/dev/null)
 LDLIBS  := $(shell pkg-config --libs libbpf libelf zlib 2>/dev/null || echo -lbpf -lelf -lz)
+# Packagers add theirs (debian/rules: dpkg-buildflags).
+CFLAGS  += $(EXTRA_CFLAGS)
+LDFLAGS += $(EXTRA_LDFLAGS)
 ifeq ($(SAN),1)
 CFLAGS  += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=address,undefined
@@ -31,7 +35,7 @@ TEST_LIB  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/lib/*.c))
 TEST_BINS := $(patsubst %.c,$(BUILD)/%,$(wildcard tests/unit/*.c tests/kernel/*.c))
 TEST_BPF  := $(patsubst %.c,$(BUILD)/%.bpf,$(wildcard tests/bpf/*.c))
 
-.PHONY: all bpf tools deps run test test-build clean
+.PHONY: all bpf tools deps run test test-build clean FORCE
 .DELETE_ON_ERROR:
 
 all: bpf tools
@@ -64,6 +68,14 @@ $(BUILD)/tests/bpf/%.bpf: tests/bpf/%.c $(BUILD)/vmlinux.h $(wildcard include/*.
 $(BUILD)/%.o: %.c $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# The installed object directory is compiled in; the stamp rebuilds it when
+# PREFIX or BPFDIR change.
+$(BUILD)/bpfdir.stamp: FORCE
+	@mkdir -p $(@D)
+	@echo '$(BPFDIR)' | cmp -s - $@ || echo '$(BPFDIR)' > $@
+$(BUILD)/btfreader/paths.o: $(BUILD)/bpfdir.stamp
+$(BUILD)/btfreader/paths.o: CFLAGS += -DKSTATS_BPFDIR='"$(BPFDIR)"'
 
 $(BUILD)/libkstats.a: $(LIB_OBJS)
 	ar rcs $@ $^

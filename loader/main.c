@@ -23,11 +23,11 @@
 
 #include "kstats_fileio.h"
 #include "kstats_objmeta.h"
+#include "kstats_paths.h"
 #include "kstats_pins.h"
 #include "loader.h"
 #include "trust.h"
 
-#define DEFAULT_OBJ_DIR "build/bpf"
 #define DEFAULT_RUN_DIR "/run/kernelstats"
 #define DEFAULT_CONFIG "/etc/kernelstats/loader.conf"
 #define STATUS_NAME "loader-status.json"
@@ -50,7 +50,7 @@ static void usage(FILE *f)
 "pin its maps and links, print \"<obj> <OUTCOME>: <reason>\" per object, and\n"
 "write the outcome of every object and program to the status file, then the\n"
 "completion flag <run-dir>/" FLAG_NAME ".\n\n"
-"  --obj-dir DIR           objects to load (default: " DEFAULT_OBJ_DIR ")\n"
+"  --obj-dir DIR           objects to load (default: " KSTATS_OBJ_DIR_HELP ")\n"
 "  --pin-dir DIR           where to pin (default: " KSTATS_DEFAULT_PIN_DIR ")\n"
 "  --run-dir DIR           status file and flag (default: " DEFAULT_RUN_DIR ")\n"
 "  --status-file PATH      status file (default: <run-dir>/" STATUS_NAME ";\n"
@@ -392,7 +392,7 @@ out:
 
 int main(int argc, char **argv)
 {
-	struct loader_ctx ctx = { .obj_dir = DEFAULT_OBJ_DIR,
+	struct loader_ctx ctx = { .obj_dir = kstats_default_obj_dir(),
 				  .pin_dir = KSTATS_DEFAULT_PIN_DIR };
 	struct options o = {};
 	int ret;

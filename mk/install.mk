@@ -11,25 +11,30 @@ UNITDIR    ?= $(PREFIX)/lib/systemd/system
 INITRCDIR  ?= $(PREFIX)/etc/init
 SYSCONFDIR ?= /etc
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+MANDIR     ?= $(PREFIX)/share/man
+DATADIR    ?= $(PREFIX)/share/kernelstats
 # node_exporter's textfile directory (Debian's default), where
 # kernelstats-textfile.service writes kernelstats.prom.
 TEXTFILE_DIR ?= /var/lib/prometheus/node-exporter
 
-# The loader's files say @SBINDIR@/@BPFDIR@; the pull's say /usr/local.
-INSTALL_SUBST = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BPFDIR@|$(BPFDIR)|g' \
-		    -e 's|@TEXTFILE_DIR@|$(TEXTFILE_DIR)|g' \
-		    -e 's|/usr/local/bin/|$(BINDIR)/|g' \
-		    -e 's|/usr/local/lib/kernelstats/bpf|$(BPFDIR)|g'
+# dist/ files name the install paths @SBINDIR@, @BINDIR@, @BPFDIR@ and
+# @TEXTFILE_DIR@.
+INSTALL_SUBST = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
+		    -e 's|@BPFDIR@|$(BPFDIR)|g' -e 's|@TEXTFILE_DIR@|$(TEXTFILE_DIR)|g'
 UNITS := $(wildcard dist/systemd/*.service dist/systemd/*.timer)
 
 .PHONY: install
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(BPFDIR) \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(INITRCDIR) $(DESTDIR)$(TMPFILESDIR) \
-		$(DESTDIR)$(SYSCONFDIR)/kernelstats $(DESTDIR)$(SYSCONFDIR)/cron.daily
+		$(DESTDIR)$(SYSCONFDIR)/kernelstats $(DESTDIR)$(SYSCONFDIR)/cron.daily \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DATADIR)/sepolicy
 	install -m 0755 $(BUILD)/kstats-loader $(DESTDIR)$(SBINDIR)/kstats-loader
 	install -m 0755 $(BUILD)/kstats $(DESTDIR)$(BINDIR)/kstats
 	install -m 0644 $(BPF_OBJS) $(DESTDIR)$(BPFDIR)/
+	install -m 0644 doc/kstats.1 $(DESTDIR)$(MANDIR)/man1/kstats.1
+	install -m 0644 doc/kstats-loader.8 $(DESTDIR)$(MANDIR)/man8/kstats-loader.8
+	install -m 0644 $(wildcard sepolicy/*) $(DESTDIR)$(DATADIR)/sepolicy/
 	for u in $(UNITS); do \
 		$(INSTALL_SUBST) $$u > $(DESTDIR)$(UNITDIR)/$${u##*/} && \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; \

@@ -40,7 +40,7 @@ static void usage(FILE *f)
 		"                    (--prometheus, --openmetrics: the cumulative\n"
 		"                    counts, rewritten)\n"
 		"  --count N         with --interval: stop after N intervals\n"
-		"  --obj-dir DIR     objects (default: " KSTATS_DEFAULT_OBJ_DIR ")\n"
+		"  --obj-dir DIR     objects (default: " KSTATS_OBJ_DIR_HELP ")\n"
 		"  --pin-dir DIR     pinned maps (default: " KSTATS_DEFAULT_PIN_DIR ")\n"
 		"  --status-file F   loader status, for why a metric is not loaded\n"
 		"                    (default: " KSTATS_DEFAULT_STATUS_FILE ")\n"
@@ -255,7 +255,7 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 
 int cmd_dump(int argc, char **argv)
 {
-	struct dump_opts o = { .obj_dir = KSTATS_DEFAULT_OBJ_DIR,
+	struct dump_opts o = { .obj_dir = kstats_default_obj_dir(),
 			       .pin_dir = KSTATS_DEFAULT_PIN_DIR,
 			       .status_file = KSTATS_DEFAULT_STATUS_FILE };
 	struct kstats_snapshot s;

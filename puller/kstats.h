@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "kstats_paths.h"
+
 /* Exit codes, documented in kstats --help, kstats(1) and README. */
 #define KSTATS_EXIT_OK 0
 #define KSTATS_EXIT_ERROR 1	/* runtime failure: map unreadable, I/O, a failed object */
@@ -15,7 +17,6 @@
 #define KSTATS_EXIT_BUSY 4	/* kstats pull: another pull holds the lock */
 #define KSTATS_EXIT_PERM 5	/* permission denied: needs CAP_BPF and group kstats */
 
-#define KSTATS_DEFAULT_OBJ_DIR "build/bpf"
 #define KSTATS_DEFAULT_STATUS_FILE "/run/kernelstats/loader-status.json"
 #define KSTATS_DEFAULT_ATOMS_DIR "/var/lib/kernelstats/atoms"
 

@@ -873,7 +873,7 @@ static void usage(FILE *f)
 		"into atoms (proto/kernelstats_atoms.proto), appended to the atoms\n"
 		"directory as atoms-<pull id>.pb, and update the state.  Crash-safe;\n"
 		"one pull at a time.\n\n"
-		"  --obj-dir DIR       objects (BTF) (default: " KSTATS_DEFAULT_OBJ_DIR ")\n"
+		"  --obj-dir DIR       objects (BTF) (default: " KSTATS_OBJ_DIR_HELP ")\n"
 		"  --pin-dir DIR       pinned maps (default: " KSTATS_DEFAULT_PIN_DIR ")\n"
 		"  --state-dir DIR     state and lock (default: " DEFAULT_STATE_DIR ")\n"
 		"  --out-dir DIR       atoms (default: " KSTATS_DEFAULT_ATOMS_DIR ")\n"
@@ -968,7 +968,7 @@ int cmd_pull(int argc, char **argv)
 		{},
 	};
 	struct pull_opts o = {
-		.obj_dir = KSTATS_DEFAULT_OBJ_DIR, .pin_dir = KSTATS_DEFAULT_PIN_DIR,
+		.obj_dir = kstats_default_obj_dir(), .pin_dir = KSTATS_DEFAULT_PIN_DIR,
 		.state_dir = DEFAULT_STATE_DIR, .out_dir = KSTATS_DEFAULT_ATOMS_DIR,
 		.status_file = KSTATS_DEFAULT_STATUS_FILE, .max_age_s = 7 * 86400,
 		.max_files = 1000, .max_bytes = 50ull << 20, .lock_timeout_s = 60,

@@ -60,7 +60,7 @@ static void usage(FILE *f)
 		"  --json          one JSON object per line\n"
 		"  --count N       stop after N records\n"
 		"  --queue N       records this watch may fall behind by (default %d)\n"
-		"  --obj-dir DIR   objects (default: " KSTATS_DEFAULT_OBJ_DIR ")\n"
+		"  --obj-dir DIR   objects (default: " KSTATS_OBJ_DIR_HELP ")\n"
 		"  --pin-dir DIR   pinned maps (default: " KSTATS_DEFAULT_PIN_DIR ")\n\n"
 		"Lost records are reported on stderr: those the kernel's ring buffer\n"
 		"had no room for, and those this watch fell too far behind to keep.\n"
@@ -475,7 +475,7 @@ int cmd_watch(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	const char *obj_dir = KSTATS_DEFAULT_OBJ_DIR, *pin_dir = KSTATS_DEFAULT_PIN_DIR;
+	const char *obj_dir = kstats_default_obj_dir(), *pin_dir = KSTATS_DEFAULT_PIN_DIR;
 	struct watcher w = {};
 	struct stream_ref ref;
 	uint64_t queue = DEFAULT_QUEUE;

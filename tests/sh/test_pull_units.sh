@@ -22,7 +22,7 @@ verify_units() {
 	fi
 	# verify checks that ExecStart= exists: point it at the build.
 	cp dist/systemd/kernelstats-pull* dist/systemd/kernelstats-textfile* "$TMP/"
-	sed -i -e "s|/usr/local/bin/kstats|$KSTATS|" -e "s|@TEXTFILE_DIR@|$TMP|" \
+	sed -i -e "s|@BINDIR@/kstats|$KSTATS|" -e "s|@BPFDIR@|$PWD/$BUILD/bpf|" -e "s|@TEXTFILE_DIR@|$TMP|" \
 		"$TMP"/kernelstats-pull* "$TMP"/kernelstats-textfile*
 	if out=$(systemd-analyze verify "$TMP"/kernelstats-pull* "$TMP"/kernelstats-textfile* 2>&1) &&
 	   [ -z "$out" ]; then
