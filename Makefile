@@ -2,7 +2,6 @@
 BUILD   ?= build
 SAN     ?= 0
 PREFIX  ?= /usr/local
-BPFDIR  ?= $(PREFIX)/lib/kernelstats/bpf
 CC      ?= gcc
 CLANG   ?= clang
 BPFTOOL ?= bpftool
@@ -35,7 +34,7 @@ TEST_LIB  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/lib/*.c))
 TEST_BINS := $(patsubst %.c,$(BUILD)/%,$(wildcard tests/unit/*.c tests/kernel/*.c))
 TEST_BPF  := $(patsubst %.c,$(BUILD)/%.bpf,$(wildcard tests/bpf/*.c))
 
-.PHONY: all bpf tools deps run test test-build clean FORCE
+.PHONY: all bpf tools deps run test test-build clean
 .DELETE_ON_ERROR:
 
 all: bpf tools
@@ -68,14 +67,6 @@ $(BUILD)/tests/bpf/%.bpf: tests/bpf/%.c $(BUILD)/vmlinux.h $(wildcard include/*.
 $(BUILD)/%.o: %.c $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
-
-# The installed object directory is compiled in; the stamp rebuilds it when
-# PREFIX or BPFDIR change.
-$(BUILD)/bpfdir.stamp: FORCE
-	@mkdir -p $(@D)
-	@echo '$(BPFDIR)' | cmp -s - $@ || echo '$(BPFDIR)' > $@
-$(BUILD)/btfreader/paths.o: $(BUILD)/bpfdir.stamp
-$(BUILD)/btfreader/paths.o: CFLAGS += -DKSTATS_BPFDIR='"$(BPFDIR)"'
 
 $(BUILD)/libkstats.a: $(LIB_OBJS)
 	ar rcs $@ $^

@@ -3,12 +3,16 @@
 #ifndef KSTATS_PATHS_H
 #define KSTATS_PATHS_H
 
+
+#define KSTATS_INSTALLED_OBJ_DIR "/usr/lib/kernelstats/bpf"
+
 /*
- * bpf/ beside the running binary when that exists (a build tree: build/kstats
- * and build/bpf/), else the installed object directory, KSTATS_BPFDIR.
+ * bpf/ beside the running binary (a build tree: build/kstats, build/bpf/),
+ * else ../lib/kernelstats/bpf from it (an installed PREFIX), else
+ * KSTATS_INSTALLED_OBJ_DIR.
  */
 const char *kstats_default_obj_dir(void);
 
-#define KSTATS_OBJ_DIR_HELP "bpf/ beside the binary, else the installed objects"
+#define KSTATS_OBJ_DIR_HELP "bpf/ beside the binary, else ../lib/kernelstats/bpf from it"
 
 #endif /* KSTATS_PATHS_H */

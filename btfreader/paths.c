@@ -1,38 +1,44 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "kstats_paths.h"
 
-#ifndef KSTATS_BPFDIR
-#define KSTATS_BPFDIR "/usr/local/lib/kernelstats/bpf"
-#endif
-
-static int tree_obj_dir(char *buf, size_t len)
+static bool is_dir(const char *path)
 {
 	struct stat st;
-	char *slash;
-	ssize_t n;
 
-	n = readlink("/proc/self/exe", buf, len - 1);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	slash = strrchr(buf, '/');
-	if (!slash || (size_t)(slash - buf) + sizeof("/bpf") > len)
-		return -1;
-	strcpy(slash, "/bpf");
-	return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/*
+ * From the binary's own directory, so an installed tree can move with its
+ * PREFIX: <dir>/bpf in a build tree, else <dir>/../lib/kernelstats/bpf.
+ */
 const char *kstats_default_obj_dir(void)
 {
-	static char tree[PATH_MAX];
-	static const char *dir;
+	static char dir[PATH_MAX];
+	char exe[PATH_MAX], *slash;
+	ssize_t n;
 
-	if (!dir)
-		dir = tree_obj_dir(tree, sizeof(tree)) ? KSTATS_BPFDIR : tree;
-	return dir;
+	if (dir[0])
+		return dir;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return KSTATS_INSTALLED_OBJ_DIR;
+	*slash = '\0';
+	if (snprintf(dir, sizeof(dir), "%s/bpf", exe) < (int)sizeof(dir) && is_dir(dir))
+		return dir;
+	if (snprintf(dir, sizeof(dir), "%s/../lib/kernelstats/bpf", exe) < (int)sizeof(dir) &&
+	    realpath(dir, exe))
+		return strcpy(dir, exe);
+	dir[0] = '\0';
+	return KSTATS_INSTALLED_OBJ_DIR;
 }
