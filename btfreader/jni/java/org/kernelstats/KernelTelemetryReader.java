@@ -166,11 +166,10 @@ public final class KernelTelemetryReader implements AutoCloseable {
 
     /** The enumerator name of value in an enum column, or null. */
     public String enumName(int column, long value) {
-        if (column < 0 || column >= columns.length || kind(column) != KIND_ENUM) {
-            return null;
-        }
         synchronized (handle) {
-            return nativeEnumName(handle.get(), column, value);
+            long ptr = handle.get();
+            boolean isEnum = column >= 0 && column < columns.length && kind(column) == KIND_ENUM;
+            return isEnum ? nativeEnumName(ptr, column, value) : null;
         }
     }
 
