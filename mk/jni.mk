@@ -13,7 +13,6 @@ JNI_SRCS := $(shell find btfreader/jni/java -name '*.java')
 JNI_PIC_OBJS := $(patsubst %.c,$(JNI_DIR)/pic/%.o,$(wildcard btfreader/*.c) puller/diag.c \
 		btfreader/jni/kstats_jni.c)
 JNI_TESTS := $(JNI_DIR)/tests/.stamp
-JNI_BENCH := $(BUILD)/bench/jni/jni_bench
 
 .PHONY: jni bench-jni
 all: jni
@@ -43,9 +42,11 @@ $(JNI_TESTS): $(wildcard tests/jni/*.java) $(JNI_JAR) $(JNI_SO)
 	$(JAVAC) -Xlint:all -Werror -cp $(JNI_JAR) -d $(@D) $(filter %.java,$^)
 	@touch $@
 
-# bench/jni: a Java read of a 10k-entry map against the C reader (doc/jni.md).
-$(JNI_BENCH): $(BUILD)/bench/jni/jni_bench.o $(BUILD)/libkstats.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+# bench/jni: a Java read of a 10k-entry map against the C reader, in one
+# JVM (doc/jni.md).  BENCH_ARGS="ENTRIES [REPEAT]".
+JNI_BENCH_SO := $(BUILD)/bench/jni/libreadbench.so
+$(JNI_BENCH_SO): $(JNI_DIR)/pic/bench/jni/bench_native.o $(filter-out %/kstats_jni.o,$(JNI_PIC_OBJS))
+	$(CC) $(LDFLAGS) -shared -Wl,-z,defs -o $@ $^ $(LDLIBS)
 
 $(BUILD)/bench/jni/classes/.stamp: bench/jni/ReadBench.java $(JNI_JAR)
 	@rm -rf $(@D) && mkdir -p $(@D)
@@ -53,5 +54,8 @@ $(BUILD)/bench/jni/classes/.stamp: bench/jni/ReadBench.java $(JNI_JAR)
 	@touch $@
 
 bench-jni: deps
-	@$(MAKE) --no-print-directory jni $(JNI_BENCH) $(BUILD)/bench/jni/classes/.stamp
-	$(JNI_BENCH) $(BUILD) $(BENCH_ARGS)
+	@$(MAKE) --no-print-directory jni $(JNI_BENCH_SO) $(BUILD)/bench/jni/classes/.stamp
+	java -XX:-UsePerfData -Dkstats.jni.library=$(abspath $(JNI_SO)) \
+		-Dreadbench.library=$(abspath $(JNI_BENCH_SO)) \
+		-cp $(JNI_JAR):$(BUILD)/bench/jni/classes ReadBench $(BUILD)/bpf/compaction.bpf \
+		/sys/fs/bpf/kernelstats-bench-$$$$-jni $(BENCH_ARGS)
