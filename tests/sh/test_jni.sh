@@ -26,11 +26,13 @@ if [ ! -f "$CLASSES/.stamp" ] || [ ! -f "$SO" ]; then
 fi
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: $T: needs root to load and compact"; exit 0; }
 
-JAVA_OPTS=(-Xcheck:jni -XX:-UsePerfData -Dkstats.jni.library="$SO" -cp "$JAR:$CLASSES")
-# The JVM handles SIGSEGV itself and keeps memory ASan calls leaks.
+JAVA=(java -Xcheck:jni -XX:-UsePerfData -Dkstats.jni.library="$SO" -cp "$JAR:$CLASSES")
+# An ASan build of the .so needs the runtime loaded first; the JVM handles
+# SIGSEGV itself and keeps memory that ASan would call leaked.
 if ldd "$SO" | grep -q libasan; then
-	export LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
-	export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0:handle_segv=0:allow_user_segv_handler=1:use_sigaltstack=0"
+	JAVA=(env LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
+	      ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0:handle_segv=0:allow_user_segv_handler=1:use_sigaltstack=0"
+	      "${JAVA[@]}")
 fi
 
 others=$(ls "$BUILD/bpf" | sed -n 's/\.bpf$//p' | grep -vx compaction | paste -sd,)
@@ -62,11 +64,11 @@ run_java() {
 	fi
 }
 
-run_java java "${JAVA_OPTS[@]}" JniReaderTest "${args[@]}"
+run_java "${JAVA[@]}" JniReaderTest "${args[@]}"
 if command -v setpriv >/dev/null; then
 	chmod 0755 "$TMP"
 	run_java setpriv --reuid=65534 --regid=65534 --clear-groups \
-		java "${JAVA_OPTS[@]}" JniReaderTest "${args[@]}" perm=1
+		"${JAVA[@]}" JniReaderTest "${args[@]}" perm=1
 else
 	echo "SKIP: $T: permission denied: setpriv is not installed"
 fi
