@@ -12,7 +12,7 @@ JNI_JAR  := $(BUILD)/kstats.jar
 JNI_SRCS := $(shell find btfreader/jni/java -name '*.java')
 JNI_PIC_OBJS := $(patsubst %.c,$(JNI_DIR)/pic/%.o,$(wildcard btfreader/*.c) puller/diag.c \
 		btfreader/jni/kstats_jni.c)
-JNI_TESTS := $(JNI_DIR)/tests/.stamp
+JNI_TESTS := $(JNI_DIR)/tests/.stamp $(JNI_DIR)/libjnilayouts.so
 
 .PHONY: jni bench-jni
 all: jni
@@ -36,11 +36,15 @@ $(JNI_JAR): $(JNI_SRCS)
 	$(JAVAC) -Xlint:all -Werror -d $(JNI_DIR)/classes $^
 	$(JDK_HOME)/bin/jar cf $@ -C $(JNI_DIR)/classes .
 
-# tests/sh/test_jni.sh runs these against the jar.
-$(JNI_TESTS): $(wildcard tests/jni/*.java) $(JNI_JAR) $(JNI_SO)
+# tests/sh/test_jni.sh runs these against the jar; the helper library pins
+# reader_layouts.bpf's maps for the test.
+$(JNI_DIR)/tests/.stamp: $(wildcard tests/jni/*.java) $(JNI_JAR) $(JNI_SO)
 	@rm -rf $(@D) && mkdir -p $(@D)
 	$(JAVAC) -Xlint:all -Werror -cp $(JNI_JAR) -d $(@D) $(filter %.java,$^)
 	@touch $@
+
+$(JNI_DIR)/libjnilayouts.so: $(JNI_DIR)/pic/tests/jni/layouts_native.o
+	$(CC) $(LDFLAGS) -shared -Wl,-z,defs -o $@ $^ $(LDLIBS)
 
 # bench/jni: a Java read of a 10k-entry map against the C reader, in one
 # JVM (doc/jni.md).  BENCH_ARGS="ENTRIES [REPEAT]".

@@ -4,12 +4,14 @@
  * tests/sh/test_jni.sh, which loads compaction.bpf into a private pin dir):
  * CompactionDuration after real compactions equals kstats read --json
  * field by field; two reads around more compactions grow by what tracefs
- * counted between them; the puller example's deltas; bad input gives the
+ * counted between them; the puller example's deltas; enums, char arrays,
+ * u64 and name clashes as kstats read shows them; bad input gives the
  * CLI's message, cause and exit code; misuse and concurrent reads and
  * close.  Prints PASS:/FAIL:/SKIP: lines, exits 1 on any FAIL.
  *
  * Usage: JniReaderTest kstats=PATH obj=PATH map=NAME pindir=DIR
  *        [trace=TRACEFS_INSTANCE] [nobtf=PIN] [perm=1]
+ *        [layouts=reader_layouts.bpf layoutslib=libjnilayouts.so]
  */
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -55,6 +57,7 @@ public final class JniReaderTest {
                 concurrentReads(r);
             }
             puller();
+            layouts();
             badInput();
             misuse();
             closeWhileReading();
@@ -299,6 +302,44 @@ public final class JniReaderTest {
                     && nonNegative && grew >= 3 && sum <= after,
                     "puller example: first pull " + first + " (read before: " + before + "), then key=0 grew "
                     + grew + " >= 3 after 3 compactions, all pulled " + sum + " <= read after " + after);
+        }
+    }
+
+    private static native String pinLayouts(String obj, String dir);
+
+    /* Maps of tests/bpf/reader_layouts.c, field by field against kstats read --json. */
+    private static void layouts() throws Exception {
+        String lobj = arg.get("layouts");
+        if (lobj == null) {
+            System.out.println("SKIP: jni: enums, strings, clashes: reader_layouts.bpf is not built");
+            return;
+        }
+        System.load(arg.get("layoutslib"));
+        String err = pinLayouts(lobj, pinDir);
+        if (err != null) {
+            check(false, "reader_layouts.bpf: cannot load and pin its maps: " + err);
+            return;
+        }
+        String[][] want = {
+            {"small_map", "a", "b", "s", "u"},
+            {"flags_map", "key", "on", "tag", "last", "delta"},
+            {"name_map", "key", "name", "len"},
+            {"clash_map", "key.id", "value.id", "n"},
+        };
+        for (String[] w : want) {
+            String p = pinDir + "/map_reader_layouts_" + w[0];
+            try (KernelTelemetryReader r = KernelTelemetryReader.open(lobj, w[0], p)) {
+                long[] rows = r.read();
+                Cli cli = kstats("--obj", lobj, "--map", w[0], "--pin", p, "--json");
+                List<String> names = new ArrayList<>();
+                for (KernelTelemetryReader.Field f : r.fields()) {
+                    names.add(f.name);
+                }
+                String d = cli.status == 0 ? diff(r, rows, parseJson(cli.out)) : cli.err;
+                check(d == null && names.equals(Arrays.asList(w).subList(1, w.length)),
+                        w[0] + ": fields " + names + ", every value equals kstats read --json"
+                        + (d == null ? "" : ": " + d));
+            }
         }
     }
 

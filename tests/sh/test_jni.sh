@@ -45,6 +45,10 @@ args=(kstats="$PWD/$BUILD/kstats" obj="$PWD/$BUILD/bpf/compaction.bpf"
       map=compaction_duration_map pindir="$PIN")
 bpftool map create "$PIN/nobtf" type hash key 4 value 8 entries 4 name nobtf 2>/dev/null &&
 	args+=(nobtf="$PIN/nobtf")
+if [ -f "$BUILD/tests/bpf/reader_layouts.bpf" ] && [ -f "$BUILD/jni/libjnilayouts.so" ]; then
+	args+=(layouts="$PWD/$BUILD/tests/bpf/reader_layouts.bpf"
+	       layoutslib="$PWD/$BUILD/jni/libjnilayouts.so")
+fi
 if mkdir "$TRACE" 2>/dev/null && echo mono >"$TRACE/trace_clock" &&
    echo 1 >"$TRACE/events/compaction/mm_compaction_end/enable"; then
 	args+=(trace="$TRACE")
