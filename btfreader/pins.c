@@ -51,7 +51,7 @@ int kstats_ensure_bpffs(const char *pin_dir, char *err, size_t errlen)
 	return 0;
 }
 
-/* "map", "prog", "link" from the fd's anon inode; NULL if /proc cannot say. */
+/* "map", "program" or "link", from the fd's anon inode; NULL if /proc cannot say. */
 static const char *bpf_fd_kind(int fd)
 {
 	char path[64], target[64];
@@ -73,7 +73,8 @@ static const char *bpf_fd_kind(int fd)
 
 /*
  * The kernel says EACCES for a bpf_obj_get() of anything on or off bpffs
- * that is not a BPF object, and EINVAL for a read-only get of a link.
+ * that is not a BPF object, and EINVAL for a read-only get of a link (and,
+ * on some kernels, of a program).
  */
 int kstats_pin_not_map(const char *pin, int fd, int get_errno, char *err, size_t errlen)
 {
@@ -83,7 +84,7 @@ int kstats_pin_not_map(const char *pin, int fd, int get_errno, char *err, size_t
 	if (kind && strcmp(kind, "map"))
 		snprintf(err, errlen, "%s: a pinned %s, not a map", pin, kind);
 	else if (fd < 0 && get_errno == EINVAL && kstats_is_bpffs(pin))
-		snprintf(err, errlen, "%s: a pinned link, not a map", pin);
+		snprintf(err, errlen, "%s: a pinned link or program, not a map", pin);
 	else if (fd < 0 && get_errno == EACCES && !stat(pin, &st) && S_ISDIR(st.st_mode))
 		snprintf(err, errlen, "%s: a directory, not a pinned map", pin);
 	else if (fd < 0 && get_errno == EACCES && !stat(pin, &st) && !kstats_is_bpffs(pin))
