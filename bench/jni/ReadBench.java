@@ -3,7 +3,8 @@
  * bench/jni: a Java KernelTelemetryReader read of an N-entry map (u32 key,
  * 32 x u64 value: compaction.bpf's histogram as a hash) against the C reader
  * on the same map, in one JVM, turn about, after a JIT warm-up: median and
- * minimum times, and their ratios Java / C.  The C side is bench_native.c (libreadbench.so).
+ * minimum times, their ratios Java / C, and the median of the ratios of
+ * each round (the C read next to it in time: the fairest on a loaded box).  The C side is bench_native.c (libreadbench.so).
  *
  * Usage: java -Dkstats.jni.library=SO -Dreadbench.library=SO ReadBench
  *        OBJ.bpf PIN_DIR [ENTRIES [REPEAT]]   (root)
@@ -32,9 +33,14 @@ public final class ReadBench {
         return Arrays.stream(ns).min().getAsLong() / 1e6;
     }
 
+    /* Median and min, their ratios to C's, and the median of the per-round ratios. */
     private static void print(String what, long[] ns, long[] c) {
-        System.out.printf("%-36s %8.3f %8.3f %7.2fx %7.2fx%n", what, median(ns), min(ns),
-                median(ns) / median(c), min(ns) / min(c));
+        long[] paired = new long[ns.length];
+        for (int i = 0; i < ns.length; i++) {
+            paired[i] = ns[i] * 1_000_000 / Math.max(c[i], 1);
+        }
+        System.out.printf("%-36s %8.3f %8.3f %7.2fx %7.2fx %7.2fx%n", what, median(ns), min(ns),
+                median(ns) / median(c), min(ns) / min(c), median(paired));
     }
 
     /* One read: 0 Java into rows, 1 Java into a new array, 2 C; its ns. */
@@ -94,7 +100,8 @@ public final class ReadBench {
         }
         System.out.printf("# %d-entry hash map, u32 key, 32 x u64 value; %d reads each, turn about"
                 + " in one JVM; ms%n", entries, repeat);
-        System.out.printf("%-36s %8s %8s %8s %8s%n", "", "median", "min", "ratio", "ratio");
+        System.out.printf("%-36s %8s %8s %8s %8s %8s%n", "", "median", "min", "med/med", "min/min",
+                "paired");
         print("C kstats_map_read", cNs, cNs);
         print("Java read(long[]) (caller's array)", intoNs, cNs);
         print("Java read() (new array each read)", newNs, cNs);
