@@ -70,7 +70,6 @@ run_java() {
 
 run_java "${JAVA[@]}" JniReaderTest "${args[@]}"
 if command -v setpriv >/dev/null; then
-	chmod 0755 "$TMP"
 	run_java setpriv --reuid=65534 --regid=65534 --clear-groups \
 		"${JAVA[@]}" JniReaderTest "${args[@]}" perm=1
 else

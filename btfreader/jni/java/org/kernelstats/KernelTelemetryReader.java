@@ -14,7 +14,8 @@ import java.util.Objects;
  * the key columns first, in the kernel's order (not sorted).
  *
  * <p>Thread-safe: calls on one reader run one at a time.  After
- * {@link #close} every call throws {@link IllegalStateException}; closing
+ * {@link #close}, reads and {@link #enumName} throw
+ * {@link IllegalStateException} (the column layout stays readable); closing
  * twice is harmless.  The native library is {@code libkstats_jni.so}, from
  * {@code java.library.path} or the path in the system property
  * {@code kstats.jni.library}.
