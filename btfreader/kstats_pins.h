@@ -15,6 +15,13 @@ int kstats_pin_path(char *buf, size_t len, const char *dir, const char *kind,
 
 bool kstats_is_bpffs(const char *path);
 
+/*
+ * -EBADF with the reason in err when pin holds no map: a file off bpffs or
+ * a directory, a pinned program or link.  fd and get_errno are what
+ * bpf_obj_get(pin) gave (get_errno when fd < 0).  Else 0.
+ */
+int kstats_pin_not_map(const char *pin, int fd, int get_errno, char *err, size_t errlen);
+
 /* Mounts bpffs on /sys/fs/bpf when pin_dir lies under it and it is missing. */
 int kstats_ensure_bpffs(const char *pin_dir, char *err, size_t errlen);
 

@@ -86,8 +86,10 @@ enum kstats_btf_source {
  * differ from those the map was created with (a newer object on disk), from
  * the map's own BTF.  Layouts are cached process-wide (by file identity or
  * BTF id), so reopening a map resolves nothing again.
- * Errors: -ENOENT no pin at pin_path; -ESRCH map_name is not in the object;
- * -EOPNOTSUPP map type or a leaf type; -EINVAL sizes or BTF do not fit.
+ * Errors: -ENOENT no pin at pin_path; -EBADF pin_path holds no map (a
+ * program, a link, a directory, a file off bpffs); -ESRCH map_name is not in
+ * the object; -EOPNOTSUPP map type or a leaf type; -EINVAL sizes or BTF do
+ * not fit.
  */
 int kstats_map_open(const struct kstats_map_opts *opts, struct kstats_map **out,
 		    char *err, size_t errlen);

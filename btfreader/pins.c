@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -48,4 +49,47 @@ int kstats_ensure_bpffs(const char *pin_dir, char *err, size_t errlen)
 		return ret;
 	}
 	return 0;
+}
+
+/* "map", "program" or "link", from the fd's anon inode; NULL if /proc cannot say. */
+static const char *bpf_fd_kind(int fd)
+{
+	char path[64], target[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return NULL;
+	target[n] = 0;
+	if (!strcmp(target, "anon_inode:bpf-map"))
+		return "map";
+	if (!strcmp(target, "anon_inode:bpf-prog"))
+		return "program";
+	if (!strcmp(target, "anon_inode:bpf_link"))
+		return "link";
+	return NULL;
+}
+
+/*
+ * The kernel says EACCES for a bpf_obj_get() of anything on or off bpffs
+ * that is not a BPF object, and EINVAL for a read-only get of a link (and,
+ * on some kernels, of a program).
+ */
+int kstats_pin_not_map(const char *pin, int fd, int get_errno, char *err, size_t errlen)
+{
+	const char *kind = fd >= 0 ? bpf_fd_kind(fd) : NULL;
+	struct stat st;
+
+	if (kind && strcmp(kind, "map"))
+		snprintf(err, errlen, "%s: a pinned %s, not a map", pin, kind);
+	else if (fd < 0 && get_errno == EINVAL && kstats_is_bpffs(pin))
+		snprintf(err, errlen, "%s: a pinned link or program, not a map", pin);
+	else if (fd < 0 && get_errno == EACCES && !stat(pin, &st) && S_ISDIR(st.st_mode))
+		snprintf(err, errlen, "%s: a directory, not a pinned map", pin);
+	else if (fd < 0 && get_errno == EACCES && !stat(pin, &st) && !kstats_is_bpffs(pin))
+		snprintf(err, errlen, "%s: not on bpffs, so not a pinned map", pin);
+	else
+		return 0;
+	return -EBADF;
 }

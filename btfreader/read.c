@@ -10,6 +10,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "kstats_pins.h"
 #include "kstats_reader.h"
 #include "map_types.h"
 
@@ -86,8 +87,10 @@ static int open_pin(struct kstats_map *m, const char *pin, char *err, size_t err
 	int e;
 
 	m->fd = bpf_obj_get_opts(pin, &get_opts);
+	e = m->fd < 0 ? errno : 0;
+	if (kstats_pin_not_map(pin, m->fd, e, err, errlen))
+		return -EBADF;
 	if (m->fd < 0) {
-		e = errno;
 		if (e == ENOENT)
 			return kstats_fail(err, errlen, ENOENT, "%s: no map is pinned there", pin);
 		return kstats_fail(err, errlen, e, "%s: %s%s", pin, strerror(e),

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libkstats_jni: org.kernelstats.KernelTelemetryReader's native half.  A
+ * handle is one open kstats_map (layout resolved once, at open) plus a row
+ * buffer; a read is one kstats_map_read, copied out with SetLongArrayRegion.
+ * The Java class serializes every call on a handle and never passes a
+ * closed one, so nothing here locks.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jni.h>
+
+#include "kstats.h"
+#include "kstats_reader.h"
+
+#define READER_CLASS "org/kernelstats/KernelTelemetryReader"
+#define EXCEPTION_CLASS "org/kernelstats/KernelTelemetryException"
+
+struct jni_reader {
+	struct kstats_map *map;
+	int64_t *rows;		/* max_rows * ncols */
+	size_t max_rows, ncols;
+};
+
+static jclass exception_class;
+static jmethodID exception_ctor;	/* (String message, int errno) */
+
+/* The message kstats read prints after "kstats read: ", minus its --pin hint. */
+static void throw_error(JNIEnv *env, int ret, char *err, size_t errlen)
+{
+	jstring msg;
+	jobject ex;
+	size_t n;
+
+	if (!*err)
+		snprintf(err, errlen, "%s", strerror(-ret));
+	kstats_add_fix(err, errlen, ret);
+	n = strlen(err);
+	if (ret == -ENOENT && n < errlen)
+		snprintf(err + n, errlen - n, "; " KSTATS_FIX_LOAD);
+	msg = (*env)->NewStringUTF(env, err);
+	if (!msg)
+		return;	/* OutOfMemoryError is pending */
+	ex = (*env)->NewObject(env, exception_class, exception_ctor, msg, (jint)-ret);
+	if (ex)
+		(*env)->Throw(env, ex);
+}
+
+static void throw_plain(JNIEnv *env, const char *class_name, const char *msg)
+{
+	jclass c = (*env)->FindClass(env, class_name);
+
+	if (c)
+		(*env)->ThrowNew(env, c, msg);
+}
+
+static struct jni_reader *reader_of(jlong handle)
+{
+	return (struct jni_reader *)(intptr_t)handle;
+}
+
+static void reader_free(struct jni_reader *r)
+{
+	kstats_map_close(r->map);
+	free(r->rows);
+	free(r);
+}
+
+/* Java arrays index with int: the whole map must fit one. */
+static int alloc_rows(struct jni_reader *r, char *err, size_t errlen)
+{
+	r->ncols = kstats_map_ncols(r->map);
+	r->max_rows = kstats_map_max_rows(r->map);
+	if (!r->ncols || r->max_rows > (size_t)INT_MAX / r->ncols) {
+		snprintf(err, errlen, "%zu rows of %zu columns do not fit a Java long[]",
+			 r->max_rows, r->ncols);
+		return -E2BIG;
+	}
+	r->rows = calloc(r->max_rows ?: 1, r->ncols * sizeof(*r->rows));
+	return r->rows ? 0 : -ENOMEM;
+}
+
+static jlong JNICALL native_open(JNIEnv *env, jclass cls, jstring obj, jstring map,
+				 jstring pin)
+{
+	const char *obj_path = NULL, *map_name = NULL, *pin_path;
+	char err[KSTATS_ERR_LEN] = "";
+	struct jni_reader *r = NULL;
+	int ret = -ENOMEM;
+
+	(void)cls;
+	pin_path = (*env)->GetStringUTFChars(env, pin, NULL);
+	if (obj)
+		obj_path = (*env)->GetStringUTFChars(env, obj, NULL);
+	if (map)
+		map_name = (*env)->GetStringUTFChars(env, map, NULL);
+	if (!pin_path || (obj && !obj_path) || (map && !map_name))
+		goto out;	/* OutOfMemoryError is pending */
+	r = calloc(1, sizeof(*r));
+	if (r) {
+		struct kstats_map_opts mo = { .obj_path = obj_path, .map_name = map_name,
+					      .pin_path = pin_path };
+
+		ret = kstats_map_open(&mo, &r->map, err, sizeof(err));
+		ret = ret ?: alloc_rows(r, err, sizeof(err));
+	}
+	if (ret) {
+		throw_error(env, ret, err, sizeof(err));
+		if (r)
+			reader_free(r);
+		r = NULL;
+	}
+out:
+	if (pin_path)
+		(*env)->ReleaseStringUTFChars(env, pin, pin_path);
+	if (obj_path)
+		(*env)->ReleaseStringUTFChars(env, obj, obj_path);
+	if (map_name)
+		(*env)->ReleaseStringUTFChars(env, map, map_name);
+	return (jlong)(intptr_t)r;
+}
+
+static void JNICALL native_close(JNIEnv *env, jclass cls, jlong handle)
+{
+	(void)env;
+	(void)cls;
+	reader_free(reader_of(handle));
+}
+
+static jobjectArray JNICALL native_columns(JNIEnv *env, jclass cls, jlong handle)
+{
+	struct jni_reader *r = reader_of(handle);
+	jclass string_class = (*env)->FindClass(env, "java/lang/String");
+	jobjectArray names;
+	size_t i;
+
+	(void)cls;
+	if (!string_class)
+		return NULL;
+	names = (*env)->NewObjectArray(env, r->ncols, string_class, NULL);
+	for (i = 0; names && i < r->ncols; i++) {
+		jstring s = (*env)->NewStringUTF(env, kstats_map_column(r->map, i)->name);
+
+		if (!s)
+			return NULL;
+		(*env)->SetObjectArrayElement(env, names, i, s);
+		(*env)->DeleteLocalRef(env, s);
+	}
+	return names;
+}
+
+/*
+ * { key columns, max rows }, then per column { kind | size << 8 |
+ * signed << 16, byte offset }.
+ */
+static jintArray JNICALL native_layout(JNIEnv *env, jclass cls, jlong handle)
+{
+	struct jni_reader *r = reader_of(handle);
+	size_t i, len = 2 + 2 * r->ncols;
+	jintArray out = (*env)->NewIntArray(env, len);
+	jint *v = calloc(len, sizeof(*v));
+
+	(void)cls;
+	if (out && v) {
+		v[0] = kstats_map_nkey_cols(r->map);
+		v[1] = r->max_rows;
+		for (i = 0; i < r->ncols; i++) {
+			const struct kstats_column *c = kstats_map_column(r->map, i);
+
+			v[2 + 2 * i] = c->kind | c->size << 8 | c->is_signed << 16;
+			v[3 + 2 * i] = c->offset;
+		}
+		(*env)->SetIntArrayRegion(env, out, 0, len, v);
+	} else if (out) {
+		throw_plain(env, "java/lang/OutOfMemoryError", "column layout");
+	}
+	free(v);
+	return out;
+}
+
+static jstring JNICALL native_note(JNIEnv *env, jclass cls, jlong handle)
+{
+	(void)cls;
+	return (*env)->NewStringUTF(env, kstats_map_source_note(reader_of(handle)->map));
+}
+
+static jstring JNICALL native_enum_name(JNIEnv *env, jclass cls, jlong handle,
+				       jint col, jlong value)
+{
+	struct jni_reader *r = reader_of(handle);
+	const struct kstats_column *c = kstats_map_column(r->map, col);
+	const char *name = c ? kstats_column_enum_name(r->map, c, value) : NULL;
+
+	(void)cls;
+	return name ? (*env)->NewStringUTF(env, name) : NULL;
+}
+
+/* One read into dst (NULL: a new array of exactly the rows read). */
+static jlongArray read_into(JNIEnv *env, jlong handle, jlongArray dst, jint *nrows)
+{
+	struct jni_reader *r = reader_of(handle);
+	char err[KSTATS_ERR_LEN] = "";
+	size_t n, len;
+	int ret;
+
+	ret = kstats_map_read(r->map, r->rows, r->max_rows, &n, err, sizeof(err));
+	if (ret) {
+		throw_error(env, ret, err, sizeof(err));
+		return NULL;
+	}
+	len = n * r->ncols;
+	if (!dst)
+		dst = (*env)->NewLongArray(env, len);
+	else if ((size_t)(*env)->GetArrayLength(env, dst) < len)
+		throw_plain(env, "java/lang/IllegalArgumentException",
+			    "the array is shorter than the rows read");
+	if (!dst || (*env)->ExceptionCheck(env))
+		return NULL;
+	(*env)->SetLongArrayRegion(env, dst, 0, len, (const jlong *)r->rows);
+	*nrows = n;
+	return dst;
+}
+
+static jint JNICALL native_read(JNIEnv *env, jclass cls, jlong handle, jlongArray dst)
+{
+	jint n = 0;
+
+	(void)cls;
+	read_into(env, handle, dst, &n);
+	return n;
+}
+
+static jlongArray JNICALL native_read_new(JNIEnv *env, jclass cls, jlong handle)
+{
+	jint n;
+
+	(void)cls;
+	return read_into(env, handle, NULL, &n);
+}
+
+static const JNINativeMethod methods[] = {
+	{ "nativeOpen", "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;)J",
+	  (void *)native_open },
+	{ "nativeClose", "(J)V", (void *)native_close },
+	{ "nativeColumns", "(J)[Ljava/lang/String;", (void *)native_columns },
+	{ "nativeLayout", "(J)[I", (void *)native_layout },
+	{ "nativeNote", "(J)Ljava/lang/String;", (void *)native_note },
+	{ "nativeEnumName", "(JIJ)Ljava/lang/String;", (void *)native_enum_name },
+	{ "nativeRead", "(J[J)I", (void *)native_read },
+	{ "nativeReadNew", "(J)[J", (void *)native_read_new },
+};
+
+JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
+{
+	JNIEnv *env;
+	jclass reader, ex;
+
+	(void)reserved;
+	if ((*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_8) != JNI_OK)
+		return JNI_ERR;
+	reader = (*env)->FindClass(env, READER_CLASS);
+	ex = (*env)->FindClass(env, EXCEPTION_CLASS);
+	if (!reader || !ex)
+		return JNI_ERR;
+	exception_class = (*env)->NewGlobalRef(env, ex);
+	exception_ctor = (*env)->GetMethodID(env, ex, "<init>", "(Ljava/lang/String;I)V");
+	if (!exception_class || !exception_ctor ||
+	    (*env)->RegisterNatives(env, reader, methods,
+				    sizeof(methods) / sizeof(methods[0])))
+		return JNI_ERR;
+	return JNI_VERSION_1_8;
+}
