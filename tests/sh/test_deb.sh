@@ -42,7 +42,7 @@ tmp=$(mktemp -d /tmp/kstats-test-$$-deb-XXXXXX) || exit 1
 check() {	# name, then a command that must succeed
 	local name=$1
 	shift
-	if "$@"; then say PASS "$name"; else say FAIL "$name"; fi
+	if "$@"; then say PASS "$name"; else say FAIL "$name: $*"; fi
 }
 
 # The second version: the same tree with a newer changelog entry, built
