@@ -16,10 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atom_schema.h"
 #include "bpf_telemetry.h"
 #include "kstats.h"
 #include "kstats_fileio.h"
-#include "proto/kernelstats_atoms.pb-c.h"
+#include "kstats_meta.h"
 
 #define MAX_FILE_BYTES (256u << 20)
 
@@ -74,6 +75,16 @@ static void print_key_field(const ProtobufCMessage *m, const ProtobufCFieldDescr
 	}
 }
 
+/* The unit that <what>_log2_buckets_<unit> names (units.c); count if none. */
+static unsigned int field_unit(const char *name)
+{
+	const char *word = strstr(name, ATOM_BUCKETS_WORD);
+	const struct kstats_unit_info *u =
+		word ? kstats_unit_by_atom_word(word + strlen(ATOM_BUCKETS_WORD)) : NULL;
+
+	return u ? u->id : KSTATS_UNIT_COUNT;
+}
+
 static void print_payload(const ProtobufCMessage *m)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
@@ -81,7 +92,6 @@ static void print_payload(const ProtobufCMessage *m)
 	int64_t buckets[BPF_TELEMETRY_NR_BUCKETS];
 	unsigned int i;
 	size_t n, b;
-
 	bool keyed = false;
 
 	for (i = 0; i < d->n_fields; i++) {
@@ -105,9 +115,7 @@ static void print_payload(const ProtobufCMessage *m)
 		memset(buckets, 0, sizeof(buckets));
 		for (b = 0; b < n && b < BPF_TELEMETRY_NR_BUCKETS; b++)
 			buckets[b] = (*(int32_t *const *)field_ptr(m, f->offset))[b];
-		n = strlen(f->name);
-		print_log2_hist(stdout, buckets, n > 6 && !strcmp(f->name + n - 6, "_bytes") ?
-				KSTATS_UNIT_BYTES : KSTATS_UNIT_USEC);
+		print_log2_hist(stdout, buckets, field_unit(f->name));
 	}
 }
 

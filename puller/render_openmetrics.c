@@ -20,7 +20,7 @@
 /* CompactionDuration -> kstats_compaction_duration_seconds */
 static void prom_name(char *buf, size_t len, const struct kstats_hist *h)
 {
-	const char *m = h->metric, *suffix = h->unit == KSTATS_UNIT_BYTES ? "_bytes" : "_seconds";
+	const char *m = h->metric, *suffix = kstats_unit_or_count(h->unit)->prom_suffix;
 	size_t n = (size_t)snprintf(buf, len, "kstats_"), i, sl = strlen(suffix);
 
 	for (i = 0; m[i] && n + 2 < len; i++) {
@@ -38,21 +38,24 @@ static void prom_name(char *buf, size_t len, const struct kstats_hist *h)
 		snprintf(buf + n, len - n, "%s", suffix);
 }
 
-/* Exact decimal of us / 10^6: 4095 -> "0.004095". */
+/* Exact decimal of the bucket bound / 10^prom_shift: 4095 us -> "0.004095". */
 static void fmt_le(char *buf, size_t len, unsigned int i, unsigned int unit)
 {
-	uint64_t v = kstats_bucket_hi(i);
+	unsigned int shift = kstats_unit_or_count(unit)->prom_shift, k;
+	uint64_t v = kstats_bucket_hi(i), scale = 1;
 	size_t n;
 
 	if (i == LAST_BUCKET) {
 		snprintf(buf, len, "+Inf");
 		return;
 	}
-	if (unit == KSTATS_UNIT_BYTES) {
+	for (k = 0; k < shift; k++)
+		scale *= 10;
+	if (!shift) {
 		snprintf(buf, len, "%" PRIu64, v);
 		return;
 	}
-	snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, v / 1000000, v % 1000000);
+	snprintf(buf, len, "%" PRIu64 ".%0*" PRIu64, v / scale, (int)shift, v % scale);
 	n = strlen(buf);
 	while (buf[n - 1] == '0')
 		buf[--n] = 0;
@@ -117,8 +120,7 @@ static void put_hist(FILE *f, const struct kstats_hist *h)
 	prom_name(name, sizeof(name), h);
 	fprintf(f, "# HELP %s %s: log2 histogram of %s from %s/%s; "
 		"le is each bucket's inclusive upper bound; no _sum (not recorded)\n",
-		name, h->metric, h->unit == KSTATS_UNIT_BYTES ? "sizes in bytes"
-							       : "latencies in seconds",
+		name, h->metric, kstats_unit_or_count(h->unit)->prom_help,
 		h->obj, h->map);
 	fprintf(f, "# TYPE %s histogram\n", name);
 	for (i = 0; i < h->nseries; i++)
