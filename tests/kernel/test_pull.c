@@ -30,13 +30,46 @@
 #include "kstats_pins.h"
 #include "kstats_reader.h"
 #include "ktest.h"
-#include "registry.h"
+#include "atom_schema.h"
+#include "hist.h"
 
 #define MAX_RUNNERS 8
 #define MAX_PROGS 32
 #define MAX_TALLIES 1024
 #define KILLED (128 + SIGKILL)
-#define COMPACTION_ATOM 100003
+#define MAX_METRICS 64
+
+/* A histogram of the objects that has an atom: found, never listed. */
+struct metric {
+	char obj[KSTATS_OBJ_LEN], map[KSTATS_LABEL_LEN];
+	int32_t atom_id;
+};
+
+static struct metric metrics[MAX_METRICS];
+static size_t nmetrics;
+static int32_t compaction_atom_id;
+
+static void load_metrics(const char *obj_dir)
+{
+	const ProtobufCFieldDescriptor *f;
+	struct kstats_snapshot cat;
+	char err[KSTATS_ERR_LEN];
+	size_t i;
+
+	assert_int_equal(kstats_snapshot_init(&cat, obj_dir, err, sizeof(err)), 0);
+	for (nmetrics = 0, i = 0; i < cat.nhists && nmetrics < MAX_METRICS; i++) {
+		f = atom_field_of(&kernelstats__atom__descriptor, cat.hists[i].metric);
+		if (!f)
+			continue;
+		snprintf(metrics[nmetrics].obj, KSTATS_OBJ_LEN, "%s", cat.hists[i].obj);
+		snprintf(metrics[nmetrics].map, KSTATS_LABEL_LEN, "%s", cat.hists[i].map);
+		metrics[nmetrics++].atom_id = (int32_t)f->id;
+	}
+	kstats_snapshot_free(&cat);
+	f = atom_field_of(&kernelstats__atom__descriptor, "CompactionDuration");
+	assert_non_null(f);
+	compaction_atom_id = (int32_t)f->id;
+}
 
 struct tally {
 	int32_t atom_id;
@@ -72,7 +105,7 @@ static void close_runners(void)
 	e.nprogs = 0;
 }
 
-static int open_runner(const struct pull_metric *pm)
+static int open_runner(const struct metric *pm)
 {
 	char path[512], pin[512];
 	struct bpf_program *prog;
@@ -112,11 +145,11 @@ static void open_runners(void)
 	size_t i, j;
 
 	close_runners();
-	for (i = 0; i < pull_nmetrics && e.nrunners < MAX_RUNNERS; i++) {
-		kstats_pin_path(pin, sizeof(pin), e.t.pin_dir, "map", pull_metrics[i].obj,
-				pull_metrics[i].map);
+	for (i = 0; i < nmetrics && e.nrunners < MAX_RUNNERS; i++) {
+		kstats_pin_path(pin, sizeof(pin), e.t.pin_dir, "map", metrics[i].obj,
+				metrics[i].map);
 		if (!access(pin, F_OK))
-			assert_int_equal(open_runner(&pull_metrics[i]), 0);
+			assert_int_equal(open_runner(&metrics[i]), 0);
 	}
 	assert_true(e.nprogs > 0);
 	for (i = 1; i < e.nprogs; i++)	/* insertion sort: begin before end */
@@ -334,7 +367,7 @@ static size_t tally_atoms(struct tally *t, size_t *files)
 }
 
 /* The map's rows: key column 0 and 32 buckets each. */
-static size_t map_rows(const struct pull_metric *pm, int64_t **rows)
+static size_t map_rows(const struct metric *pm, int64_t **rows)
 {
 	char obj[512], pin[512], err[KSTATS_ERR_LEN] = "";
 	struct kstats_map_opts o = { .obj_path = obj, .map_name = pm->map, .pin_path = pin };
@@ -367,8 +400,8 @@ static uint64_t assert_conserved(void)
 	size_t nt, files, i, r, b;
 
 	nt = tally_atoms(t, &files);
-	for (i = 0; i < pull_nmetrics; i++) {
-		const struct pull_metric *pm = &pull_metrics[i];
+	for (i = 0; i < nmetrics; i++) {
+		const struct metric *pm = &metrics[i];
 		int64_t *rows;
 		size_t nrows = map_rows(pm, &rows), matched = 0;
 
@@ -382,7 +415,7 @@ static uint64_t assert_conserved(void)
 						 pm->map, (long long)row[0], b,
 						 (unsigned long long)ta->sum[b],
 						 (long long)row[1 + b]);
-				if (pm->atom_id == COMPACTION_ATOM)
+				if (pm->atom_id == compaction_atom_id)
 					compactions += ta->sum[b];
 			}
 			matched++;
@@ -428,7 +461,7 @@ static const Kernelstats__Atom *compaction_atom(const Kernelstats__AtomList *lis
 	size_t i;
 
 	for (i = 0; i < list->n_atom; i++)
-		if (list->atom[i]->atom_id == COMPACTION_ATOM)
+		if (list->atom[i]->atom_id == compaction_atom_id)
 			return list->atom[i];
 	fail_msg("no CompactionDuration atom in the last pull");
 	return NULL;
@@ -499,6 +532,7 @@ static int setup(void **state)
 	if (ktest_run_loader(&e.t, NULL))
 		return -1;
 	e.loaded_to = boot_ns();
+	load_metrics(e.t.obj_dir);
 	return 0;
 }
 
@@ -901,8 +935,8 @@ static void test_keys_come_and_go(void **state)
 	p = pool_atom(list, 1, NULL);
 	assert_non_null(p);
 	assert_string_equal(p->pool_name, "reserved");
-	assert_int_equal(p->n_latency_log2_buckets_usec, PULL_NR_BUCKETS);
-	assert_int_equal(p->latency_log2_buckets_usec[3], 5);
+	assert_int_equal(p->n_duration_log2_buckets_micros, PULL_NR_BUCKETS);
+	assert_int_equal(p->duration_log2_buckets_micros[3], 5);
 	assert_string_equal(pool_atom(list, 2, NULL)->pool_name, "camera");
 	assert_null(pool_atom(list, 3, NULL)->pool_name);	/* no name for id 3 */
 	kernelstats__atom_list__free_unpacked(list, NULL);
@@ -914,8 +948,8 @@ static void test_keys_come_and_go(void **state)
 	assert_int_equal(pull_ok(), 0);
 	list = last_atoms();
 	assert_int_equal(list->n_atom, 2);
-	assert_int_equal(pool_atom(list, 1, NULL)->latency_log2_buckets_usec[3], 2);
-	assert_int_equal(pool_atom(list, 4, NULL)->latency_log2_buckets_usec[2], 1);
+	assert_int_equal(pool_atom(list, 1, NULL)->duration_log2_buckets_micros[3], 2);
+	assert_int_equal(pool_atom(list, 4, NULL)->duration_log2_buckets_micros[2], 1);
 	kernelstats__atom_list__free_unpacked(list, NULL);
 
 	set_pool(acc, 2, 0, 1);		/* back, counting from 0 again */
@@ -924,11 +958,11 @@ static void test_keys_come_and_go(void **state)
 	list = last_atoms();
 	assert_int_equal(list->n_atom, 2);
 	p = pool_atom(list, 2, &env);
-	assert_int_equal(p->latency_log2_buckets_usec[0], 1);
+	assert_int_equal(p->duration_log2_buckets_micros[0], 1);
 	assert_int_equal(env->anomalies, 0);
 	p = pool_atom(list, 1, &env);
 	assert_int_equal(env->anomalies, 1);
-	assert_int_equal(p->latency_log2_buckets_usec[3], 0);
+	assert_int_equal(p->duration_log2_buckets_micros[3], 0);
 	kernelstats__atom_list__free_unpacked(list, NULL);
 
 	set_pool(acc, 1, 3, 8);		/* +2 over the re-based 6 */
@@ -936,7 +970,7 @@ static void test_keys_come_and_go(void **state)
 	list = last_atoms();
 	assert_int_equal(list->n_atom, 1);
 	p = pool_atom(list, 1, &env);
-	assert_int_equal(p->latency_log2_buckets_usec[3], 2);
+	assert_int_equal(p->duration_log2_buckets_micros[3], 2);
 	assert_int_equal(env->anomalies, 0);
 	kernelstats__atom_list__free_unpacked(list, NULL);
 	bpf_object__close(obj);
@@ -973,7 +1007,7 @@ static void assert_pool1_after_repin(const char *boot_id, int bucket3, bool rese
 
 	assert_int_equal(run_pull(NULL, boot_id, NULL), 0);
 	list = last_atoms();
-	assert_int_equal(pool_atom(list, 1, &env)->latency_log2_buckets_usec[3], bucket3);
+	assert_int_equal(pool_atom(list, 1, &env)->duration_log2_buckets_micros[3], bucket3);
 	assert_int_equal(env->reset, reset);
 	kernelstats__atom_list__free_unpacked(list, NULL);
 }
