@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <cmocka.h>
+#include <zlib.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -1043,6 +1044,118 @@ static void test_kept_baseline_across_boot(void **state)
 	bpf_object__close(obj);
 }
 
+/*
+ * Upgrade without loss.  tests/golden/pull_state_v1 is a state file written
+ * by kstats pull of the release before generic atoms (commit 42944b4): its
+ * loader pinned kswapd and compaction, their links were unpinned, bpftool
+ * set kswapd node 0 to buckets 3=11, 31=2 and compaction to 0=5, 2=7, 10=3,
+ * and it pulled with KSTATS_BOOT_ID=UPGRADE_BOOT_ID,
+ * KSTATS_CLOCK=5000000000:1700000005000000000.  Here the file's map ids are
+ * pointed at this run's maps (header CRC recomputed: "kernelstats-state 1
+ * CRC32 LEN" + JSON), the maps hold the baselines plus known counts, and
+ * the first pull must emit exactly those counts, in the old windows.
+ */
+#define UPGRADE_BOOT_ID "00000000-0000-4000-8000-0000000a0001"
+#define UPGRADE_FIXTURE "tests/golden/pull_state_v1"
+
+static uint32_t set_map(const char *obj, const char *map, const uint64_t *buckets)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), key = 0;
+	char pin[512];
+	int fd;
+
+	kstats_pin_path(pin, sizeof(pin), e.t.pin_dir, "map", obj, map);
+	fd = bpf_obj_get(pin);
+	assert_true(fd >= 0);
+	assert_int_equal(bpf_map_update_elem(fd, &key, buckets, BPF_ANY), 0);
+	assert_int_equal(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
+	close(fd);
+	return info.id;
+}
+
+static void replace(char *body, const char *from, const char *to)
+{
+	char *at = strstr(body, from);
+
+	assert_non_null(at);
+	assert_true(strlen(to) <= strlen(from) + 8);
+	memmove(at + strlen(to), at + strlen(from), strlen(at + strlen(from)) + 1);
+	memcpy(at, to, strlen(to));
+}
+
+static void write_upgrade_state(uint32_t kswapd_id, uint32_t compaction_id)
+{
+	char buf[4096], *body, id[64], path[256];
+	FILE *f = fopen(UPGRADE_FIXTURE, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 64, f);
+	fclose(f);
+	buf[n] = 0;
+	body = strchr(buf, '\n') + 1;
+	snprintf(id, sizeof(id), "\"map_id\":%u", kswapd_id);
+	replace(body, "\"map_id\":814", id);
+	snprintf(id, sizeof(id), "\"map_id\":%u", compaction_id);
+	replace(body, "\"map_id\":812", id);
+	assert_int_equal(mkdir(e.state_dir, 0750), 0);
+	snprintf(path, sizeof(path), "%s/state", e.state_dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "kernelstats-state 1 %08lx %zu\n%s",
+		crc32(0, (const Bytef *)body, strlen(body)), strlen(body), body);
+	assert_int_equal(fclose(f), 0);
+}
+
+static const int32_t *atom_of(const Kernelstats__AtomList *list, int32_t atom_id,
+			      const Kernelstats__Atom **env)
+{
+	const int32_t *buckets = NULL;
+	size_t i;
+
+	for (i = 0; i < list->n_atom; i++)
+		if (list->atom[i]->atom_id == atom_id) {
+			assert_null(buckets);	/* one key each */
+			atom_key(payload_of(list->atom[i]), &buckets);
+			*env = list->atom[i];
+		}
+	assert_non_null(buckets);
+	return buckets;
+}
+
+static void test_upgrade_keeps_state(void **state)
+{
+	uint64_t kswapd[PULL_NR_BUCKETS] = { [3] = 11 + 1, [31] = 2 };
+	uint64_t comp[PULL_NR_BUCKETS] = { [0] = 5 + 1, [2] = 7 + 4, [5] = 2, [10] = 3 };
+	const int32_t *b;
+	const Kernelstats__Atom *env;
+	Kernelstats__AtomList *list;
+	int32_t kswapd_atom = (int32_t)atom_field_of(&kernelstats__atom__descriptor,
+						     "KswapdLatency")->id;
+
+	(void)state;
+	detach();
+	write_upgrade_state(set_map("kswapd", "kswapd_latency_map", kswapd),
+			    set_map("compaction", "compaction_duration_map", comp));
+	assert_int_equal(run_pull(NULL, UPGRADE_BOOT_ID, NULL), 0);
+	list = last_atoms();
+	b = atom_of(list, compaction_atom_id, &env);
+	assert_int_equal(b[0], 1);
+	assert_int_equal(b[2], 4);
+	assert_int_equal(b[5], 2);
+	assert_int_equal(b[10], 0);
+	assert_false(env->reset);
+	assert_int_equal(env->window_start_boottime_ns, 5000000000ull);
+	assert_int_equal(env->pull_id, 2);
+	b = atom_of(list, kswapd_atom, &env);
+	assert_int_equal(b[3], 1);
+	assert_int_equal(b[31], 0);
+	assert_false(env->reset);
+	assert_int_equal(env->window_start_realtime_ns, 1700000005000000000ull);
+	kernelstats__atom_list__free_unpacked(list, NULL);
+}
+
 /* Nothing pinned: exit 3 with the fix in the message, no state written. */
 static void test_nothing_pinned(void **state)
 {
@@ -1080,6 +1193,7 @@ int main(void)
 		T(test_keys_come_and_go),
 		T(test_unpinned_map_keeps_baseline),
 		T(test_kept_baseline_across_boot),
+		T(test_upgrade_keeps_state),
 		T(test_nothing_pinned),
 	};
 	const char *missing = ktest_missing_feature();
