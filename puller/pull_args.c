@@ -17,8 +17,8 @@ static void usage(FILE *f)
 
 	fprintf(f,
 		"Usage: kstats pull [OPTIONS]\n"
-		"Turn the counts every registered histogram gained since the last pull\n"
-		"into atoms (proto/kernelstats_atoms.proto), appended to the atoms\n"
+		"Turn the counts every histogram of the objects gained since the last\n"
+		"pull into atoms (proto/kernelstats_atoms.proto), appended to the atoms\n"
 		"directory as atoms-<pull id>.pb, and update the state.  Crash-safe;\n"
 		"one pull at a time.\n\n"
 		"  --obj-dir DIR       objects (BTF) (default: " KSTATS_DEFAULT_OBJ_DIR ")\n"
@@ -35,9 +35,11 @@ static void usage(FILE *f)
 		"  --lock-timeout SEC  wait this long for another pull (default 60)\n"
 		"  -v, --verbose       notes on skipped maps and window starts\n"
 		"  -h, --help          this text\n\n"
-		"Exit status: 0 ok, 1 runtime error (a map unreadable, I/O), 2 bad usage,\n"
-		"3 nothing pinned (run kstats-loader), 4 another pull holds the lock,\n"
-		"5 every unreadable map was denied (needs CAP_BPF and group kstats).\n\n"
+		"Exit status: 0 ok, 1 runtime error (a map unreadable, I/O), 2 bad usage\n"
+		"or no histogram in --obj-dir, 3 nothing pinned (run kstats-loader),\n"
+		"4 another pull holds the lock, 5 every unreadable map was denied (needs\n"
+		"CAP_BPF and group kstats).  A histogram and an atom message that do not\n"
+		"match are a warning line each (doc/writing-a-metric.md).\n\n"
 		"Testing: --fault POINT (or KSTATS_FAULT) SIGKILLs the pull at POINT\n"
 		"(--list-faults); KSTATS_BOOT_ID overrides the boot id and\n"
 		"KSTATS_CLOCK=BOOT_NS:REAL_NS fixes the clock.  Points:\n");

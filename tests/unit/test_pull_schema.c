@@ -203,9 +203,10 @@ static void test_planted_unit_mismatch(void **state)
 	}
 }
 
-/* The first histogram keyed by an enum loses its last proto enum value. */
+/* The first histogram keyed by an enum loses its last proto enum value, then gains one. */
 static void test_planted_enum_value(void **state)
 {
+	ProtobufCEnumValue *values;
 	struct atom_shape sh;
 	struct planted p;
 	char why[256];
@@ -234,6 +235,20 @@ static void test_planted_enum_value(void **state)
 	assert_int_equal(check(&p.atom, &cat), 1);
 	assert_non_null(strstr(warnings, "has no value in"));
 	assert_non_null(strstr(warnings, "to proto/kernelstats_atoms.proto"));
+
+	/* And one value more than the BPF enum has keys for. */
+	values = calloc(p.enm.n_values + 2, sizeof(*values));
+	assert_non_null(values);
+	memcpy(values, p.enm.values, (p.enm.n_values + 1) * sizeof(*values));
+	values[p.enm.n_values + 1] = values[p.enm.n_values];
+	values[p.enm.n_values + 1].name = "PLANTED";
+	values[p.enm.n_values + 1].value = 1000;
+	p.enm.values = values;
+	p.enm.n_values += 2;
+	assert_int_equal(check(&p.atom, &cat), 1);
+	assert_non_null(strstr(warnings, "PLANTED = 1000"));
+	assert_non_null(strstr(warnings, "add it there or remove it from the proto"));
+	free(values);
 	unplant(&p);
 }
 
