@@ -72,9 +72,11 @@ struct kstats_obj_meta {
 	__u32 version;
 };
 
+/* Units of histogram values; btfreader/units.c names each for every output. */
 enum kstats_unit {
 	KSTATS_UNIT_USEC = 1,
 	KSTATS_UNIT_BYTES = 2,
+	KSTATS_UNIT_COUNT = 3,		/* plain numbers, e.g. pages reclaimed */
 };
 
 /*

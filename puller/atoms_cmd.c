@@ -16,10 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atom_schema.h"
 #include "bpf_telemetry.h"
 #include "kstats.h"
 #include "kstats_fileio.h"
-#include "proto/kernelstats_atoms.pb-c.h"
+#include "kstats_meta.h"
 
 #define MAX_FILE_BYTES (256u << 20)
 
@@ -74,6 +75,16 @@ static void print_key_field(const ProtobufCMessage *m, const ProtobufCFieldDescr
 	}
 }
 
+/* The unit that <what>_log2_buckets_<unit> names (units.c); count if none. */
+static unsigned int field_unit(const char *name)
+{
+	const char *word = strstr(name, ATOM_BUCKETS_WORD);
+	const struct kstats_unit_info *u =
+		word ? kstats_unit_by_atom_word(word + strlen(ATOM_BUCKETS_WORD)) : NULL;
+
+	return u ? u->id : KSTATS_UNIT_COUNT;
+}
+
 static void print_payload(const ProtobufCMessage *m)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
@@ -81,7 +92,6 @@ static void print_payload(const ProtobufCMessage *m)
 	int64_t buckets[BPF_TELEMETRY_NR_BUCKETS];
 	unsigned int i;
 	size_t n, b;
-
 	bool keyed = false;
 
 	for (i = 0; i < d->n_fields; i++) {
@@ -105,9 +115,7 @@ static void print_payload(const ProtobufCMessage *m)
 		memset(buckets, 0, sizeof(buckets));
 		for (b = 0; b < n && b < BPF_TELEMETRY_NR_BUCKETS; b++)
 			buckets[b] = (*(int32_t *const *)field_ptr(m, f->offset))[b];
-		n = strlen(f->name);
-		print_log2_hist(stdout, buckets, n > 6 && !strcmp(f->name + n - 6, "_bytes") ?
-				KSTATS_UNIT_BYTES : KSTATS_UNIT_USEC);
+		print_log2_hist(stdout, buckets, field_unit(f->name));
 	}
 }
 
@@ -146,11 +154,55 @@ static int read_file(const char *path, char **buf, size_t *len)
 	return ret;
 }
 
+/* A base-128 varint at *p (at most 10 bytes before end); false if malformed. */
+static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	unsigned int shift;
+
+	for (*v = 0, shift = 0; *p < end && shift < 64; shift += 7) {
+		uint8_t b = *(*p)++;
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * One record (tag 0x0A, length, Atom) at a time, so that an atom this schema
+ * cannot decode (a field whose type changed: see the proto's comments) does
+ * not hide the others.  -EBADMSG when the framing itself is broken.
+ */
+static int print_records(const uint8_t *p, size_t len, bool print, size_t *count,
+			 size_t *skipped)
+{
+	const uint8_t *end = p + len;
+	Kernelstats__Atom *a;
+	uint64_t n;
+
+	for (*count = 0; p < end; ++*count) {
+		if (*p++ != 0x0a || !read_varint(&p, end, &n) || n > (uint64_t)(end - p))
+			return -EBADMSG;
+		if (!print) {
+			p += n;
+			continue;
+		}
+		a = kernelstats__atom__unpack(NULL, n, p);
+		if (a)
+			print_atom(a);
+		else
+			++*skipped;
+		kernelstats__atom__free_unpacked(a, NULL);
+		p += n;
+	}
+	return 0;
+}
+
 static int print_file(const char *path)
 {
-	Kernelstats__AtomList *list;
 	char *buf = NULL;
-	size_t len = 0, i;
+	size_t len = 0, count, skipped = 0;
 	int ret = read_file(path, &buf, &len);
 
 	if (ret) {
@@ -158,18 +210,20 @@ static int print_file(const char *path)
 		free(buf);
 		return ret;
 	}
-	list = kernelstats__atom_list__unpack(NULL, len, (const uint8_t *)buf);
+	ret = print_records((const uint8_t *)buf, len, false, &count, &skipped);
+	if (!ret) {
+		printf("# %s: %zu atoms\n", path, count);
+		print_records((const uint8_t *)buf, len, true, &count, &skipped);
+	}
 	free(buf);
-	if (!list) {
+	if (ret)
 		fprintf(stderr, "kstats atoms: %s: not an atoms file (protobuf decode "
 			"failed)\n", path);
-		return -EBADMSG;
-	}
-	printf("# %s: %zu atoms\n", path, list->n_atom);
-	for (i = 0; i < list->n_atom; i++)
-		print_atom(list->atom[i]);
-	kernelstats__atom_list__free_unpacked(list, NULL);
-	return 0;
+	else if (skipped)
+		fprintf(stderr, "kstats atoms: %s: %zu atoms do not decode with this "
+			"schema (older field types); protoc --decode=kernelstats.AtomList "
+			"shows them by field number\n", path, skipped);
+	return ret ?: skipped ? -EBADMSG : 0;
 }
 
 static int print_dir(const char *dir)

@@ -73,16 +73,15 @@ void kstats_hist_stats(const uint64_t *b, struct kstats_hist_stats *st)
 
 const char *kstats_unit_name(unsigned int unit)
 {
-	return unit == KSTATS_UNIT_BYTES ? "bytes" : "us";
+	return kstats_unit_or_count(unit)->name;
 }
 
 void kstats_fmt_value(char *buf, size_t len, double v, unsigned int unit)
 {
-	static const char *const time_units[] = { "µs", "ms", "s" };
-	static const char *const size_units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	const char *const *names = unit == KSTATS_UNIT_BYTES ? size_units : time_units;
-	size_t n = unit == KSTATS_UNIT_BYTES ? 5 : 3, i = 0;
-	double step = unit == KSTATS_UNIT_BYTES ? 1024 : 1000;
+	const struct kstats_unit_info *u = kstats_unit_or_count(unit);
+	const char *const *names = u->steps;
+	size_t n = u->nsteps, i = 0;
+	double step = u->step;
 
 	/* Round first, so 999.96µs prints as 1ms, not as 1000µs. */
 	while (i + 1 < n) {

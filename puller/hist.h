@@ -14,6 +14,8 @@
 #include <time.h>
 
 #include "bpf_telemetry.h"
+#include "kstats_histmap.h"
+#include "kstats_units.h"
 
 #define KSTATS_MAX_LABELS 8
 #define KSTATS_LABEL_LEN 64
@@ -76,12 +78,6 @@ void kstats_snapshot_known(const struct kstats_snapshot *s, char *buf,
 
 struct kstats_map;
 
-/* Every row of m into *rows (malloc'd, max_rows * ncols); 0 or -errno. */
-int kstats_read_rows(struct kstats_map *m, int64_t **rows, size_t *nrows,
-		     char *err, size_t errlen);
-/* The id of the map pinned at pin; 0 or -errno. */
-int kstats_pin_map_id(const char *pin, uint32_t *id);
-
 /* Labels (labels.c): names and values of a histogram map's keys. */
 struct kstats_names;
 int kstats_labels_init(struct kstats_hist *h, const struct kstats_map *m,
@@ -99,6 +95,9 @@ void kstats_labels_resolve(const struct kstats_hist *h,
 			   const struct kstats_map *m,
 			   const struct kstats_names *names,
 			   struct kstats_series *s);
+struct btf;
+/* Length of the prefix every enumerator of enum type_id shares, or 0. */
+size_t kstats_enum_prefix(const struct btf *btf, uint32_t type_id);
 /* A label that holds a NUMA node id: shown as "node N". */
 bool kstats_label_is_node(const char *name);
 

@@ -127,8 +127,7 @@ static const char *enumerator(const struct btf *btf, const struct btf_type *t, i
 	return btf__name_by_offset(btf, off);
 }
 
-/* KSTATS_PROCESS_STATE_ shared by every enumerator of the enum, or 0. */
-static size_t enum_prefix(const struct btf *btf, uint32_t type_id)
+size_t kstats_enum_prefix(const struct btf *btf, uint32_t type_id)
 {
 	const struct btf_type *t = btf__type_by_id(btf, type_id);
 	const char *first;
@@ -213,7 +212,7 @@ int kstats_labels_init(struct kstats_hist *h, const struct kstats_map *m,
 			if (!strcmp(h->label[i], h->label[j]))
 				snprintf(h->label[i], sizeof(h->label[i]), "key%zu", i);
 		h->enum_type[i] = label_enum(h, m, i);
-		h->enum_prefix[i] = enum_prefix(kstats_map_btf(m), h->enum_type[i]);
+		h->enum_prefix[i] = kstats_enum_prefix(kstats_map_btf(m), h->enum_type[i]);
 	}
 	h->nlabels = nkey;
 	return 0;

@@ -54,7 +54,7 @@ static void print_rows(FILE *f, const uint64_t *b, unsigned int unit,
 	}
 	wcount = (size_t)snprintf(num, sizeof(num), "%" PRIu64, max);
 	wcount = wcount > 8 ? wcount : 8;
-	kstats_put_padded(f, unit == KSTATS_UNIT_BYTES ? "size" : "latency", 4 + wlo + 4 + whi, true);
+	kstats_put_padded(f, kstats_unit_or_count(unit)->axis, 4 + wlo + 4 + whi, true);
 	fprintf(f, " : %-*s distribution\n", (int)wcount, "count");
 	for (i = first; i <= last; i++) {
 		range(i, unit, lo, hi, sizeof(lo));

@@ -27,7 +27,7 @@
 /* CompactionDuration -> kstats_compaction_duration_seconds */
 static void prom_name(char *buf, size_t len, const struct kstats_hist *h)
 {
-	const char *m = h->metric, *suffix = h->unit == KSTATS_UNIT_BYTES ? "_bytes" : "_seconds";
+	const char *m = h->metric, *suffix = kstats_unit_or_count(h->unit)->prom_suffix;
 	size_t n = (size_t)snprintf(buf, len, "kstats_"), i, sl = strlen(suffix);
 
 	for (i = 0; m[i] && n + 2 < len; i++) {
@@ -46,25 +46,28 @@ static void prom_name(char *buf, size_t len, const struct kstats_hist *h)
 }
 
 /*
- * Bucket i's le in the base unit, the last bucket's "+Inf".  Latencies are
- * nanoseconds truncated to whole microseconds, so bucket i holds real
+ * Bucket i's le in the exposed unit, the last bucket's "+Inf".  Latencies
+ * are nanoseconds truncated to whole microseconds, so bucket i holds real
  * durations in [2^i, 2^(i+1)) us: le = 2^(i+1) us, as an exact decimal of
- * seconds ("0.000032").  Sizes are whole bytes: le = 2^(i+1) - 1.
+ * seconds ("0.000032").  Sizes and counts are whole numbers: le = 2^(i+1) - 1.
  */
 static void prom_le(char *buf, size_t len, unsigned int i, unsigned int unit)
 {
-	uint64_t top = 2ull << i;	/* 2^(i+1), the first value above bucket i */
+	unsigned int shift = kstats_unit_or_count(unit)->prom_shift, k;
+	uint64_t top = 2ull << i, scale = 1;	/* 2^(i+1): the first value above bucket i */
 	size_t n;
 
 	if (i >= LAST_BUCKET) {
 		snprintf(buf, len, "+Inf");
 		return;
 	}
-	if (unit == KSTATS_UNIT_BYTES) {
+	if (!shift) {
 		snprintf(buf, len, "%" PRIu64, top - 1);
 		return;
 	}
-	snprintf(buf, len, "%" PRIu64 ".%06" PRIu64, top / 1000000, top % 1000000);
+	for (k = 0; k < shift; k++)
+		scale *= 10;
+	snprintf(buf, len, "%" PRIu64 ".%0*" PRIu64, top / scale, (int)shift, top % scale);
 	n = strlen(buf);
 	while (buf[n - 1] == '0')
 		buf[--n] = 0;
@@ -131,7 +134,7 @@ static void put_count(FILE *f, const char *name, const struct kstats_hist *h,
 
 static const char *what(const struct kstats_hist *h)
 {
-	return h->unit == KSTATS_UNIT_BYTES ? "sizes in bytes" : "latencies in seconds";
+	return kstats_unit_or_count(h->unit)->prom_help;
 }
 
 /* Two untyped families, name_bucket and name_count: see the top comment. */
@@ -155,9 +158,12 @@ static void put_hist_openmetrics(FILE *f, const char *name, const struct kstats_
 {
 	size_t i;
 
-	fprintf(f, "# TYPE %s histogram\n# UNIT %s %s\n"
-		"# HELP %s %s: log2 histogram of %s from %s/%s; no _sum (not recorded)\n",
-		name, name, h->unit == KSTATS_UNIT_BYTES ? "bytes" : "seconds",
+	const char *suffix = kstats_unit_or_count(h->unit)->prom_suffix;
+
+	fprintf(f, "# TYPE %s histogram\n", name);
+	if (*suffix)	/* the UNIT must be the name's suffix: none for counts */
+		fprintf(f, "# UNIT %s %s\n", name, suffix + 1);
+	fprintf(f, "# HELP %s %s: log2 histogram of %s from %s/%s; no _sum (not recorded)\n",
 		name, h->metric, what(h), h->obj, h->map);
 	for (i = 0; i < h->nseries; i++)
 		put_buckets(f, name, h, &h->series[i]);

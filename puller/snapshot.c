@@ -7,14 +7,13 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
 
 #include "hist.h"
 #include "kstats.h"
+#include "kstats_histmap.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "kstats_reader.h"
-
 
 static int add_object(struct kstats_snapshot *s, const char *obj_dir,
 		      const char *file, char *err, size_t errlen)
@@ -132,22 +131,6 @@ static int key_cmp(const void *a, const void *b, void *nkeys)
 	return 0;
 }
 
-int kstats_pin_map_id(const char *pin, uint32_t *id)
-{
-	LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = BPF_F_RDONLY);
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-	int fd = bpf_obj_get_opts(pin, &opts), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		ret = -errno;
-	*id = info.id;
-	close(fd);
-	return ret;
-}
-
 static int fill_series(struct kstats_hist *h, const struct kstats_map *m,
 		       const int64_t *rows, size_t nrows,
 		       const struct kstats_names *names)
@@ -172,31 +155,12 @@ static int fill_series(struct kstats_hist *h, const struct kstats_map *m,
 	return 0;
 }
 
-int kstats_read_rows(struct kstats_map *m, int64_t **rows, size_t *nrows,
-		     char *err, size_t errlen)
-{
-	int ret;
-
-	*rows = calloc(kstats_map_max_rows(m) ?: 1, (kstats_map_ncols(m) ?: 1) * sizeof(**rows));
-	if (!*rows)
-		return -ENOMEM;
-	ret = kstats_map_read(m, *rows, kstats_map_max_rows(m), nrows, err, errlen);
-	if (ret) {
-		free(*rows);
-		*rows = NULL;
-	}
-	return ret;
-}
-
 static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
 		     size_t errlen)
 {
-	struct kstats_map_opts mo = { .obj_path = h->obj_path, .map_name = h->map };
 	struct kstats_names *names = NULL;
-	struct kstats_map *m = NULL;
-	int64_t *rows = NULL;
+	struct kstats_histmap hm;
 	char pin[4096];
-	size_t nrows;
 	int ret;
 
 	free(h->series);
@@ -210,37 +174,22 @@ static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
 		if (errno == ENOENT)
 			return 0;	/* not loaded */
 		ret = -errno;
-		goto out;
-	}
-	mo.pin_path = pin;
-	ret = kstats_pin_map_id(pin, &h->map_id);
-	if (ret)
 		snprintf(err, errlen, "%s: %s", pin, strerror(-ret));
-	else
-		ret = kstats_map_open(&mo, &m, err, errlen);
-	if (ret)
-		goto out;
-	if (kstats_map_ncols(m) - kstats_map_nkey_cols(m) != BPF_TELEMETRY_NR_BUCKETS) {
-		snprintf(err, errlen, "%s: value is not a %d-bucket accumulator",
-			 pin, BPF_TELEMETRY_NR_BUCKETS);
-		ret = -EINVAL;
-		goto out;
+		return ret;
 	}
-	ret = kstats_labels_init(h, m, err, errlen);
+	ret = kstats_histmap_read(h->obj_path, h->map, pin, &hm, err, errlen);
+	h->map_id = hm.map_id;
+	if (!ret)
+		ret = kstats_labels_init(h, hm.map, err, errlen);
 	if (!ret)
 		ret = kstats_names_load(h, pin_dir, &names, err, errlen);
-	if (ret)
-		goto out;
-	ret = kstats_read_rows(m, &rows, &nrows, err, errlen);
 	if (!ret)
-		ret = fill_series(h, m, rows, nrows, names);
+		ret = fill_series(h, hm.map, hm.rows, hm.nrows, names);
 	h->loaded = !ret;
-out:
 	if (ret && !*err)
 		snprintf(err, errlen, "%s: %s", pin, strerror(-ret));
-	free(rows);
 	kstats_names_free(names);
-	kstats_map_close(m);
+	kstats_histmap_free(&hm);
 	return ret;
 }
 

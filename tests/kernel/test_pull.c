@@ -24,19 +24,53 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <cmocka.h>
+#include <zlib.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "kstats_pins.h"
 #include "kstats_reader.h"
 #include "ktest.h"
-#include "registry.h"
+#include "atom_schema.h"
+#include "hist.h"
 
 #define MAX_RUNNERS 8
 #define MAX_PROGS 32
 #define MAX_TALLIES 1024
 #define KILLED (128 + SIGKILL)
-#define COMPACTION_ATOM 100003
+#define MAX_METRICS 64
+
+/* A histogram of the objects that has an atom: found, never listed. */
+struct metric {
+	char obj[KSTATS_OBJ_LEN], map[KSTATS_LABEL_LEN];
+	int32_t atom_id;
+};
+
+static struct metric metrics[MAX_METRICS];
+static size_t nmetrics;
+static int32_t compaction_atom_id;
+
+static void load_metrics(const char *obj_dir)
+{
+	const ProtobufCFieldDescriptor *f;
+	struct kstats_snapshot cat;
+	char err[KSTATS_ERR_LEN];
+	size_t i;
+
+	assert_int_equal(kstats_snapshot_init(&cat, obj_dir, err, sizeof(err)), 0);
+	for (nmetrics = 0, i = 0; i < cat.nhists && nmetrics < MAX_METRICS; i++) {
+		f = atom_field_of(&kernelstats__atom__descriptor, cat.hists[i].metric);
+		if (!f)
+			continue;
+		snprintf(metrics[nmetrics].obj, KSTATS_OBJ_LEN, "%s", cat.hists[i].obj);
+		snprintf(metrics[nmetrics].map, KSTATS_LABEL_LEN, "%s", cat.hists[i].map);
+		metrics[nmetrics++].atom_id = (int32_t)f->id;
+	}
+	kstats_snapshot_free(&cat);
+	f = atom_field_of(&kernelstats__atom__descriptor, "CompactionDuration");
+	assert_non_null(f);
+	compaction_atom_id = (int32_t)f->id;
+}
 
 struct tally {
 	int32_t atom_id;
@@ -72,7 +106,7 @@ static void close_runners(void)
 	e.nprogs = 0;
 }
 
-static int open_runner(const struct pull_metric *pm)
+static int open_runner(const struct metric *pm)
 {
 	char path[512], pin[512];
 	struct bpf_program *prog;
@@ -112,11 +146,11 @@ static void open_runners(void)
 	size_t i, j;
 
 	close_runners();
-	for (i = 0; i < pull_nmetrics && e.nrunners < MAX_RUNNERS; i++) {
-		kstats_pin_path(pin, sizeof(pin), e.t.pin_dir, "map", pull_metrics[i].obj,
-				pull_metrics[i].map);
+	for (i = 0; i < nmetrics && e.nrunners < MAX_RUNNERS; i++) {
+		kstats_pin_path(pin, sizeof(pin), e.t.pin_dir, "map", metrics[i].obj,
+				metrics[i].map);
 		if (!access(pin, F_OK))
-			assert_int_equal(open_runner(&pull_metrics[i]), 0);
+			assert_int_equal(open_runner(&metrics[i]), 0);
 	}
 	assert_true(e.nprogs > 0);
 	for (i = 1; i < e.nprogs; i++)	/* insertion sort: begin before end */
@@ -334,7 +368,7 @@ static size_t tally_atoms(struct tally *t, size_t *files)
 }
 
 /* The map's rows: key column 0 and 32 buckets each. */
-static size_t map_rows(const struct pull_metric *pm, int64_t **rows)
+static size_t map_rows(const struct metric *pm, int64_t **rows)
 {
 	char obj[512], pin[512], err[KSTATS_ERR_LEN] = "";
 	struct kstats_map_opts o = { .obj_path = obj, .map_name = pm->map, .pin_path = pin };
@@ -367,8 +401,8 @@ static uint64_t assert_conserved(void)
 	size_t nt, files, i, r, b;
 
 	nt = tally_atoms(t, &files);
-	for (i = 0; i < pull_nmetrics; i++) {
-		const struct pull_metric *pm = &pull_metrics[i];
+	for (i = 0; i < nmetrics; i++) {
+		const struct metric *pm = &metrics[i];
 		int64_t *rows;
 		size_t nrows = map_rows(pm, &rows), matched = 0;
 
@@ -382,7 +416,7 @@ static uint64_t assert_conserved(void)
 						 pm->map, (long long)row[0], b,
 						 (unsigned long long)ta->sum[b],
 						 (long long)row[1 + b]);
-				if (pm->atom_id == COMPACTION_ATOM)
+				if (pm->atom_id == compaction_atom_id)
 					compactions += ta->sum[b];
 			}
 			matched++;
@@ -428,7 +462,7 @@ static const Kernelstats__Atom *compaction_atom(const Kernelstats__AtomList *lis
 	size_t i;
 
 	for (i = 0; i < list->n_atom; i++)
-		if (list->atom[i]->atom_id == COMPACTION_ATOM)
+		if (list->atom[i]->atom_id == compaction_atom_id)
 			return list->atom[i];
 	fail_msg("no CompactionDuration atom in the last pull");
 	return NULL;
@@ -499,6 +533,7 @@ static int setup(void **state)
 	if (ktest_run_loader(&e.t, NULL))
 		return -1;
 	e.loaded_to = boot_ns();
+	load_metrics(e.t.obj_dir);
 	return 0;
 }
 
@@ -901,8 +936,8 @@ static void test_keys_come_and_go(void **state)
 	p = pool_atom(list, 1, NULL);
 	assert_non_null(p);
 	assert_string_equal(p->pool_name, "reserved");
-	assert_int_equal(p->n_latency_log2_buckets_usec, PULL_NR_BUCKETS);
-	assert_int_equal(p->latency_log2_buckets_usec[3], 5);
+	assert_int_equal(p->n_duration_log2_buckets_micros, PULL_NR_BUCKETS);
+	assert_int_equal(p->duration_log2_buckets_micros[3], 5);
 	assert_string_equal(pool_atom(list, 2, NULL)->pool_name, "camera");
 	assert_null(pool_atom(list, 3, NULL)->pool_name);	/* no name for id 3 */
 	kernelstats__atom_list__free_unpacked(list, NULL);
@@ -914,8 +949,8 @@ static void test_keys_come_and_go(void **state)
 	assert_int_equal(pull_ok(), 0);
 	list = last_atoms();
 	assert_int_equal(list->n_atom, 2);
-	assert_int_equal(pool_atom(list, 1, NULL)->latency_log2_buckets_usec[3], 2);
-	assert_int_equal(pool_atom(list, 4, NULL)->latency_log2_buckets_usec[2], 1);
+	assert_int_equal(pool_atom(list, 1, NULL)->duration_log2_buckets_micros[3], 2);
+	assert_int_equal(pool_atom(list, 4, NULL)->duration_log2_buckets_micros[2], 1);
 	kernelstats__atom_list__free_unpacked(list, NULL);
 
 	set_pool(acc, 2, 0, 1);		/* back, counting from 0 again */
@@ -924,11 +959,11 @@ static void test_keys_come_and_go(void **state)
 	list = last_atoms();
 	assert_int_equal(list->n_atom, 2);
 	p = pool_atom(list, 2, &env);
-	assert_int_equal(p->latency_log2_buckets_usec[0], 1);
+	assert_int_equal(p->duration_log2_buckets_micros[0], 1);
 	assert_int_equal(env->anomalies, 0);
 	p = pool_atom(list, 1, &env);
 	assert_int_equal(env->anomalies, 1);
-	assert_int_equal(p->latency_log2_buckets_usec[3], 0);
+	assert_int_equal(p->duration_log2_buckets_micros[3], 0);
 	kernelstats__atom_list__free_unpacked(list, NULL);
 
 	set_pool(acc, 1, 3, 8);		/* +2 over the re-based 6 */
@@ -936,7 +971,7 @@ static void test_keys_come_and_go(void **state)
 	list = last_atoms();
 	assert_int_equal(list->n_atom, 1);
 	p = pool_atom(list, 1, &env);
-	assert_int_equal(p->latency_log2_buckets_usec[3], 2);
+	assert_int_equal(p->duration_log2_buckets_micros[3], 2);
 	assert_int_equal(env->anomalies, 0);
 	kernelstats__atom_list__free_unpacked(list, NULL);
 	bpf_object__close(obj);
@@ -973,7 +1008,7 @@ static void assert_pool1_after_repin(const char *boot_id, int bucket3, bool rese
 
 	assert_int_equal(run_pull(NULL, boot_id, NULL), 0);
 	list = last_atoms();
-	assert_int_equal(pool_atom(list, 1, &env)->latency_log2_buckets_usec[3], bucket3);
+	assert_int_equal(pool_atom(list, 1, &env)->duration_log2_buckets_micros[3], bucket3);
 	assert_int_equal(env->reset, reset);
 	kernelstats__atom_list__free_unpacked(list, NULL);
 }
@@ -1007,6 +1042,118 @@ static void test_kept_baseline_across_boot(void **state)
 	obj = repin_after_unpinned_pull(next_boot);
 	assert_pool1_after_repin(next_boot, 7, true);
 	bpf_object__close(obj);
+}
+
+/*
+ * Upgrade without loss.  tests/golden/pull_state_v1 is a state file written
+ * by kstats pull of the release before generic atoms (commit 42944b4): its
+ * loader pinned kswapd and compaction, their links were unpinned, bpftool
+ * set kswapd node 0 to buckets 3=11, 31=2 and compaction to 0=5, 2=7, 10=3,
+ * and it pulled with KSTATS_BOOT_ID=UPGRADE_BOOT_ID,
+ * KSTATS_CLOCK=5000000000:1700000005000000000.  Here the file's map ids are
+ * pointed at this run's maps (header CRC recomputed: "kernelstats-state 1
+ * CRC32 LEN" + JSON), the maps hold the baselines plus known counts, and
+ * the first pull must emit exactly those counts, in the old windows.
+ */
+#define UPGRADE_BOOT_ID "00000000-0000-4000-8000-0000000a0001"
+#define UPGRADE_FIXTURE "tests/golden/pull_state_v1"
+
+static uint32_t set_map(const char *obj, const char *map, const uint64_t *buckets)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), key = 0;
+	char pin[512];
+	int fd;
+
+	kstats_pin_path(pin, sizeof(pin), e.t.pin_dir, "map", obj, map);
+	fd = bpf_obj_get(pin);
+	assert_true(fd >= 0);
+	assert_int_equal(bpf_map_update_elem(fd, &key, buckets, BPF_ANY), 0);
+	assert_int_equal(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
+	close(fd);
+	return info.id;
+}
+
+static void replace(char *body, const char *from, const char *to)
+{
+	char *at = strstr(body, from);
+
+	assert_non_null(at);
+	assert_true(strlen(to) <= strlen(from) + 8);
+	memmove(at + strlen(to), at + strlen(from), strlen(at + strlen(from)) + 1);
+	memcpy(at, to, strlen(to));
+}
+
+static void write_upgrade_state(uint32_t kswapd_id, uint32_t compaction_id)
+{
+	char buf[4096], *body, id[64], path[256];
+	FILE *f = fopen(UPGRADE_FIXTURE, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 64, f);
+	fclose(f);
+	buf[n] = 0;
+	body = strchr(buf, '\n') + 1;
+	snprintf(id, sizeof(id), "\"map_id\":%u", kswapd_id);
+	replace(body, "\"map_id\":814", id);
+	snprintf(id, sizeof(id), "\"map_id\":%u", compaction_id);
+	replace(body, "\"map_id\":812", id);
+	assert_int_equal(mkdir(e.state_dir, 0750), 0);
+	snprintf(path, sizeof(path), "%s/state", e.state_dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "kernelstats-state 1 %08lx %zu\n%s",
+		crc32(0, (const Bytef *)body, strlen(body)), strlen(body), body);
+	assert_int_equal(fclose(f), 0);
+}
+
+static const int32_t *atom_of(const Kernelstats__AtomList *list, int32_t atom_id,
+			      const Kernelstats__Atom **env)
+{
+	const int32_t *buckets = NULL;
+	size_t i;
+
+	for (i = 0; i < list->n_atom; i++)
+		if (list->atom[i]->atom_id == atom_id) {
+			assert_null(buckets);	/* one key each */
+			atom_key(payload_of(list->atom[i]), &buckets);
+			*env = list->atom[i];
+		}
+	assert_non_null(buckets);
+	return buckets;
+}
+
+static void test_upgrade_keeps_state(void **state)
+{
+	uint64_t kswapd[PULL_NR_BUCKETS] = { [3] = 11 + 1, [31] = 2 };
+	uint64_t comp[PULL_NR_BUCKETS] = { [0] = 5 + 1, [2] = 7 + 4, [5] = 2, [10] = 3 };
+	const int32_t *b;
+	const Kernelstats__Atom *env;
+	Kernelstats__AtomList *list;
+	int32_t kswapd_atom = (int32_t)atom_field_of(&kernelstats__atom__descriptor,
+						     "KswapdLatency")->id;
+
+	(void)state;
+	detach();
+	write_upgrade_state(set_map("kswapd", "kswapd_latency_map", kswapd),
+			    set_map("compaction", "compaction_duration_map", comp));
+	assert_int_equal(run_pull(NULL, UPGRADE_BOOT_ID, NULL), 0);
+	list = last_atoms();
+	b = atom_of(list, compaction_atom_id, &env);
+	assert_int_equal(b[0], 1);
+	assert_int_equal(b[2], 4);
+	assert_int_equal(b[5], 2);
+	assert_int_equal(b[10], 0);
+	assert_false(env->reset);
+	assert_int_equal(env->window_start_boottime_ns, 5000000000ull);
+	assert_int_equal(env->pull_id, 2);
+	b = atom_of(list, kswapd_atom, &env);
+	assert_int_equal(b[3], 1);
+	assert_int_equal(b[31], 0);
+	assert_false(env->reset);
+	assert_int_equal(env->window_start_realtime_ns, 1700000005000000000ull);
+	kernelstats__atom_list__free_unpacked(list, NULL);
 }
 
 /* Nothing pinned: exit 3 with the fix in the message, no state written. */
@@ -1046,6 +1193,7 @@ int main(void)
 		T(test_keys_come_and_go),
 		T(test_unpinned_map_keeps_baseline),
 		T(test_kept_baseline_across_boot),
+		T(test_upgrade_keeps_state),
 		T(test_nothing_pinned),
 	};
 	const char *missing = ktest_missing_feature();

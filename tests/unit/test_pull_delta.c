@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kstats pull's pure parts: bucket deltas (u64 anomalies, u32 wrap, splits
- * above INT32_MAX), the registry against the atom schema and
- * include/kstats_keys.h, and the state file's encoding and corruption checks.
+ * above INT32_MAX) and the state file's encoding and corruption checks
+ * (test_pull_schema.c checks the objects against the atom schema).
  * No kernel needed: tests/kernel/test_pull.c drives the same code on real maps.
  */
 #include <errno.h>
@@ -14,9 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kstats_keys.h"
 #include "pull.h"
-#include "registry.h"
 
 /* Emits every atom of one key; returns how many, sums into total. */
 static unsigned int drain(struct delta_key *dk, uint64_t *total)
@@ -146,111 +144,6 @@ static void test_split_cap_carries_over(void **state)
 	assert_int_equal(total[0], big);
 }
 
-static const ProtobufCMessage *payload_of(const Kernelstats__Atom *a)
-{
-	const ProtobufCFieldDescriptor *f =
-		protobuf_c_message_descriptor_get_field(&kernelstats__atom__descriptor,
-							a->payload_case);
-
-	return f ? *(ProtobufCMessage *const *)((const char *)a + f->offset) : NULL;
-}
-
-/* Each builder fills the oneof member whose field number is its atom id. */
-static void test_registry_matches_schema(void **state)
-{
-	const int64_t key[PULL_MAX_KEY_COLS] = { 3 };
-	size_t i, j;
-
-	(void)state;
-	assert_int_equal(pull_nmetrics, 6);
-	for (i = 0; i < pull_nmetrics; i++) {
-		const struct pull_metric *pm = &pull_metrics[i];
-		struct atom_slot *s = calloc(1, sizeof(*s));
-		const ProtobufCMessage *p;
-		uint8_t buf[512];
-		Kernelstats__Atom *back;
-		size_t len;
-
-		assert_non_null(s);
-		assert_true(pm->atom_id >= 100000);
-		for (j = 0; j < i; j++)
-			assert_int_not_equal(pm->atom_id, pull_metrics[j].atom_id);
-		kernelstats__atom__init(&s->atom);
-		s->buckets[7] = 11;
-		pm->build(s, key, "pool");
-		assert_int_equal(s->atom.payload_case, pm->atom_id);
-		len = kernelstats__atom__pack(&s->atom, buf);
-		back = kernelstats__atom__unpack(NULL, len, buf);
-		assert_non_null(back);
-		p = payload_of(back);
-		assert_non_null(p);
-		for (j = 0; j < p->descriptor->n_fields; j++) {
-			const ProtobufCFieldDescriptor *f = &p->descriptor->fields[j];
-
-			if (f->label != PROTOBUF_C_LABEL_REPEATED)
-				continue;
-			assert_int_equal(*(const size_t *)((const char *)p + f->quantifier_offset),
-					 PULL_NR_BUCKETS);
-			assert_int_equal((*(int32_t *const *)((const char *)p + f->offset))[7], 11);
-		}
-		kernelstats__atom__free_unpacked(back, NULL);
-		free(s);
-	}
-}
-
-/* Proto enums mirror include/kstats_keys.h value for value. */
-static void test_enums_mirror_keys(void **state)
-{
-	static const struct { int value; const char *name; } ps[] = {
-		{ KSTATS_PROCESS_STATE_UNSPECIFIED, "PROCESS_STATE_UNSPECIFIED" },
-		{ KSTATS_PROCESS_STATE_NATIVE, "PROCESS_STATE_NATIVE" },
-		{ KSTATS_PROCESS_STATE_SYSTEM, "PROCESS_STATE_SYSTEM" },
-		{ KSTATS_PROCESS_STATE_PERSISTENT, "PROCESS_STATE_PERSISTENT" },
-		{ KSTATS_PROCESS_STATE_FOREGROUND, "PROCESS_STATE_FOREGROUND" },
-		{ KSTATS_PROCESS_STATE_VISIBLE, "PROCESS_STATE_VISIBLE" },
-		{ KSTATS_PROCESS_STATE_PERCEPTIBLE, "PROCESS_STATE_PERCEPTIBLE" },
-		{ KSTATS_PROCESS_STATE_SERVICE_BACKGROUND, "PROCESS_STATE_SERVICE_BACKGROUND" },
-		{ KSTATS_PROCESS_STATE_CACHED, "PROCESS_STATE_CACHED" },
-	}, sp[] = {
-		{ KSTATS_SUSPEND_PHASE_OTHER, "SUSPEND_PHASE_OTHER" },
-		{ KSTATS_SUSPEND_PHASE_SUSPEND_ENTER, "SUSPEND_PHASE_SUSPEND_ENTER" },
-		{ KSTATS_SUSPEND_PHASE_SYNC_FILESYSTEMS, "SUSPEND_PHASE_SYNC_FILESYSTEMS" },
-		{ KSTATS_SUSPEND_PHASE_FREEZE_PROCESSES, "SUSPEND_PHASE_FREEZE_PROCESSES" },
-		{ KSTATS_SUSPEND_PHASE_DPM_PREPARE, "SUSPEND_PHASE_DPM_PREPARE" },
-		{ KSTATS_SUSPEND_PHASE_DPM_SUSPEND, "SUSPEND_PHASE_DPM_SUSPEND" },
-		{ KSTATS_SUSPEND_PHASE_DPM_SUSPEND_LATE, "SUSPEND_PHASE_DPM_SUSPEND_LATE" },
-		{ KSTATS_SUSPEND_PHASE_DPM_SUSPEND_NOIRQ, "SUSPEND_PHASE_DPM_SUSPEND_NOIRQ" },
-		{ KSTATS_SUSPEND_PHASE_MACHINE_SUSPEND, "SUSPEND_PHASE_MACHINE_SUSPEND" },
-		{ KSTATS_SUSPEND_PHASE_DPM_RESUME_NOIRQ, "SUSPEND_PHASE_DPM_RESUME_NOIRQ" },
-		{ KSTATS_SUSPEND_PHASE_DPM_RESUME_EARLY, "SUSPEND_PHASE_DPM_RESUME_EARLY" },
-		{ KSTATS_SUSPEND_PHASE_DPM_RESUME, "SUSPEND_PHASE_DPM_RESUME" },
-		{ KSTATS_SUSPEND_PHASE_DPM_COMPLETE, "SUSPEND_PHASE_DPM_COMPLETE" },
-		{ KSTATS_SUSPEND_PHASE_RESUME_CONSOLE, "SUSPEND_PHASE_RESUME_CONSOLE" },
-		{ KSTATS_SUSPEND_PHASE_THAW_PROCESSES, "SUSPEND_PHASE_THAW_PROCESSES" },
-		{ KSTATS_SUSPEND_PHASE_CPU_OFF, "SUSPEND_PHASE_CPU_OFF" },
-		{ KSTATS_SUSPEND_PHASE_CPU_ON, "SUSPEND_PHASE_CPU_ON" },
-		{ KSTATS_SUSPEND_PHASE_SYSCORE_SUSPEND, "SUSPEND_PHASE_SYSCORE_SUSPEND" },
-		{ KSTATS_SUSPEND_PHASE_SYSCORE_RESUME, "SUSPEND_PHASE_SYSCORE_RESUME" },
-		{ KSTATS_SUSPEND_PHASE_ACPI_SUSPEND, "SUSPEND_PHASE_ACPI_SUSPEND" },
-	};
-	const ProtobufCEnumDescriptor *d;
-	size_t i;
-
-	(void)state;
-	d = &kernelstats__process_state__descriptor;
-	assert_int_equal(d->n_values, KSTATS_PROCESS_STATE_COUNT);
-	assert_int_equal(sizeof(ps) / sizeof(ps[0]), KSTATS_PROCESS_STATE_COUNT);
-	for (i = 0; i < sizeof(ps) / sizeof(ps[0]); i++)
-		assert_string_equal(protobuf_c_enum_descriptor_get_value(d, ps[i].value)->name,
-				    ps[i].name);
-	d = &kernelstats__suspend_phase__descriptor;
-	assert_int_equal(d->n_values, KSTATS_SUSPEND_PHASE_COUNT);
-	assert_int_equal(sizeof(sp) / sizeof(sp[0]), KSTATS_SUSPEND_PHASE_COUNT);
-	for (i = 0; i < sizeof(sp) / sizeof(sp[0]); i++)
-		assert_string_equal(protobuf_c_enum_descriptor_get_value(d, sp[i].value)->name,
-				    sp[i].name);
-}
-
 static void sample_state(struct pull_state *st)
 {
 	struct pull_map_state ms = { .obj = "compaction", .map = "m", .map_id = 42,
@@ -333,8 +226,6 @@ int main(void)
 		cmocka_unit_test(test_u32_wrap),
 		cmocka_unit_test(test_split_above_int32),
 		cmocka_unit_test(test_split_cap_carries_over),
-		cmocka_unit_test(test_registry_matches_schema),
-		cmocka_unit_test(test_enums_mirror_keys),
 		cmocka_unit_test(test_state_round_trip),
 		cmocka_unit_test(test_state_corruption_detected),
 	};

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Mismatches between the objects' histograms and the atom schema, each one
+ * warning line that names the fix.  The histogram side comes from the
+ * object: its .kstats.hists entry and its BTF (the map's key type and size,
+ * the key's enum); the atom side from the protobuf-c descriptors.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <linux/bpf.h>
+#include <bpf/btf.h>
+
+#include "atom_schema.h"
+#include "hist.h"
+#include "kstats_reader.h"
+
+#define LINE_LEN 512
+
+/* The parts of a map's BTF definition (__uint/__type members) a check needs. */
+struct map_def {
+	uint32_t type, max_entries, key_type;
+	size_t nkey;			/* key leaves; 0: one system-wide series */
+	uint32_t key_enum[PULL_MAX_KEY_COLS];	/* BTF enum of each leaf, or 0 */
+};
+
+static void warn(struct atom_check *c, const char *fmt, ...)
+{
+	char line[LINE_LEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	c->warnings++;
+	c->warn(c->ctx, line);
+}
+
+/* N of a member declared int (*name)[N] by __uint(). */
+static uint32_t uint_member(const struct btf *btf, uint32_t type)
+{
+	const struct btf_type *t = btf__type_by_id(btf, type);
+
+	if (!t || !btf_is_ptr(t))
+		return 0;
+	t = btf__type_by_id(btf, t->type);
+	return t && btf_is_array(t) ? btf_array(t)->nelems : 0;
+}
+
+static int find_enum(const struct btf *btf, const char *name)
+{
+	int id = btf__find_by_name_kind(btf, name, BTF_KIND_ENUM);
+
+	return id > 0 ? id : btf__find_by_name_kind(btf, name, BTF_KIND_ENUM64);
+}
+
+static int read_members(const struct btf *btf, const char *map, struct map_def *d)
+{
+	const struct btf_member *mb;
+	const struct btf_type *t;
+	int id = btf__find_by_name_kind(btf, map, BTF_KIND_VAR), i;
+
+	if (id < 0)
+		return -ENOENT;
+	t = btf__type_by_id(btf, btf__resolve_type(btf, btf__type_by_id(btf, id)->type));
+	if (!t || !btf_is_struct(t))
+		return -EINVAL;
+	for (i = 0, mb = btf_members(t); i < btf_vlen(t); i++, mb++) {
+		const char *name = btf__name_by_offset(btf, mb->name_off);
+		const struct btf_type *mt = btf__type_by_id(btf, mb->type);
+
+		if (!strcmp(name, "type"))
+			d->type = uint_member(btf, mb->type);
+		else if (!strcmp(name, "max_entries"))
+			d->max_entries = uint_member(btf, mb->type);
+		else if (!strcmp(name, "key") && mt && btf_is_ptr(mt))
+			d->key_type = mt->type;
+	}
+	return d->key_type ? 0 : -EINVAL;
+}
+
+static int map_def_read(const struct btf *btf, const struct kstats_hist *h,
+			struct map_def *d)
+{
+	struct kstats_layout key = {};
+	char err[KSTATS_ERR_LEN];
+	size_t i;
+	int ret;
+
+	memset(d, 0, sizeof(*d));
+	ret = read_members(btf, h->map, d);
+	if (!ret)
+		ret = kstats_layout_build(btf, d->key_type, "key", true, &key, err,
+					  sizeof(err));
+	if (ret)
+		return ret;
+	d->nkey = d->max_entries <= 1 ? 0 : key.ncols;
+	for (i = 0; i < d->nkey && i < PULL_MAX_KEY_COLS; i++)
+		if (key.cols[i].kind == KSTATS_LEAF_ENUM)
+			d->key_enum[i] = key.cols[i].type_id;
+	if (d->nkey && *h->key_enum && !d->key_enum[0] && find_enum(btf, h->key_enum) > 0)
+		d->key_enum[0] = find_enum(btf, h->key_enum);
+	kstats_layout_free(&key);
+	return 0;
+}
+
+struct enumerator {
+	const char *name;
+	int64_t value;
+};
+
+static struct enumerator btf_enumerator(const struct btf *btf,
+					const struct btf_type *t, int i)
+{
+	if (btf_is_enum(t))
+		return (struct enumerator){ btf__name_by_offset(btf, btf_enum(t)[i].name_off),
+					    btf_kflag(t) ? btf_enum(t)[i].val :
+					    (int64_t)(uint32_t)btf_enum(t)[i].val };
+	return (struct enumerator){ btf__name_by_offset(btf, btf_enum64(t)[i].name_off),
+				    (int64_t)btf_enum64_value(&btf_enum64(t)[i]) };
+}
+
+/* STATE_CACHED and PROCESS_STATE_CACHED both stand for CACHED. */
+static bool same_name(const char *proto, const char *word)
+{
+	size_t n = strlen(proto), w = strlen(word);
+
+	return !strcmp(proto, word) ||
+	       (n > w && proto[n - w - 1] == '_' && !strcmp(proto + n - w, word));
+}
+
+/* A value an ARRAY map cannot hold as a key (a _COUNT sentinel) is not one. */
+static bool is_key_value(const struct map_def *d, int64_t v)
+{
+	bool array = d->type == BPF_MAP_TYPE_ARRAY || d->type == BPF_MAP_TYPE_PERCPU_ARRAY;
+
+	return !array || (v >= 0 && v < d->max_entries);
+}
+
+static void compare_enums(struct atom_check *c, const struct kstats_hist *h,
+			  const struct btf *btf, const struct map_def *d,
+			  uint32_t enum_id, const ProtobufCFieldDescriptor *f)
+{
+	const ProtobufCEnumDescriptor *pe = f->descriptor;
+	const struct btf_type *t = btf__type_by_id(btf, enum_id);
+	const char *bname = btf__name_by_offset(btf, t->name_off);
+	size_t prefix = kstats_enum_prefix(btf, enum_id);
+	unsigned int j;
+	int i;
+
+	for (i = 0; i < btf_vlen(t); i++) {
+		struct enumerator e = btf_enumerator(btf, t, i);
+		const char *word = strlen(e.name) > prefix ? e.name + prefix : e.name;
+
+		if (!is_key_value(d, e.value))
+			continue;
+		for (j = 0; j < pe->n_values && pe->values[j].value != e.value; j++)
+			;
+		if (j == pe->n_values)
+			warn(c, "%s: %s = %" PRId64 " of enum %s has no value in %s: add "
+			     "%s = %" PRId64 "; to proto/kernelstats_atoms.proto", h->metric,
+			     e.name, e.value, bname, pe->name, word, e.value);
+		else if (!same_name(pe->values[j].name, word))
+			warn(c, "%s: %s = %" PRId64 " of enum %s is %s in %s: rename one "
+			     "so the names agree", h->metric, e.name, e.value, bname,
+			     pe->values[j].name, pe->name);
+	}
+	for (j = 0; j < pe->n_values; j++) {
+		for (i = 0; i < btf_vlen(t); i++) {
+			struct enumerator e = btf_enumerator(btf, t, i);
+
+			if (e.value == pe->values[j].value && is_key_value(d, e.value))
+				break;
+		}
+		if (i == btf_vlen(t))
+			warn(c, "%s: %s = %d of %s has no value in enum %s (%s/%s): add it "
+			     "there or remove it from the proto", h->metric,
+			     pe->values[j].name, pe->values[j].value, pe->name, bname,
+			     h->obj, h->map);
+	}
+}
+
+static bool check_keys(struct atom_check *c, const struct kstats_hist *h,
+		       const struct btf *btf, const struct atom_shape *s)
+{
+	struct map_def d;
+	size_t i;
+
+	if (!btf || map_def_read(btf, h, &d))
+		return true;	/* nothing to compare with: build from the rows */
+	if (s->nkeys != d.nkey) {
+		warn(c, "%s has %zu key field(s) but %s/%s has %zu key column(s): make "
+		     "them agree (system-wide: no key field)", s->msg->short_name,
+		     s->nkeys, h->obj, h->map, d.nkey);
+		return false;
+	}
+	for (i = 0; i < s->nkeys; i++) {
+		if (s->keys[i]->type != PROTOBUF_C_TYPE_ENUM)
+			continue;
+		if (d.key_enum[i])
+			compare_enums(c, h, btf, &d, d.key_enum[i], s->keys[i]);
+		else
+			warn(c, "%s.%s is an enum but key column %zu of %s/%s has none: "
+			     "name it with DEFINE_BPF_HISTOGRAM_ENUM", s->msg->short_name,
+			     s->keys[i]->name, i, h->obj, h->map);
+	}
+	return true;
+}
+
+static void check_names(struct atom_check *c, const struct kstats_hist *h,
+			const struct atom_shape *s)
+{
+	if (*h->names_map && !s->name)
+		warn(c, "%s has no string field for the names in %s/%s: add "
+		     "optional string <key>_name = 1;", s->msg->short_name, h->obj,
+		     h->names_map);
+	else if (!*h->names_map && s->name)
+		warn(c, "%s.%s: %s/%s has no names map: remove the field or use "
+		     "DEFINE_BPF_HISTOGRAM_NAMED", s->msg->short_name, s->name->name,
+		     h->obj, h->map);
+}
+
+static bool check_unit(struct atom_check *c, const struct kstats_hist *h,
+		       const struct atom_shape *s)
+{
+	const struct kstats_unit_info *u = kstats_unit(h->unit);
+
+	if (!u) {
+		warn(c, "%s (%s/%s): unit %u is not in btfreader/units.c: use "
+		     "KSTATS_UNIT_USEC, KSTATS_UNIT_BYTES or KSTATS_UNIT_COUNT",
+		     h->metric, h->obj, h->map, h->unit);
+		return false;
+	}
+	if (u != s->unit) {
+		warn(c, "%s.%s is in %s but %s/%s counts %s: rename it <what>"
+		     ATOM_BUCKETS_WORD "%s or fix the unit in DEFINE_BPF_HISTOGRAM",
+		     s->msg->short_name, s->buckets->name, s->unit->atom_word, h->obj,
+		     h->map, u->atom_word, u->atom_word);
+		return false;
+	}
+	return true;
+}
+
+bool atom_check_hist(struct atom_check *c, const struct kstats_hist *h,
+		     struct atom_shape *s)
+{
+	char why[LINE_LEN] = "";
+	struct btf *btf;
+	bool ok;
+	int ret;
+
+	c->checked++;
+	ret = atom_shape_init(s, c->atom, h->metric, why, sizeof(why));
+	if (ret == -ENOENT)
+		warn(c, "histogram %s (%s/%s) has no atom: add message %s and its line "
+		     "in Atom's oneof payload to proto/kernelstats_atoms.proto",
+		     h->metric, h->obj, h->map, h->metric);
+	else if (ret)
+		warn(c, "%s: fix proto/kernelstats_atoms.proto", why);
+	if (ret) {
+		memset(s, 0, sizeof(*s));
+		return false;
+	}
+	btf = btf__parse_elf(h->obj_path, NULL);
+	ok = check_unit(c, h, s);
+	ok = check_keys(c, h, btf, s) && ok;	/* no BTF: nothing to compare */
+	check_names(c, h, s);
+	btf__free(btf);
+	if (!ok)
+		memset(s, 0, sizeof(*s));
+	return ok;
+}
+
+void atom_check_catalog(struct atom_check *c, const struct kstats_snapshot *s,
+			struct atom_shape *shapes)
+{
+	const ProtobufCMessageDescriptor *m;
+	struct atom_shape shape;
+	unsigned int i;
+	size_t k;
+
+	for (k = 0; k < s->nhists; k++)
+		atom_check_hist(c, &s->hists[k], shapes ? &shapes[k] : &shape);
+	for (i = 0; i < c->atom->n_fields; i++) {
+		if (!(c->atom->fields[i].flags & PROTOBUF_C_FIELD_FLAG_ONEOF) ||
+		    c->atom->fields[i].type != PROTOBUF_C_TYPE_MESSAGE)
+			continue;
+		m = c->atom->fields[i].descriptor;
+		for (k = 0; k < s->nhists && strcmp(s->hists[k].metric, m->short_name); k++)
+			;
+		if (k == s->nhists)
+			warn(c, "atom %s (%u) has no histogram in the objects: add "
+			     "DEFINE_BPF_HISTOGRAM(<map>, \"%s\", <unit>) to its bpfprogs/ "
+			     "file, or remove the message", m->short_name,
+			     c->atom->fields[i].id, m->short_name);
+	}
+}

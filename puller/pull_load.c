@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0
+/* kstats pull: the state at start, and the pull a crash interrupted. */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kstats_fileio.h"
+#include "pull_run.h"
+
+/* Temp files of an interrupted pull (".NAME.tmp"), safe to drop under the lock. */
+static void remove_temps(const char *dir)
+{
+	struct dirent *d;
+	char path[4096];
+	DIR *dp = opendir(dir);
+	size_t n;
+
+	if (!dp)
+		return;
+	while ((d = readdir(dp))) {
+		n = strlen(d->d_name);
+		if (d->d_name[0] != '.' || n < 5 || strcmp(d->d_name + n - 4, ".tmp"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+		unlink(path);
+	}
+	closedir(dp);
+}
+
+static int move_aside(const char *dir, const char *name, const char *why)
+{
+	char from[4096], to[4096];
+
+	snprintf(from, sizeof(from), "%s/%s", dir, name);
+	snprintf(to, sizeof(to), "%s/%s.corrupt-%" PRIu64, dir, name,
+		 (uint64_t)(pull_clock_ns(CLOCK_REALTIME) / 1000000000ull));
+	if (rename(from, to)) {
+		fprintf(stderr, "kstats pull: %s is corrupt (%s) and cannot be moved "
+			"aside: %s; remove it\n", from, why, strerror(errno));
+		return -errno;
+	}
+	fprintf(stderr, "kstats pull: %s is corrupt (%s); moved to %s\n", from, why, to);
+	return kstats_fsync_dir(dir);
+}
+
+static int load_one(const char *dir, const char *name, struct pull_state *st)
+{
+	char path[4096], err[256] = "";
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	ret = state_load(path, st, err, sizeof(err));
+	if (ret == -EBADMSG) {
+		ret = move_aside(dir, name, err);
+		return ret ? ret : -EBADMSG;
+	}
+	if (ret && ret != -ENOENT)
+		fprintf(stderr, "kstats pull: cannot read %s: %s\n", path, err);
+	return ret;
+}
+
+static int reconcile(struct pull_run *r)
+{
+	const char *dir = r->o->state_dir;
+	struct pull_state pend;
+	int ret = load_one(dir, PULL_PENDING_FILE, &pend);
+
+	if (ret == -ENOENT || ret == -EBADMSG)
+		return 0;
+	if (ret)
+		return ret;
+	if (pend.pull_id > r->old.pull_id && pull_atoms_exist(r->o->out_dir, pend.pull_id)) {
+		ret = durable_rename(dir, PULL_PENDING_FILE, PULL_STATE_FILE);
+		if (!ret) {
+			if (r->o->verbose)
+				fprintf(stderr, "kstats pull: completed interrupted pull %" PRIu64
+					"\n", pend.pull_id);
+			pull_fault("promoted");
+			state_free(&r->old);
+			r->old = pend;
+			r->lost = false;
+			return 0;
+		}
+	} else {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s/%s", dir, PULL_PENDING_FILE);
+		ret = unlink(path) ? -errno : kstats_fsync_dir(dir);
+		if (!ret)
+			pull_fault("discarded");
+	}
+	state_free(&pend);
+	return ret;
+}
+
+int pull_load_state(struct pull_run *r)
+{
+	int ret;
+
+	remove_temps(r->o->state_dir);
+	remove_temps(r->o->out_dir);
+	ret = load_one(r->o->state_dir, PULL_STATE_FILE, &r->old);
+	if (ret == -EBADMSG) {
+		r->lost = true;
+		fprintf(stderr, "kstats pull: re-baselining every map from its creation "
+			"(atoms flagged reset)\n");
+	} else if (ret && ret != -ENOENT) {
+		return ret;
+	}
+	ret = reconcile(r);
+	if (ret)
+		return ret;
+	r->boot_changed = *r->old.boot_id && strcmp(r->old.boot_id, r->boot_id);
+	r->pull_id = r->old.pull_id;
+	if (pull_max_atoms_id(r->o->out_dir) > r->pull_id)
+		r->pull_id = pull_max_atoms_id(r->o->out_dir);
+	r->pull_id++;
+	return 0;
+}

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kstats pull: clocks and where a window starts.  A map's first window
+ * starts at its creation: the loader status says when, else its programs'
+ * load time, else boot.
+ */
+#include <errno.h>
+#include <glob.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "kstats_pins.h"
+#include "pull_run.h"
+#include "status.h"
+
+static bool fixed_clock;
+static uint64_t fixed_boot_ns, fixed_real_ns;
+
+uint64_t pull_clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+void pull_now(uint64_t *boot, uint64_t *real)
+{
+	*boot = fixed_clock ? fixed_boot_ns : pull_clock_ns(CLOCK_BOOTTIME);
+	*real = fixed_clock ? fixed_real_ns : pull_clock_ns(CLOCK_REALTIME);
+}
+
+int pull_fix_clock(const char *s)
+{
+	if (sscanf(s, "%" SCNu64 ":%" SCNu64, &fixed_boot_ns, &fixed_real_ns) != 2)
+		return -EINVAL;
+	fixed_clock = true;
+	return 0;
+}
+
+/* Only the maps' creation times are used: any release's status file will do. */
+static json_object *loader_status(struct pull_run *r)
+{
+	if (!r->status_read) {
+		r->status_read = true;
+		r->status = json_object_from_file(r->o->status_file);
+		if (!r->status && access(r->o->status_file, F_OK) == 0)
+			fprintf(stderr, "kstats pull: warning: %s does not parse: %s; using "
+				"program load times\n", r->o->status_file,
+				json_util_get_last_err());
+	}
+	return r->status;
+}
+
+static bool status_created(struct pull_run *r, uint32_t map_id, uint64_t *boot,
+			   uint64_t *real)
+{
+	json_object *objs = kstats_jarr(loader_status(r), "objects"), *maps, *m;
+	size_t i, j;
+
+	for (i = 0; objs && i < json_object_array_length(objs); i++) {
+		maps = kstats_jarr(json_object_array_get_idx(objs, i), "maps");
+		for (j = 0; maps && j < json_object_array_length(maps); j++) {
+			m = json_object_array_get_idx(maps, j);
+			if (kstats_jint(m, "map_id") != map_id ||
+			    kstats_jint(m, "created_boottime_ns") <= 0)
+				continue;
+			*boot = kstats_jint(m, "created_boottime_ns");
+			*real = kstats_jint(m, "created_realtime_ns") > 0 ?
+				kstats_jint(m, "created_realtime_ns") : 0;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Earliest load time (boot-time ns) of a pinned program of obj using map_id. */
+static bool prog_created(const char *pin_dir, const char *obj, uint32_t map_id,
+			 uint64_t *boot)
+{
+	char pattern[4096];
+	glob_t g;
+	size_t i;
+	bool found = false;
+
+	if (kstats_pin_path(pattern, sizeof(pattern) - 1, pin_dir, "prog", obj, "*"))
+		return false;
+	if (glob(pattern, 0, NULL, &g))
+		return false;
+	for (i = 0; i < g.gl_pathc; i++) {
+		LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = BPF_F_RDONLY);
+		__u32 ids[64], len, k;
+		struct bpf_prog_info info;
+		int fd = bpf_obj_get_opts(g.gl_pathv[i], &opts);
+
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		info.nr_map_ids = 64;
+		info.map_ids = (__u64)(unsigned long)ids;
+		len = sizeof(info);
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
+			for (k = 0; k < info.nr_map_ids && k < 64; k++)
+				if (ids[k] == map_id && (!found || info.load_time < *boot)) {
+					*boot = info.load_time;
+					found = true;
+				}
+		}
+		close(fd);
+	}
+	globfree(&g);
+	return found;
+}
+
+void pull_creation_time(struct pull_run *r, const struct pull_metric *pm,
+			const struct metric_read *mr, uint64_t *boot, uint64_t *real)
+{
+	const char *how = "the loader status";
+
+	*real = 0;
+	if (!status_created(r, mr->hm.map_id, boot, real)) {
+		how = "its programs' load time";
+		if (!prog_created(r->o->pin_dir, pm->h->obj, mr->hm.map_id, boot)) {
+			how = "boot (creation time unknown)";
+			*boot = 0;
+		}
+	}
+	if (*boot > mr->end_boot)
+		*boot = mr->end_boot;
+	if (!*real)
+		*real = mr->end_real - (mr->end_boot - *boot);
+	if (r->o->verbose)
+		fprintf(stderr, "kstats pull: %s/%s: map id %u, window starts at %s\n",
+			pm->h->obj, pm->h->map, mr->hm.map_id, how);
+}
