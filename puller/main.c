@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <bpf/libbpf.h>
 
 #include "kstats.h"
 
@@ -29,10 +32,19 @@ static void usage(FILE *f)
 		"the lock, 5 permission denied (needs CAP_BPF and group kstats).\n");
 }
 
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	return vfprintf(stderr, fmt, ap);
+}
+
 int main(int argc, char **argv)
 {
 	size_t i;
 
+	/* kstats says what failed in one line; libbpf's own lines only on request. */
+	libbpf_set_print(getenv("KSTATS_DEBUG") && *getenv("KSTATS_DEBUG") ?
+			 libbpf_print : NULL);
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? KSTATS_EXIT_USAGE : KSTATS_EXIT_OK;

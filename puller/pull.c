@@ -25,7 +25,6 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
-#include <json-c/json.h>
 
 #include "hist.h"
 #include "kstats.h"
@@ -33,7 +32,7 @@
 #include "kstats_pins.h"
 #include "kstats_reader.h"
 #include "registry.h"
-#include "status.h"
+#include "kstats_status.h"
 
 #define DEFAULT_STATE_DIR "/var/lib/kernelstats/state"
 #define STATE_FILE "state"
@@ -56,7 +55,7 @@ struct pull_run {
 	uint64_t pull_id;
 	struct atom_slot **atoms;
 	size_t natoms, cap;
-	json_object *status;		/* loader status, NULL if none */
+	struct kstats_status status;	/* loader status, empty if none */
 	bool status_read;
 	unsigned int maps_read, maps_failed, maps_denied;
 };
@@ -221,11 +220,10 @@ static int take_lock(const struct pull_opts *o, int *out)
 	int fd, n;
 
 	snprintf(path, sizeof(path), "%s/lock", o->state_dir);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+	fd = kstats_open_regular(path, O_RDWR | O_CREAT, 0640);
 	if (fd < 0) {
-		n = -errno;
-		fprintf(stderr, "kstats pull: cannot open %s: %s\n", path, strerror(errno));
-		return n;
+		fprintf(stderr, "kstats pull: cannot open %s: %s\n", path, pull_open_error(fd));
+		return fd;
 	}
 	while (flock(fd, LOCK_EX | LOCK_NB)) {
 		if (errno != EWOULDBLOCK && errno != EINTR) {
@@ -257,18 +255,17 @@ static int take_lock(const struct pull_opts *o, int *out)
 
 static int move_aside(const char *dir, const char *name, const char *why)
 {
-	char from[4096], to[4096];
+	char to[4096];
+	int ret = state_move_aside(dir, name, to, sizeof(to));
 
-	snprintf(from, sizeof(from), "%s/%s", dir, name);
-	snprintf(to, sizeof(to), "%s/%s.corrupt-%" PRIu64, dir, name,
-		 (uint64_t)(clock_ns(CLOCK_REALTIME) / 1000000000ull));
-	if (rename(from, to)) {
-		fprintf(stderr, "kstats pull: %s is corrupt (%s) and cannot be moved "
-			"aside: %s; remove it\n", from, why, strerror(errno));
-		return -errno;
+	if (ret) {
+		fprintf(stderr, "kstats pull: %s/%s is corrupt (%s) and cannot be moved "
+			"aside: %s; remove it\n", dir, name, why, strerror(-ret));
+		return ret;
 	}
-	fprintf(stderr, "kstats pull: %s is corrupt (%s); moved to %s\n", from, why, to);
-	return kstats_fsync_dir(dir);
+	fprintf(stderr, "kstats pull: %s/%s is corrupt (%s); moved to %s\n", dir, name,
+		why, to);
+	return ret;
 }
 
 static int load_one(const char *dir, const char *name, struct pull_state *st)
@@ -310,10 +307,7 @@ static int reconcile(struct pull_run *r)
 			return 0;
 		}
 	} else {
-		char path[4096];
-
-		snprintf(path, sizeof(path), "%s/%s", dir, PENDING_FILE);
-		ret = unlink(path) ? -errno : kstats_fsync_dir(dir);
+		ret = state_drop(dir, PENDING_FILE);
 		if (!ret)
 			pull_fault("discarded");
 	}
@@ -339,49 +333,42 @@ static int load_state(struct pull_run *r)
 	if (ret)
 		return ret;
 	r->boot_changed = *r->old.boot_id && strcmp(r->old.boot_id, r->boot_id);
-	r->pull_id = r->old.pull_id;
-	if (max_atoms_id(r->o->out_dir) > r->pull_id)
-		r->pull_id = max_atoms_id(r->o->out_dir);
-	r->pull_id++;
-	return 0;
+	ret = pull_next_id(r->old.pull_id, max_atoms_id(r->o->out_dir), &r->pull_id);
+	if (ret)
+		fprintf(stderr, "kstats pull: pull ids are used up (the state or an atoms "
+			"file in %s has id %" PRIu64 "); move the atoms away and remove %s/"
+			STATE_FILE "\n", r->o->out_dir, PULL_MAX_ID, r->o->state_dir);
+	return ret;
 }
 
 /* ---- map creation time: loader status, else program load time ---- */
 
-/* Only the maps' creation times are used: any release's status file will do. */
-static json_object *loader_status(struct pull_run *r)
+/* Only the maps' creation times are used: a missing status is no error. */
+static const struct kstats_status *loader_status(struct pull_run *r)
 {
+	char err[1024];
+	int ret;
+
 	if (!r->status_read) {
 		r->status_read = true;
-		r->status = json_object_from_file(r->o->status_file);
-		if (!r->status && access(r->o->status_file, F_OK) == 0)
-			fprintf(stderr, "kstats pull: warning: %s does not parse: %s; using "
-				"program load times\n", r->o->status_file,
-				json_util_get_last_err());
+		ret = kstats_status_read(r->o->status_file, &r->status, err, sizeof(err));
+		if (ret && ret != -ENOENT)
+			fprintf(stderr, "kstats pull: warning: %s; using program load times\n",
+				err);
 	}
-	return r->status;
+	return &r->status;
 }
 
 static bool status_created(struct pull_run *r, uint32_t map_id, uint64_t *boot,
 			   uint64_t *real)
 {
-	json_object *objs = kstats_jarr(loader_status(r), "objects"), *maps, *m;
-	size_t i, j;
+	const struct kstats_status_map *m = kstats_status_map_by_id(loader_status(r), map_id);
 
-	for (i = 0; objs && i < json_object_array_length(objs); i++) {
-		maps = kstats_jarr(json_object_array_get_idx(objs, i), "maps");
-		for (j = 0; maps && j < json_object_array_length(maps); j++) {
-			m = json_object_array_get_idx(maps, j);
-			if (kstats_jint(m, "map_id") != map_id ||
-			    kstats_jint(m, "created_boottime_ns") <= 0)
-				continue;
-			*boot = kstats_jint(m, "created_boottime_ns");
-			*real = kstats_jint(m, "created_realtime_ns") > 0 ?
-				kstats_jint(m, "created_realtime_ns") : 0;
-			return true;
-		}
-	}
-	return false;
+	if (!m || !m->created_boot_ns)
+		return false;
+	*boot = m->created_boot_ns;
+	*real = m->created_real_ns;
+	return true;
 }
 
 /* Earliest load time (boot-time ns) of a pinned program of obj using map_id. */
@@ -753,7 +740,7 @@ static int write_atoms(struct pull_run *r, char *name, size_t len)
 	if (buf) {
 		kernelstats__atom_list__pack(&list, buf);
 		atoms_name(name, len, r->pull_id);
-		ret = durable_write(r->o->out_dir, name, buf, size, "atoms");
+		ret = durable_create(r->o->out_dir, name, buf, size, "atoms");
 	}
 	free(buf);
 	free(ptrs);
@@ -780,8 +767,11 @@ static int commit(struct pull_run *r, char *atoms_file, size_t len)
 		goto out;
 	pull_fault("pending");
 	ret = write_atoms(r, atoms_file, len);
-	if (ret)
+	if (ret) {
+		/* Else the next pull would take an atoms file not written here as ours. */
+		state_drop(r->o->state_dir, PENDING_FILE);
 		goto out;
+	}
 	pull_fault("atoms");
 	ret = durable_rename(r->o->state_dir, PENDING_FILE, STATE_FILE);
 out:
@@ -800,7 +790,7 @@ static void run_free(struct pull_run *r)
 	free(r->atoms);
 	state_free(&r->old);
 	state_free(&r->new);
-	json_object_put(r->status);
+	kstats_status_free(&r->status);
 }
 
 static int pull(const struct pull_opts *o)
@@ -1025,5 +1015,7 @@ int cmd_pull(int argc, char **argv)
 			"and --out-dir\n", o.state_dir, o.out_dir, strerror(-ret));
 		return KSTATS_EXIT_ERROR;
 	}
+	if (pull_check_dirs(o.state_dir, o.out_dir))
+		return KSTATS_EXIT_ERROR;
 	return pull(&o);
 }
