@@ -81,11 +81,12 @@ static bool map_type_supported(__u32 type)
 	}
 }
 
-static bool on_bpffs(const char *path)
+/* Known to be elsewhere: statfs may itself be denied on bpffs. */
+static bool off_bpffs(const char *path)
 {
 	struct statfs st;
 
-	return !statfs(path, &st) && st.f_type == BPF_FS_MAGIC;
+	return !statfs(path, &st) && st.f_type != BPF_FS_MAGIC;
 }
 
 /* "map", "prog", "link" (or "object"): what a BPF fd is, from its inode name. */
@@ -116,7 +117,7 @@ static int open_pin(struct kstats_map *m, const char *pin, char *err, size_t err
 		if (e == ENOENT)
 			return kstats_fail(err, errlen, ENOENT, "%s: no map is pinned there", pin);
 		/* bpffs answers EACCES for any file not its own: say what is wrong. */
-		if ((e == EACCES || e == EPERM) && !on_bpffs(pin))
+		if ((e == EACCES || e == EPERM) && off_bpffs(pin))
 			return kstats_fail(err, errlen, EMEDIUMTYPE, "%s: not on bpffs, so not "
 					   "a pinned map; pass a pin under a bpffs mount "
 					   "(such as /sys/fs/bpf/kernelstats)", pin);
