@@ -253,9 +253,11 @@ static int parse_object(const char *path, const char *map_name,
 	if (ret)
 		return ret;
 	t->btf = btf__parse_elf(path, NULL);
+	/* Not ENOENT: the file is there, so this is no "missing object". */
 	if (!t->btf)
-		return kstats_fail(err, errlen, errno, "%s: a BPF object without readable "
-				   "BTF (%s); build it with clang -g", path, strerror(errno));
+		return kstats_fail(err, errlen, errno == ENOENT ? ENODATA : errno,
+				   "%s: a BPF object without readable BTF (%s); build it "
+				   "with clang -g", path, strerror(errno));
 	ret = find_map_def(t->btf, path, map_name, &key_id, &value_id, err, errlen);
 	return ret ?: build_layouts(t, key_id, value_id, err, errlen);
 }
