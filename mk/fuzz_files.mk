@@ -1,6 +1,6 @@
 # libFuzzer on the file parsers: the pull state (puller/state.c) and the
 # loader status (btfreader/loader_status.c).  make test runs each briefly
-# (tests/sh/fuzz_files.sh); `make fuzz-state` / `make fuzz-status` run one
+# (tests/sh/fuzz.sh); `make fuzz-state` / `make fuzz-status` run one
 # until stopped.  FUZZ_CC, FUZZ_FLAGS and FUZZ_OPTS come from fuzz.mk.
 FUZZ_JSONC := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
 FUZZ_FILE_BINS := $(FUZZ_DIR)/fuzz_state $(FUZZ_DIR)/fuzz_status

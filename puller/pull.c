@@ -767,11 +767,11 @@ static int commit(struct pull_run *r, char *atoms_file, size_t len)
 		goto out;
 	pull_fault("pending");
 	ret = write_atoms(r, atoms_file, len);
-	if (ret) {
-		/* Else the next pull would take an atoms file not written here as ours. */
+	/* Someone else's atoms-N: else the next pull would take it as ours. */
+	if (ret == -EEXIST)
 		state_drop(r->o->state_dir, PENDING_FILE);
+	if (ret)
 		goto out;
-	}
 	pull_fault("atoms");
 	ret = durable_rename(r->o->state_dir, PENDING_FILE, STATE_FILE);
 out:
