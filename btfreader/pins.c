@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -48,4 +49,26 @@ int kstats_ensure_bpffs(const char *pin_dir, char *err, size_t errlen)
 		return ret;
 	}
 	return 0;
+}
+
+bool kstats_off_bpffs(const char *path)
+{
+	struct statfs st;
+
+	return !statfs(path, &st) && st.f_type != BPF_FS_MAGIC;
+}
+
+const char *kstats_fd_kind(int fd)
+{
+	static const char *const kinds[] = { "map", "prog", "link" };
+	char path[64], target[64] = "";
+	size_t i;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (readlink(path, target, sizeof(target) - 1) < 0)
+		return "map";	/* no /proc: let the map info call decide */
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strncmp(target, "anon_inode:bpf-", 15) && !strcmp(target + 15, kinds[i]))
+			return i == 1 ? "program" : kinds[i];
+	return "object";
 }

@@ -6,12 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/vfs.h>
-#include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "kstats_pins.h"
 #include "kstats_reader.h"
 #include "map_types.h"
 
@@ -81,30 +80,6 @@ static bool map_type_supported(__u32 type)
 	}
 }
 
-/* Known to be elsewhere: statfs may itself be denied on bpffs. */
-static bool off_bpffs(const char *path)
-{
-	struct statfs st;
-
-	return !statfs(path, &st) && st.f_type != BPF_FS_MAGIC;
-}
-
-/* "map", "prog", "link" (or "object"): what a BPF fd is, from its inode name. */
-static const char *fd_kind(int fd)
-{
-	static const char *const kinds[] = { "map", "prog", "link" };
-	char path[64], target[64] = "";
-	size_t i;
-
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	if (readlink(path, target, sizeof(target) - 1) < 0)
-		return "map";	/* no /proc: let the map info call decide */
-	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (!strncmp(target, "anon_inode:bpf-", 15) && !strcmp(target + 15, kinds[i]))
-			return i == 1 ? "program" : kinds[i];
-	return "object";
-}
-
 static int open_pin(struct kstats_map *m, const char *pin, char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_obj_get_opts, get_opts, .file_flags = BPF_F_RDONLY);
@@ -117,16 +92,16 @@ static int open_pin(struct kstats_map *m, const char *pin, char *err, size_t err
 		if (e == ENOENT)
 			return kstats_fail(err, errlen, ENOENT, "%s: no map is pinned there", pin);
 		/* bpffs answers EACCES for any file not its own: say what is wrong. */
-		if ((e == EACCES || e == EPERM) && off_bpffs(pin))
+		if ((e == EACCES || e == EPERM) && kstats_off_bpffs(pin))
 			return kstats_fail(err, errlen, EMEDIUMTYPE, "%s: not on bpffs, so not "
 					   "a pinned map; pass a pin under a bpffs mount "
 					   "(such as /sys/fs/bpf/kernelstats)", pin);
 		return kstats_fail(err, errlen, e, "%s: %s%s", pin, strerror(e),
 				   e == EACCES ? " (needs root or the map's group)" : "");
 	}
-	if (strcmp(fd_kind(m->fd), "map"))
+	if (strcmp(kstats_fd_kind(m->fd), "map"))
 		return kstats_fail(err, errlen, EMEDIUMTYPE, "%s: not a map (a pinned BPF %s); "
-				   "pass a map's pin", pin, fd_kind(m->fd));
+				   "pass a map's pin", pin, kstats_fd_kind(m->fd));
 	if (bpf_obj_get_info_by_fd(m->fd, &m->info, &len))
 		return kstats_fail(err, errlen, errno, "%s: not a BPF map: %s", pin,
 				   strerror(errno));
