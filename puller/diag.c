@@ -30,7 +30,8 @@ int kstats_exit_code(int err)
 	}
 }
 
-bool kstats_in_group(void)
+/* Whether this process is in group kstats (effective or supplementary). */
+static bool in_group(void)
 {
 	struct group *g = getgrnam(KSTATS_GROUP);
 	gid_t groups[256];
@@ -66,7 +67,7 @@ static bool may_use_bpf(void)
 /* The fix for a denial: what this user lacks, not a fixed recipe. */
 const char *kstats_perm_fix(void)
 {
-	if (!kstats_in_group())
+	if (!in_group())
 		return KSTATS_FIX_PERM;
 	if (!may_use_bpf())
 		return "needs CAP_BPF (already in group " KSTATS_GROUP ")";

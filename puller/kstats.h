@@ -2,7 +2,6 @@
 #ifndef KSTATS_CLI_H
 #define KSTATS_CLI_H
 
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,8 +41,6 @@ void print_log2_hist(FILE *f, const int64_t *buckets, unsigned int unit);
 /* diag.c: what went wrong and how to fix it. */
 /* Exit code for a -errno: permission, not loaded, or runtime. */
 int kstats_exit_code(int err);
-/* Whether this process is in group kstats (effective or supplementary). */
-bool kstats_in_group(void);
 /*
  * The fix for a permission denial, for this user: KSTATS_FIX_PERM outside
  * group kstats, else what a member still lacks (CAP_BPF, or root).

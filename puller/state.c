@@ -315,8 +315,9 @@ static int read_all(const char *path, char **buf, size_t *len)
 {
 	int fd = kstats_open_regular(path, O_RDONLY, 0), ret;
 
+	/* A symlink or a FIFO where the state should be is moved aside as corrupt. */
 	if (fd < 0)
-		return fd == -EINVAL ? -EBADMSG : fd;
+		return fd == -EINVAL || fd == -ELOOP ? -EBADMSG : fd;
 	ret = kstats_read_fd(fd, STATE_MAX_BYTES, buf, len);
 	close(fd);
 	return ret;
@@ -331,7 +332,7 @@ int state_load(const char *path, struct pull_state *st, char *err, size_t errlen
 	memset(st, 0, sizeof(*st));
 	ret = read_all(path, &buf, &len);
 	if (ret == -EBADMSG) {
-		snprintf(err, errlen, "not a regular file");
+		snprintf(err, errlen, "a symlink or not a regular file");
 		return ret;
 	}
 	if (ret == -EFBIG) {

@@ -247,6 +247,7 @@ static void on_record(void *ctx, const struct kstats_stream_record *rec)
 	ret = w->json ? print_json(w, rec) : print_text(w, rec);
 	if (ret || fflush(stdout)) {
 		w->write_err = errno ? errno : EIO;
+		w->unprinted++;
 		kstats_stream_request_stop(w->s);
 		return;
 	}
