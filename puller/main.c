@@ -29,7 +29,8 @@ static void usage(FILE *f)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
 	fprintf(f, "\nExit status: 0 ok, 1 runtime error, 2 bad usage, "
 		"3 nothing loaded (run kstats-loader),\n4 another kstats pull holds "
-		"the lock, 5 permission denied (needs CAP_BPF and group kstats).\n");
+		"the lock, 5 permission denied (needs CAP_BPF and group kstats).\n"
+		"KSTATS_DEBUG=1 also shows libbpf's own messages.\n");
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
