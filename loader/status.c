@@ -42,8 +42,8 @@ void status_load_prev(struct loader_ctx *ctx)
 	if (access(ctx->status_path, F_OK))
 		return;
 	if (kstats_status_read(ctx->status_path, &st, err, sizeof(err))) {
-		log_msg(LOG_WARNING, "warning: ignoring unreadable %s (%s): its pins are not "
-			"known to this run", ctx->status_path, err);
+		log_msg(LOG_WARNING, "warning: ignoring unreadable status: %s; its pins are "
+			"not known to this run", err);
 		return;
 	}
 	if (strcmp(st.pin_dir, ctx->pin_dir))
