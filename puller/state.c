@@ -261,15 +261,18 @@ int state_decode(const char *buf, size_t len, struct pull_state *st,
 {
 	struct json_tokener *tok = NULL;
 	json_object *root = NULL;
-	char canon[128];
+	char canon[128], head[128];
 	unsigned long crc;
-	size_t blen;
+	size_t blen, n = len < sizeof(head) - 1 ? len : sizeof(head) - 1;
 	int version, hlen = 0, ret = -EBADMSG;
 
 	memset(st, 0, sizeof(*st));
+	/* buf need not end in a NUL: sscanf gets a terminated copy of the header. */
+	memcpy(head, buf, n);
+	head[n] = 0;
 	if (len < sizeof(STATE_MAGIC) || memcmp(buf, STATE_MAGIC " ", sizeof(STATE_MAGIC)) ||
-	    !memchr(buf, '\n', len < 128 ? len : 128) ||
-	    sscanf(buf, STATE_MAGIC " %d %lx %zu\n%n", &version, &crc, &blen, &hlen) != 3 ||
+	    !memchr(head, '\n', n) ||
+	    sscanf(head, STATE_MAGIC " %d %lx %zu\n%n", &version, &crc, &blen, &hlen) != 3 ||
 	    !hlen) {
 		snprintf(err, errlen, "no valid header");
 		return ret;
@@ -284,7 +287,7 @@ int state_decode(const char *buf, size_t len, struct pull_state *st,
 			 STATE_VERSION);
 		return ret;
 	}
-	if ((size_t)hlen + blen != len) {
+	if (blen > len || (size_t)hlen + blen != len) {
 		snprintf(err, errlen, "truncated or padded: %zu bytes, header says %zu",
 			 len - hlen, blen);
 		return ret;
