@@ -13,7 +13,8 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
 
 CFLAGS  := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
 	   -Iinclude -Ibtfreader -Itests/lib -I$(BUILD) $(shell pkg-config --cflags libbpf 2>/dev/null)
-LDLIBS  := $(shell pkg-config --libs libbpf libelf zlib 2>/dev/null || echo -lbpf -lelf -lz)
+# One pkg-config for every binary: libkstats needs json-c (loader status).
+LDLIBS  := $(shell pkg-config --libs libbpf libelf zlib json-c 2>/dev/null || echo -lbpf -lelf -lz -ljson-c)
 # Packagers add theirs (debian/rules: dpkg-buildflags).
 CFLAGS  += $(EXTRA_CFLAGS)
 LDFLAGS += $(EXTRA_LDFLAGS)

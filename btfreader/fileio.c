@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <stdbool.h>
 #include <sys/stat.h>
 
 #include "kstats_fileio.h"
@@ -149,4 +150,86 @@ int kstats_read_fd(int fd, size_t max, char **buf, size_t *len)
 err_out:
 	free(p);
 	return ret;
+}
+
+/* Owner euid or root; not writable by group or others (sticky ancestors may be). */
+static int check_dir_component(const char *given, const char *comp, bool leaf,
+			       char *msg, size_t len)
+{
+	uid_t me = geteuid();
+	struct stat st;
+
+	if (stat(comp, &st)) {
+		int ret = -errno;
+
+		snprintf(msg, len, "cannot stat %s: %s", comp, strerror(errno));
+		return ret;
+	}
+	if (st.st_uid && st.st_uid != me) {
+		snprintf(msg, len, "%s: %s is owned by uid %u, who could redirect this "
+			 "process's writes; run: chown %u %s", given, comp,
+			 (unsigned int)st.st_uid, (unsigned int)me, comp);
+		return -EPERM;
+	}
+	if (!leaf && (st.st_mode & S_ISVTX))
+		return 0;
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(msg, len, "%s: %s is %s-writable (mode %04o), so others could "
+			 "plant files there; run: chmod go-w %s", given, comp,
+			 st.st_mode & S_IWOTH ? "world" : "group",
+			 (unsigned int)(st.st_mode & 07777), comp);
+		return -EPERM;
+	}
+	return 0;
+}
+
+int kstats_check_private_dir(const char *dir, char *msg, size_t len)
+{
+	char *real = realpath(dir, NULL), *slash;
+	bool leaf = true;
+	int ret;
+
+	if (!real) {
+		ret = -errno;
+		snprintf(msg, len, "%s: %s", dir, strerror(errno));
+		return ret;
+	}
+	for (;;) {
+		ret = check_dir_component(dir, real, leaf, msg, len);
+		if (ret || !strcmp(real, "/"))
+			break;
+		slash = strrchr(real, '/');
+		slash[slash == real] = 0;	/* "/a" -> "/", "/a/b" -> "/a" */
+		leaf = false;
+	}
+	free(real);
+	return ret;
+}
+
+int kstats_open_regular(const char *path, int flags, mode_t mode)
+{
+	int fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	/* Regular files ignore O_NONBLOCK; clear it for clarity of later I/O. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}
+
+int kstats_rename_noreplace(const char *from, const char *to)
+{
+	if (!renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE))
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -errno;
+	/* No RENAME_NOREPLACE here: link(2) never replaces either. */
+	if (link(from, to))
+		return -errno;
+	return unlink(from) ? -errno : 0;
 }

@@ -22,6 +22,24 @@ int kstats_file_replace(const char *path, const void *buf, size_t len, mode_t mo
 int kstats_read_fd(int fd, size_t max, char **buf, size_t *len);
 /* mkdir -p with mode for each directory it creates; 0 or -errno. */
 int kstats_mkdir_p(const char *path, mode_t mode);
+/*
+ * 0 when only the caller (its euid) or root can write dir, and no one else
+ * can rename it away: every directory above is owned by the caller or
+ * root and writable by no one else (a sticky one, like /tmp, may be).
+ * Else -EPERM (or -errno) with a one-line reason naming the fix in msg.
+ */
+int kstats_check_private_dir(const char *dir, char *msg, size_t len);
+/*
+ * Opens path without following a symlink or blocking on a FIFO, and only
+ * if it is a regular file (-EINVAL otherwise).  flags are open(2)'s; with
+ * O_CREAT, mode.  Returns the fd or -errno.
+ */
+int kstats_open_regular(const char *path, int flags, mode_t mode);
+/*
+ * rename(2) that never replaces: -EEXIST when to exists.  Falls back to
+ * link + unlink where the filesystem has no RENAME_NOREPLACE.
+ */
+int kstats_rename_noreplace(const char *from, const char *to);
 /* /proc/sys/kernel/random/boot_id, or $KSTATS_BOOT_ID (tests fake a reboot). */
 int kstats_boot_id(char *buf, size_t len);
 

@@ -16,7 +16,7 @@ int kstats_pin_path(char *buf, size_t len, const char *dir, const char *kind,
 bool kstats_is_bpffs(const char *path);
 
 /*
- * -EBADF with the reason in err when pin holds no map: a file off bpffs or
+ * -EMEDIUMTYPE with the reason in err when pin holds no map: a file off bpffs or
  * a directory, a pinned program or link.  fd and get_errno are what
  * bpf_obj_get(pin) gave (get_errno when fd < 0).  Else 0.
  */

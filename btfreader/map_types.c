@@ -4,7 +4,9 @@
  * object is known by its file identity (device, inode, size, mtime), so a
  * newer object on disk is resolved afresh; a map's own BTF by its id.
  */
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -216,16 +218,46 @@ static int stat_id(const char *path, struct kstats_types_id *id, char *err,
 	return 0;
 }
 
+/* Whether path is an ELF file for BPF, before libbpf's errno-only answer. */
+static int check_bpf_elf(const char *path, char *err, size_t errlen)
+{
+	unsigned char h[20];
+	unsigned int machine;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), e;
+	ssize_t n;
+
+	if (fd < 0) {
+		e = errno;
+		return kstats_fail(err, errlen, e, "%s: %s", path, strerror(e));
+	}
+	n = pread(fd, h, sizeof(h), 0);
+	close(fd);
+	if (n != (ssize_t)sizeof(h) || memcmp(h, "\177ELF", 4))
+		return kstats_fail(err, errlen, ENOEXEC, "%s: not an ELF file, so not a BPF "
+				   "object; pass the .bpf the map was loaded from", path);
+	machine = h[5] == 2 ? (unsigned int)h[18] << 8 | h[19] : h[18] | (unsigned int)h[19] << 8;
+	if (machine != EM_BPF)
+		return kstats_fail(err, errlen, ENOEXEC, "%s: an ELF file for machine %u, not "
+				   "a BPF object; pass the .bpf the map was loaded from",
+				   path, machine);
+	return 0;
+}
+
 static int parse_object(const char *path, const char *map_name,
 			struct kstats_types *t, char *err, size_t errlen)
 {
 	__u32 key_id = 0, value_id = 0;
 	int ret;
 
+	ret = check_bpf_elf(path, err, errlen);
+	if (ret)
+		return ret;
 	t->btf = btf__parse_elf(path, NULL);
+	/* Not ENOENT: the file is there, so this is no "missing object". */
 	if (!t->btf)
-		return kstats_fail(err, errlen, errno, "%s: cannot read its BTF: %s; "
-				   "build it with clang -g", path, strerror(errno));
+		return kstats_fail(err, errlen, errno == ENOENT ? ENODATA : errno,
+				   "%s: a BPF object without readable BTF (%s); build it "
+				   "with clang -g", path, strerror(errno));
 	ret = find_map_def(t->btf, path, map_name, &key_id, &value_id, err, errlen);
 	return ret ?: build_layouts(t, key_id, value_id, err, errlen);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "kstats_objmeta.h"
 
@@ -123,6 +124,7 @@ int kstats_objmeta_read(const char *path, struct kstats_objmeta *m,
 			char *err, size_t errlen)
 {
 	Elf *elf = NULL;
+	struct stat st;
 	__u32 version;
 	int fd, ret;
 
@@ -133,10 +135,15 @@ int kstats_objmeta_read(const char *path, struct kstats_objmeta *m,
 		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
 		return -EINVAL;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	/* Non-blocking: a FIFO named *.bpf must not hang the reader. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		ret = fd < 0 ? -errno : -ENOEXEC;
+		snprintf(err, errlen, "%s: %s", path, fd < 0 ? (errno == ENOENT ?
+			 "no such file (a dangling link?)" : strerror(errno)) :
+			 "not a regular file");
+		if (fd >= 0)
+			close(fd);
 		return ret;
 	}
 	elf = elf_begin(fd, ELF_C_READ, NULL);

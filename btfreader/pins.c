@@ -82,14 +82,15 @@ int kstats_pin_not_map(const char *pin, int fd, int get_errno, char *err, size_t
 	struct stat st;
 
 	if (kind && strcmp(kind, "map"))
-		snprintf(err, errlen, "%s: a pinned %s, not a map", pin, kind);
+		snprintf(err, errlen, "%s: not a map (a pinned BPF %s); pass a map's pin", pin, kind);
 	else if (fd < 0 && get_errno == EINVAL && kstats_is_bpffs(pin))
-		snprintf(err, errlen, "%s: a pinned link or program, not a map", pin);
+		snprintf(err, errlen, "%s: not a map (a pinned BPF link or program); pass a map's pin", pin);
 	else if (fd < 0 && get_errno == EACCES && !stat(pin, &st) && S_ISDIR(st.st_mode))
 		snprintf(err, errlen, "%s: a directory, not a pinned map", pin);
 	else if (fd < 0 && get_errno == EACCES && !stat(pin, &st) && !kstats_is_bpffs(pin))
-		snprintf(err, errlen, "%s: not on bpffs, so not a pinned map", pin);
+		snprintf(err, errlen, "%s: not on bpffs, so not a pinned map; pass a pin under a "
+			 "bpffs mount (such as /sys/fs/bpf/kernelstats)", pin);
 	else
 		return 0;
-	return -EBADF;
+	return -EMEDIUMTYPE;
 }

@@ -89,7 +89,7 @@ static int open_pin(struct kstats_map *m, const char *pin, char *err, size_t err
 	m->fd = bpf_obj_get_opts(pin, &get_opts);
 	e = m->fd < 0 ? errno : 0;
 	if (kstats_pin_not_map(pin, m->fd, e, err, errlen))
-		return -EBADF;
+		return -EMEDIUMTYPE;
 	if (m->fd < 0) {
 		if (e == ENOENT)
 			return kstats_fail(err, errlen, ENOENT, "%s: no map is pinned there", pin);

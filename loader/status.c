@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "kstats_fileio.h"
+#include "kstats_status.h"
 #include "loader.h"
 
 #define STATUS_VERSION 1
@@ -32,30 +33,25 @@ int write_file_atomic(const char *path, const char *data, size_t len)
 	return kstats_file_replace(path, data, len, 0644);
 }
 
-static struct json_object *get(struct json_object *o, const char *key);
-
-/* The previous status, when it is readable and about this pin dir. */
+/* The previous status, when it is readable (libkstats reader) and about this pin dir. */
 void status_load_prev(struct loader_ctx *ctx)
 {
-	struct json_object *objs;
-	const char *pin_dir;
+	struct kstats_status st;
+	char err[1024];
 
 	if (access(ctx->status_path, F_OK))
 		return;
-	ctx->prev = json_object_from_file(ctx->status_path);
-	pin_dir = json_object_get_string(get(ctx->prev, "pin_dir"));
-	objs = get(ctx->prev, "objects");
-	if (!objs || !json_object_is_type(objs, json_type_array)) {
-		log_msg(LOG_WARNING, "warning: ignoring unreadable %s: its pins are not "
-			"known to this run", ctx->status_path);
-	} else if (!pin_dir || strcmp(pin_dir, ctx->pin_dir)) {
-		log_msg(LOG_WARNING, "warning: ignoring %s: it is about pin dir %s, not %s",
-			ctx->status_path, pin_dir ? pin_dir : "(none)", ctx->pin_dir);
-	} else {
+	if (kstats_status_read(ctx->status_path, &st, err, sizeof(err))) {
+		log_msg(LOG_WARNING, "warning: ignoring unreadable status: %s; its pins are "
+			"not known to this run", err);
 		return;
 	}
-	json_object_put(ctx->prev);
-	ctx->prev = NULL;
+	if (strcmp(st.pin_dir, ctx->pin_dir))
+		log_msg(LOG_WARNING, "warning: ignoring %s: it is about pin dir %s, not %s",
+			ctx->status_path, *st.pin_dir ? st.pin_dir : "(none)", ctx->pin_dir);
+	else
+		ctx->prev = json_object_get(st.json);
+	kstats_status_free(&st);
 }
 
 static struct json_object *find_named(struct json_object *arr, const char *name)

@@ -1,6 +1,6 @@
 # libFuzzer on the BTF layout resolver (btfreader/layout.c).
 #   make fuzz [FUZZ_CORPUS=dir] [FUZZ_ARGS=...]  runs until stopped
-#   make test                                     runs it 20 s (tests/sh/fuzz_layout.sh)
+#   make test                                     runs it 20 s (tests/sh/fuzz.sh)
 # libFuzzer's runtime is only a Recommends of clang: ask for it.
 DEB_PKGS    += libclang-rt-dev
 FUZZ_CC     ?= $(CLANG)
@@ -10,7 +10,7 @@ FUZZ_SEEDS  := $(FUZZ_DIR)/seeds
 FUZZ_CORPUS ?= $(FUZZ_DIR)/corpus
 FUZZ_FLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	       -Ibtfreader $(shell pkg-config --cflags libbpf 2>/dev/null)
-# Options shared with the bounded run in tests/sh/fuzz_layout.sh.
+# Options shared with the bounded runs in tests/sh/fuzz.sh.
 FUZZ_OPTS   := -max_len=65536 -timeout=10 -rss_limit_mb=2048
 
 .PHONY: fuzz

@@ -4,7 +4,7 @@ PROTOC_C   ?= protoc-c
 PROTO_SRCS := $(wildcard proto/*.proto)
 PROTO_HDRS := $(patsubst %.proto,$(BUILD)/%.pb-c.h,$(PROTO_SRCS))
 PROTO_OBJS := $(patsubst %.proto,$(BUILD)/%.pb-c.o,$(PROTO_SRCS))
-PULL_LIBS  := -lprotobuf-c $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
+PULL_LIBS  := -lprotobuf-c
 
 # Both outputs come from one protoc-c run.
 $(BUILD)/proto/%.pb-c.c $(BUILD)/proto/%.pb-c.h: proto/%.proto

@@ -5,7 +5,6 @@ $(patsubst tests/bpf/%.c,$(BUILD)/tests/bpf/%.bpf,$(wildcard tests/bpf/reader_*.
 $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/kernel/test_reader*.c)): $(READER_TEST_HDRS)
 
 # The CLI test reads kstats read --json back with json-c (kstats links it already).
-$(BUILD)/tests/kernel/test_reader_cli: LDLIBS += $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
 
 # bench/read: batch reader vs get_next_key walk vs bpftool (README "Reader");
 # strace counts the syscalls.  BENCH_ARGS="--entries 1000,10000 --repeat 21".

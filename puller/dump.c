@@ -11,6 +11,7 @@
 #include "hist.h"
 #include "kstats.h"
 #include "kstats_pins.h"
+#include "kstats_status.h"
 
 enum dump_format { FMT_ASCII, FMT_JSON, FMT_PROMETHEUS, FMT_OPENMETRICS };
 
@@ -100,6 +101,23 @@ static const char *missing_fix(const char *reason)
 	return "; " KSTATS_FIX_LOAD;
 }
 
+/* "OUTCOME: reason" of object obj in the loader status file. */
+static int status_reason(const char *status_file, const char *obj, char *buf, size_t len)
+{
+	const struct kstats_status_obj *o;
+	struct kstats_status st;
+	char err[512];
+	int ret = kstats_status_read(status_file, &st, err, sizeof(err));
+
+	if (ret)
+		return ret;
+	o = kstats_status_obj(&st, obj);
+	if (o)
+		snprintf(buf, len, "%s%s%s", o->outcome, *o->reason ? ": " : "", o->reason);
+	kstats_status_free(&st);
+	return o ? 0 : -ENOENT;
+}
+
 /*
  * Names the metrics that were asked for but are not loaded, and why;
  * returns how many selected metrics are loaded.
@@ -120,7 +138,7 @@ static size_t report_missing(const struct dump_opts *o, const struct kstats_snap
 		if (h->loaded || !o->filtered)
 			continue;
 		(*missing)++;
-		if (kstats_status_reason(o->status_file, h->obj, reason, sizeof(reason)))
+		if (status_reason(o->status_file, h->obj, reason, sizeof(reason)))
 			snprintf(reason, sizeof(reason), "its map is not pinned");
 		fprintf(stderr, "kstats dump: %s is not loaded under %s (%s: %s)%s\n",
 			h->metric, o->pin_dir, h->obj, reason, missing_fix(reason));

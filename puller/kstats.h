@@ -22,7 +22,8 @@
 
 /* The fixes that error messages name. */
 #define KSTATS_FIX_LOAD "run kstats-loader"
-#define KSTATS_FIX_PERM "needs CAP_BPF and group kstats"
+#define KSTATS_GROUP "kstats"
+#define KSTATS_FIX_PERM "needs CAP_BPF and group " KSTATS_GROUP
 
 int cmd_dump(int argc, char **argv);
 int cmd_read(int argc, char **argv);
@@ -41,7 +42,12 @@ void print_log2_hist(FILE *f, const int64_t *buckets, unsigned int unit);
 /* diag.c: what went wrong and how to fix it. */
 /* Exit code for a -errno: permission, not loaded, or runtime. */
 int kstats_exit_code(int err);
-/* Appends "; needs CAP_BPF and group kstats" when err is EPERM/EACCES. */
+/*
+ * The fix for a permission denial, for this user: KSTATS_FIX_PERM outside
+ * group kstats, else what a member still lacks (CAP_BPF, or root).
+ */
+const char *kstats_perm_fix(void);
+/* Appends "; <kstats_perm_fix()>" when err is EPERM/EACCES. */
 void kstats_add_fix(char *msg, size_t len, int err);
 /*
  * 0 when pin_dir is a directory on bpffs; else -ENOENT (nothing loaded),
@@ -56,10 +62,6 @@ static inline struct timespec kstats_timespec(double secs)
 {
 	return (struct timespec){ (time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9) };
 }
-
-/* status.c: "OUTCOME: reason" of object obj in the loader status file. */
-int kstats_status_reason(const char *status_file, const char *obj, char *buf,
-			 size_t len);
 
 /* outfile.c: temp file, fsync, rename, fsync of the directory. */
 int kstats_write_atomic(const char *path, const char *buf, size_t len,

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <bpf/libbpf.h>
 
 #include "kstats.h"
 
@@ -26,13 +29,23 @@ static void usage(FILE *f)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
 	fprintf(f, "\nExit status: 0 ok, 1 runtime error, 2 bad usage, "
 		"3 nothing loaded (run kstats-loader),\n4 another kstats pull holds "
-		"the lock, 5 permission denied (needs CAP_BPF and group kstats).\n");
+		"the lock, 5 permission denied (needs CAP_BPF and group kstats).\n"
+		"KSTATS_DEBUG=1 also shows libbpf's own messages.\n");
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	return vfprintf(stderr, fmt, ap);
 }
 
 int main(int argc, char **argv)
 {
 	size_t i;
 
+	/* kstats says what failed in one line; libbpf's own lines only on request. */
+	libbpf_set_print(getenv("KSTATS_DEBUG") && *getenv("KSTATS_DEBUG") ?
+			 libbpf_print : NULL);
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? KSTATS_EXIT_USAGE : KSTATS_EXIT_OK;

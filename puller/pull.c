@@ -75,7 +75,7 @@ static void run_free(struct pull_run *r)
 	free(r->atoms);
 	state_free(&r->old);
 	state_free(&r->new);
-	json_object_put(r->status);
+	kstats_status_free(&r->status);
 }
 
 int pull_run(const struct pull_opts *o)

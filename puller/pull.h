@@ -87,7 +87,27 @@ int state_load(const char *path, struct pull_state *st, char *err, size_t errlen
  */
 int durable_write(const char *dir, const char *name, const void *buf, size_t len,
 		  const char *fault);
+/* Like durable_write(), but -EEXIST rather than replace an existing dir/name. */
+int durable_create(const char *dir, const char *name, const void *buf, size_t len,
+		   const char *fault);
 int durable_rename(const char *dir, const char *from, const char *to);
+/* Removes dir/name, durably; 0 or -errno. */
+int state_drop(const char *dir, const char *name);
+/*
+ * Renames dir/name to a new dir/name.corrupt-<secs>[-N] (into to), never
+ * over an earlier copy; 0 or -errno.
+ */
+int state_move_aside(const char *dir, const char *name, char *to, size_t len);
+
+/* The last pull id: pulls stop there rather than wrap to 0. */
+#define PULL_MAX_ID UINT64_MAX
+/* The id after the state's and the newest atoms file's; -EOVERFLOW at the end. */
+int pull_next_id(uint64_t state_id, uint64_t atoms_id, uint64_t *next);
+
+/* Why kstats_open_regular() failed, for a message. */
+const char *pull_open_error(int err);
+/* Refuses (one line on stderr, -EPERM) a dir others could plant files in. */
+int pull_check_dirs(const char *state_dir, const char *out_dir);
 
 /* Fault injection for the crash tests: SIGKILL at the named point. */
 struct pull_fault_point {

@@ -167,5 +167,7 @@ int cmd_pull(int argc, char **argv)
 			"and --out-dir\n", o.state_dir, o.out_dir, strerror(-ret));
 		return KSTATS_EXIT_ERROR;
 	}
+	if (pull_check_dirs(o.state_dir, o.out_dir))
+		return KSTATS_EXIT_ERROR;
 	return pull_run(&o);
 }

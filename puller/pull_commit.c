@@ -79,7 +79,7 @@ static int write_atoms(struct pull_run *r, char *name, size_t len)
 	if (buf) {
 		kernelstats__atom_list__pack(&list, buf);
 		atoms_name(name, len, r->pull_id);
-		ret = durable_write(r->o->out_dir, name, buf, size, "atoms");
+		ret = durable_create(r->o->out_dir, name, buf, size, "atoms");
 	}
 	free(buf);
 	free(ptrs);
@@ -106,6 +106,9 @@ int pull_commit(struct pull_run *r, char *atoms_file, size_t len)
 		goto out;
 	pull_fault("pending");
 	ret = write_atoms(r, atoms_file, len);
+	/* Someone else's atoms-N: else the next pull would take it as ours. */
+	if (ret == -EEXIST)
+		state_drop(r->o->state_dir, PULL_PENDING_FILE);
 	if (ret)
 		goto out;
 	pull_fault("atoms");

@@ -32,18 +32,17 @@ static void remove_temps(const char *dir)
 
 static int move_aside(const char *dir, const char *name, const char *why)
 {
-	char from[4096], to[4096];
+	char to[4096];
+	int ret = state_move_aside(dir, name, to, sizeof(to));
 
-	snprintf(from, sizeof(from), "%s/%s", dir, name);
-	snprintf(to, sizeof(to), "%s/%s.corrupt-%" PRIu64, dir, name,
-		 (uint64_t)(pull_clock_ns(CLOCK_REALTIME) / 1000000000ull));
-	if (rename(from, to)) {
-		fprintf(stderr, "kstats pull: %s is corrupt (%s) and cannot be moved "
-			"aside: %s; remove it\n", from, why, strerror(errno));
-		return -errno;
+	if (ret) {
+		fprintf(stderr, "kstats pull: %s/%s is corrupt (%s) and cannot be moved "
+			"aside: %s; remove it\n", dir, name, why, strerror(-ret));
+		return ret;
 	}
-	fprintf(stderr, "kstats pull: %s is corrupt (%s); moved to %s\n", from, why, to);
-	return kstats_fsync_dir(dir);
+	fprintf(stderr, "kstats pull: %s/%s is corrupt (%s); moved to %s\n", dir, name,
+		why, to);
+	return 0;
 }
 
 static int load_one(const char *dir, const char *name, struct pull_state *st)
@@ -85,10 +84,7 @@ static int reconcile(struct pull_run *r)
 			return 0;
 		}
 	} else {
-		char path[4096];
-
-		snprintf(path, sizeof(path), "%s/%s", dir, PULL_PENDING_FILE);
-		ret = unlink(path) ? -errno : kstats_fsync_dir(dir);
+		ret = state_drop(dir, PULL_PENDING_FILE);
 		if (!ret)
 			pull_fault("discarded");
 	}
@@ -114,9 +110,10 @@ int pull_load_state(struct pull_run *r)
 	if (ret)
 		return ret;
 	r->boot_changed = *r->old.boot_id && strcmp(r->old.boot_id, r->boot_id);
-	r->pull_id = r->old.pull_id;
-	if (pull_max_atoms_id(r->o->out_dir) > r->pull_id)
-		r->pull_id = pull_max_atoms_id(r->o->out_dir);
-	r->pull_id++;
-	return 0;
+	ret = pull_next_id(r->old.pull_id, pull_max_atoms_id(r->o->out_dir), &r->pull_id);
+	if (ret)
+		fprintf(stderr, "kstats pull: pull ids are used up (the state or an atoms "
+			"file in %s has id %" PRIu64 "); move the atoms away and remove %s/"
+			PULL_STATE_FILE "\n", r->o->out_dir, PULL_MAX_ID, r->o->state_dir);
+	return ret;
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <sys/file.h>
 
+#include "kstats_fileio.h"
 #include "pull_run.h"
 
 int pull_take_lock(const struct pull_opts *o, int *out)
@@ -18,11 +19,10 @@ int pull_take_lock(const struct pull_opts *o, int *out)
 	int fd, n;
 
 	snprintf(path, sizeof(path), "%s/lock", o->state_dir);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+	fd = kstats_open_regular(path, O_RDWR | O_CREAT, 0640);
 	if (fd < 0) {
-		n = -errno;
-		fprintf(stderr, "kstats pull: cannot open %s: %s\n", path, strerror(errno));
-		return n;
+		fprintf(stderr, "kstats pull: cannot open %s: %s\n", path, pull_open_error(fd));
+		return fd;
 	}
 	while (flock(fd, LOCK_EX | LOCK_NB)) {
 		if (errno != EWOULDBLOCK && errno != EINTR) {

@@ -19,10 +19,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
-#include <json-c/json.h>
 
 #include "atom_schema.h"
 #include "hist.h"
+#include "kstats_status.h"
 #include "pull.h"
 
 #define PULL_DEFAULT_STATE_DIR "/var/lib/kernelstats/state"
@@ -51,7 +51,7 @@ struct pull_run {
 	uint64_t pull_id;
 	struct atom_slot **atoms;
 	size_t natoms, cap;
-	json_object *status;		/* loader status, NULL if none */
+	struct kstats_status status;	/* loader status, empty if none */
 	bool status_read;
 	unsigned int maps_read, maps_failed, maps_denied;
 };

@@ -14,7 +14,7 @@
 
 #include "kstats_pins.h"
 #include "pull_run.h"
-#include "status.h"
+#include "kstats_status.h"
 
 static bool fixed_clock;
 static uint64_t fixed_boot_ns, fixed_real_ns;
@@ -41,40 +41,32 @@ int pull_fix_clock(const char *s)
 	return 0;
 }
 
-/* Only the maps' creation times are used: any release's status file will do. */
-static json_object *loader_status(struct pull_run *r)
+/* Only the maps' creation times are used: a missing status is no error. */
+static const struct kstats_status *loader_status(struct pull_run *r)
 {
+	char err[1024];
+	int ret;
+
 	if (!r->status_read) {
 		r->status_read = true;
-		r->status = json_object_from_file(r->o->status_file);
-		if (!r->status && access(r->o->status_file, F_OK) == 0)
-			fprintf(stderr, "kstats pull: warning: %s does not parse: %s; using "
-				"program load times\n", r->o->status_file,
-				json_util_get_last_err());
+		ret = kstats_status_read(r->o->status_file, &r->status, err, sizeof(err));
+		if (ret && ret != -ENOENT)
+			fprintf(stderr, "kstats pull: warning: %s; using program load times\n",
+				err);
 	}
-	return r->status;
+	return &r->status;
 }
 
 static bool status_created(struct pull_run *r, uint32_t map_id, uint64_t *boot,
 			   uint64_t *real)
 {
-	json_object *objs = kstats_jarr(loader_status(r), "objects"), *maps, *m;
-	size_t i, j;
+	const struct kstats_status_map *m = kstats_status_map_by_id(loader_status(r), map_id);
 
-	for (i = 0; objs && i < json_object_array_length(objs); i++) {
-		maps = kstats_jarr(json_object_array_get_idx(objs, i), "maps");
-		for (j = 0; maps && j < json_object_array_length(maps); j++) {
-			m = json_object_array_get_idx(maps, j);
-			if (kstats_jint(m, "map_id") != map_id ||
-			    kstats_jint(m, "created_boottime_ns") <= 0)
-				continue;
-			*boot = kstats_jint(m, "created_boottime_ns");
-			*real = kstats_jint(m, "created_realtime_ns") > 0 ?
-				kstats_jint(m, "created_realtime_ns") : 0;
-			return true;
-		}
-	}
-	return false;
+	if (!m || !m->created_boot_ns)
+		return false;
+	*boot = m->created_boot_ns;
+	*real = m->created_real_ns;
+	return true;
 }
 
 /* Earliest load time (boot-time ns) of a pinned program of obj using map_id. */

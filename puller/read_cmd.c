@@ -236,10 +236,14 @@ static int cmp_rows(const void *a, const void *b, void *arg)
 	return 0;
 }
 
-/* A map name the object lacks is a usage error; the rest as every command. */
+/*
+ * A map name the object lacks, a --pin that is no map, an --obj that is no
+ * BPF object: usage errors; the rest as every command.
+ */
 static int exit_code(int ret)
 {
-	return ret == -ESRCH ? KSTATS_EXIT_USAGE : kstats_exit_code(ret);
+	return ret == -ESRCH || ret == -EMEDIUMTYPE || ret == -ENOEXEC ?
+	       KSTATS_EXIT_USAGE : kstats_exit_code(ret);
 }
 
 static int read_and_print(const struct kstats_map_opts *mo, bool json)

@@ -28,6 +28,12 @@ static int add_object(struct kstats_snapshot *s, const char *obj_dir,
 	if (kstats_obj_name(path, obj, sizeof(obj)))
 		return 0;
 	ret = kstats_objmeta_read(path, &meta, err, errlen);
+	/* One bad file (empty, garbage, a dangling link) must not hide the rest. */
+	if (ret && ret != -ENOMEM) {
+		fprintf(stderr, "kstats dump: warning: %s; skipped (fix or remove it)\n", err);
+		*err = 0;
+		return 0;
+	}
 	if (ret)
 		return ret;
 	h = realloc(s->hists, (s->nhists + meta.nhists) * sizeof(*h) ?: 1);

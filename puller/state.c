@@ -6,11 +6,13 @@
  * through durable_write() so that a crash leaves the old or the new file.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <json-c/json.h>
 #include <zlib.h>
@@ -259,15 +261,18 @@ int state_decode(const char *buf, size_t len, struct pull_state *st,
 {
 	struct json_tokener *tok = NULL;
 	json_object *root = NULL;
-	char canon[128];
+	char canon[128], head[128];
 	unsigned long crc;
-	size_t blen;
+	size_t blen, n = len < sizeof(head) - 1 ? len : sizeof(head) - 1;
 	int version, hlen = 0, ret = -EBADMSG;
 
 	memset(st, 0, sizeof(*st));
+	/* buf need not end in a NUL: sscanf gets a terminated copy of the header. */
+	memcpy(head, buf, n);
+	head[n] = 0;
 	if (len < sizeof(STATE_MAGIC) || memcmp(buf, STATE_MAGIC " ", sizeof(STATE_MAGIC)) ||
-	    !memchr(buf, '\n', len < 128 ? len : 128) ||
-	    sscanf(buf, STATE_MAGIC " %d %lx %zu\n%n", &version, &crc, &blen, &hlen) != 3 ||
+	    !memchr(head, '\n', n) ||
+	    sscanf(head, STATE_MAGIC " %d %lx %zu\n%n", &version, &crc, &blen, &hlen) != 3 ||
 	    !hlen) {
 		snprintf(err, errlen, "no valid header");
 		return ret;
@@ -282,7 +287,7 @@ int state_decode(const char *buf, size_t len, struct pull_state *st,
 			 STATE_VERSION);
 		return ret;
 	}
-	if ((size_t)hlen + blen != len) {
+	if (blen > len || (size_t)hlen + blen != len) {
 		snprintf(err, errlen, "truncated or padded: %zu bytes, header says %zu",
 			 len - hlen, blen);
 		return ret;
@@ -311,10 +316,11 @@ out:
 
 static int read_all(const char *path, char **buf, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+	int fd = kstats_open_regular(path, O_RDONLY, 0), ret;
 
+	/* A symlink or a FIFO where the state should be is moved aside as corrupt. */
 	if (fd < 0)
-		return -errno;
+		return fd == -EINVAL || fd == -ELOOP ? -EBADMSG : fd;
 	ret = kstats_read_fd(fd, STATE_MAX_BYTES, buf, len);
 	close(fd);
 	return ret;
@@ -328,6 +334,10 @@ int state_load(const char *path, struct pull_state *st, char *err, size_t errlen
 
 	memset(st, 0, sizeof(*st));
 	ret = read_all(path, &buf, &len);
+	if (ret == -EBADMSG) {
+		snprintf(err, errlen, "a symlink or not a regular file");
+		return ret;
+	}
 	if (ret == -EFBIG) {
 		snprintf(err, errlen, "larger than %u bytes", STATE_MAX_BYTES);
 		return -EBADMSG;
@@ -343,15 +353,15 @@ int state_load(const char *path, struct pull_state *st, char *err, size_t errlen
 
 /* ---- crash-safe files ---- */
 
-int durable_write(const char *dir, const char *name, const void *buf, size_t len,
-		  const char *fault)
+static int write_temp(const char *tmp, const void *buf, size_t len, const char *fault)
 {
-	char tmp[4096], dst[4096], point[64];
+	char point[64];
 	int fd, ret;
 
-	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
-	snprintf(dst, sizeof(dst), "%s/%s", dir, name);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	/* A leftover, or a name someone planted: unlink(2) never follows it. */
+	if (unlink(tmp) && errno != ENOENT)
+		return -errno;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
 	if (fd < 0)
 		return -errno;
 	snprintf(point, sizeof(point), "%s-partial", fault);
@@ -365,18 +375,41 @@ int durable_write(const char *dir, const char *name, const void *buf, size_t len
 		ret = -errno;
 	if (close(fd) && !ret)
 		ret = -errno;
+	return ret;
+}
+
+static int durable_put(const char *dir, const char *name, const void *buf, size_t len,
+		       const char *fault, bool replace)
+{
+	char tmp[4096], dst[4096], point[64];
+	int ret;
+
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
+	snprintf(dst, sizeof(dst), "%s/%s", dir, name);
+	ret = write_temp(tmp, buf, len, fault);
 	if (ret)
 		goto err_out;
 	snprintf(point, sizeof(point), "%s-temp", fault);
 	pull_fault(point);
-	if (rename(tmp, dst)) {
-		ret = -errno;
+	ret = replace ? (rename(tmp, dst) ? -errno : 0) : kstats_rename_noreplace(tmp, dst);
+	if (ret)
 		goto err_out;
-	}
 	return kstats_fsync_dir(dir);
 err_out:
 	unlink(tmp);
 	return ret;
+}
+
+int durable_write(const char *dir, const char *name, const void *buf, size_t len,
+		  const char *fault)
+{
+	return durable_put(dir, name, buf, len, fault, true);
+}
+
+int durable_create(const char *dir, const char *name, const void *buf, size_t len,
+		   const char *fault)
+{
+	return durable_put(dir, name, buf, len, fault, false);
 }
 
 int durable_rename(const char *dir, const char *from, const char *to)
@@ -388,4 +421,60 @@ int durable_rename(const char *dir, const char *from, const char *to)
 	if (rename(src, dst))
 		return -errno;
 	return kstats_fsync_dir(dir);
+}
+
+int state_drop(const char *dir, const char *name)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return unlink(path) ? -errno : kstats_fsync_dir(dir);
+}
+
+int state_move_aside(const char *dir, const char *name, char *to, size_t len)
+{
+	char from[4096];
+	uint64_t secs = (uint64_t)time(NULL);
+	unsigned int n;
+	int ret = -EEXIST;
+
+	snprintf(from, sizeof(from), "%s/%s", dir, name);
+	/* Never over an earlier saved copy: each one is evidence. */
+	for (n = 0; n < 1000 && ret == -EEXIST; n++) {
+		if (n)
+			snprintf(to, len, "%s/%s.corrupt-%" PRIu64 "-%u", dir, name, secs, n);
+		else
+			snprintf(to, len, "%s/%s.corrupt-%" PRIu64, dir, name, secs);
+		ret = kstats_rename_noreplace(from, to);
+	}
+	return ret ?: kstats_fsync_dir(dir);
+}
+
+int pull_next_id(uint64_t state_id, uint64_t atoms_id, uint64_t *next)
+{
+	uint64_t last = state_id > atoms_id ? state_id : atoms_id;
+
+	/* Wrapping would make this pull overwrite atoms-0000000000.pb. */
+	if (last >= PULL_MAX_ID)
+		return -EOVERFLOW;
+	*next = last + 1;
+	return 0;
+}
+
+const char *pull_open_error(int err)
+{
+	return err == -ELOOP || err == -EINVAL ?
+	       "a symlink or not a regular file; remove it" : strerror(-err);
+}
+
+int pull_check_dirs(const char *state_dir, const char *out_dir)
+{
+	char msg[1024];
+
+	if (kstats_check_private_dir(state_dir, msg, sizeof(msg)) ||
+	    kstats_check_private_dir(out_dir, msg, sizeof(msg))) {
+		fprintf(stderr, "kstats pull: refusing %s\n", msg);
+		return -EPERM;
+	}
+	return 0;
 }

@@ -35,6 +35,7 @@ struct watcher {
 	bool json;
 	int id;				/* our consumer */
 	uint64_t count, printed;
+	uint64_t unprinted;		/* handed to us past --count or a write error */
 	int64_t real_minus_mono_ns;
 	struct field *fields;
 	size_t nfields;
@@ -64,6 +65,8 @@ static void usage(FILE *f)
 		"  --pin-dir DIR   pinned maps (default: " KSTATS_DEFAULT_PIN_DIR ")\n\n"
 		"Lost records are reported on stderr: those the kernel's ring buffer\n"
 		"had no room for, and those this watch fell too far behind to keep.\n"
+		"Reads are destructive: the summary accounts for every record read,\n"
+		"printed or read but not printed (past --count).\n"
 		"Exit status: 0 stopped by a signal or --count, 1 runtime error,\n"
 		"2 bad usage or unknown stream, 3 stream not loaded, 5 permission denied.\n",
 		DEFAULT_QUEUE);
@@ -233,11 +236,18 @@ static void on_record(void *ctx, const struct kstats_stream_record *rec)
 	struct watcher *w = ctx;
 	int ret;
 
-	if (w->write_err || (w->count && w->printed >= w->count))
+	/*
+	 * Ring reads are destructive and the reader drains the ring on stop:
+	 * what arrives past --count is counted, never silently eaten.
+	 */
+	if (w->write_err || (w->count && w->printed >= w->count)) {
+		w->unprinted++;
 		return;
+	}
 	ret = w->json ? print_json(w, rec) : print_text(w, rec);
 	if (ret || fflush(stdout)) {
 		w->write_err = errno ? errno : EIO;
+		w->unprinted++;
 		kstats_stream_request_stop(w->s);
 		return;
 	}
@@ -415,10 +425,12 @@ static void print_summary(struct watcher *w)
 	}
 	kstats_stream_consumer_stats(w->s, w->id, &cs);
 	fprintf(stderr, "kstats watch: %s: %" PRIu64 " records read, %" PRIu64 " lost in the "
-		"kernel (ring buffer full), %" PRIu64 " lost by this watch (queue full)%s\n",
+		"kernel (ring buffer full), %" PRIu64 " lost by this watch (queue full)%s; "
+		"%" PRIu64 " printed, %" PRIu64 " read but not printed (%s)\n",
 		kstats_stream_name(w->s), st.delivered,
 		st.kernel_drops - st.kernel_drops_at_open, cs.dropped,
-		st.malformed ? ", some malformed (object and loaded program differ)" : "");
+		st.malformed ? ", some malformed (object and loaded program differ)" : "",
+		w->printed, w->unprinted, w->write_err ? "output failed" : "past --count");
 }
 
 static int parse_u64(const char *s, const char *opt, uint64_t max, uint64_t *out)

@@ -661,7 +661,7 @@ static void test_reload_resets(void **state)
 	detach();
 	id = compaction_map_id();
 	snprintf(status, sizeof(status),
-		 "{\"objects\":[{\"name\":\"compaction\",\"maps\":[{\"name\":"
+		 "{\"version\":1,\"objects\":[{\"name\":\"compaction\",\"maps\":[{\"name\":"
 		 "\"compaction_duration_map\",\"pin\":\"x\",\"map_id\":%u,"
 		 "\"created_boottime_ns\":1000,\"created_realtime_ns\":5000}]}]}", id);
 	f = fopen(e.status, "w");

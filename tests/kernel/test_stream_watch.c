@@ -156,6 +156,31 @@ static void test_text_lines(void **state)
 	assert_true(out[2] == ':' && out[5] == ':' && out[8] == '.' && out[15] == ' ');
 }
 
+/*
+ * Ring reads are destructive: --count 1 over 50 waiting records prints one
+ * and accounts for every other record it took (issue 15, item 6).
+ */
+static void test_count_accounts_every_record_read(void **state)
+{
+	static const char *const args[] = { "burst", "--count", "1", NULL };
+	unsigned long long nread, kernel, queue, printed, unprinted;
+	const char *summary;
+
+	(void)state;
+	assert_int_equal(kstream_flood_run(&flood, "flood_burst", 50), 0);
+	assert_int_equal(watch(args), 0);
+	assert_int_equal(count_lines(slurp(out_path)), 1);
+	summary = strstr(slurp(err_path), "burst: ");
+	assert_non_null(summary);
+	assert_int_equal(sscanf(summary, "burst: %llu records read, %llu lost in the kernel "
+				"(ring buffer full), %llu lost by this watch (queue full); "
+				"%llu printed, %llu read but not printed (past --count)",
+				&nread, &kernel, &queue, &printed, &unprinted), 5);
+	assert_int_equal(printed, 1);
+	assert_true(nread >= 1 && nread <= 50);
+	assert_int_equal(nread, printed + unprinted + queue);
+}
+
 static bool wait_for_output(int timeout_ms)
 {
 	struct stat st;
@@ -232,6 +257,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_json_count),
 		T(test_text_lines),
+		T(test_count_accounts_every_record_read),
 		T(test_sigint_prints_everything_read),
 		T(test_sigterm_prints_everything_read),
 		T(test_errors_name_the_fix),

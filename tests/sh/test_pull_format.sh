@@ -29,7 +29,7 @@ rm -f "$PIN"/link_*
 MAP=$PIN/map_compaction_compaction_duration_map
 ID=$(bpftool -j map show pinned "$MAP" | jq .id) || fail "bpftool map show"
 cat >"$TMP/status.json" <<JSON
-{"objects":[{"name":"compaction","maps":[{"name":"compaction_duration_map",
+{"version":1,"objects":[{"name":"compaction","maps":[{"name":"compaction_duration_map",
  "pin":"$MAP","map_id":$ID,"created_boottime_ns":1000000000,
  "created_realtime_ns":1700000001000000000}]}]}
 JSON

@@ -21,7 +21,7 @@ public final class KernelTelemetryException extends IOException {
         /** The object defines no map of that name. */
         NO_SUCH_MAP(2),
         /** The path holds a program, a link, a directory or a file: no map. */
-        NOT_A_MAP(1),
+        NOT_A_MAP(2),
         /** The key/value layout does not fit the map (wrong object, no BTF). */
         LAYOUT_MISMATCH(1),
         /** A map type or leaf type the reader does not decode. */
@@ -38,8 +38,8 @@ public final class KernelTelemetryException extends IOException {
     }
 
     // errno values of Linux, as libkstats returns them.
-    private static final int EPERM = 1, ENOENT = 2, ESRCH = 3, EBADF = 9, EACCES = 13,
-            ENODEV = 19, EINVAL = 22, ENODATA = 61, EOPNOTSUPP = 95;
+    private static final int EPERM = 1, ENOENT = 2, ESRCH = 3, EACCES = 13,
+            ENODEV = 19, EINVAL = 22, ENODATA = 61, EOPNOTSUPP = 95, EMEDIUMTYPE = 124;
 
     private final int errno;
 
@@ -58,7 +58,7 @@ public final class KernelTelemetryException extends IOException {
             case ENOENT: case ENODEV: return Cause.NOT_LOADED;
             case EPERM: case EACCES: return Cause.PERMISSION_DENIED;
             case ESRCH: return Cause.NO_SUCH_MAP;
-            case EBADF: return Cause.NOT_A_MAP;
+            case EMEDIUMTYPE: return Cause.NOT_A_MAP;
             case EINVAL: case ENODATA: return Cause.LAYOUT_MISMATCH;
             case EOPNOTSUPP: return Cause.UNSUPPORTED;
             default: return Cause.ERROR;

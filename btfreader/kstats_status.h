@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The loader's status file, typed: the one reader of it (kstats status,
+ * dump, pull).  Written by kstats-loader as JSON:
+ * {"version":1,"kernel_release","boot_id","pin_dir","objects":[{"name","path",
+ *  "outcome","reason","critical","programs":[{"name","section","attach",
+ *  "attach_type","outcome","reason","prog_id","prog_pin","link_pin"}],
+ *  "maps":[{"name","pin","map_id","reused","created_boottime_ns",
+ *  "created_realtime_ns"}]}]}
+ * Only the version and the objects array are required; a member that is
+ * missing or of another type reads as "" or 0, and unknown members are
+ * ignored, so the writer may add fields without breaking readers.
+ */
+#ifndef KSTATS_STATUS_H
+#define KSTATS_STATUS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KSTATS_STATUS_VERSION 1
+
+struct json_object;
+
+/* Strings are never NULL and live as long as the kstats_status. */
+struct kstats_status_map {
+	const char *name, *pin;
+	uint32_t map_id;
+	bool reused;
+	uint64_t created_boot_ns, created_real_ns;	/* 0: unknown */
+	struct json_object *json;	/* its member of the file, for --json */
+};
+
+struct kstats_status_prog {
+	const char *name, *section, *attach, *attach_type, *outcome, *reason;
+	const char *prog_pin, *link_pin;
+	uint32_t prog_id;		/* 0: not loaded */
+	struct json_object *json;
+};
+
+struct kstats_status_obj {
+	const char *name, *path, *outcome, *reason;
+	bool critical;
+	struct kstats_status_prog *progs;
+	size_t nprogs;
+	struct kstats_status_map *maps;
+	size_t nmaps;
+	struct json_object *json;
+};
+
+struct kstats_status {
+	const char *kernel_release, *boot_id, *pin_dir;
+	struct kstats_status_obj *objs;
+	size_t nobjs;
+	struct json_object *json;	/* the whole file, for pass-through output */
+};
+
+/*
+ * Reads path (a regular file, never followed through a symlink): 0, or
+ * -ENOENT / -EACCES / -EINVAL (not a status file of this version) with a
+ * one-line reason naming the fix in err.
+ */
+int kstats_status_read(const char *path, struct kstats_status *st,
+		       char *err, size_t errlen);
+/* The same from a buffer (the fuzzer's entry); name is used in err. */
+int kstats_status_parse(const char *buf, size_t len, const char *name,
+			struct kstats_status *st, char *err, size_t errlen);
+void kstats_status_free(struct kstats_status *st);
+
+const struct kstats_status_obj *kstats_status_obj(const struct kstats_status *st,
+						  const char *name);
+const struct kstats_status_map *kstats_status_map_by_id(const struct kstats_status *st,
+							uint32_t map_id);
+/* Whether an object's outcome is a failure (FAILED_*). */
+bool kstats_status_failed(const struct kstats_status_obj *o);
+
+#endif /* KSTATS_STATUS_H */

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The typed loader-status reader (btfreader/kstats_status.h): tolerant of
+ * what a newer writer may add or change in type, strict about the version,
+ * and hostile-file safe (no symlink followed, no FIFO opened blocking).
+ * No kernel needed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <cmocka.h>
+
+#include "kstats_status.h"
+
+static char dir[64], path[128];
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/kstats-test-%d-status-XXXXXX", (int)getpid());
+	if (!mkdtemp(dir))
+		return -1;
+	snprintf(path, sizeof(path), "%s/loader-status.json", dir);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char target[160];
+
+	(void)state;
+	unlink(path);
+	snprintf(target, sizeof(target), "%s/target", dir);
+	unlink(target);
+	return rmdir(dir);
+}
+
+static int parse(const char *json, struct kstats_status *st, char *err, size_t len)
+{
+	return kstats_status_parse(json, strlen(json), "test.json", st, err, len);
+}
+
+static void test_typed_fields(void **state)
+{
+	static const char json[] =
+		"{\"version\":1,\"kernel_release\":\"6.1\",\"pin_dir\":\"/p\",\"objects\":["
+		"{\"name\":\"a\",\"path\":\"/o/a.bpf\",\"outcome\":\"LOADED\",\"critical\":true,"
+		"\"programs\":[{\"name\":\"p\",\"prog_id\":7,\"link_pin\":\"/p/l\"}],"
+		"\"maps\":[{\"name\":\"m\",\"pin\":\"/p/m\",\"map_id\":9,\"reused\":true,"
+		"\"created_boottime_ns\":100,\"created_realtime_ns\":200}]}]}";
+	const struct kstats_status_map *m;
+	struct kstats_status st;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(json, &st, err, sizeof(err)), 0);
+	assert_string_equal(st.kernel_release, "6.1");
+	assert_string_equal(st.pin_dir, "/p");
+	assert_string_equal(st.boot_id, "");
+	assert_int_equal(st.nobjs, 1);
+	assert_true(st.objs[0].critical);
+	assert_false(kstats_status_failed(&st.objs[0]));
+	assert_int_equal(st.objs[0].nprogs, 1);
+	assert_int_equal(st.objs[0].progs[0].prog_id, 7);
+	assert_string_equal(st.objs[0].progs[0].section, "");
+	m = kstats_status_map_by_id(&st, 9);
+	assert_non_null(m);
+	assert_string_equal(m->pin, "/p/m");
+	assert_true(m->reused);
+	assert_int_equal(m->created_boot_ns, 100);
+	assert_int_equal(m->created_real_ns, 200);
+	assert_ptr_equal(kstats_status_obj(&st, "a"), &st.objs[0]);
+	assert_null(kstats_status_obj(&st, "b"));
+	assert_null(kstats_status_map_by_id(&st, 0));
+	kstats_status_free(&st);
+}
+
+/* A newer writer's extra members and odd types read as absent, never fail. */
+static void test_tolerant(void **state)
+{
+	static const char json[] =
+		"{\"version\":1,\"future\":{\"x\":1},\"objects\":[7,null,"
+		"{\"name\":5,\"outcome\":\"FAILED_OBJECT\",\"critical\":\"yes\",\"new\":[],"
+		"\"programs\":{},\"maps\":[1,{\"name\":\"m\",\"map_id\":-3,"
+		"\"created_boottime_ns\":\"100\"},{\"map_id\":4294967296}]}]}";
+	struct kstats_status st;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(json, &st, err, sizeof(err)), 0);
+	assert_int_equal(st.nobjs, 1);
+	assert_string_equal(st.objs[0].name, "");
+	assert_false(st.objs[0].critical);
+	assert_true(kstats_status_failed(&st.objs[0]));
+	assert_int_equal(st.objs[0].nprogs, 0);
+	assert_int_equal(st.objs[0].nmaps, 2);
+	assert_int_equal(st.objs[0].maps[0].map_id, 0);
+	assert_int_equal(st.objs[0].maps[0].created_boot_ns, 0);
+	assert_int_equal(st.objs[0].maps[1].map_id, 0);	/* past u32: not an id */
+	kstats_status_free(&st);
+}
+
+static void test_versioned(void **state)
+{
+	static const char *const bad[] = {
+		"{\"objects\":[]}",
+		"{\"version\":2,\"objects\":[]}",
+		"{\"version\":\"1\",\"objects\":[]}",
+		"{\"version\":1,\"objects\":{}}",
+		"[1,2]",
+		"{\"version\":1,\"objects\":[",
+		"",
+	};
+	struct kstats_status st;
+	char err[256];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(parse(bad[i], &st, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "test.json"));
+		assert_non_null(strstr(err, "run kstats-loader"));
+		assert_null(st.json);
+	}
+	assert_int_equal(parse("{\"version\":2,\"objects\":[]}", &st, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "status version 2, this kstats reads version 1"));
+	assert_int_equal(parse("{\"version\":1,\"objects\":[", &st, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "truncated"));
+}
+
+static void write_file(const char *p, const char *text)
+{
+	FILE *f = fopen(p, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Never through a symlink, never blocking on a FIFO; a missing file says the fix. */
+static void test_hostile_files(void **state)
+{
+	struct kstats_status st;
+	char err[512], target[160];
+
+	(void)state;
+	assert_int_equal(kstats_status_read(path, &st, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "no loader status at"));
+
+	snprintf(target, sizeof(target), "%s/target", dir);
+	write_file(target, "{\"version\":1,\"objects\":[]}");
+	assert_int_equal(symlink(target, path), 0);
+	assert_int_equal(kstats_status_read(path, &st, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "is a symlink or not a regular file"));
+	assert_int_equal(unlink(path), 0);
+
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(kstats_status_read(path, &st, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "is a symlink or not a regular file"));
+	assert_int_equal(unlink(path), 0);
+
+	assert_int_equal(rename(target, path), 0);
+	assert_int_equal(kstats_status_read(path, &st, err, sizeof(err)), 0);
+	assert_int_equal(st.nobjs, 0);
+	kstats_status_free(&st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_typed_fields),
+		cmocka_unit_test(test_tolerant),
+		cmocka_unit_test(test_versioned),
+		cmocka_unit_test_setup_teardown(test_hostile_files, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
