@@ -13,6 +13,7 @@
 
 struct btf;
 struct json_object;
+struct pin_owner;
 
 #define LOADER_PATH_LEN 512
 #define LOADER_REASON_LEN 2048
@@ -23,6 +24,7 @@ enum {
 	EXIT_CRITICAL = 1,	/* a critical object failed */
 	EXIT_USAGE = 2,		/* bad option, --kver or config file */
 	EXIT_ENV = 3,		/* no BPF, no bpffs, unusable directory */
+	EXIT_LOCKED = 4,	/* another loader held the pin dir lock too long */
 };
 
 /* Outcome of an object and of each program; names in outcome_str(). */
@@ -102,6 +104,9 @@ struct loader_ctx {
 	size_t ndisabled;
 	struct btf *vmlinux_btf;	/* parsed once per run */
 	struct json_object *prev;	/* previous status file, or NULL */
+	struct pin_owner *owners;	/* owner.c: who owns each pin */
+	size_t nowners;
+	unsigned int lock_timeout_s;	/* wait for the pin dir lock at most this */
 	char libbpf_err[512];		/* libbpf's first warning of a step */
 };
 
@@ -148,10 +153,17 @@ bool is_pin_kind(const char *path, const char *kind);
 bool in_pin_dir(const struct loader_ctx *ctx, const char *path);
 struct kstats_objmeta;
 void adopt_prev_pins(struct loader_ctx *ctx, struct obj_result *res);
-void retire_programs(struct obj_result *res);
+void retire_programs(const struct loader_ctx *ctx, struct obj_result *res);
 void describe_kept_pins(struct loader_ctx *ctx, struct obj_result *res,
 			const struct kstats_objmeta *meta);
 void free_result(struct obj_result *res);
+
+/* owner.c */
+void owners_from_status(struct loader_ctx *ctx);
+const char *pin_owner_other(const struct loader_ctx *ctx, const char *pin,
+			    const char *obj);
+void owners_claim(struct loader_ctx *ctx, const struct obj_result *res);
+void owners_free(struct loader_ctx *ctx);
 
 /* object.c */
 void load_object(struct loader_ctx *ctx, const char *path, struct obj_result *res);

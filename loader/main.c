@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@
 #define DEFAULT_CONFIG "/etc/kernelstats/loader.conf"
 #define STATUS_NAME "loader-status.json"
 #define FLAG_NAME "progs_loaded"
+#define DEFAULT_LOCK_TIMEOUT 30u
 
 struct options {
 	const char *config;
@@ -59,6 +61,8 @@ static void usage(FILE *f)
 "  --disable OBJ[,OBJ]     skip these objects; \"all\" skips every object\n"
 "  --kver X.Y.Z            gate programs as if the kernel were X.Y.Z\n"
 "                          (default: $KSTATS_KVER, else uname -r)\n"
+"  --lock-timeout SEC      wait at most SEC seconds (default %u) for another\n"
+"                          loader to release the pin dir\n"
 "  --replace-incompatible  move a pinned map of the wrong shape aside\n"
 "                          (aside_<ns>_<pin>) instead of refusing the object\n"
 "  --unload                remove everything the loader pinned, and nothing else\n"
@@ -71,7 +75,9 @@ static void usage(FILE *f)
 "  1  a critical object (DEFINE_BPF_OBJECT(KSTATS_OBJ_CRITICAL)) failed;\n"
 "     with --unload: some pin could not be removed\n"
 "  2  bad usage: unknown option, bad --kver or KSTATS_KVER, bad config file\n"
-"  3  unusable environment: no BPF, no bpffs, unusable directory\n");
+"  3  unusable environment: no BPF, no bpffs, unusable directory\n"
+"  4  another kstats-loader held the pin dir lock for --lock-timeout seconds;\n"
+"     the status file is left to it\n", DEFAULT_LOCK_TIMEOUT);
 }
 
 
@@ -81,6 +87,19 @@ static int bad_usage(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\n");
 	return EXIT_USAGE;
+}
+
+static int parse_seconds(const char *s, unsigned int *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v > 86400)
+		return -EINVAL;
+	*out = v;
+	return 0;
 }
 
 static int parse_args(int argc, char **argv, struct loader_ctx *ctx,
@@ -95,6 +114,7 @@ static int parse_args(int argc, char **argv, struct loader_ctx *ctx,
 		{ "disable", required_argument, NULL, 'd' },
 		{ "kver", required_argument, NULL, 'k' },
 		{ "replace-incompatible", no_argument, NULL, 'R' },
+		{ "lock-timeout", required_argument, NULL, 'L' },
 		{ "unload", no_argument, NULL, 'U' },
 		{ "boot", no_argument, NULL, 'b' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -113,6 +133,11 @@ static int parse_args(int argc, char **argv, struct loader_ctx *ctx,
 		case 'c': o->config = optarg; break;
 		case 'k': o->kver = optarg; break;
 		case 'R': ctx->replace_incompatible = true; break;
+		case 'L':
+			if (parse_seconds(optarg, &ctx->lock_timeout_s))
+				return bad_usage("--lock-timeout '%s' is not a number of "
+						 "seconds", optarg);
+			break;
 		case 'U': o->unload = true; break;
 		case 'b': o->boot = true; break;
 		case 'v': log_set_verbose(true); break;
@@ -188,9 +213,36 @@ static int set_config(struct loader_ctx *ctx, const struct options *o)
 	return EXIT_OK;
 }
 
-/* Mounted bpffs, pin dir created and locked: returns the lock fd. */
-static int prepare_pin_dir(const char *pin_dir, char *err, size_t len)
+/*
+ * One loader per pin dir at a time: a second one waits, but at most
+ * ctx->lock_timeout_s, so that nothing can hold a boot-time run forever.
+ */
+static int lock_pin_dir(const struct loader_ctx *ctx, int fd, char *err, size_t len)
 {
+	const struct timespec pause = { 0, 50 * 1000 * 1000 };
+	__u64 deadline = clock_ns(CLOCK_MONOTONIC) +
+			 ctx->lock_timeout_s * 1000000000ull;
+
+	while (flock(fd, LOCK_EX | LOCK_NB)) {
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			snprintf(err, len, "cannot lock %s: %s", ctx->pin_dir, strerror(errno));
+			return -errno;
+		}
+		if (clock_ns(CLOCK_MONOTONIC) >= deadline) {
+			snprintf(err, len, "another kstats-loader has held the lock on %s for "
+				 "%u s; wait for it to finish, or stop it, then run again (or "
+				 "pass --lock-timeout)", ctx->pin_dir, ctx->lock_timeout_s);
+			return -EWOULDBLOCK;
+		}
+		nanosleep(&pause, NULL);
+	}
+	return 0;
+}
+
+/* Mounted bpffs, pin dir created and locked: returns the lock fd. */
+static int prepare_pin_dir(const struct loader_ctx *ctx, char *err, size_t len)
+{
+	const char *pin_dir = ctx->pin_dir;
 	int ret = kstats_ensure_bpffs(pin_dir, err, len), fd;
 
 	if (ret)
@@ -210,13 +262,15 @@ static int prepare_pin_dir(const char *pin_dir, char *err, size_t len)
 		snprintf(err, len, "%s: %s", pin_dir, strerror(-ret));
 		return ret;
 	}
-	/* One loader per pin dir at a time: a second one waits. */
-	fd = open(pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || flock(fd, LOCK_EX)) {
+	fd = open(pin_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
 		ret = -errno;
-		snprintf(err, len, "cannot lock %s: %s", pin_dir, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+		snprintf(err, len, "cannot open %s: %s", pin_dir, strerror(errno));
+		return ret;
+	}
+	ret = lock_pin_dir(ctx, fd, err, len);
+	if (ret) {
+		close(fd);
 		return ret;
 	}
 	return fd;
@@ -357,10 +411,16 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 		return EXIT_ENV;
 	if (!o->unload && !bpf_usable(err, sizeof(err)))
 		return fail_env(ctx, started, "%s", err);
-	lock = prepare_pin_dir(ctx->pin_dir, err, sizeof(err));
+	lock = prepare_pin_dir(ctx, err, sizeof(err));
+	if (lock == -EWOULDBLOCK) {
+		/* The status file is the lock holder's to write. */
+		log_msg(LOG_ERR, "%s", err);
+		return EXIT_LOCKED;
+	}
 	if (lock < 0)
 		return fail_env(ctx, started, "%s", err);
 	status_load_prev(ctx);	/* under the lock: the last run's, complete */
+	owners_from_status(ctx);
 	txn_remove_stale(ctx->pin_dir);
 	if (o->unload) {
 		ret = unload_all(ctx);
@@ -386,6 +446,7 @@ out:
 		free_result(&res[i]);
 	free(res);
 	btf__free(ctx->vmlinux_btf);
+	owners_free(ctx);
 	close(lock);
 	return ret;
 }
@@ -393,10 +454,13 @@ out:
 int main(int argc, char **argv)
 {
 	struct loader_ctx ctx = { .obj_dir = DEFAULT_OBJ_DIR,
-				  .pin_dir = KSTATS_DEFAULT_PIN_DIR };
+				  .pin_dir = KSTATS_DEFAULT_PIN_DIR,
+				  .lock_timeout_s = DEFAULT_LOCK_TIMEOUT };
 	struct options o = {};
 	int ret;
 
+	/* A closed stdout must not kill us before the status file is written. */
+	signal(SIGPIPE, SIG_IGN);
 	ret = parse_args(argc, argv, &ctx, &o);
 	ret = ret ?: set_kver(&ctx, &o);
 	ret = ret ?: set_config(&ctx, &o);
