@@ -199,6 +199,7 @@ void swap_free(struct link_swap *sw);
 __u64 clock_ns(int clockid);
 int write_file_atomic(const char *path, const char *data, size_t len);
 void status_load_prev(struct loader_ctx *ctx);
+void status_parse_prev(struct loader_ctx *ctx, const char *buf, size_t len);
 struct json_object *status_array(struct json_object *o, const char *key);
 struct json_object *prev_object(const struct loader_ctx *ctx, const char *name);
 void prev_map_created(const struct loader_ctx *ctx, const char *obj, const char *map,

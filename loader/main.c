@@ -33,6 +33,7 @@
 #define DEFAULT_CONFIG "/etc/kernelstats/loader.conf"
 #define STATUS_NAME "loader-status.json"
 #define FLAG_NAME "progs_loaded"
+#define LOCK_NAME "loader.lock"
 #define DEFAULT_LOCK_TIMEOUT 30u
 
 struct options {
@@ -62,7 +63,7 @@ static void usage(FILE *f)
 "  --kver X.Y.Z            gate programs as if the kernel were X.Y.Z\n"
 "                          (default: $KSTATS_KVER, else uname -r)\n"
 "  --lock-timeout SEC      wait at most SEC seconds (default %u) for another\n"
-"                          loader to release the pin dir\n"
+"                          loader to release <run-dir>/" LOCK_NAME "\n"
 "  --replace-incompatible  move a pinned map of the wrong shape aside\n"
 "                          (aside_<ns>_<pin>) instead of refusing the object\n"
 "  --unload                remove everything the loader pinned, and nothing else\n"
@@ -76,7 +77,7 @@ static void usage(FILE *f)
 "     with --unload: some pin could not be removed\n"
 "  2  bad usage: unknown option, bad --kver or KSTATS_KVER, bad config file\n"
 "  3  unusable environment: no BPF, no bpffs, unusable directory\n"
-"  4  another kstats-loader held the pin dir lock for --lock-timeout seconds;\n"
+"  4  another kstats-loader held the lock for --lock-timeout seconds;\n"
 "     the status file is left to it\n", DEFAULT_LOCK_TIMEOUT);
 }
 
@@ -214,36 +215,55 @@ static int set_config(struct loader_ctx *ctx, const struct options *o)
 }
 
 /*
- * One loader per pin dir at a time: a second one waits, but at most
- * ctx->lock_timeout_s, so that nothing can hold a boot-time run forever.
+ * One loader per pin dir (and its run dir) at a time: a second one waits,
+ * but at most ctx->lock_timeout_s, so that nothing holds a boot-time run
+ * forever.  The lock is a root-only file in the run dir, not the pin dir:
+ * group kstats can open the pin dir, and so could hold a lock on it.
  */
-static int lock_pin_dir(const struct loader_ctx *ctx, int fd, char *err, size_t len)
+static int lock_run_dir(const struct loader_ctx *ctx, char *err, size_t len)
 {
 	const struct timespec pause = { 0, 50 * 1000 * 1000 };
 	__u64 deadline = clock_ns(CLOCK_MONOTONIC) +
 			 ctx->lock_timeout_s * 1000000000ull;
+	char path[LOADER_PATH_LEN + 16];
+	struct stat st;
+	int fd, ret;
 
+	snprintf(path, sizeof(path), "%s/" LOCK_NAME, ctx->run_dir);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077)) {
+		ret = fd < 0 ? -errno : -EPERM;
+		snprintf(err, len, "cannot use lock file %s: %s; remove it", path,
+			 fd < 0 ? strerror(errno) : "not a regular file of ours, mode 0600");
+		goto fail;
+	}
 	while (flock(fd, LOCK_EX | LOCK_NB)) {
+		ret = -errno;
 		if (errno != EWOULDBLOCK && errno != EINTR) {
-			snprintf(err, len, "cannot lock %s: %s", ctx->pin_dir, strerror(errno));
-			return -errno;
+			snprintf(err, len, "cannot lock %s: %s", path, strerror(errno));
+			goto fail;
 		}
 		if (clock_ns(CLOCK_MONOTONIC) >= deadline) {
-			snprintf(err, len, "another kstats-loader has held the lock on %s for "
-				 "%u s; wait for it to finish, or stop it, then run again (or "
-				 "pass --lock-timeout)", ctx->pin_dir, ctx->lock_timeout_s);
-			return -EWOULDBLOCK;
+			snprintf(err, len, "another kstats-loader has held %s for %u s; wait "
+				 "for it to finish, or stop it, then run again (or pass "
+				 "--lock-timeout)", path, ctx->lock_timeout_s);
+			ret = -EWOULDBLOCK;
+			goto fail;
 		}
 		nanosleep(&pause, NULL);
 	}
-	return 0;
+	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return ret;
 }
 
-/* Mounted bpffs, pin dir created and locked: returns the lock fd. */
-static int prepare_pin_dir(const struct loader_ctx *ctx, char *err, size_t len)
+/* Mounted bpffs, pin dir created. */
+static int prepare_pin_dir(const char *pin_dir, char *err, size_t len)
 {
-	const char *pin_dir = ctx->pin_dir;
-	int ret = kstats_ensure_bpffs(pin_dir, err, len), fd;
+	int ret = kstats_ensure_bpffs(pin_dir, err, len);
 
 	if (ret)
 		return ret;
@@ -258,22 +278,9 @@ static int prepare_pin_dir(const struct loader_ctx *ctx, char *err, size_t len)
 		return -ENOTSUP;
 	}
 	ret = apply_owner(pin_dir, "root", "kstats", 0750);
-	if (ret) {
+	if (ret)
 		snprintf(err, len, "%s: %s", pin_dir, strerror(-ret));
-		return ret;
-	}
-	fd = open(pin_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(err, len, "cannot open %s: %s", pin_dir, strerror(errno));
-		return ret;
-	}
-	ret = lock_pin_dir(ctx, fd, err, len);
-	if (ret) {
-		close(fd);
-		return ret;
-	}
-	return fd;
+	return ret;
 }
 
 /* Creates the run dir and removes a stale completion flag, first thing. */
@@ -403,7 +410,7 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 {
 	struct obj_result *res = NULL;
 	__u64 started = clock_ns(CLOCK_BOOTTIME);
-	char flag[LOADER_PATH_LEN + 16], err[512];
+	char flag[LOADER_PATH_LEN + 16], err[2 * LOADER_PATH_LEN];
 	size_t n = 0, i;
 	int lock, ret;
 
@@ -411,14 +418,17 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 		return EXIT_ENV;
 	if (!o->unload && !bpf_usable(err, sizeof(err)))
 		return fail_env(ctx, started, "%s", err);
-	lock = prepare_pin_dir(ctx, err, sizeof(err));
-	if (lock == -EWOULDBLOCK) {
-		/* The status file is the lock holder's to write. */
+	lock = lock_run_dir(ctx, err, sizeof(err));
+	if (lock < 0) {
+		/* The status file is the lock holder's to write, or unwritable. */
 		log_msg(LOG_ERR, "%s", err);
-		return EXIT_LOCKED;
+		return lock == -EWOULDBLOCK ? EXIT_LOCKED : EXIT_ENV;
 	}
-	if (lock < 0)
-		return fail_env(ctx, started, "%s", err);
+	if (prepare_pin_dir(ctx->pin_dir, err, sizeof(err))) {
+		ret = fail_env(ctx, started, "%s", err);
+		close(lock);
+		return ret;
+	}
 	status_load_prev(ctx);	/* under the lock: the last run's, complete */
 	owners_from_status(ctx);
 	txn_remove_stale(ctx->pin_dir);

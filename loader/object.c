@@ -11,6 +11,7 @@
 #include <time.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
@@ -185,6 +186,27 @@ static int open_object(struct obj_load *l)
 
 /* ---- loading ---- */
 
+/*
+ * A ring whose consumer position cannot be mapped writable can never be
+ * read again: frozen (BPF_MAP_FREEZE), for one.  Other maps always pass.
+ */
+static bool ring_consumable(struct bpf_map *map, int fd, char *why, size_t len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (bpf_map__type(map) != BPF_MAP_TYPE_RINGBUF)
+		return true;
+	p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p != MAP_FAILED) {
+		munmap(p, page);
+		return true;
+	}
+	snprintf(why, len, "its consumer position cannot be mapped writable (%s)%s",
+		 strerror(errno), errno == EPERM ? ": the ring was frozen" : "");
+	return false;
+}
+
 static enum outcome prepare_map(struct obj_load *l, struct bpf_map *map)
 {
 	struct map_result *m = add_map(l->res, bpf_map__name(map), l->ctx);
@@ -209,6 +231,12 @@ static enum outcome prepare_map(struct obj_load *l, struct bpf_map *map)
 	ret = prev_map_types(l->ctx, l->res->name, m->name, fd_obj_id(fd), &known);
 	ret = map_shape_check(bpf_object__btf(l->obj), map, fd, ret ? NULL : &known,
 			      why, sizeof(why));
+	if (!ret && !ring_consumable(map, fd, why, sizeof(why))) {
+		/* Its events are in flight, not counts: nothing is lost. */
+		log_msg(LOG_WARNING, "%s: recreating %s: %s", l->res->name, m->pin, why);
+		close(fd);
+		return OUT_LOADED;
+	}
 	if (!ret) {
 		ret = bpf_map__reuse_fd(map, fd);
 		m->reused = !ret;

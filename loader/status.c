@@ -5,12 +5,14 @@
  * which pins it owns and when reused maps were created.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <json-c/json.h>
 
 #include "kstats_fileio.h"
@@ -34,15 +36,22 @@ int write_file_atomic(const char *path, const char *data, size_t len)
 
 static struct json_object *get(struct json_object *o, const char *key);
 
-/* The previous status, when it is readable and about this pin dir. */
-void status_load_prev(struct loader_ctx *ctx)
+/* Far more than any status file the loader writes. */
+#define STATUS_MAX_BYTES (16u << 20)
+
+/* The previous status, when it parses and is about this pin dir. */
+void status_parse_prev(struct loader_ctx *ctx, const char *buf, size_t len)
 {
+	struct json_tokener *tok = json_tokener_new();
 	struct json_object *objs;
 	const char *pin_dir;
 
-	if (access(ctx->status_path, F_OK))
-		return;
-	ctx->prev = json_object_from_file(ctx->status_path);
+	ctx->prev = tok && len <= INT32_MAX ? json_tokener_parse_ex(tok, buf, len) : NULL;
+	if (tok && json_tokener_get_error(tok) != json_tokener_success) {
+		json_object_put(ctx->prev);
+		ctx->prev = NULL;
+	}
+	json_tokener_free(tok);
 	pin_dir = json_object_get_string(get(ctx->prev, "pin_dir"));
 	objs = get(ctx->prev, "objects");
 	if (!objs || !json_object_is_type(objs, json_type_array)) {
@@ -56,6 +65,30 @@ void status_load_prev(struct loader_ctx *ctx)
 	}
 	json_object_put(ctx->prev);
 	ctx->prev = NULL;
+}
+
+/* Read like any file others could have placed: regular, bounded, no links. */
+void status_load_prev(struct loader_ctx *ctx)
+{
+	int fd = open(ctx->status_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	size_t len;
+	char *buf;
+
+	if (fd < 0 && errno == ENOENT)
+		return;
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    kstats_read_fd(fd, STATUS_MAX_BYTES, &buf, &len)) {
+		log_msg(LOG_WARNING, "warning: ignoring %s: not a readable regular file "
+			"(%s); its pins are not known to this run", ctx->status_path,
+			fd < 0 ? strerror(errno) : "wrong type or size");
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	close(fd);
+	status_parse_prev(ctx, buf, len);
+	free(buf);
 }
 
 static struct json_object *find_named(struct json_object *arr, const char *name)

@@ -39,57 +39,6 @@ static int setup(void **state)
 	return ltest_setup(state, 'h', true);
 }
 
-/*
- * The loader with stdout on out_fd (-1: the output file) and stderr on the
- * output file; killed after timeout_s.  Exit code, 128+signal, or -ETIMEDOUT.
- */
-static int run_bounded(struct ltest *t, int out_fd, int timeout_s, ...)
-{
-	const char *argv[24] = { NULL, "--obj-dir", t->kt.obj_dir, "--pin-dir",
-				 t->kt.pin_dir, "--run-dir", t->run_dir };
-	const struct timespec pause = { 0, 20 * 1000 * 1000 };
-	char loader[300];
-	int argc = 7, status, waited = 0, err;
-	va_list ap;
-	pid_t pid;
-
-	snprintf(loader, sizeof(loader), "%s/kstats-loader", t->kt.build);
-	argv[0] = loader;
-	va_start(ap, timeout_s);
-	while (argc < 23 && (argv[argc] = va_arg(ap, const char *)))
-		argc++;
-	va_end(ap);
-	err = open(t->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (err < 0)
-		return -errno;
-	fflush(NULL);
-	pid = fork();
-	if (!pid) {
-		dup2(out_fd >= 0 ? out_fd : err, STDOUT_FILENO);
-		dup2(err, STDERR_FILENO);
-		signal(SIGPIPE, SIG_DFL);	/* as a shell would start it */
-		execv(loader, (char *const *)argv);
-		_exit(127);
-	}
-	close(err);
-	if (pid < 0)
-		return -errno;
-	while (!waitpid(pid, &status, WNOHANG)) {
-		if (waited++ >= timeout_s * 50) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			fprintf(stderr, "kstats-loader still running after %d s: killed\n",
-				timeout_s);
-			return -ETIMEDOUT;
-		}
-		nanosleep(&pause, NULL);
-	}
-	json_object_put(t->status);
-	t->status = access(t->status_path, F_OK) ? NULL :
-		    json_object_from_file(t->status_path);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 static void obj_path(const struct ltest *t, const char *name, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/%s.bpf", t->kt.obj_dir, name);
@@ -152,7 +101,7 @@ static void test_non_regular_entries(void **state)
 	obj_path(t, "dangling", path, sizeof(path));
 	assert_int_equal(symlink("/nonexistent/x.bpf", path), 0);
 
-	assert_int_equal(run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
+	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
 	close(sock);
 	assert_flag_written(t);
 	assert_string_equal(ltest_outcome(t, "compaction", NULL), "LOADED");
@@ -172,7 +121,7 @@ static void test_closed_stdout_pipe(void **state)
 
 	assert_int_equal(pipe(fds), 0);
 	close(fds[0]);
-	assert_int_equal(run_bounded(t, fds[1], RUN_TIMEOUT_S, NULL), 0);
+	assert_int_equal(ltest_run_bounded(t, fds[1], RUN_TIMEOUT_S, NULL), 0);
 	close(fds[1]);
 	assert_flag_written(t);
 	assert_string_equal(ltest_outcome(t, "compaction", NULL), "LOADED");
@@ -190,19 +139,21 @@ static double now_s(void)
 static void test_held_lock(void **state)
 {
 	struct ltest *t = *state;
+	char lock[512];
 	double started;
 	int fd;
 
-	assert_int_equal(run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
-	fd = open(t->kt.pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
+	snprintf(lock, sizeof(lock), "%s/loader.lock", t->run_dir);
+	fd = open(lock, O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
 	assert_int_equal(flock(fd, LOCK_EX), 0);
 	started = now_s();
-	assert_int_equal(run_bounded(t, -1, 60, "--lock-timeout", "1", NULL), EXIT_LOCKED);
+	assert_int_equal(ltest_run_bounded(t, -1, 60, "--lock-timeout", "1", NULL), EXIT_LOCKED);
 	assert_true(now_s() - started < 30);
-	assert_true(ltest_output_has(t, "another kstats-loader has held the lock on"));
+	assert_true(ltest_output_has(t, "another kstats-loader has held"));
 	close(fd);
-	assert_int_equal(run_bounded(t, -1, RUN_TIMEOUT_S, "--lock-timeout", "1", NULL), 0);
+	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, "--lock-timeout", "1", NULL), 0);
 	assert_string_equal(ltest_outcome(t, "compaction", NULL), "LOADED");
 }
 
@@ -218,7 +169,7 @@ static void test_bad_names(void **state)
 	assert_int_equal(ltest_add(t, "bpf/compaction.bpf", long_name), 0);
 	assert_int_equal(ltest_add(t, "bpf/compaction.bpf", "dot.ted"), 0);
 	assert_int_equal(ltest_add_bytes(t, "bad\nname\033[2J", "x", 1), 0);
-	assert_int_equal(run_bounded(t, -1, RUN_TIMEOUT_S, "--boot", NULL), 0);
+	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, "--boot", NULL), 0);
 	assert_flag_written(t);
 	assert_refused(t, "", "an object needs a name before .bpf");
 	assert_refused(t, "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn...",
@@ -301,7 +252,7 @@ static void test_pin_name_collision(void **state)
 
 	ltest_remove(t, "compaction");
 	assert_int_equal(ltest_add(t, TB("owner_ab"), "a_b"), 0);
-	assert_int_equal(run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
+	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
 	assert_string_equal(ltest_outcome(t, "a_b", NULL), "LOADED");
 	collision_pins(t, &first);
 	assert_true(first.map_id && first.prog_id);
@@ -309,7 +260,7 @@ static void test_pin_name_collision(void **state)
 	/* "a" sorts first, but a_b owns the names. */
 	assert_int_equal(ltest_add(t, TB("owner_a"), "a"), 0);
 	for (run = 0; run < 2; run++) {
-		assert_int_equal(run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
+		assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
 		assert_owner_refused(t, "a", "a_b");
 		assert_string_equal(ltest_outcome(t, "a_b", NULL), "LOADED");
 		collision_pins(t, &now);
@@ -330,11 +281,11 @@ static void test_pin_name_collision_fresh(void **state)
 	ltest_remove(t, "compaction");
 	assert_int_equal(ltest_add(t, TB("owner_ab"), "a_b"), 0);
 	assert_int_equal(ltest_add(t, TB("owner_a"), "a"), 0);
-	assert_int_equal(run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
+	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
 	assert_string_equal(ltest_outcome(t, "a", NULL), "LOADED");
 	assert_owner_refused(t, "a_b", "a");
 	collision_pins(t, &first);
-	assert_int_equal(run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
+	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
 	assert_owner_refused(t, "a_b", "a");
 	collision_pins(t, &now);
 	assert_int_equal(now.map_id, first.map_id);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <sys/prctl.h>
 #include <linux/capability.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <bpf/bpf.h>
 
 #include "kstats_pins.h"
@@ -195,6 +197,57 @@ int ltest_run(struct ltest *t, ...)
 	t->status = access(t->status_path, F_OK) ? NULL :
 		    json_object_from_file(t->status_path);
 	return ret;
+}
+
+/*
+ * The loader with stdout on out_fd (-1: the output file) and stderr on the
+ * output file; killed after timeout_s.  Exit code, 128+signal, or -ETIMEDOUT.
+ */
+int ltest_run_bounded(struct ltest *t, int out_fd, int timeout_s, ...)
+{
+	const char *argv[24] = { NULL, "--obj-dir", t->kt.obj_dir, "--pin-dir",
+				 t->kt.pin_dir, "--run-dir", t->run_dir };
+	const struct timespec pause = { 0, 20 * 1000 * 1000 };
+	char loader[300];
+	int argc = 7, status, waited = 0, err;
+	va_list ap;
+	pid_t pid;
+
+	snprintf(loader, sizeof(loader), "%s/kstats-loader", t->kt.build);
+	argv[0] = loader;
+	va_start(ap, timeout_s);
+	while (argc < 23 && (argv[argc] = va_arg(ap, const char *)))
+		argc++;
+	va_end(ap);
+	err = open(t->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (err < 0)
+		return -errno;
+	fflush(NULL);
+	pid = fork();
+	if (!pid) {
+		dup2(out_fd >= 0 ? out_fd : err, STDOUT_FILENO);
+		dup2(err, STDERR_FILENO);
+		signal(SIGPIPE, SIG_DFL);	/* as a shell would start it */
+		execv(loader, (char *const *)argv);
+		_exit(127);
+	}
+	close(err);
+	if (pid < 0)
+		return -errno;
+	while (!waitpid(pid, &status, WNOHANG)) {
+		if (waited++ >= timeout_s * 50) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			fprintf(stderr, "kstats-loader still running after %d s: killed\n",
+				timeout_s);
+			return -ETIMEDOUT;
+		}
+		nanosleep(&pause, NULL);
+	}
+	json_object_put(t->status);
+	t->status = access(t->status_path, F_OK) ? NULL :
+		    json_object_from_file(t->status_path);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 bool ltest_output_has(const struct ltest *t, const char *s)

@@ -42,6 +42,12 @@ void ltest_remove(struct ltest *t, const char *as);
 
 /* Runs the loader (--run-dir added) with NULL-terminated extra args; exit code. */
 int ltest_run(struct ltest *t, ...);
+/*
+ * Same, bounded: stdout on out_fd (-1: the output file), stderr on the
+ * output file, killed after timeout_s.  Exit code, 128 + signal, or
+ * -ETIMEDOUT: a loader that blocks fails the test instead of hanging it.
+ */
+int ltest_run_bounded(struct ltest *t, int out_fd, int timeout_s, ...);
 /* Whether the last run's output (stdout and stderr) contains s. */
 bool ltest_output_has(const struct ltest *t, const char *s);
 
