@@ -102,7 +102,8 @@ struct loader_ctx {
 	bool disable_all;
 	char **disabled;		/* object names */
 	size_t ndisabled;
-	struct btf *vmlinux_btf;	/* parsed once per run */
+	struct btf *vmlinux_btf;	/* parsed at most once per run (gate.c) */
+	bool vmlinux_tried;
 	struct json_object *prev;	/* previous status file, or NULL */
 	struct pin_owner *owners;	/* owner.c: who owns each pin */
 	size_t nowners;
@@ -134,7 +135,7 @@ bool is_disabled(const struct loader_ctx *ctx, const char *obj);
 void free_config(struct loader_ctx *ctx);
 
 /* gate.c */
-bool attach_point_exists(const struct loader_ctx *ctx, const char *section,
+bool attach_point_exists(struct loader_ctx *ctx, const char *section,
 			 char *why, size_t len);
 const char *variant_name(__u32 variant);
 

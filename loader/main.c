@@ -436,10 +436,6 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 		ret = unload_all(ctx);
 		goto out;
 	}
-	ctx->vmlinux_btf = btf__load_vmlinux_btf();
-	if (!ctx->vmlinux_btf)
-		log_msg(LOG_WARNING, "warning: no vmlinux BTF; tp_btf programs fall back "
-			"to raw_tp");
 	if (check_trusted(ctx->obj_dir, err, sizeof(err)) == -EPERM) {
 		ret = fail_env(ctx, started, "untrusted object directory: %s", err);
 		goto out;
