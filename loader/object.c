@@ -120,7 +120,7 @@ static struct bpf_object *open_mem(struct obj_load *l)
  * then costs one FAILED_OBJECT, not the whole boot-time run.  So each object
  * is parsed twice.  Measured (doc/loader.md): libFuzzer found a SEGV in
  * libbpf 1.1.2's bpf_object__open_mem() from three bit flips of a built
- * object within ~30000 inputs, while the child costs one fork per object.
+ * object in fewer than 33000 inputs; the child costs one fork per object.
  */
 static int probe_open(struct obj_load *l)
 {
