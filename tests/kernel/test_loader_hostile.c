@@ -183,34 +183,6 @@ static void test_bad_names(void **state)
 	assert_false(ltest_output_has(t, "bad\nname"));
 }
 
-static uint32_t pin_id(const char *pin)
-{
-	struct bpf_map_info info = {};	/* id first in map, prog and link info */
-	uint32_t len = sizeof(info);
-	int fd = bpf_obj_get(pin);
-
-	if (fd < 0)
-		return 0;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		info.id = 0;
-	close(fd);
-	return info.id;
-}
-
-static uint32_t link_prog_id(const char *pin)
-{
-	struct bpf_link_info info = {};
-	uint32_t len = sizeof(info);
-	int fd = bpf_obj_get(pin);
-
-	if (fd < 0)
-		return 0;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		info.prog_id = 0;
-	close(fd);
-	return info.prog_id;
-}
-
 struct collision {
 	char map[512], link[512];
 	uint32_t map_id, prog_id;
@@ -220,8 +192,8 @@ static void collision_pins(const struct ltest *t, struct collision *c)
 {
 	snprintf(c->map, sizeof(c->map), "%s/map_a_b_c", t->kt.pin_dir);
 	snprintf(c->link, sizeof(c->link), "%s/link_a_b_on_rename", t->kt.pin_dir);
-	c->map_id = pin_id(c->map);
-	c->prog_id = link_prog_id(c->link);
+	c->map_id = ltest_pin_id(c->map);
+	c->prog_id = ltest_link_prog(c->link);
 }
 
 static void assert_owner_refused(const struct ltest *t, const char *obj,

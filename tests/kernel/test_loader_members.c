@@ -84,14 +84,6 @@ static int load(struct ltest *t)
 	return 0;
 }
 
-static __u32 obj_id(int fd)
-{
-	struct bpf_map_info info = {};	/* map, prog and link info start {type, id} */
-	__u32 len = sizeof(info);
-
-	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
-}
-
 /*
  * In the member: every way to break one pin.  Returns what worked, in
  * why; 0 when nothing did.
@@ -254,9 +246,9 @@ static void test_frozen_ring_recreated(void **state)
 
 	assert_int_equal(load(t), 0);
 	ring_pin(t, ring, sizeof(ring));
+	old_id = ltest_pin_id(ring);
 	fd = bpf_obj_get(ring);
 	assert_true(fd >= 0);
-	old_id = obj_id(fd);
 	assert_int_equal(bpf_map_freeze(fd), 0);
 	close(fd);
 
@@ -266,10 +258,10 @@ static void test_frozen_ring_recreated(void **state)
 
 	assert_int_equal(load(t), 0);
 	assert_true(ltest_output_has(t, "the ring was frozen"));
+	new_id = ltest_pin_id(ring);
+	assert_int_not_equal(new_id, old_id);
 	fd = bpf_obj_get(ring);
 	assert_true(fd >= 0);
-	new_id = obj_id(fd);
-	assert_int_not_equal(new_id, old_id);
 	assert_ptr_not_equal(mmap(NULL, getpagesize(), PROT_READ | PROT_WRITE, MAP_SHARED,
 				  fd, 0), MAP_FAILED);
 	close(fd);
