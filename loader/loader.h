@@ -24,7 +24,7 @@ enum {
 	EXIT_CRITICAL = 1,	/* a critical object failed */
 	EXIT_USAGE = 2,		/* bad option, --kver or config file */
 	EXIT_ENV = 3,		/* no BPF, no bpffs, unusable directory */
-	EXIT_LOCKED = 4,	/* another loader held the pin dir lock too long */
+	EXIT_LOCKED = 4,	/* another loader held the run dir lock too long */
 };
 
 /* Outcome of an object and of each program; names in outcome_str(). */
@@ -107,7 +107,7 @@ struct loader_ctx {
 	struct json_object *prev;	/* previous status file, or NULL */
 	struct pin_owner *owners;	/* owner.c: who owns each pin */
 	size_t nowners;
-	unsigned int lock_timeout_s;	/* wait for the pin dir lock at most this */
+	unsigned int lock_timeout_s;	/* wait at most this for the run dir lock */
 	char libbpf_err[512];		/* libbpf's first warning of a step */
 };
 

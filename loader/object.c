@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * One object, start to end: gating from its own metadata, variant choice,
- * load (retried without a rejected variant or optional program), then
- * publication of its pins, all or nothing.
+ * One object, start to end: its file read once, its name and pin owners
+ * checked, gating from its own metadata, variant choice (variant.c), load
+ * (retried without a rejected variant or optional program), then
+ * publication of its pins, all or nothing (publish.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -411,8 +412,6 @@ static enum outcome load_loop(struct obj_load *l)
 	}
 	return OUT_FAILED_VERIFIER;	/* not reached: each try rejects one */
 }
-
-/* ---- publishing ---- */
 
 /* ---- one object ---- */
 

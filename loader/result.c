@@ -266,8 +266,7 @@ static void unpin(const char *path)
 /*
  * A clean skip: the object must not run, so its links and program pins go
  * (owned ones, and links named after its programs that no other object
- * owns); its maps stay pinned
- * with their counts.
+ * owns); its maps stay pinned with their counts.
  */
 void retire_programs(const struct loader_ctx *ctx, struct obj_result *res)
 {
