@@ -161,6 +161,7 @@ static void test_held_lock(void **state)
 static void test_bad_names(void **state)
 {
 	struct ltest *t = *state;
+	int kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	char long_name[96];
 
 	memset(long_name, 'n', sizeof(long_name) - 1);
@@ -169,6 +170,8 @@ static void test_bad_names(void **state)
 	assert_int_equal(ltest_add(t, "bpf/compaction.bpf", long_name), 0);
 	assert_int_equal(ltest_add(t, "bpf/compaction.bpf", "dot.ted"), 0);
 	assert_int_equal(ltest_add_bytes(t, "bad\nname\033[2J", "x", 1), 0);
+	assert_true(kmsg >= 0);
+	lseek(kmsg, 0, SEEK_END);	/* only what this run writes */
 	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, "--boot", NULL), 0);
 	assert_flag_written(t);
 	assert_refused(t, "", "an object needs a name before .bpf");
@@ -181,6 +184,8 @@ static void test_bad_names(void **state)
 		ltest_obj(t, ""), "pins")), 0);
 	assert_true(ltest_output_has(t, "bad\\x0aname\\x1b[2J"));
 	assert_false(ltest_output_has(t, "bad\nname"));
+	assert_true(ltest_kmsg_has(kmsg, "bad\\x0aname\\x1b[2J"));
+	close(kmsg);
 }
 
 struct collision {

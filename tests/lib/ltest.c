@@ -254,6 +254,21 @@ bool ltest_output_has(const struct ltest *t, const char *s)
 	return strstr(buf, s);
 }
 
+bool ltest_kmsg_has(int fd, const char *text)
+{
+	char rec[2048];
+	ssize_t n;
+
+	while ((n = read(fd, rec, sizeof(rec) - 1)) > 0 || (n < 0 && errno == EPIPE)) {
+		if (n <= 0)
+			continue;	/* overwritten records: read on */
+		rec[n] = 0;
+		if (strstr(rec, "kstats-loader[") && strstr(rec, text))
+			return true;
+	}
+	return false;
+}
+
 struct json_object *ltest_named(struct json_object *obj, const char *array,
 				const char *name)
 {

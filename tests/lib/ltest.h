@@ -50,6 +50,9 @@ int ltest_run_bounded(struct ltest *t, int out_fd, int timeout_s, ...);
 /* Whether the last run's output (stdout and stderr) contains s. */
 bool ltest_output_has(const struct ltest *t, const char *s);
 
+/* Whether a loader record read from the /dev/kmsg fd (non-blocking) has text. */
+bool ltest_kmsg_has(int fd, const char *text);
+
 struct json_object *ltest_obj(const struct ltest *t, const char *name);
 struct json_object *ltest_named(struct json_object *obj, const char *array,
 				const char *name);
