@@ -176,6 +176,7 @@ void map_type_names(const struct btf *obj_btf, struct bpf_map *map,
 		    struct map_types *types);
 int map_shape_check(const struct btf *obj_btf, struct bpf_map *map, int pinned_fd,
 		    const struct map_types *known, char *why, size_t len);
+bool ring_consumable(struct bpf_map *map, int fd, char *why, size_t len);
 
 struct pin_txn;
 struct pin_txn *txn_new(const char *pin_dir);

@@ -12,7 +12,6 @@
 #include <time.h>
 #include <fcntl.h>
 #include <unistd.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
@@ -84,25 +83,33 @@ static int read_fd(struct obj_load *l, int fd)
 
 /*
  * The object's bytes, read once: every later step parses them from memory.
- * Looked at before opening (lstat), so that a FIFO, device or socket is
- * never opened, and opened so that it cannot block or follow a link.
+ * A symlink is resolved once, here (the trust check judges its target);
+ * the target is looked at before opening (lstat), so that a FIFO, device or
+ * socket is never opened, and opened so that it cannot block or follow a
+ * link swapped in meanwhile.
  */
 static int read_object(struct obj_load *l)
 {
+	char *real = realpath(l->res->path, NULL);
 	struct stat st;
 	int fd, ret;
 
-	if (lstat(l->res->path, &st))
+	if (!real) {
+		set_outcome(l->res, OUT_FAILED_OBJECT, "cannot resolve %s: %s; remove it "
+			    "from the object directory", l->res->path, strerror(errno));
+		return -ENOENT;
+	}
+	if (lstat(real, &st))
 		ret = -errno;
 	else if (!S_ISREG(st.st_mode))
-		return not_regular(l, st.st_mode);
-	else if ((fd = open(l->res->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-			    O_CLOEXEC)) < 0)
+		ret = not_regular(l, st.st_mode);
+	else if ((fd = open(real, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) < 0)
 		ret = errno == ELOOP ? not_regular(l, S_IFLNK) : -errno;
 	else {
 		ret = read_fd(l, fd);
 		close(fd);
 	}
+	free(real);
 	if (ret && !outcome_failed(l->res->outcome))
 		set_outcome(l->res, OUT_FAILED_OBJECT, "cannot read %s: %s", l->res->path,
 			    strerror(-ret));
@@ -186,27 +193,6 @@ static int open_object(struct obj_load *l)
 }
 
 /* ---- loading ---- */
-
-/*
- * A ring whose consumer position cannot be mapped writable can never be
- * read again: frozen (BPF_MAP_FREEZE), for one.  Other maps always pass.
- */
-static bool ring_consumable(struct bpf_map *map, int fd, char *why, size_t len)
-{
-	long page = sysconf(_SC_PAGESIZE);
-	void *p;
-
-	if (bpf_map__type(map) != BPF_MAP_TYPE_RINGBUF)
-		return true;
-	p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p != MAP_FAILED) {
-		munmap(p, page);
-		return true;
-	}
-	snprintf(why, len, "its consumer position cannot be mapped writable (%s)%s",
-		 strerror(errno), errno == EPERM ? ": the ring was frozen" : "");
-	return false;
-}
 
 static enum outcome prepare_map(struct obj_load *l, struct bpf_map *map)
 {
