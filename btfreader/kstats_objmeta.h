@@ -21,6 +21,9 @@ struct kstats_objmeta {
 /* Returns 0, or -errno with a one-line reason in err. */
 int kstats_objmeta_read(const char *path, struct kstats_objmeta *meta,
 			char *err, size_t errlen);
+/* The same from an object already in memory; what names it in err. */
+int kstats_objmeta_read_mem(void *buf, size_t len, const char *what,
+			    struct kstats_objmeta *meta, char *err, size_t errlen);
 void kstats_objmeta_free(struct kstats_objmeta *meta);
 
 const struct kstats_map_meta *
@@ -33,7 +36,10 @@ const struct kstats_stream_meta *
 kstats_objmeta_stream(const struct kstats_objmeta *meta, const char *name);
 
 struct dirent;
-/* The *.bpf files of dir in sorted order (scandir); count or -errno. */
+/*
+ * The *.bpf files of dir in sorted order (scandir); count or -errno.  A bare
+ * ".bpf" is listed too: its empty name is for the caller to refuse.
+ */
 int kstats_scan_objects(const char *dir, struct dirent ***ents);
 
 /* "compaction" from ".../compaction.bpf" into buf. */

@@ -120,14 +120,37 @@ static int read_sections(Elf *elf, struct kstats_objmeta *m)
 	return ret;
 }
 
-int kstats_objmeta_read(const char *path, struct kstats_objmeta *m,
-			char *err, size_t errlen)
+/* Reads the metadata of elf (NULL: not ELF); what names it in errors. */
+static int objmeta_from_elf(Elf *elf, const char *what, struct kstats_objmeta *m,
+			    char *err, size_t errlen)
 {
-	Elf *elf = NULL;
-	struct stat st;
 	__u32 version;
-	int fd, ret;
+	int ret;
 
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		snprintf(err, errlen, "%s: not an ELF object", what);
+		return -ENOEXEC;
+	}
+	ret = read_sections(elf, m);
+	if (ret) {
+		snprintf(err, errlen, "%s: corrupt .kstats metadata: %s",
+			 what, strerror(-ret));
+		kstats_objmeta_free(m);
+		return ret;
+	}
+	if (foreign_version(m, &version)) {
+		snprintf(err, errlen, "%s: .kstats metadata version %u, this tool reads "
+			 "version %d; rebuild the object with this tree's headers",
+			 what, version, KSTATS_META_VERSION);
+		kstats_objmeta_free(m);
+		return -EPROTO;
+	}
+	terminate_names(m);
+	return 0;
+}
+
+static int objmeta_init(struct kstats_objmeta *m, char *err, size_t errlen)
+{
 	memset(m, 0, sizeof(*m));
 	m->obj.max_kver = KSTATS_KVER_INF;
 	m->obj.version = KSTATS_META_VERSION;
@@ -135,6 +158,18 @@ int kstats_objmeta_read(const char *path, struct kstats_objmeta *m,
 		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
 		return -EINVAL;
 	}
+	return 0;
+}
+
+int kstats_objmeta_read(const char *path, struct kstats_objmeta *m,
+			char *err, size_t errlen)
+{
+	struct stat st;
+	Elf *elf;
+	int fd, ret = objmeta_init(m, err, errlen);
+
+	if (ret)
+		return ret;
 	/* Non-blocking: a FIFO named *.bpf must not hang the reader. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
@@ -147,30 +182,23 @@ int kstats_objmeta_read(const char *path, struct kstats_objmeta *m,
 		return ret;
 	}
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		snprintf(err, errlen, "%s: not an ELF object", path);
-		ret = -ENOEXEC;
-		goto out;
-	}
-	ret = read_sections(elf, m);
-	if (ret) {
-		snprintf(err, errlen, "%s: corrupt .kstats metadata: %s",
-			 path, strerror(-ret));
-		kstats_objmeta_free(m);
-		goto out;
-	}
-	if (foreign_version(m, &version)) {
-		snprintf(err, errlen, "%s: .kstats metadata version %u, this tool reads "
-			 "version %d; rebuild the object with this tree's headers",
-			 path, version, KSTATS_META_VERSION);
-		kstats_objmeta_free(m);
-		ret = -EPROTO;
-		goto out;
-	}
-	terminate_names(m);
-out:
+	ret = objmeta_from_elf(elf, path, m, err, errlen);
 	elf_end(elf);
 	close(fd);
+	return ret;
+}
+
+int kstats_objmeta_read_mem(void *buf, size_t len, const char *what,
+			    struct kstats_objmeta *m, char *err, size_t errlen)
+{
+	Elf *elf;
+	int ret = objmeta_init(m, err, errlen);
+
+	if (ret)
+		return ret;
+	elf = elf_memory(buf, len);
+	ret = objmeta_from_elf(elf, what, m, err, errlen);
+	elf_end(elf);
 	return ret;
 }
 
@@ -231,7 +259,7 @@ static int bpf_filter(const struct dirent *d)
 {
 	size_t n = strlen(d->d_name);
 
-	return n > 4 && !strcmp(d->d_name + n - 4, ".bpf");
+	return n >= 4 && !strcmp(d->d_name + n - 4, ".bpf");
 }
 
 int kstats_scan_objects(const char *dir, struct dirent ***ents)

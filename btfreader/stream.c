@@ -388,12 +388,17 @@ static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t
 			return kstats_fail(err, errlen, ret,
 					   "%s is not pinned; run kstats-loader", pin);
 		return kstats_fail(err, errlen, ret, "%s: %s%s", pin, strerror(ret),
-				   ret == EACCES ? " (a reader needs root or group kstats)" : "");
+				   ret == EACCES ? " (stream rings are root-only: run kstats "
+				   "watch as root)" : "");
 	}
 	ret = claim_ring(s, pin, err, errlen);
 	if (ret)
 		return ret;
 	s->rb = ring_buffer__new(s->ring_fd, on_record, s, NULL);
+	if (!s->rb && errno == EPERM)
+		return kstats_fail(err, errlen, errno, "%s: the ring was frozen "
+				   "(BPF_MAP_FREEZE) and can no longer be read; run "
+				   "kstats-loader to recreate it", pin);
 	if (!s->rb)
 		return kstats_fail(err, errlen, errno, "%s: cannot map the ring: %s", pin,
 				   strerror(errno));

@@ -33,7 +33,9 @@ struct kstats_stream_hdr {
 #ifdef __bpf__
 
 /*
- * The ring is root:grp 0660: a reader maps the consumer position writable.
+ * The ring is root-only (0600): consuming it is destructive and needs a
+ * writable fd (the consumer position is mapped writable), and a writable fd
+ * can also BPF_MAP_FREEZE it for everyone.  grp reads the drop counter.
  * ring_bytes must be a power of two and a multiple of the page size.
  */
 #define DEFINE_BPF_STREAM(sname, rec_tag, ring_bytes, grp)		\
@@ -43,7 +45,7 @@ struct kstats_stream_hdr {
 		__uint(type, BPF_MAP_TYPE_RINGBUF);			\
 		__uint(max_entries, ring_bytes);			\
 	} sname##_ringbuf SEC(".maps");					\
-	__KSTATS_MAP_META(sname##_ringbuf, #sname "_ringbuf", root, grp, 0660); \
+	__KSTATS_MAP_META(sname##_ringbuf, #sname "_ringbuf", root, grp, 0600); \
 	DEFINE_BPF_MAP_GRO(sname##_drops, PERCPU_ARRAY, __u32, __u64, 1, grp); \
 	__KSTATS_META(KSTATS_SEC_STREAMS, struct kstats_stream_meta)	\
 	__kstats_stream_##sname = {					\

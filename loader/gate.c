@@ -59,13 +59,31 @@ static int tracefs_has_event(const char *event)
 	return found;
 }
 
-static bool btf_has(const struct loader_ctx *ctx, const char *prefix,
+/*
+ * The run's vmlinux BTF, parsed on first use (about 2 ms): a run whose
+ * objects are all disabled or out of range never parses it.  libbpf 1.1
+ * parses it again in each bpf_object__load(): its open options take a
+ * path (btf_custom_path), not a parsed struct btf.
+ */
+static const struct btf *vmlinux(struct loader_ctx *ctx)
+{
+	if (!ctx->vmlinux_btf && !ctx->vmlinux_tried) {
+		ctx->vmlinux_tried = true;
+		ctx->vmlinux_btf = btf__load_vmlinux_btf();
+		if (!ctx->vmlinux_btf)
+			log_msg(LOG_WARNING, "warning: no vmlinux BTF; tp_btf programs fall "
+				"back to raw_tp");
+	}
+	return ctx->vmlinux_btf;
+}
+
+static bool btf_has(struct loader_ctx *ctx, const char *prefix,
 		    const char *name, int kind)
 {
 	char full[256];
 
 	snprintf(full, sizeof(full), "%s%s", prefix, name);
-	return btf__find_by_name_kind(ctx->vmlinux_btf, full, kind) > 0;
+	return vmlinux(ctx) && btf__find_by_name_kind(vmlinux(ctx), full, kind) > 0;
 }
 
 /*
@@ -122,27 +140,27 @@ static bool kprobe_exists(const char *target, char *why, size_t len)
 	return false;
 }
 
-static bool raw_tp_exists(const struct loader_ctx *ctx, const char *tp,
+static bool raw_tp_exists(struct loader_ctx *ctx, const char *tp,
 			  char *why, size_t len)
 {
 	int found;
 
-	if (ctx->vmlinux_btf && btf_has(ctx, "btf_trace_", tp, BTF_KIND_TYPEDEF))
+	if (btf_has(ctx, "btf_trace_", tp, BTF_KIND_TYPEDEF))
 		return true;
 	/* Module tracepoints are not in vmlinux BTF: ask tracefs. */
 	found = tracefs_has_event(tp);
 	if (found > 0)
 		return true;
-	if (found < 0 && !ctx->vmlinux_btf)
+	if (found < 0 && !vmlinux(ctx))
 		return true;	/* nothing to ask: let attach decide */
 	snprintf(why, len, "tracepoint %s does not exist in this kernel", tp);
 	return false;
 }
 
-static bool tp_btf_exists(const struct loader_ctx *ctx, const char *tp,
+static bool tp_btf_exists(struct loader_ctx *ctx, const char *tp,
 			  char *why, size_t len)
 {
-	if (!ctx->vmlinux_btf) {
+	if (!vmlinux(ctx)) {
 		snprintf(why, len, "no vmlinux BTF (/sys/kernel/btf/vmlinux) for tp_btf");
 		return false;
 	}
@@ -152,10 +170,10 @@ static bool tp_btf_exists(const struct loader_ctx *ctx, const char *tp,
 	return false;
 }
 
-static bool func_exists(const struct loader_ctx *ctx, const char *func,
+static bool func_exists(struct loader_ctx *ctx, const char *func,
 			char *why, size_t len)
 {
-	if (ctx->vmlinux_btf && btf_has(ctx, "", func, BTF_KIND_FUNC))
+	if (btf_has(ctx, "", func, BTF_KIND_FUNC))
 		return true;
 	snprintf(why, len, "function %s is not in vmlinux BTF", func);
 	return false;
@@ -176,7 +194,7 @@ static const char *after(const char *section, const char *prefix)
 	return strncmp(section, prefix, n) ? NULL : section + n;
 }
 
-bool attach_point_exists(const struct loader_ctx *ctx, const char *section,
+bool attach_point_exists(struct loader_ctx *ctx, const char *section,
 			 char *why, size_t len)
 {
 	const char *name;

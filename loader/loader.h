@@ -13,6 +13,7 @@
 
 struct btf;
 struct json_object;
+struct pin_owner;
 
 #define LOADER_PATH_LEN 512
 #define LOADER_REASON_LEN 2048
@@ -23,6 +24,7 @@ enum {
 	EXIT_CRITICAL = 1,	/* a critical object failed */
 	EXIT_USAGE = 2,		/* bad option, --kver or config file */
 	EXIT_ENV = 3,		/* no BPF, no bpffs, unusable directory */
+	EXIT_LOCKED = 4,	/* another loader held the run dir lock too long */
 };
 
 /* Outcome of an object and of each program; names in outcome_str(). */
@@ -100,8 +102,12 @@ struct loader_ctx {
 	bool disable_all;
 	char **disabled;		/* object names */
 	size_t ndisabled;
-	struct btf *vmlinux_btf;	/* parsed once per run */
+	struct btf *vmlinux_btf;	/* parsed at most once per run (gate.c) */
+	bool vmlinux_tried;
 	struct json_object *prev;	/* previous status file, or NULL */
+	struct pin_owner *owners;	/* owner.c: who owns each pin */
+	size_t nowners;
+	unsigned int lock_timeout_s;	/* wait at most this for the run dir lock */
 	char libbpf_err[512];		/* libbpf's first warning of a step */
 };
 
@@ -129,7 +135,7 @@ bool is_disabled(const struct loader_ctx *ctx, const char *obj);
 void free_config(struct loader_ctx *ctx);
 
 /* gate.c */
-bool attach_point_exists(const struct loader_ctx *ctx, const char *section,
+bool attach_point_exists(struct loader_ctx *ctx, const char *section,
 			 char *why, size_t len);
 const char *variant_name(__u32 variant);
 
@@ -148,10 +154,17 @@ bool is_pin_kind(const char *path, const char *kind);
 bool in_pin_dir(const struct loader_ctx *ctx, const char *path);
 struct kstats_objmeta;
 void adopt_prev_pins(struct loader_ctx *ctx, struct obj_result *res);
-void retire_programs(struct obj_result *res);
+void retire_programs(const struct loader_ctx *ctx, struct obj_result *res);
 void describe_kept_pins(struct loader_ctx *ctx, struct obj_result *res,
 			const struct kstats_objmeta *meta);
 void free_result(struct obj_result *res);
+
+/* owner.c */
+void owners_from_status(struct loader_ctx *ctx);
+const char *pin_owner_other(const struct loader_ctx *ctx, const char *pin,
+			    const char *obj);
+void owners_claim(struct loader_ctx *ctx, const struct obj_result *res);
+void owners_free(struct loader_ctx *ctx);
 
 /* object.c */
 void load_object(struct loader_ctx *ctx, const char *path, struct obj_result *res);
@@ -163,6 +176,7 @@ void map_type_names(const struct btf *obj_btf, struct bpf_map *map,
 		    struct map_types *types);
 int map_shape_check(const struct btf *obj_btf, struct bpf_map *map, int pinned_fd,
 		    const struct map_types *known, char *why, size_t len);
+bool ring_consumable(struct bpf_map *map, int fd, char *why, size_t len);
 
 struct pin_txn;
 struct pin_txn *txn_new(const char *pin_dir);
@@ -187,6 +201,7 @@ void swap_free(struct link_swap *sw);
 __u64 clock_ns(int clockid);
 int write_file_atomic(const char *path, const char *data, size_t len);
 void status_load_prev(struct loader_ctx *ctx);
+void status_parse_prev(struct loader_ctx *ctx, const char *buf, size_t len);
 struct json_object *status_array(struct json_object *o, const char *key);
 struct json_object *prev_object(const struct loader_ctx *ctx, const char *name);
 void prev_map_created(const struct loader_ctx *ctx, const char *obj, const char *map,

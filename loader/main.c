@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,8 @@
 #define DEFAULT_CONFIG "/etc/kernelstats/loader.conf"
 #define STATUS_NAME "loader-status.json"
 #define FLAG_NAME "progs_loaded"
+#define LOCK_NAME "loader.lock"
+#define DEFAULT_LOCK_TIMEOUT 30u
 
 struct options {
 	const char *config;
@@ -59,6 +62,8 @@ static void usage(FILE *f)
 "  --disable OBJ[,OBJ]     skip these objects; \"all\" skips every object\n"
 "  --kver X.Y.Z            gate programs as if the kernel were X.Y.Z\n"
 "                          (default: $KSTATS_KVER, else uname -r)\n"
+"  --lock-timeout SEC      wait at most SEC seconds (default %u) for another\n"
+"                          loader to release <run-dir>/" LOCK_NAME "\n"
 "  --replace-incompatible  move a pinned map of the wrong shape aside\n"
 "                          (aside_<ns>_<pin>) instead of refusing the object\n"
 "  --unload                remove everything the loader pinned, and nothing else\n"
@@ -71,7 +76,9 @@ static void usage(FILE *f)
 "  1  a critical object (DEFINE_BPF_OBJECT(KSTATS_OBJ_CRITICAL)) failed;\n"
 "     with --unload: some pin could not be removed\n"
 "  2  bad usage: unknown option, bad --kver or KSTATS_KVER, bad config file\n"
-"  3  unusable environment: no BPF, no bpffs, unusable directory\n");
+"  3  unusable environment: no BPF, no bpffs, unusable directory\n"
+"  4  another kstats-loader held the lock for --lock-timeout seconds;\n"
+"     the status file is left to it\n", DEFAULT_LOCK_TIMEOUT);
 }
 
 
@@ -81,6 +88,19 @@ static int bad_usage(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\n");
 	return EXIT_USAGE;
+}
+
+static int parse_seconds(const char *s, unsigned int *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v > 86400)
+		return -EINVAL;
+	*out = v;
+	return 0;
 }
 
 static int parse_args(int argc, char **argv, struct loader_ctx *ctx,
@@ -95,6 +115,7 @@ static int parse_args(int argc, char **argv, struct loader_ctx *ctx,
 		{ "disable", required_argument, NULL, 'd' },
 		{ "kver", required_argument, NULL, 'k' },
 		{ "replace-incompatible", no_argument, NULL, 'R' },
+		{ "lock-timeout", required_argument, NULL, 'L' },
 		{ "unload", no_argument, NULL, 'U' },
 		{ "boot", no_argument, NULL, 'b' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -113,6 +134,11 @@ static int parse_args(int argc, char **argv, struct loader_ctx *ctx,
 		case 'c': o->config = optarg; break;
 		case 'k': o->kver = optarg; break;
 		case 'R': ctx->replace_incompatible = true; break;
+		case 'L':
+			if (parse_seconds(optarg, &ctx->lock_timeout_s))
+				return bad_usage("--lock-timeout '%s' is not a number of "
+						 "seconds", optarg);
+			break;
 		case 'U': o->unload = true; break;
 		case 'b': o->boot = true; break;
 		case 'v': log_set_verbose(true); break;
@@ -188,10 +214,56 @@ static int set_config(struct loader_ctx *ctx, const struct options *o)
 	return EXIT_OK;
 }
 
-/* Mounted bpffs, pin dir created and locked: returns the lock fd. */
+/*
+ * One loader per pin dir (and its run dir) at a time: a second one waits,
+ * but at most ctx->lock_timeout_s, so that nothing holds a boot-time run
+ * forever.  The lock is a root-only file in the run dir, not the pin dir:
+ * group kstats can open the pin dir, and so could hold a lock on it.
+ */
+static int lock_run_dir(const struct loader_ctx *ctx, char *err, size_t len)
+{
+	const struct timespec pause = { 0, 50 * 1000 * 1000 };
+	__u64 deadline = clock_ns(CLOCK_MONOTONIC) +
+			 ctx->lock_timeout_s * 1000000000ull;
+	char path[LOADER_PATH_LEN + 16];
+	struct stat st;
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "%s/" LOCK_NAME, ctx->run_dir);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077)) {
+		ret = fd < 0 ? -errno : -EPERM;
+		snprintf(err, len, "cannot use lock file %s: %s; remove it", path,
+			 fd < 0 ? strerror(errno) : "not a regular file of ours, mode 0600");
+		goto fail;
+	}
+	while (flock(fd, LOCK_EX | LOCK_NB)) {
+		ret = -errno;
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			snprintf(err, len, "cannot lock %s: %s", path, strerror(errno));
+			goto fail;
+		}
+		if (clock_ns(CLOCK_MONOTONIC) >= deadline) {
+			snprintf(err, len, "another kstats-loader has held %s for %u s; wait "
+				 "for it to finish, or stop it, then run again (or pass "
+				 "--lock-timeout)", path, ctx->lock_timeout_s);
+			ret = -EWOULDBLOCK;
+			goto fail;
+		}
+		nanosleep(&pause, NULL);
+	}
+	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/* Mounted bpffs, pin dir created. */
 static int prepare_pin_dir(const char *pin_dir, char *err, size_t len)
 {
-	int ret = kstats_ensure_bpffs(pin_dir, err, len), fd;
+	int ret = kstats_ensure_bpffs(pin_dir, err, len);
 
 	if (ret)
 		return ret;
@@ -206,20 +278,9 @@ static int prepare_pin_dir(const char *pin_dir, char *err, size_t len)
 		return -ENOTSUP;
 	}
 	ret = apply_owner(pin_dir, "root", "kstats", 0750);
-	if (ret) {
+	if (ret)
 		snprintf(err, len, "%s: %s", pin_dir, strerror(-ret));
-		return ret;
-	}
-	/* One loader per pin dir at a time: a second one waits. */
-	fd = open(pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || flock(fd, LOCK_EX)) {
-		ret = -errno;
-		snprintf(err, len, "cannot lock %s: %s", pin_dir, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return ret;
-	}
-	return fd;
+	return ret;
 }
 
 /* Creates the run dir and removes a stale completion flag, first thing. */
@@ -349,7 +410,7 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 {
 	struct obj_result *res = NULL;
 	__u64 started = clock_ns(CLOCK_BOOTTIME);
-	char flag[LOADER_PATH_LEN + 16], err[512];
+	char flag[LOADER_PATH_LEN + 16], err[2 * LOADER_PATH_LEN];
 	size_t n = 0, i;
 	int lock, ret;
 
@@ -357,19 +418,24 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 		return EXIT_ENV;
 	if (!o->unload && !bpf_usable(err, sizeof(err)))
 		return fail_env(ctx, started, "%s", err);
-	lock = prepare_pin_dir(ctx->pin_dir, err, sizeof(err));
-	if (lock < 0)
-		return fail_env(ctx, started, "%s", err);
+	lock = lock_run_dir(ctx, err, sizeof(err));
+	if (lock < 0) {
+		/* The status file is the lock holder's to write, or unwritable. */
+		log_msg(LOG_ERR, "%s", err);
+		return lock == -EWOULDBLOCK ? EXIT_LOCKED : EXIT_ENV;
+	}
+	if (prepare_pin_dir(ctx->pin_dir, err, sizeof(err))) {
+		ret = fail_env(ctx, started, "%s", err);
+		close(lock);
+		return ret;
+	}
 	status_load_prev(ctx);	/* under the lock: the last run's, complete */
+	owners_from_status(ctx);
 	txn_remove_stale(ctx->pin_dir);
 	if (o->unload) {
 		ret = unload_all(ctx);
 		goto out;
 	}
-	ctx->vmlinux_btf = btf__load_vmlinux_btf();
-	if (!ctx->vmlinux_btf)
-		log_msg(LOG_WARNING, "warning: no vmlinux BTF; tp_btf programs fall back "
-			"to raw_tp");
 	if (check_trusted(ctx->obj_dir, err, sizeof(err)) == -EPERM) {
 		ret = fail_env(ctx, started, "untrusted object directory: %s", err);
 		goto out;
@@ -386,6 +452,7 @@ out:
 		free_result(&res[i]);
 	free(res);
 	btf__free(ctx->vmlinux_btf);
+	owners_free(ctx);
 	close(lock);
 	return ret;
 }
@@ -393,10 +460,13 @@ out:
 int main(int argc, char **argv)
 {
 	struct loader_ctx ctx = { .obj_dir = kstats_default_obj_dir(),
-				  .pin_dir = KSTATS_DEFAULT_PIN_DIR };
+				  .pin_dir = KSTATS_DEFAULT_PIN_DIR,
+				  .lock_timeout_s = DEFAULT_LOCK_TIMEOUT };
 	struct options o = {};
 	int ret;
 
+	/* A closed stdout must not kill us before the status file is written. */
+	signal(SIGPIPE, SIG_IGN);
 	ret = parse_args(argc, argv, &ctx, &o);
 	ret = ret ?: set_kver(&ctx, &o);
 	ret = ret ?: set_config(&ctx, &o);

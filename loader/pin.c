@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -141,6 +142,27 @@ int map_shape_check(const struct btf *obj_btf, struct bpf_map *map, int pinned_f
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/*
+ * A ring whose consumer position cannot be mapped writable can never be
+ * read again: frozen (BPF_MAP_FREEZE), for one.  Other maps always pass.
+ */
+bool ring_consumable(struct bpf_map *map, int fd, char *why, size_t len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (bpf_map__type(map) != BPF_MAP_TYPE_RINGBUF)
+		return true;
+	p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p != MAP_FAILED) {
+		munmap(p, page);
+		return true;
+	}
+	snprintf(why, len, "its consumer position cannot be mapped writable (%s)%s",
+		 strerror(errno), errno == EPERM ? ": the ring was frozen" : "");
+	return false;
 }
 
 /* ---- pins published together ---- */

@@ -265,15 +265,16 @@ static void unpin(const char *path)
 
 /*
  * A clean skip: the object must not run, so its links and program pins go
- * (owned ones, and links named after its programs); its maps stay pinned
- * with their counts.
+ * (owned ones, and links named after its programs that no other object
+ * owns); its maps stay pinned with their counts.
  */
-void retire_programs(struct obj_result *res)
+void retire_programs(const struct loader_ctx *ctx, struct obj_result *res)
 {
 	size_t i = 0;
 
 	for (i = 0; i < res->nprogs; i++)
-		if (*res->progs[i].link_pin)
+		if (*res->progs[i].link_pin &&
+		    !pin_owner_other(ctx, res->progs[i].link_pin, res->name))
 			unpin(res->progs[i].link_pin);
 	for (i = 0; i < res->npins; i++)
 		if (is_pin_kind(res->pins[i], "link_") || is_pin_kind(res->pins[i], "prog_"))

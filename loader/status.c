@@ -5,12 +5,14 @@
  * which pins it owns and when reused maps were created.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <json-c/json.h>
 
 #include "kstats_fileio.h"
@@ -33,15 +35,16 @@ int write_file_atomic(const char *path, const char *data, size_t len)
 	return kstats_file_replace(path, data, len, 0644);
 }
 
-/* The previous status, when it is readable (libkstats reader) and about this pin dir. */
-void status_load_prev(struct loader_ctx *ctx)
+/* Far more than any status file the loader writes. */
+#define STATUS_MAX_BYTES (16u << 20)
+
+/* The previous status (libkstats' typed reader), when it is about this pin dir. */
+void status_parse_prev(struct loader_ctx *ctx, const char *buf, size_t len)
 {
 	struct kstats_status st;
 	char err[1024];
 
-	if (access(ctx->status_path, F_OK))
-		return;
-	if (kstats_status_read(ctx->status_path, &st, err, sizeof(err))) {
+	if (kstats_status_parse(buf, len, ctx->status_path, &st, err, sizeof(err))) {
 		log_msg(LOG_WARNING, "warning: ignoring unreadable status: %s; its pins are "
 			"not known to this run", err);
 		return;
@@ -52,6 +55,30 @@ void status_load_prev(struct loader_ctx *ctx)
 	else
 		ctx->prev = json_object_get(st.json);
 	kstats_status_free(&st);
+}
+
+/* Read like any file others could have placed: regular, bounded, no links. */
+void status_load_prev(struct loader_ctx *ctx)
+{
+	int fd = open(ctx->status_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	size_t len;
+	char *buf;
+
+	if (fd < 0 && errno == ENOENT)
+		return;
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    kstats_read_fd(fd, STATUS_MAX_BYTES, &buf, &len)) {
+		log_msg(LOG_WARNING, "warning: ignoring %s: not a readable regular file "
+			"(%s); its pins are not known to this run", ctx->status_path,
+			fd < 0 ? strerror(errno) : "wrong type or size");
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	close(fd);
+	status_parse_prev(ctx, buf, len);
+	free(buf);
 }
 
 static struct json_object *find_named(struct json_object *arr, const char *name)

@@ -228,21 +228,6 @@ static void test_status_file(void **state)
 	assert_no_temp_files(t->kt.pin_dir, "tmp_");
 }
 
-static bool kmsg_has(int fd, const char *text)
-{
-	char rec[2048];
-	ssize_t n;
-
-	while ((n = read(fd, rec, sizeof(rec) - 1)) > 0 || (n < 0 && errno == EPIPE)) {
-		if (n <= 0)
-			continue;	/* overwritten records: read on */
-		rec[n] = 0;
-		if (strstr(rec, "kstats-loader[") && strstr(rec, text))
-			return true;
-	}
-	return false;
-}
-
 static void test_boot_logs_to_kmsg(void **state)
 {
 	struct ltest *t = *state;
@@ -257,13 +242,13 @@ static void test_boot_logs_to_kmsg(void **state)
 	assert_int_equal(ltest_add(t, TB("count"), name), 0);
 	assert_int_equal(ltest_run(t, "--boot", NULL), 0);
 	snprintf(line, sizeof(line), "%-16s LOADED", name);
-	assert_true(kmsg_has(fd, line));
+	assert_true(ltest_kmsg_has(fd, line));
 	close(fd);
 	/* Without --boot, nothing goes there. */
 	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
 	assert_true(fd >= 0 && lseek(fd, 0, SEEK_END) >= 0);
 	assert_int_equal(ltest_run(t, NULL), 0);
-	assert_false(kmsg_has(fd, line));
+	assert_false(ltest_kmsg_has(fd, line));
 	close(fd);
 }
 

@@ -56,22 +56,6 @@ static void pin_path(struct ltest *t, const char *kind, const char *obj,
 	kstats_pin_path(buf, len, t->kt.pin_dir, kind, obj, name);
 }
 
-static uint32_t pinned_id(const char *path)
-{
-	uint32_t id = 0;
-	int fd = bpf_obj_get(path);
-
-	if (fd >= 0) {
-		struct { __u32 type, id; } info = {};
-		__u32 len = sizeof(info);
-
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len))
-			id = info.id;
-		close(fd);
-	}
-	return id;
-}
-
 static bool status_pins_has(struct ltest *t, const char *obj, const char *path)
 {
 	struct json_object *pins = json_object_object_get(ltest_obj(t, obj), "pins");
@@ -86,19 +70,10 @@ static bool status_pins_has(struct ltest *t, const char *obj, const char *path)
 /* The program id behind a pinned link, 0 if none. */
 static uint32_t linked_prog(struct ltest *t, const char *obj, const char *prog)
 {
-	struct bpf_link_info info = {};
-	__u32 len = sizeof(info);
 	char path[512];
-	int fd;
 
 	pin_path(t, "link", obj, prog, path, sizeof(path));
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return 0;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		info.prog_id = 0;
-	close(fd);
-	return info.prog_id;
+	return ltest_link_prog(path);
 }
 
 static void assert_renames_count(struct ltest *t, const char *obj, int n)
@@ -227,7 +202,7 @@ static void test_failed_load_keeps_working_program(void **state)
 	/* Its pins are still recorded, so --unload still finds them. */
 	assert_int_equal(map_id(t, "lc", "rename_count_map"), map0);
 	assert_true(status_pins_has(t, "lc", map_pin));
-	assert_int_equal(pinned_id(map_pin), map0);
+	assert_int_equal(ltest_pin_id(map_pin), map0);
 }
 
 /* Loads, but the kernel refuses the attach: the old program is put back. */
@@ -285,7 +260,7 @@ static void test_incompatible_map_refused(void **state)
 			snprintf(aside, sizeof(aside), "%s",
 				 json_object_get_string(json_object_array_get_idx(pins, i)));
 	assert_true(*aside);
-	assert_int_equal(pinned_id(aside), map0);
+	assert_int_equal(ltest_pin_id(aside), map0);
 }
 
 /* A pin the loader did not make: refused when incompatible, never removed. */

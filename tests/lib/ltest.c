@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,12 +11,15 @@
 #include <sys/prctl.h>
 #include <linux/capability.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <bpf/bpf.h>
 
 #include "kstats_pins.h"
 #include "ltest.h"
 
 #define MAX_ARGS 24
+/* Far beyond any run here: a blocked loader fails its test, never hangs it. */
+#define LTEST_TIMEOUT_S 600
 
 int ltest_init(struct ltest *t, const char *tag)
 {
@@ -140,22 +144,42 @@ static int drop_to_unit_caps(void)
 	return 0;
 }
 
-/*
- * Like ktest_run_loader(), but the loader's stdout and stderr go to a file
- * the test can search, echoed afterwards for run.sh's failure log.
- */
-static int run_captured(struct ltest *t, const char *const *extra)
+/* Waits for pid at most timeout_s: its exit code, 128 + signal, or -ETIMEDOUT. */
+static int wait_bounded(pid_t pid, int timeout_s)
 {
-	const char *argv[MAX_ARGS + 6] = { NULL, "--obj-dir", t->kt.obj_dir,
-					   "--pin-dir", t->kt.pin_dir };
+	const struct timespec pause = { 0, 20 * 1000 * 1000 };
+	int status, waited = 0;
+
+	while (!waitpid(pid, &status, WNOHANG)) {
+		if (waited++ >= timeout_s * 50) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			fprintf(stderr, "kstats-loader still running after %d s: killed\n",
+				timeout_s);
+			return -ETIMEDOUT;
+		}
+		nanosleep(&pause, NULL);
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/*
+ * The loader (--obj-dir, --pin-dir, --run-dir and extra), its stdout on
+ * out_fd (-1: the output file) and stderr on the output file, which is
+ * echoed afterwards for run.sh's failure log; then its status file is read.
+ */
+static int run_loader(struct ltest *t, int out_fd, int timeout_s, const char *const *extra)
+{
+	const char *argv[MAX_ARGS + 8] = { NULL, "--obj-dir", t->kt.obj_dir,
+					   "--pin-dir", t->kt.pin_dir, "--run-dir", t->run_dir };
 	char loader[300], buf[4096];
-	int argc = 5, fd, ret;
+	int argc = 7, fd, ret;
 	ssize_t n;
 	pid_t pid;
 
 	snprintf(loader, sizeof(loader), "%s/kstats-loader", t->kt.build);
 	argv[0] = loader;
-	while (*extra)
+	while (*extra && argc < MAX_ARGS + 7)
 		argv[argc++] = *extra++;
 	fd = open(t->out_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -163,37 +187,56 @@ static int run_captured(struct ltest *t, const char *const *extra)
 	fflush(NULL);
 	pid = fork();
 	if (!pid) {
-		dup2(fd, STDOUT_FILENO);
+		dup2(out_fd >= 0 ? out_fd : fd, STDOUT_FILENO);
 		dup2(fd, STDERR_FILENO);
+		signal(SIGPIPE, SIG_DFL);	/* as a shell would start it */
 		if (t->capped && drop_to_unit_caps())
 			_exit(126);
 		execv(loader, (char *const *)argv);
 		_exit(127);
 	}
-	ret = pid < 0 ? -errno : ktest_loader_status(pid);
+	ret = pid < 0 ? -errno : wait_bounded(pid, timeout_s);
 	lseek(fd, 0, SEEK_SET);
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		if (write(STDERR_FILENO, buf, n) < 0)
 			break;
 	close(fd);
+	json_object_put(t->status);
+	t->status = access(t->status_path, F_OK) ? NULL :
+		    json_object_from_file(t->status_path);
 	return ret;
+}
+
+static int run_va(struct ltest *t, int out_fd, int timeout_s, va_list ap)
+{
+	const char *extra[MAX_ARGS + 1];
+	int n = 0;
+
+	while (n < MAX_ARGS && (extra[n] = va_arg(ap, const char *)))
+		n++;
+	extra[n] = NULL;
+	return run_loader(t, out_fd, timeout_s, extra);
 }
 
 int ltest_run(struct ltest *t, ...)
 {
-	const char *argv[MAX_ARGS + 1] = { "--run-dir", t->run_dir };
-	int argc = 2, ret;
 	va_list ap;
+	int ret;
 
 	va_start(ap, t);
-	while (argc < MAX_ARGS && (argv[argc] = va_arg(ap, const char *)))
-		argc++;
+	ret = run_va(t, -1, LTEST_TIMEOUT_S, ap);
 	va_end(ap);
-	argv[argc] = NULL;
-	ret = run_captured(t, argv);
-	json_object_put(t->status);
-	t->status = access(t->status_path, F_OK) ? NULL :
-		    json_object_from_file(t->status_path);
+	return ret;
+}
+
+int ltest_run_bounded(struct ltest *t, int out_fd, int timeout_s, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, timeout_s);
+	ret = run_va(t, out_fd, timeout_s, ap);
+	va_end(ap);
 	return ret;
 }
 
@@ -209,6 +252,21 @@ bool ltest_output_has(const struct ltest *t, const char *s)
 	close(fd);
 	buf[n > 0 ? n : 0] = 0;
 	return strstr(buf, s);
+}
+
+bool ltest_kmsg_has(int fd, const char *text)
+{
+	char rec[2048];
+	ssize_t n;
+
+	while ((n = read(fd, rec, sizeof(rec) - 1)) > 0 || (n < 0 && errno == EPIPE)) {
+		if (n <= 0)
+			continue;	/* overwritten records: read on */
+		rec[n] = 0;
+		if (strstr(rec, "kstats-loader[") && strstr(rec, text))
+			return true;
+	}
+	return false;
 }
 
 struct json_object *ltest_named(struct json_object *obj, const char *array,
@@ -291,6 +349,34 @@ int ltest_rename_count(const struct ltest *t, const char *obj, uint64_t *count)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+uint32_t ltest_pin_id(const char *pin)
+{
+	struct { __u32 type, id; } info = {};	/* how map, prog and link info start */
+	__u32 len = sizeof(info);
+	int fd = bpf_obj_get(pin);
+
+	if (fd < 0)
+		return 0;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		info.id = 0;
+	close(fd);
+	return info.id;
+}
+
+uint32_t ltest_link_prog(const char *pin)
+{
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
+	int fd = bpf_obj_get(pin);
+
+	if (fd < 0)
+		return 0;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		info.prog_id = 0;
+	close(fd);
+	return info.prog_id;
 }
 
 static bool prog_uses_map(__u32 prog_id, __u32 map_id)

@@ -40,10 +40,18 @@ int ltest_add(struct ltest *t, const char *rel, const char *as);
 int ltest_add_bytes(struct ltest *t, const char *as, const void *data, size_t len);
 void ltest_remove(struct ltest *t, const char *as);
 
-/* Runs the loader (--run-dir added) with NULL-terminated extra args; exit code. */
+/*
+ * Runs the loader with --obj-dir, --pin-dir, --run-dir and NULL-terminated
+ * extra args: its exit code, 128 + signal, or -ETIMEDOUT after 600 s.
+ */
 int ltest_run(struct ltest *t, ...);
+/* Same, with stdout on out_fd (-1: the output file), killed after timeout_s. */
+int ltest_run_bounded(struct ltest *t, int out_fd, int timeout_s, ...);
 /* Whether the last run's output (stdout and stderr) contains s. */
 bool ltest_output_has(const struct ltest *t, const char *s);
+
+/* Whether a loader record read from the /dev/kmsg fd (non-blocking) has text. */
+bool ltest_kmsg_has(int fd, const char *text);
 
 struct json_object *ltest_obj(const struct ltest *t, const char *name);
 struct json_object *ltest_named(struct json_object *obj, const char *array,
@@ -57,6 +65,9 @@ const char *ltest_outcome(const struct ltest *t, const char *obj, const char *pr
 int ltest_renames(int n);
 /* This process's entry of <obj>'s pinned rename_count_map (0 if none). */
 int ltest_rename_count(const struct ltest *t, const char *obj, uint64_t *count);
+/* The id of the BPF object pinned at pin (0 if none), and of a link's program. */
+uint32_t ltest_pin_id(const char *pin);
+uint32_t ltest_link_prog(const char *pin);
 /* Attached links, system-wide, whose program uses map map_id. */
 int ltest_links_using_map(uint32_t map_id);
 /* Whether a program id still exists (detaching frees it asynchronously). */

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* One object's load in progress, shared by object.c, variant.c and publish.c. */
+#ifndef KSTATS_LOADER_OBJECT_H
+#define KSTATS_LOADER_OBJECT_H
+
+#include "kstats_objmeta.h"
+#include "loader.h"
+
+struct prog_plan {
+	const struct kstats_prog_meta *meta;
+	struct bpf_program *prog;	/* in the current open of the object */
+	bool in_range;
+	bool available;
+	bool rejected;			/* failed to load in an earlier attempt */
+	bool chosen;
+	char why[256];			/* why not available */
+	char *log;			/* verifier log of the current attempt */
+	int kept_fd;			/* identical program already attached */
+};
+
+struct obj_load {
+	struct loader_ctx *ctx;
+	struct obj_result *res;
+	void *elf;			/* the file's bytes, read once */
+	size_t elf_len;
+	struct kstats_objmeta meta;
+	struct bpf_object *obj;
+	struct prog_plan *pl;		/* parallel to res->progs */
+	__u64 created_boot_ns;
+	__u64 created_real_ns;
+};
+
+/* variant.c: programs, their attach points, one variant per attach point. */
+int init_progs(struct obj_load *l);
+enum outcome choose_variants(struct obj_load *l);
+
+/* publish.c: maps, programs and links pinned all or nothing. */
+void publish(struct obj_load *l);
+
+#endif /* KSTATS_LOADER_OBJECT_H */

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * An object's programs and their attach points: which exist in this kernel
+ * and its version range, and which one variant of each attach point runs.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+
+#include "kstats_pins.h"
+#include "object.h"
+
+static const char *attach_type_of(const char *section)
+{
+	static const char *const kinds[] = { "tp_btf", "raw_tp", "kprobe" };
+	size_t i, n;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		n = strlen(kinds[i]);
+		if (!strncmp(section, kinds[i], n) && section[n] == '/')
+			return kinds[i];
+	}
+	return "other";
+}
+
+static int init_prog(struct obj_load *l, struct bpf_program *prog, size_t i)
+{
+	struct prog_result *p = &l->res->progs[i];
+	struct prog_plan *pl = &l->pl[i];
+	const char *pin_dir = l->ctx->pin_dir;
+	__u32 kver = l->ctx->kver;
+
+	pl->prog = prog;
+	pl->kept_fd = -1;
+	snprintf(p->name, sizeof(p->name), "%s", bpf_program__name(prog));
+	snprintf(p->section, sizeof(p->section), "%s", bpf_program__section_name(prog));
+	p->attach_type = attach_type_of(p->section);
+	if (kstats_pin_path(p->link_pin, sizeof(p->link_pin), pin_dir, "link",
+			    l->res->name, p->name) ||
+	    kstats_pin_path(p->prog_pin, sizeof(p->prog_pin), pin_dir, "prog",
+			    l->res->name, p->section)) {
+		set_outcome(l->res, OUT_FAILED_OBJECT, "pin path for %s is too long", p->name);
+		return -ENAMETOOLONG;
+	}
+	pl->meta = kstats_objmeta_prog(&l->meta, p->name);
+	if (!pl->meta) {
+		set_outcome(l->res, OUT_FAILED_OBJECT, "program %s has no metadata; declare "
+			    "it with DEFINE_BPF_PROG or DEFINE_BPF_TRACEPOINT", p->name);
+		return -EINVAL;
+	}
+	snprintf(p->attach, sizeof(p->attach), "%s", pl->meta->attach);
+	pl->in_range = kver >= pl->meta->min_kver && kver < pl->meta->max_kver;
+	if (!pl->in_range)
+		snprintf(pl->why, sizeof(pl->why), "kernel %s is outside %s",
+			 kver_str(kver).s, kver_range_str(pl->meta->min_kver,
+							  pl->meta->max_kver).s);
+	else
+		pl->available = attach_point_exists(l->ctx, p->section, pl->why,
+						    sizeof(pl->why));
+	return 0;
+}
+
+int init_progs(struct obj_load *l)
+{
+	struct bpf_program *prog;
+	size_t n = 0;
+	int ret;
+
+	bpf_object__for_each_program(prog, l->obj)
+		n++;
+	l->res->progs = calloc(n ? n : 1, sizeof(*l->res->progs));
+	l->pl = calloc(n ? n : 1, sizeof(*l->pl));
+	if (!l->res->progs || !l->pl) {
+		set_outcome(l->res, OUT_FAILED_OBJECT, "out of memory");
+		return -ENOMEM;
+	}
+	bpf_object__for_each_program(prog, l->obj) {
+		ret = init_prog(l, prog, l->res->nprogs++);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static bool same_group(const struct obj_load *l, size_t i, size_t j)
+{
+	return !strcmp(l->res->progs[i].attach, l->res->progs[j].attach);
+}
+
+/* The preferred usable variant in the group of program i, or -1. */
+static int best_variant(const struct obj_load *l, size_t i)
+{
+	int best = -1;
+	size_t j;
+
+	for (j = 0; j < l->res->nprogs; j++) {
+		if (!same_group(l, i, j) || !l->pl[j].available || l->pl[j].rejected)
+			continue;
+		if (best < 0 || l->pl[j].meta->variant < l->pl[best].meta->variant)
+			best = j;
+	}
+	return best;
+}
+
+static void explain_unchosen(struct obj_load *l, size_t i, int best)
+{
+	struct prog_result *p = &l->res->progs[i];
+	struct prog_plan *pl = &l->pl[i];
+
+	if (pl->rejected)
+		return;		/* keeps its FAILED_VERIFIER */
+	if (!pl->in_range)
+		p->outcome = OUT_SKIPPED_KERNEL_VERSION;
+	else if (!pl->available)
+		p->outcome = OUT_SKIPPED_NO_ATTACH_POINT;
+	else
+		p->outcome = OUT_SKIPPED_VARIANT;
+	if (p->outcome == OUT_SKIPPED_VARIANT)
+		snprintf(p->reason, sizeof(p->reason), "%s variant %s preferred",
+			 variant_name(l->pl[best].meta->variant), l->res->progs[best].name);
+	else
+		snprintf(p->reason, sizeof(p->reason), "%s", pl->why);
+}
+
+/* "<attach>: <prog>: <why>; <prog>: <why>" over the group's in-range members. */
+static void group_why(struct obj_load *l, size_t i, char *buf, size_t len)
+{
+	size_t j, n = snprintf(buf, len, "%s", l->res->progs[i].attach);
+	const char *sep = ":";
+
+	for (j = 0; j < l->res->nprogs && n < len; j++) {
+		if (!same_group(l, i, j) || !l->pl[j].in_range)
+			continue;
+		n += snprintf(buf + n, len - n, "%s %s: %s", sep, l->res->progs[j].name,
+			      l->pl[j].rejected ? l->res->progs[j].reason : l->pl[j].why);
+		sep = ";";
+	}
+}
+
+/*
+ * A mandatory attach point none of whose variants can run stops the object:
+ * FAILED_VERIFIER when one was rejected, SKIPPED_NO_ATTACH_POINT when the
+ * kernel lacks it.  Programs outside their kernel range never stop it.
+ */
+static enum outcome group_stop(struct obj_load *l, size_t i)
+{
+	bool in_range = false, rejected = false;
+	size_t j;
+
+	for (j = 0; j < l->res->nprogs; j++) {
+		if (!same_group(l, i, j))
+			continue;
+		if (l->pl[j].meta->flags & KSTATS_PROG_OPTIONAL)
+			return OUT_LOADED;
+		rejected |= l->pl[j].rejected;
+		in_range |= l->pl[j].in_range;
+	}
+	if (!in_range)
+		return OUT_LOADED;
+	l->res->outcome = rejected ? OUT_FAILED_VERIFIER : OUT_SKIPPED_NO_ATTACH_POINT;
+	group_why(l, i, l->res->reason, sizeof(l->res->reason));
+	return l->res->outcome;
+}
+
+/* Chooses one variant per attach point; returns what stops the object. */
+enum outcome choose_variants(struct obj_load *l)
+{
+	struct obj_result *res = l->res;
+	enum outcome stop = OUT_LOADED;
+	bool any_in_range = false, any_chosen = false;
+	size_t i;
+	int best;
+
+	for (i = 0; i < res->nprogs; i++) {
+		best = best_variant(l, i);
+		l->pl[i].chosen = best == (int)i;
+		if (l->pl[i].chosen) {
+			res->progs[i].outcome = OUT_LOADED;
+			res->progs[i].reason[0] = 0;
+		} else {
+			explain_unchosen(l, i, best);
+		}
+		any_in_range |= l->pl[i].in_range;
+		any_chosen |= l->pl[i].chosen;
+		if (best < 0 && stop == OUT_LOADED)
+			stop = group_stop(l, i);
+	}
+	if (stop == OUT_LOADED && res->nprogs && !any_chosen) {
+		if (any_in_range)
+			set_outcome(res, OUT_SKIPPED_NO_ATTACH_POINT,
+				    "none of its attach points exists in this kernel");
+		else
+			set_outcome(res, OUT_SKIPPED_KERNEL_VERSION,
+				    "no program is for kernel %s", kver_str(l->ctx->kver).s);
+		stop = res->outcome;
+	}
+	return stop;
+}

@@ -1,0 +1,21 @@
+# libFuzzer on the loader's reading of its previous status file (loader/status.c).
+#   make fuzz-loader-status [FUZZ_ARGS=...]   runs until stopped
+#   make test                                 runs it 10 s (tests/sh/fuzz_loader_status.sh)
+FUZZ_STATUS_BIN  := $(FUZZ_DIR)/fuzz_loader_status
+FUZZ_STATUS_SRCS := fuzz/fuzz_loader_status.c loader/status.c loader/owner.c \
+		    loader/result.c loader/pin.c loader/log.c btfreader/fileio.c btfreader/pins.c \
+		    btfreader/loader_status.c
+
+.PHONY: fuzz-loader-status
+$(FUZZ_STATUS_BIN): $(FUZZ_STATUS_SRCS) loader/loader.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -D_GNU_SOURCE -Iinclude -Ibtfreader -Iloader \
+		$(FUZZ_STATUS_SRCS) -o $@ \
+		$(LDLIBS)
+
+test-build: $(FUZZ_STATUS_BIN)
+
+fuzz-loader-status: $(FUZZ_STATUS_BIN)
+	@mkdir -p $(FUZZ_DIR)/status-corpus
+	$(FUZZ_STATUS_BIN) $(FUZZ_OPTS) -close_fd_mask=2 $(FUZZ_ARGS) \
+		$(FUZZ_DIR)/status-corpus fuzz/loader_status_seeds

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The loader against hostile entries and careless operators: non-regular
+ * files named *.bpf (FIFO, directory, symlinks, a device, a socket), a closed
+ * stdout pipe, a pin dir lock held by someone else, object names that cannot
+ * be names, and two objects whose pin names collide.  Every run here is
+ * bounded: a loader that blocks is killed and the test fails.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+#include <bpf/bpf.h>
+
+#include "kstats_pins.h"
+#include "ltest.h"
+
+#define TB(name) "tests/bpf/loader_" name ".bpf"
+#define RUN_TIMEOUT_S 120
+#define EXIT_LOCKED 4
+
+static int setup(void **state)
+{
+	return ltest_setup(state, 'h', true);
+}
+
+static void obj_path(const struct ltest *t, const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s.bpf", t->kt.obj_dir, name);
+}
+
+static void assert_flag_written(const struct ltest *t)
+{
+	char flag[512];
+
+	snprintf(flag, sizeof(flag), "%s/progs_loaded", t->run_dir);
+	assert_int_equal(access(flag, F_OK), 0);
+	assert_non_null(t->status);
+}
+
+static void assert_refused(const struct ltest *t, const char *name, const char *why)
+{
+	struct json_object *o = ltest_obj(t, name);
+
+	assert_non_null(o);
+	assert_string_equal(ltest_str(o, "outcome"), "FAILED_OBJECT");
+	if (!strstr(ltest_str(o, "reason"), why))
+		fail_msg("%s: reason '%s' lacks '%s'", name, ltest_str(o, "reason"), why);
+}
+
+static int bind_socket(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -1;
+	memcpy(sa.sun_path, path, strlen(path));
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		return -1;
+	return fd;
+}
+
+/*
+ * A FIFO blocked open() forever, /dev/zero-like devices read forever: each
+ * non-regular entry is one FAILED_OBJECT, the rest loads, the flag is written.
+ */
+static void test_non_regular_entries(void **state)
+{
+	struct ltest *t = *state;
+	char path[512], target[512];
+	int sock;
+
+	obj_path(t, "fifo", path, sizeof(path));
+	assert_int_equal(mkfifo(path, 0644), 0);
+	obj_path(t, "dir", path, sizeof(path));
+	assert_int_equal(mkdir(path, 0755), 0);
+	obj_path(t, "zero", path, sizeof(path));
+	assert_int_equal(mknod(path, S_IFCHR | 0644, makedev(1, 5)), 0);
+	obj_path(t, "sock", path, sizeof(path));
+	sock = bind_socket(path);
+	assert_true(sock >= 0);
+	obj_path(t, "fifo", target, sizeof(target));
+	obj_path(t, "link", path, sizeof(path));
+	assert_int_equal(symlink(target, path), 0);
+	obj_path(t, "dangling", path, sizeof(path));
+	assert_int_equal(symlink("/nonexistent/x.bpf", path), 0);
+
+	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
+	close(sock);
+	assert_flag_written(t);
+	assert_string_equal(ltest_outcome(t, "compaction", NULL), "LOADED");
+	assert_refused(t, "fifo", "is a FIFO; only regular files are loaded");
+	assert_refused(t, "dir", "is a directory");
+	assert_refused(t, "zero", "is a character device");
+	assert_refused(t, "sock", "is a socket");
+	assert_refused(t, "link", "is a FIFO");
+	assert_refused(t, "dangling", "cannot resolve");
+}
+
+/* stdout a pipe nobody reads: SIGPIPE killed the loader before its status. */
+static void test_closed_stdout_pipe(void **state)
+{
+	struct ltest *t = *state;
+	int fds[2];
+
+	assert_int_equal(pipe(fds), 0);
+	close(fds[0]);
+	assert_int_equal(ltest_run_bounded(t, fds[1], RUN_TIMEOUT_S, NULL), 0);
+	close(fds[1]);
+	assert_flag_written(t);
+	assert_string_equal(ltest_outcome(t, "compaction", NULL), "LOADED");
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A loader that never lets go of the pin dir holds the next one a bounded time. */
+static void test_held_lock(void **state)
+{
+	struct ltest *t = *state;
+	char lock[512];
+	double started;
+	int fd;
+
+	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
+	snprintf(lock, sizeof(lock), "%s/loader.lock", t->run_dir);
+	fd = open(lock, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX), 0);
+	started = now_s();
+	assert_int_equal(ltest_run_bounded(t, -1, 60, "--lock-timeout", "1", NULL), EXIT_LOCKED);
+	assert_true(now_s() - started < 30);
+	assert_true(ltest_output_has(t, "another kstats-loader has held"));
+	close(fd);
+	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, "--lock-timeout", "1", NULL), 0);
+	assert_string_equal(ltest_outcome(t, "compaction", NULL), "LOADED");
+}
+
+/* Empty, too long, dotted and control-character names: refused, escaped. */
+static void test_bad_names(void **state)
+{
+	struct ltest *t = *state;
+	int kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	char long_name[96];
+
+	memset(long_name, 'n', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = 0;
+	assert_int_equal(ltest_add(t, "bpf/compaction.bpf", ""), 0);
+	assert_int_equal(ltest_add(t, "bpf/compaction.bpf", long_name), 0);
+	assert_int_equal(ltest_add(t, "bpf/compaction.bpf", "dot.ted"), 0);
+	assert_int_equal(ltest_add_bytes(t, "bad\nname\033[2J", "x", 1), 0);
+	assert_true(kmsg >= 0);
+	lseek(kmsg, 0, SEEK_END);	/* only what this run writes */
+	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, "--boot", NULL), 0);
+	assert_flag_written(t);
+	assert_refused(t, "", "an object needs a name before .bpf");
+	assert_refused(t, "nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn...",
+		       "object name is 95 bytes, the limit is 63");
+	assert_refused(t, "dot.ted", "has a '.', which bpffs refuses");
+	assert_string_equal(ltest_outcome(t, "compaction", NULL), "LOADED");
+	/* Only compaction's pins exist: nothing was renamed and loaded. */
+	assert_int_equal(json_object_array_length(json_object_object_get(
+		ltest_obj(t, ""), "pins")), 0);
+	assert_true(ltest_output_has(t, "bad\\x0aname\\x1b[2J"));
+	assert_false(ltest_output_has(t, "bad\nname"));
+	/* /dev/kmsg shows our '\\' as \x5c: a raw newline would read \x0a. */
+	assert_true(ltest_kmsg_has(kmsg, "bad\\x5cx0aname\\x5cx1b[2J"));
+	close(kmsg);
+}
+
+struct collision {
+	char map[512], link[512];
+	uint32_t map_id, prog_id;
+};
+
+static void collision_pins(const struct ltest *t, struct collision *c)
+{
+	snprintf(c->map, sizeof(c->map), "%s/map_a_b_c", t->kt.pin_dir);
+	snprintf(c->link, sizeof(c->link), "%s/link_a_b_on_rename", t->kt.pin_dir);
+	c->map_id = ltest_pin_id(c->map);
+	c->prog_id = ltest_link_prog(c->link);
+}
+
+static void assert_owner_refused(const struct ltest *t, const char *obj,
+				 const char *owner)
+{
+	struct json_object *o = ltest_obj(t, obj);
+	char want[128];
+
+	snprintf(want, sizeof(want), "belongs to object %s (", owner);
+	assert_string_equal(ltest_str(o, "outcome"), "FAILED_PIN");
+	if (!strstr(ltest_str(o, "reason"), want))
+		fail_msg("%s: reason '%s' lacks '%s'", obj, ltest_str(o, "reason"), want);
+	assert_int_equal(json_object_array_length(json_object_object_get(o, "pins")), 0);
+}
+
+/*
+ * Objects a_b (map c, program on_rename) and a (map b_c, program
+ * b_on_rename) both name map_a_b_c and link_a_b_on_rename.  The first owner
+ * keeps both over re-runs, whatever the sort order says; the other object
+ * is refused with the owner's name, and never reuses or detaches them.
+ */
+static void test_pin_name_collision(void **state)
+{
+	struct ltest *t = *state;
+	struct collision first, now;
+	uint32_t map_id;
+	int run;
+
+	ltest_remove(t, "compaction");
+	assert_int_equal(ltest_add(t, TB("owner_ab"), "a_b"), 0);
+	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
+	assert_string_equal(ltest_outcome(t, "a_b", NULL), "LOADED");
+	collision_pins(t, &first);
+	assert_true(first.map_id && first.prog_id);
+
+	/* "a" sorts first, but a_b owns the names. */
+	assert_int_equal(ltest_add(t, TB("owner_a"), "a"), 0);
+	for (run = 0; run < 2; run++) {
+		assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
+		assert_owner_refused(t, "a", "a_b");
+		assert_string_equal(ltest_outcome(t, "a_b", NULL), "LOADED");
+		collision_pins(t, &now);
+		assert_int_equal(now.map_id, first.map_id);
+		assert_int_equal(now.prog_id, first.prog_id);
+		map_id = ltest_u64(ltest_named(ltest_obj(t, "a_b"), "maps", "c"), "map_id");
+		assert_int_equal(map_id, first.map_id);
+		assert_int_equal(ltest_links_using_map(first.map_id), 1);
+	}
+}
+
+/* Without a previous owner, the first in sorted order wins, every run. */
+static void test_pin_name_collision_fresh(void **state)
+{
+	struct ltest *t = *state;
+	struct collision first, now;
+
+	ltest_remove(t, "compaction");
+	assert_int_equal(ltest_add(t, TB("owner_ab"), "a_b"), 0);
+	assert_int_equal(ltest_add(t, TB("owner_a"), "a"), 0);
+	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
+	assert_string_equal(ltest_outcome(t, "a", NULL), "LOADED");
+	assert_owner_refused(t, "a_b", "a");
+	collision_pins(t, &first);
+	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
+	assert_owner_refused(t, "a_b", "a");
+	collision_pins(t, &now);
+	assert_int_equal(now.map_id, first.map_id);
+	assert_int_equal(now.prog_id, first.prog_id);
+	assert_true(json_object_get_boolean(json_object_object_get(
+		ltest_named(ltest_obj(t, "a"), "programs", "b_on_rename"), "kept")));
+}
+
+int main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, ltest_teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_non_regular_entries),
+		T(test_closed_stdout_pipe),
+		T(test_held_lock),
+		T(test_bad_names),
+		T(test_pin_name_collision),
+		T(test_pin_name_collision_fresh),
+	};
+	const char *missing = ktest_missing_feature();
+
+	if (missing) {
+		printf("SKIP: loader_hostile: %s\n", missing);
+		return 0;
+	}
+	return cmocka_run_group_tests_name("loader_hostile", tests, NULL, NULL);
+}
