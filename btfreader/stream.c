@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -36,6 +37,7 @@
 #define CACHELINE 64
 #define MAX_QUEUE_LEN (1u << 24)
 #define PUBLISH_EVERY 64		/* records per head update, within one consume pass */
+#define WAKE_BACKLOG 4096		/* records that wake a sleeping consumer mid-pass */
 #define HDR_PREFIX "hdr."
 #define TAG_RING 0
 #define TAG_STOP 1
@@ -44,6 +46,7 @@ struct consumer {
 	/* The reader's own. */
 	alignas(CACHELINE) uint32_t next;	/* the next slot to fill */
 	uint32_t tail_seen;		/* the reader's last look at tail */
+	uint32_t wake_backlog;
 	_Atomic uint64_t dropped;
 	/* Written by the reader, a batch at a time: slots before head are full. */
 	alignas(CACHELINE) _Atomic uint32_t head;
@@ -58,7 +61,7 @@ struct consumer {
 	kstats_consumer_fn fn;
 	void *ctx;
 	unsigned char *slots;		/* (seq, raw record) * (mask + 1) */
-	size_t slot_size;
+	size_t slot_size, slots_len;
 	uint32_t mask;
 	int64_t *vals;
 	pthread_t thread;
@@ -132,14 +135,26 @@ static void wake_consumer(struct consumer *c)
 	futex_wake(&c->wake_seq);
 }
 
-/* Reader thread: hands the filled slots to the consumer, waking it if asleep. */
-static void publish(struct consumer *c)
+/*
+ * Reader thread: hands the filled slots to the consumer.  A sleeping one is
+ * woken at the end of a pass, or mid-pass once its backlog is worth a
+ * futex call and two context switches: waking it for every few records
+ * costs more than the records.
+ */
+static void publish(struct consumer *c, bool pass_end)
 {
-	if (atomic_load_explicit(&c->head, memory_order_relaxed) == c->next)
-		return;
 	/* seq_cst store then load, against the consumer's store then load. */
-	atomic_store(&c->head, c->next);
-	if (atomic_load(&c->sleeping) && atomic_exchange(&c->sleeping, 0))
+	if (atomic_load_explicit(&c->head, memory_order_relaxed) != c->next)
+		atomic_store(&c->head, c->next);
+	else if (!pass_end)
+		return;
+	if (!atomic_load(&c->sleeping))
+		return;
+	/* Asleep, it is not writing tail: reading it costs no bouncing. */
+	if (!pass_end &&
+	    c->next - atomic_load_explicit(&c->tail, memory_order_relaxed) < c->wake_backlog)
+		return;
+	if (atomic_exchange(&c->sleeping, 0))
 		wake_consumer(c);
 }
 
@@ -159,7 +174,7 @@ static void enqueue(struct consumer *c, uint64_t seq, const void *data, uint32_t
 	memcpy(slot, &seq, sizeof(seq));
 	memcpy(slot + sizeof(seq), data, size);
 	if (++c->next - atomic_load_explicit(&c->head, memory_order_relaxed) >= PUBLISH_EVERY)
-		publish(c);
+		publish(c, false);
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -241,7 +256,7 @@ static void *reader_main(void *arg)
 		/* After the stop too: drains whatever the ring holds now. */
 		ret = ring_buffer__consume(s->rb);
 		for (i = 0; i < (int)s->nconsumers; i++)
-			publish(s->consumers[i]);
+			publish(s->consumers[i], true);
 		if (ret < 0)
 			break;
 		ret = 0;
@@ -457,7 +472,8 @@ err_out:
 
 static void free_consumer(struct consumer *c)
 {
-	free(c->slots);
+	if (c->slots)
+		munmap(c->slots, c->slots_len);
 	free(c->vals);
 	free(c);
 }
@@ -524,6 +540,18 @@ const char *kstats_stream_enum_name(const struct kstats_stream *s,
 	return kstats_column_enum_name(s->drops, col, v);
 }
 
+/*
+ * MAP_POPULATE fills the page tables, but under a shadow-paging hypervisor
+ * the first user write to each page still traps to the host: pay it here.
+ */
+static void touch_pages(unsigned char *p, size_t len)
+{
+	size_t off;
+
+	for (off = 0; off < len; off += 4096)
+		((volatile unsigned char *)p)[off] = 0;
+}
+
 static uint32_t round_pow2(uint32_t n)
 {
 	uint32_t p = 2;
@@ -558,7 +586,15 @@ int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
 	c->ctx = ctx;
 	c->mask = round_pow2(queue_len) - 1;
 	c->slot_size = sizeof(uint64_t) + (s->layout.size + 7) / 8 * 8;
-	c->slots = calloc((size_t)c->mask + 1, c->slot_size);
+	c->wake_backlog = c->mask < WAKE_BACKLOG * 4 ? (c->mask + 1) / 4 : WAKE_BACKLOG;
+	c->slots_len = ((size_t)c->mask + 1) * c->slot_size;
+	/* Faulted in now: one page fault per 4 KiB on the reader's first lap costs more than the copies. */
+	c->slots = mmap(NULL, c->slots_len, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (c->slots == MAP_FAILED)
+		c->slots = NULL;
+	else
+		touch_pages(c->slots, c->slots_len);
 	c->vals = calloc(kstats_stream_ncols(s) + 1, sizeof(*c->vals));
 	if (!c->slots || !c->vals) {
 		free_consumer(c);

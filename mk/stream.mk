@@ -4,11 +4,3 @@ STREAM_TEST_BINS := $(filter $(BUILD)/tests/kernel/test_stream%,$(TEST_BINS))
 $(BUILD)/kstats $(STREAM_TEST_BINS): LDLIBS += -lpthread
 $(BUILD)/kstats: LDLIBS += $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
 $(filter %/test_stream_watch,$(STREAM_TEST_BINS)): LDLIBS += $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
-
-# bench/stream: records/s through the reader and two consumers (README).
-$(BUILD)/bench/stream: $(BUILD)/bench/stream.o $(BUILD)/tests/lib/stream.o $(BUILD)/tests/lib/ktest.o $(BUILD)/libkstats.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lpthread
-
-.PHONY: bench-stream
-bench-stream: $(BUILD)/bench/stream $(BUILD)/tests/bpf/stream_flood.bpf
-	KSTATS_BUILD=$(BUILD) $(BUILD)/bench/stream
