@@ -507,14 +507,11 @@ static int read_metric(const struct pull_opts *o, const struct pull_metric *pm,
 		m = NULL;
 		free(mr->rows);
 		mr->rows = NULL;
-		ret = kstats_pin_map_id(pin, &mr->map_id);
-		if (ret) {
-			snprintf(err, errlen, "pin: %s", strerror(-ret));
-			break;
-		}
 		ret = read_rows(o, pm->obj, pm->map, pin, &m, &mr->rows, &mr->nrows,
 				err, errlen);
 		now_ns(&mr->end_boot, &mr->end_real);
+		if (m)
+			mr->map_id = kstats_map_id(m);
 		if (!ret && (kstats_pin_map_id(pin, &id_after) || id_after != mr->map_id))
 			ret = -EAGAIN;
 	}

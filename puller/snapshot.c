@@ -213,13 +213,10 @@ static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
 		goto out;
 	}
 	mo.pin_path = pin;
-	ret = kstats_pin_map_id(pin, &h->map_id);
-	if (ret)
-		snprintf(err, errlen, "%s: %s", pin, strerror(-ret));
-	else
-		ret = kstats_map_open(&mo, &m, err, errlen);
+	ret = kstats_map_open(&mo, &m, err, errlen);
 	if (ret)
 		goto out;
+	h->map_id = kstats_map_id(m);
 	if (kstats_map_ncols(m) - kstats_map_nkey_cols(m) != BPF_TELEMETRY_NR_BUCKETS) {
 		snprintf(err, errlen, "%s: value is not a %d-bucket accumulator",
 			 pin, BPF_TELEMETRY_NR_BUCKETS);
