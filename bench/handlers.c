@@ -21,7 +21,7 @@
 
 #include "bstat.h"
 
-#define ROUNDS 21
+#define ROUNDS 21		/* the most; bench/handlers BUILD [ROUNDS] */
 #define PAIRS_PER_ROUND 20000	/* 21 rounds: 420,000 pairs per handler */
 #define STATS_SYSCTL "/proc/sys/kernel/bpf_stats_enabled"
 
@@ -160,36 +160,41 @@ static int open_all(const char *build, struct bpf_object *objs[NR_METRICS + 2],
 	return 0;
 }
 
-static void print_results(struct pair *pairs)
+static void print_results(struct pair *pairs, int rounds)
 {
 	char key[96];
 	size_t i, k;
 
 	printf("# handlers: %d rounds x %d begin+end pairs; ns per pair, in-kernel\n",
-	       ROUNDS, PAIRS_PER_ROUND);
+	       rounds, PAIRS_PER_ROUND);
 	for (i = 0; i < NR_METRICS; i++) {
 		struct pair *p = &pairs[3 * i];
 
 		snprintf(key, sizeof(key), "handlers.%s.ours_vs_ref", metrics[i].key);
-		bstat_ratio(key, p[1].ns, p[0].ns, ROUNDS);
+		bstat_ratio(key, p[1].ns, p[0].ns, rounds);
 		snprintf(key, sizeof(key), "handlers.%s.ours_vs_floor", metrics[i].key);
-		bstat_ratio(key, p[1].ns, p[2].ns, ROUNDS);
+		bstat_ratio(key, p[1].ns, p[2].ns, rounds);
 		for (k = 0; k < 3; k++) {
 			snprintf(key, sizeof(key), "handlers.%s.%s", metrics[i].key, p[k].label);
-			bstat_result(key, "ns", p[k].ns, ROUNDS);
+			bstat_result(key, "ns", p[k].ns, rounds);
 		}
 	}
-	bstat_result("handlers.empty_pair", "ns", pairs[EMPTY].ns, ROUNDS);
+	bstat_result("handlers.empty_pair", "ns", pairs[EMPTY].ns, rounds);
 }
 
 int main(int argc, char **argv)
 {
 	const char *build = argc > 1 ? argv[1] : "build";
+	int rounds = argc > 2 ? atoi(argv[2]) : ROUNDS;
 	struct bpf_object *objs[NR_METRICS + 2] = {};
 	struct pair pairs[NR_PAIRS];
 	int r, ret = 1, old_stats;
 	size_t i;
 
+	if (rounds < 1 || rounds > ROUNDS) {
+		fprintf(stderr, "Usage: bench/handlers BUILD [ROUNDS 1..%d]\n", ROUNDS);
+		return 2;
+	}
 	if (open_all(build, objs, pairs))
 		goto out;
 	old_stats = set_bpf_stats(1);
@@ -198,7 +203,7 @@ int main(int argc, char **argv)
 			strerror(-old_stats));
 		goto out;
 	}
-	for (r = 0; r < ROUNDS && ret > 0; r++)
+	for (r = 0; r < rounds && ret > 0; r++)
 		for (i = 0; i < NR_PAIRS; i++)
 			if (sample(&pairs[i], r)) {
 				fprintf(stderr, "bench: test run: %s\n", strerror(errno));
@@ -208,7 +213,7 @@ int main(int argc, char **argv)
 	set_bpf_stats(old_stats);
 	if (ret < 0)
 		goto out;
-	print_results(pairs);
+	print_results(pairs, rounds);
 	ret = 0;
 out:
 	for (i = 0; i < NR_METRICS + 2; i++)
