@@ -26,46 +26,55 @@ struct {
 
 __u64 floor_total;
 
+static __always_inline void floor_begin(__u64 *start)
+{
+	if (start)
+		*start = bpf_ktime_get_ns();
+}
+
+static __always_inline void floor_end(__u64 *start)
+{
+	if (start)
+		__sync_fetch_and_add(&floor_total, bpf_ktime_get_ns() - *start);
+}
+
+static __always_inline __u64 *task_slot(__u64 flags)
+{
+	return bpf_task_storage_get(&floor_task_start, bpf_get_current_task_btf(), 0, flags);
+}
+
+static __always_inline __u64 *array_slot(void)
+{
+	__u32 key = 0;
+
+	return bpf_map_lookup_elem(&floor_slot_start, &key);
+}
+
 SEC("raw_tp/mm_compaction_begin")
 int floor_task_begin(__u64 *ctx)
 {
-	__u64 *start = bpf_task_storage_get(&floor_task_start, bpf_get_current_task_btf(), 0,
-					    BPF_LOCAL_STORAGE_GET_F_CREATE);
-
-	if (start)
-		*start = bpf_ktime_get_ns();
+	floor_begin(task_slot(BPF_LOCAL_STORAGE_GET_F_CREATE));
 	return 0;
 }
 
 SEC("raw_tp/mm_compaction_end")
 int floor_task_end(__u64 *ctx)
 {
-	__u64 *start = bpf_task_storage_get(&floor_task_start, bpf_get_current_task_btf(), 0, 0);
-
-	if (start)
-		__sync_fetch_and_add(&floor_total, bpf_ktime_get_ns() - *start);
+	floor_end(task_slot(0));
 	return 0;
 }
 
 SEC("raw_tp/mm_vmscan_kswapd_wake")
 int floor_slot_begin(__u64 *ctx)
 {
-	__u32 key = 0;
-	__u64 *start = bpf_map_lookup_elem(&floor_slot_start, &key);
-
-	if (start)
-		*start = bpf_ktime_get_ns();
+	floor_begin(array_slot());
 	return 0;
 }
 
 SEC("raw_tp/mm_vmscan_kswapd_sleep")
 int floor_slot_end(__u64 *ctx)
 {
-	__u32 key = 0;
-	__u64 *start = bpf_map_lookup_elem(&floor_slot_start, &key);
-
-	if (start)
-		__sync_fetch_and_add(&floor_total, bpf_ktime_get_ns() - *start);
+	floor_end(array_slot());
 	return 0;
 }
 
