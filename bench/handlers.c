@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Handler cost: each metric's begin and end handlers (raw_tp form) under
- * BPF_PROG_TEST_RUN, interleaved with the libbpf-tools-style reference and
- * an empty program in the same run.
+ * BPF_PROG_TEST_RUN, interleaved with the libbpf-tools-style reference, the
+ * physical floor (bench/bpf/floor_handlers.c: two clock reads, two
+ * start-slot operations, one add) and an empty program run twice (the
+ * floor of any pair) in the same run.
  *
  * The kernel rejects .repeat and .duration for raw_tp test runs (EINVAL), so
  * each run is one syscall and the in-kernel time comes from bpf_stats
  * (run_time_ns/run_cnt of bpf_prog_info), which excludes syscall overhead.
- * A sample is a round of begin+end pairs; we print medians over rounds.
+ * A sample is a round of begin+end pairs; ratios are taken per round and
+ * printed as bench/lib/bstat.h RESULT lines.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,8 +19,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#define ROUNDS 21
-#define PAIRS_PER_ROUND 50000	/* 21 rounds: > 1e6 pairs per handler */
+#include "bstat.h"
+
+#define ROUNDS 21		/* the most; bench/handlers BUILD [ROUNDS] */
+#define PAIRS_PER_ROUND 20000	/* 21 rounds: 420,000 pairs per handler */
 #define STATS_SYSCTL "/proc/sys/kernel/bpf_stats_enabled"
 
 struct pair {
@@ -45,7 +50,8 @@ static __u64 run_time_ns(int fd)
 
 static __u64 pair_time_ns(const struct pair *p)
 {
-	return run_time_ns(p->begin_fd) + (p->end_fd >= 0 ? run_time_ns(p->end_fd) : 0);
+	/* The empty pair runs one program twice: its counters hold both runs. */
+	return run_time_ns(p->begin_fd) + (p->end_fd != p->begin_fd ? run_time_ns(p->end_fd) : 0);
 }
 
 static int sample(struct pair *p, int round)
@@ -55,7 +61,7 @@ static int sample(struct pair *p, int round)
 
 	for (i = 0; i < PAIRS_PER_ROUND && !ret; i++) {
 		ret = run_once(p->begin_fd);
-		if (!ret && p->end_fd >= 0)
+		if (!ret)
 			ret = run_once(p->end_fd);
 	}
 	p->ns[round] = (double)(pair_time_ns(p) - before) / PAIRS_PER_ROUND;
@@ -78,19 +84,6 @@ static int set_bpf_stats(int on)
 	return fclose(f) ? -errno : old;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v)
-{
-	qsort(v, ROUNDS, sizeof(*v), cmp_double);
-	return v[ROUNDS / 2];
-}
-
 static int prog_fd(struct bpf_object *obj, const char *name)
 {
 	struct bpf_program *p = bpf_object__find_program_by_name(obj, name);
@@ -110,54 +103,107 @@ static struct bpf_object *open_load(const char *path)
 	return obj;
 }
 
-/* Our begin/end handlers and the reference's, per metric. */
+/* Our begin/end handlers, the reference's and the floor's, per metric. */
 static const struct metric {
-	const char *name, *obj, *begin, *end, *ref_begin, *ref_end;
+	const char *name, *key, *obj, *begin, *end, *ref_begin, *ref_end, *floor;
 } metrics[] = {
-	{ "CompactionDuration", "compaction", "on_compaction_begin_raw",
-	  "on_compaction_end_raw", "ref_compaction_begin", "ref_compaction_end" },
-	{ "KswapdLatency", "kswapd", "on_kswapd_wake_raw", "on_kswapd_sleep_raw",
-	  "ref_kswapd_wake", "ref_kswapd_sleep" },
-	{ "DirectReclaimLatency", "directReclaim", "on_direct_reclaim_begin_raw",
-	  "on_direct_reclaim_end_raw", "ref_reclaim_begin", "ref_reclaim_end" },
+	{ "CompactionDuration", "compaction", "compaction", "on_compaction_begin_raw",
+	  "on_compaction_end_raw", "ref_compaction_begin", "ref_compaction_end", "task" },
+	{ "KswapdLatency", "kswapd", "kswapd", "on_kswapd_wake_raw", "on_kswapd_sleep_raw",
+	  "ref_kswapd_wake", "ref_kswapd_sleep", "slot" },
+	{ "DirectReclaimLatency", "direct_reclaim", "directReclaim",
+	  "on_direct_reclaim_begin_raw", "on_direct_reclaim_end_raw", "ref_reclaim_begin",
+	  "ref_reclaim_end", "task" },
 };
 
 #define NR_METRICS (sizeof(metrics) / sizeof(metrics[0]))
-#define NR_PAIRS (1 + 2 * NR_METRICS)
+/* Per metric: reference, ours, floor; then the empty pair. */
+#define NR_PAIRS (3 * NR_METRICS + 1)
+#define EMPTY (NR_PAIRS - 1)
 
-int main(int argc, char **argv)
+static int floor_fd(struct bpf_object *obj, const char *kind, const char *end)
 {
-	const char *build = argc > 1 ? argv[1] : "build";
-	struct bpf_object *ours[NR_METRICS] = {}, *ref;
-	struct pair pairs[NR_PAIRS];
+	char name[64];
+
+	snprintf(name, sizeof(name), "floor_%s_%s", kind, end);
+	return prog_fd(obj, name);
+}
+
+static int open_all(const char *build, struct bpf_object *objs[NR_METRICS + 2],
+		    struct pair *pairs)
+{
+	struct bpf_object *ref, *floor_;
 	char path[512];
-	int r, ret = 1, old_stats;
 	size_t i;
 
 	snprintf(path, sizeof(path), "%s/bench/bpf/ref_handlers.bpf", build);
-	ref = open_load(path);
-	if (!ref)
-		goto out;
-	pairs[0] = (struct pair){ "empty raw_tp (floor)", prog_fd(ref, "empty"), -1, {} };
+	ref = objs[NR_METRICS] = open_load(path);
+	snprintf(path, sizeof(path), "%s/bench/bpf/floor_handlers.bpf", build);
+	floor_ = objs[NR_METRICS + 1] = open_load(path);
+	if (!ref || !floor_)
+		return -1;
+	pairs[EMPTY] = (struct pair){ "empty", prog_fd(ref, "empty"), prog_fd(ref, "empty"), {} };
 	for (i = 0; i < NR_METRICS; i++) {
 		const struct metric *m = &metrics[i];
 
 		snprintf(path, sizeof(path), "%s/bpf/%s.bpf", build, m->obj);
-		ours[i] = open_load(path);
-		if (!ours[i])
-			goto out;
-		pairs[1 + 2 * i] = (struct pair){ m->name, prog_fd(ref, m->ref_begin),
-						  prog_fd(ref, m->ref_end), {} };
-		pairs[2 + 2 * i] = (struct pair){ m->name, prog_fd(ours[i], m->begin),
-						  prog_fd(ours[i], m->end), {} };
+		objs[i] = open_load(path);
+		if (!objs[i])
+			return -1;
+		pairs[3 * i] = (struct pair){ "ref", prog_fd(ref, m->ref_begin),
+					      prog_fd(ref, m->ref_end), {} };
+		pairs[3 * i + 1] = (struct pair){ "ours", prog_fd(objs[i], m->begin),
+						  prog_fd(objs[i], m->end), {} };
+		pairs[3 * i + 2] = (struct pair){ "floor", floor_fd(floor_, m->floor, "begin"),
+						  floor_fd(floor_, m->floor, "end"), {} };
 	}
+	return 0;
+}
+
+static void print_results(struct pair *pairs, int rounds)
+{
+	char key[96];
+	size_t i, k;
+
+	printf("# handlers: %d rounds x %d begin+end pairs; ns per pair, in-kernel\n",
+	       rounds, PAIRS_PER_ROUND);
+	for (i = 0; i < NR_METRICS; i++) {
+		struct pair *p = &pairs[3 * i];
+
+		snprintf(key, sizeof(key), "handlers.%s.ours_vs_ref", metrics[i].key);
+		bstat_ratio(key, p[1].ns, p[0].ns, rounds);
+		snprintf(key, sizeof(key), "handlers.%s.ours_vs_floor", metrics[i].key);
+		bstat_ratio(key, p[1].ns, p[2].ns, rounds);
+		for (k = 0; k < 3; k++) {
+			snprintf(key, sizeof(key), "handlers.%s.%s", metrics[i].key, p[k].label);
+			bstat_result(key, "ns", p[k].ns, rounds);
+		}
+	}
+	bstat_result("handlers.empty_pair", "ns", pairs[EMPTY].ns, rounds);
+}
+
+int main(int argc, char **argv)
+{
+	const char *build = argc > 1 ? argv[1] : "build";
+	int rounds = argc > 2 ? atoi(argv[2]) : ROUNDS;
+	struct bpf_object *objs[NR_METRICS + 2] = {};
+	struct pair pairs[NR_PAIRS];
+	int r, ret = 1, old_stats;
+	size_t i;
+
+	if (rounds < 1 || rounds > ROUNDS) {
+		fprintf(stderr, "Usage: bench/handlers BUILD [ROUNDS 1..%d]\n", ROUNDS);
+		return 2;
+	}
+	if (open_all(build, objs, pairs))
+		goto out;
 	old_stats = set_bpf_stats(1);
 	if (old_stats < 0) {
 		fprintf(stderr, "bench: cannot enable %s: %s\n", STATS_SYSCTL,
 			strerror(-old_stats));
 		goto out;
 	}
-	for (r = 0; r < ROUNDS && ret > 0; r++)
+	for (r = 0; r < rounds && ret > 0; r++)
 		for (i = 0; i < NR_PAIRS; i++)
 			if (sample(&pairs[i], r)) {
 				fprintf(stderr, "bench: test run: %s\n", strerror(errno));
@@ -167,18 +213,10 @@ int main(int argc, char **argv)
 	set_bpf_stats(old_stats);
 	if (ret < 0)
 		goto out;
-	printf("%-22s %14s %14s %8s   (median ns per begin+end pair; floor %.1f)\n",
-	       "metric", "reference", "kernelstats", "ratio", median(pairs[0].ns));
-	for (i = 0; i < NR_METRICS; i++) {
-		double theirs = median(pairs[1 + 2 * i].ns), mine = median(pairs[2 + 2 * i].ns);
-
-		printf("%-22s %14.1f %14.1f %8.2f\n", metrics[i].name, theirs, mine,
-		       mine / theirs);
-	}
+	print_results(pairs, rounds);
 	ret = 0;
 out:
-	for (i = 0; i < NR_METRICS; i++)
-		bpf_object__close(ours[i]);
-	bpf_object__close(ref);
+	for (i = 0; i < NR_METRICS + 2; i++)
+		bpf_object__close(objs[i]);
 	return ret;
 }

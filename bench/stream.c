@@ -1,17 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Records per second through one reader thread and dispatch to two
- * consumers (btfreader/stream.c), side by side with the floor: libbpf's
- * ring_buffer__consume with a callback that only counts.  Medians over
- * repeats, interleaved so machine noise hits both alike.
+ * Records per second from one ring buffer to two consumers that each get
+ * every decoded record in order, side by side in one run (interleaved
+ * rounds, so machine noise hits all alike):
  *
- *   drain:     N records wait in the ring (tests/bpf/stream_flood.c, fed by
- *              BPF_PROG_TEST_RUN); time until both consumers have all N.
- *   overload:  the reader runs while BPF_PROG_TEST_RUN produces flat out on
- *              the other core; what reached both consumers per second, and
- *              what was counted lost.
+ *   libbpf   ring_buffer__consume, a callback that only counts: the floor
+ *   ours     btfreader/stream.c: reader thread + 2 consumer threads
+ *   batch    the same threads over mutex+condvar queues, one lock and one
+ *            signal per batch of records per consumer (the fair baseline)
+ *   record   the same, one lock and one signal per record per consumer
  *
- * Usage: bench/stream [REPEATS]   (root; make bench-stream)
+ * The baselines' consumers decode the same columns at the offsets the
+ * stream's BTF gives, and every queue is faulted in before timing, as
+ * ours is.  A drain times N records already in the ring, from thread
+ * start until both consumers have all N.  The overload case runs ours
+ * while BPF_PROG_TEST_RUN produces flat out and checks every loss is
+ * counted.  Prints bench/lib/bstat.h RESULT lines and a short table.
+ *
+ * Usage: bench/stream [ROUNDS]   (root; make bench-stream)
  */
 #include <errno.h>
 #include <pthread.h>
@@ -20,44 +26,56 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bstat.h"
 #include "kstats_pins.h"
 #include "kstats_stream.h"
 #include "ktest.h"
 #include "stream.h"
 
 #define DRAIN_RECORDS 400000u	/* the 16 MiB burst ring holds 524287 */
+#define QUEUE_LEN (1u << 19)	/* >= DRAIN_RECORDS: a drain loses nothing */
+#define BATCH 64		/* the batch baseline's records per lock */
 #define OVERLOAD_RUNS 2000000u
 #define NR_CONSUMERS 2
+#define NR_COLS 3
+#define MAX_ROUNDS 64
 
 struct counter {
 	struct kstats_stream *s;
-	uint64_t n, want, bad_order;
+	uint64_t n, want, bad_order, sum;
 	atomic_int *done;
 };
 
 static struct ktest t;
 static struct kstream_flood flood;
 static uint32_t record_size;
+static struct leaf { uint32_t off, size; } cols[NR_COLS];
 
-static double now_s(void)
+static void die(const char *what, const char *why)
 {
-	struct timespec ts;
+	fprintf(stderr, "bench/stream: %s: %s\n", what, why);
+	exit(1);
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+/* What every consumer does with a record: check order, use the values. */
+static void consume(struct counter *c, uint64_t seq, const int64_t *vals)
+{
+	c->bad_order += seq != c->n;
+	c->sum += (uint64_t)vals[0] + (uint64_t)vals[NR_COLS - 1];
+	c->n++;
 }
 
 static void on_record(void *ctx, const struct kstats_stream_record *rec)
 {
 	struct counter *c = ctx;
 
-	c->bad_order += rec->seq != c->n;
-	if (++c->n == c->want && atomic_fetch_add(c->done, 1) + 1 == NR_CONSUMERS)
+	consume(c, rec->seq, rec->vals);
+	if (c->n == c->want && atomic_fetch_add(c->done, 1) + 1 == NR_CONSUMERS)
 		kstats_stream_request_stop(c->s);
 }
 
@@ -69,61 +87,86 @@ static int count_only(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static struct kstats_stream *open_burst(struct counter c[NR_CONSUMERS], atomic_int *done,
-					uint64_t want, uint32_t queue)
+static struct kstats_stream *open_burst(void)
 {
 	struct kstats_stream_opts o = { .obj_path = flood.path, .stream = "burst",
 					.pin_dir = t.pin_dir };
 	char err[KSTATS_ERR_LEN] = "";
 	struct kstats_stream *s = NULL;
+
+	if (kstats_stream_open(&o, &s, err, sizeof(err)))
+		die("open", err);
+	return s;
+}
+
+/* The columns the baselines decode, where the stream's BTF puts them. */
+static void learn_layout(void)
+{
+	static const char *const names[NR_COLS] = { "seq", "cpu", "neg" };
+	struct kstats_stream *s = open_burst();
+	int i, idx;
+
+	record_size = kstats_stream_record_size(s);
+	for (i = 0; i < NR_COLS; i++) {
+		idx = kstats_stream_column_index(s, names[i]);
+		if (idx < 0)
+			die(names[i], "no such column");
+		cols[i].off = kstats_stream_column(s, idx)->offset;
+		cols[i].size = kstats_stream_column(s, idx)->size;
+	}
+	kstats_stream_close(s);
+}
+
+static struct kstats_stream *open_ours(struct counter c[NR_CONSUMERS], atomic_int *done,
+				       uint64_t want, uint32_t queue)
+{
+	char err[KSTATS_ERR_LEN] = "";
+	struct kstats_stream *s = open_burst();
 	int i;
 
-	if (kstats_stream_open(&o, &s, err, sizeof(err))) {
-		fprintf(stderr, "bench/stream: %s\n", err);
-		exit(1);
-	}
-	record_size = kstats_stream_record_size(s);
 	for (i = 0; i < NR_CONSUMERS; i++) {
 		c[i] = (struct counter){ .s = s, .want = want, .done = done };
-		if (kstats_stream_add_consumer(s, queue, on_record, &c[i], err, sizeof(err)) < 0) {
-			fprintf(stderr, "bench/stream: %s\n", err);
-			exit(1);
-		}
+		if (kstats_stream_add_consumer(s, queue, on_record, &c[i], err, sizeof(err)) < 0)
+			die("add consumer", err);
 	}
 	return s;
 }
 
 static void fill(unsigned int n)
 {
-	if (kstream_flood_run(&flood, "flood_burst", n)) {
-		fprintf(stderr, "bench/stream: BPF_PROG_TEST_RUN: %s\n", strerror(errno));
-		exit(1);
-	}
+	if (kstream_flood_run(&flood, "flood_burst", n))
+		die("BPF_PROG_TEST_RUN", strerror(errno));
 }
 
-/* Records/s for ours (two consumers) to drain a full ring. */
+static void check_drained(const struct counter *c)
+{
+	int i;
+
+	for (i = 0; i < NR_CONSUMERS; i++)
+		if (c[i].n != DRAIN_RECORDS || c[i].bad_order) {
+			fprintf(stderr, "bench/stream: consumer %d got %lu of %u, %lu out of order\n",
+				i, (unsigned long)c[i].n, DRAIN_RECORDS,
+				(unsigned long)c[i].bad_order);
+			exit(1);
+		}
+}
+
 static double drain_ours(void)
 {
 	struct counter c[NR_CONSUMERS];
 	atomic_int done = 0;
-	struct kstats_stream *s = open_burst(c, &done, DRAIN_RECORDS, DRAIN_RECORDS);
+	struct kstats_stream *s = open_ours(c, &done, DRAIN_RECORDS, QUEUE_LEN);
 	char err[KSTATS_ERR_LEN];
 	double t0, t1;
 
 	fill(DRAIN_RECORDS);
-	t0 = now_s();
-	if (kstats_stream_start(s, err, sizeof(err))) {
-		fprintf(stderr, "bench/stream: %s\n", err);
-		exit(1);
-	}
+	t0 = bstat_now_s();
+	if (kstats_stream_start(s, err, sizeof(err)))
+		die("start", err);
 	kstats_stream_wait(s, NULL, 60000);
-	t1 = now_s();
+	t1 = bstat_now_s();
 	kstats_stream_close(s);
-	if (c[0].n != DRAIN_RECORDS || c[1].n != DRAIN_RECORDS || c[0].bad_order) {
-		fprintf(stderr, "bench/stream: consumers got %lu and %lu of %u\n",
-			(unsigned long)c[0].n, (unsigned long)c[1].n, DRAIN_RECORDS);
-		exit(1);
-	}
+	check_drained(c);
 	return DRAIN_RECORDS / (t1 - t0);
 }
 
@@ -137,14 +180,11 @@ static struct ring_buffer *open_ring(ring_buffer_sample_fn fn, void *ctx)
 	kstats_pin_path(pin, sizeof(pin), t.pin_dir, "map", KSTREAM_FLOOD_OBJ, "burst_ringbuf");
 	fd = bpf_obj_get(pin);
 	rb = fd >= 0 ? ring_buffer__new(fd, fn, ctx, NULL) : NULL;
-	if (!rb) {
-		fprintf(stderr, "bench/stream: %s: %s\n", pin, strerror(errno));
-		exit(1);
-	}
+	if (!rb)
+		die(pin, strerror(errno));
 	return rb;
 }
 
-/* The floor: libbpf alone, one callback that counts. */
 static double drain_libbpf(void)
 {
 	uint64_t n = 0;
@@ -152,200 +192,269 @@ static double drain_libbpf(void)
 	double t0, t1;
 
 	fill(DRAIN_RECORDS);
-	t0 = now_s();
+	t0 = bstat_now_s();
 	while (n < DRAIN_RECORDS && ring_buffer__consume(rb) >= 0)
 		;
-	t1 = now_s();
+	t1 = bstat_now_s();
 	ring_buffer__free(rb);
 	return DRAIN_RECORDS / (t1 - t0);
 }
 
 /*
- * The common design, for comparison: each consumer's queue under a mutex,
- * a condition variable to wake it, the reader signalling on every record.
+ * The baselines: per consumer, a queue of (seq, record) slots under a
+ * mutex, a condvar to wake it.  The reader stages up to batch records and
+ * then, per consumer, locks once, copies them in, signals once.  The
+ * consumer takes all it finds under the lock and decodes them outside it.
  */
-struct naive_queue {
+struct locked_queue {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	unsigned char *slots;
-	uint64_t head, tail, handled, dropped;
+	size_t slot_size;
+	uint64_t head, tail, dropped;
 	bool closed;
+	struct counter c;
 	pthread_t thread;
 };
 
-static struct naive_queue naive[NR_CONSUMERS];
+struct locked_reader {
+	struct locked_queue q[NR_CONSUMERS];
+	unsigned char *staged;
+	unsigned int nstaged, batch;
+	uint64_t seq;
+};
 
-static int naive_record(void *ctx, void *data, size_t size)
+static void flush(struct locked_reader *r)
 {
-	int i;
+	struct locked_queue *q;
+	unsigned int i, k;
 
-	(void)ctx;
 	for (i = 0; i < NR_CONSUMERS; i++) {
-		struct naive_queue *q = &naive[i];
-
+		q = &r->q[i];
 		pthread_mutex_lock(&q->lock);
-		if (q->head - q->tail < DRAIN_RECORDS) {
-			memcpy(q->slots + (q->head++ % DRAIN_RECORDS) * size, data, size);
-			pthread_cond_signal(&q->cond);
-		} else {
-			q->dropped++;
+		for (k = 0; k < r->nstaged; k++) {
+			if (q->head - q->tail == QUEUE_LEN) {
+				q->dropped++;
+				continue;
+			}
+			memcpy(q->slots + (q->head++ % QUEUE_LEN) * q->slot_size,
+			       r->staged + (size_t)k * q->slot_size, q->slot_size);
 		}
+		pthread_cond_signal(&q->cond);
 		pthread_mutex_unlock(&q->lock);
 	}
+	r->nstaged = 0;
+}
+
+static int locked_record(void *ctx, void *data, size_t size)
+{
+	struct locked_reader *r = ctx;
+	unsigned char *slot = r->staged + (size_t)r->nstaged * r->q[0].slot_size;
+
+	memcpy(slot, &r->seq, sizeof(r->seq));
+	memcpy(slot + sizeof(r->seq), data, size);
+	r->seq++;
+	if (++r->nstaged == r->batch)
+		flush(r);
 	return 0;
 }
 
-static void *naive_consumer(void *arg)
+static int64_t load(const unsigned char *rec, const struct leaf *l)
 {
-	struct naive_queue *q = arg;
-	uint64_t seen = 0, v;
+	int32_t v32;
+	int64_t v;
 
-	pthread_mutex_lock(&q->lock);
-	for (;;) {
-		while (q->tail == q->head && !q->closed)
-			pthread_cond_wait(&q->cond, &q->lock);
-		if (q->tail == q->head)
-			break;
-		memcpy(&v, q->slots + (q->tail++ % DRAIN_RECORDS) * record_size + 8, 8);
-		seen += v;
-		q->handled++;
+	if (l->size == 4) {
+		memcpy(&v32, rec + l->off, 4);
+		return v32;
 	}
-	pthread_mutex_unlock(&q->lock);
-	return (void *)(uintptr_t)seen;
+	memcpy(&v, rec + l->off, 8);
+	return v;
 }
 
-static double drain_naive(void)
+static void *locked_consumer(void *arg)
 {
-	struct ring_buffer *rb = open_ring(naive_record, NULL);
+	struct locked_queue *q = arg;
+	uint64_t tail = 0, head, seq;
+	int64_t vals[NR_COLS];
+	const unsigned char *slot;
+	int i;
+
+	for (;;) {
+		pthread_mutex_lock(&q->lock);
+		q->tail = tail;
+		while (q->head == tail && !q->closed)
+			pthread_cond_wait(&q->cond, &q->lock);
+		head = q->head;
+		pthread_mutex_unlock(&q->lock);
+		if (head == tail)
+			break;
+		for (; tail != head; tail++) {
+			slot = q->slots + (tail % QUEUE_LEN) * q->slot_size;
+			memcpy(&seq, slot, sizeof(seq));
+			for (i = 0; i < NR_COLS; i++)
+				vals[i] = load(slot + sizeof(seq), &cols[i]);
+			consume(&q->c, seq, vals);
+		}
+	}
+	return NULL;
+}
+
+/* Anonymous memory written once per page before timing, like ours. */
+static void *touched(size_t len)
+{
+	unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	size_t off;
+
+	if (p == MAP_FAILED)
+		die("mmap", strerror(errno));
+	for (off = 0; off < len; off += 4096)
+		p[off] = 1;
+	return p;
+}
+
+static double drain_locked(unsigned int batch)
+{
+	static struct locked_reader r;
+	size_t slot_size = sizeof(uint64_t) + (record_size + 7) / 8 * 8;
+	struct ring_buffer *rb = open_ring(locked_record, &r);
+	struct counter c[NR_CONSUMERS];
 	double t0, t1;
 	int i;
 
+	r = (struct locked_reader){ .batch = batch, .staged = touched(batch * slot_size) };
 	for (i = 0; i < NR_CONSUMERS; i++) {
-		struct naive_queue *q = &naive[i];
+		struct locked_queue *q = &r.q[i];
 
-		*q = (struct naive_queue){ .slots = malloc((size_t)DRAIN_RECORDS * record_size) };
+		q->slot_size = slot_size;
+		q->slots = touched(QUEUE_LEN * slot_size);
 		pthread_mutex_init(&q->lock, NULL);
 		pthread_cond_init(&q->cond, NULL);
-		if (!q->slots || pthread_create(&q->thread, NULL, naive_consumer, q))
-			exit(1);
 	}
 	fill(DRAIN_RECORDS);
-	t0 = now_s();
-	while (naive[0].head < DRAIN_RECORDS && ring_buffer__consume(rb) >= 0)
-		;
+	t0 = bstat_now_s();
+	for (i = 0; i < NR_CONSUMERS; i++)
+		if (pthread_create(&r.q[i].thread, NULL, locked_consumer, &r.q[i]))
+			die("pthread_create", strerror(errno));
+	while (r.seq < DRAIN_RECORDS && ring_buffer__consume(rb) >= 0)
+		flush(&r);
 	for (i = 0; i < NR_CONSUMERS; i++) {
-		pthread_mutex_lock(&naive[i].lock);
-		naive[i].closed = true;
-		pthread_cond_signal(&naive[i].cond);
-		pthread_mutex_unlock(&naive[i].lock);
-		pthread_join(naive[i].thread, NULL);
+		pthread_mutex_lock(&r.q[i].lock);
+		r.q[i].closed = true;
+		pthread_cond_signal(&r.q[i].cond);
+		pthread_mutex_unlock(&r.q[i].lock);
+		pthread_join(r.q[i].thread, NULL);
 	}
-	t1 = now_s();
+	t1 = bstat_now_s();
 	for (i = 0; i < NR_CONSUMERS; i++) {
-		if (naive[i].handled != DRAIN_RECORDS)
-			exit(1);
-		free(naive[i].slots);
+		c[i] = r.q[i].c;
+		munmap(r.q[i].slots, QUEUE_LEN * slot_size);
 	}
+	munmap(r.staged, batch * slot_size);
 	ring_buffer__free(rb);
+	check_drained(c);
 	return DRAIN_RECORDS / (t1 - t0);
 }
 
 struct overload {
-	double produced_per_s, delivered_per_s, kernel_lost, consumer_lost;
+	double produced, delivered, kernel_lost, queue_lost;
+	bool exact;
 };
 
+/* Ours while BPF produces flat out: every record delivered or counted. */
 static struct overload overload_once(void)
 {
 	struct counter c[NR_CONSUMERS];
 	atomic_int done = 0;
-	struct kstats_stream *s = open_burst(c, &done, UINT64_MAX, 1u << 16);
+	struct kstats_stream *s = open_ours(c, &done, UINT64_MAX, 1u << 16);
 	struct kstats_consumer_stats cs[NR_CONSUMERS];
 	struct kstats_stream_stats st;
 	char err[KSTATS_ERR_LEN];
+	uint64_t kernel_drops;
 	struct overload o;
 	double t0, t1, t2;
 	int i;
 
-	kstats_stream_start(s, err, sizeof(err));
-	t0 = now_s();
+	if (kstats_stream_start(s, err, sizeof(err)))
+		die("start", err);
+	t0 = bstat_now_s();
 	fill(OVERLOAD_RUNS);
-	t1 = now_s();
+	t1 = bstat_now_s();
 	kstats_stream_stop(s, err, sizeof(err));
-	t2 = now_s();
-	kstats_stream_get_stats(s, &st, err, sizeof(err));
-	for (i = 0; i < NR_CONSUMERS; i++)
+	t2 = bstat_now_s();
+	if (kstats_stream_get_stats(s, &st, err, sizeof(err)))
+		die("stats", err);
+	kernel_drops = st.kernel_drops - st.kernel_drops_at_open;
+	o.exact = st.delivered + kernel_drops == OVERLOAD_RUNS;
+	for (i = 0; i < NR_CONSUMERS; i++) {
 		kstats_stream_consumer_stats(s, i, &cs[i]);
+		o.exact &= cs[i].handled + cs[i].dropped == st.delivered &&
+			   cs[i].handled == c[i].n;
+	}
 	kstats_stream_close(s);
-	o.produced_per_s = OVERLOAD_RUNS / (t1 - t0);
-	o.delivered_per_s = (cs[0].handled < cs[1].handled ? cs[0].handled : cs[1].handled) /
-			    (t2 - t0);
-	o.kernel_lost = (double)(st.kernel_drops - st.kernel_drops_at_open) / OVERLOAD_RUNS;
-	o.consumer_lost = (double)(cs[0].dropped + cs[1].dropped) / (2.0 * st.delivered);
+	o.produced = OVERLOAD_RUNS / (t1 - t0);
+	o.delivered = (cs[0].handled < cs[1].handled ? cs[0].handled : cs[1].handled) / (t2 - t0);
+	o.kernel_lost = 100.0 * kernel_drops / OVERLOAD_RUNS;
+	o.queue_lost = 100.0 * (cs[0].dropped + cs[1].dropped) / (2.0 * st.delivered);
 	return o;
 }
 
-static int cmp_double(const void *a, const void *b)
+static void load_flood(void)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-int main(int argc, char **argv)
-{
-	int repeats = argc > 1 ? atoi(argv[1]) : 5, i;
-	double ours[64], floor_[64], naive_[64], prod[64], deliv[64], klost[64], clost[64];
-	struct overload o;
-
-	if (repeats < 1 || repeats > 64) {
-		fprintf(stderr, "Usage: bench/stream [REPEATS 1..64]\n");
-		return 2;
-	}
-	if (ktest_missing_feature() || ktest_init(&t, "bench")) {
-		fprintf(stderr, "bench/stream: needs root and BTF\n");
-		return 1;
-	}
+	if (ktest_missing_feature() || ktest_init(&t, "bench"))
+		die("setup", "needs root and BTF");
 	/* Not kernelstats-test-*: tests/run.sh of another PID namespace would remove it. */
 	snprintf(t.pin_dir, sizeof(t.pin_dir), "%s/kernelstats-bench-%d", KSTATS_BPFFS,
 		 (int)getpid());
 	if (kstream_flood_load(&t, &flood)) {
-		fprintf(stderr, "bench/stream: cannot load %s/tests/bpf/" KSTREAM_FLOOD_OBJ
-			".bpf: run make bench-stream\n", t.build);
 		ktest_fini(&t);
-		return 1;
+		die(KSTREAM_FLOOD_OBJ ".bpf", "cannot load it: run make bench-stream");
 	}
-	for (i = 0; i < repeats; i++) {
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = argc > 1 ? atoi(argv[1]) : 9, i;
+	double floor_[MAX_ROUNDS], ours[MAX_ROUNDS], batch[MAX_ROUNDS], record[MAX_ROUNDS];
+	double prod[MAX_ROUNDS], deliv[MAX_ROUNDS], klost[MAX_ROUNDS], qlost[MAX_ROUNDS];
+	struct overload o;
+	bool exact = true;
+
+	if (rounds < 1 || rounds > MAX_ROUNDS) {
+		fprintf(stderr, "Usage: bench/stream [ROUNDS 1..%d]\n", MAX_ROUNDS);
+		return 2;
+	}
+	load_flood();
+	learn_layout();
+	for (i = 0; i < rounds; i++) {
 		floor_[i] = drain_libbpf();
 		ours[i] = drain_ours();
-		naive_[i] = drain_naive();
+		batch[i] = drain_locked(BATCH);
+		record[i] = drain_locked(1);
 		o = overload_once();
-		prod[i] = o.produced_per_s;
-		deliv[i] = o.delivered_per_s;
+		prod[i] = o.produced;
+		deliv[i] = o.delivered;
 		klost[i] = o.kernel_lost;
-		clost[i] = o.consumer_lost;
+		qlost[i] = o.queue_lost;
+		exact &= o.exact;
 	}
-	printf("stream bench, %d repeats, medians, %u-byte records\n", repeats,
-	       record_size);
-	printf("  drain %u records, libbpf consume, count only   %12.0f rec/s\n",
-	       DRAIN_RECORDS, median(floor_, repeats));
-	printf("  drain %u records, reader + %d consumers        %12.0f rec/s  (%.2fx the floor)\n",
-	       DRAIN_RECORDS, NR_CONSUMERS, median(ours, repeats),
-	       median(ours, repeats) / median(floor_, repeats));
-	printf("  drain %u records, mutex+condvar queues, 2 thr  %12.0f rec/s  (ours: %.2fx)\n",
-	       DRAIN_RECORDS, median(naive_, repeats),
-	       median(ours, repeats) / median(naive_, repeats));
-	printf("  overload: BPF produced                         %12.0f rec/s\n",
-	       median(prod, repeats));
-	printf("  overload: reached both consumers               %12.0f rec/s  "
-	       "(lost: %.1f%% kernel, %.1f%% queues)\n", median(deliv, repeats),
-	       100 * median(klost, repeats), 100 * median(clost, repeats));
+	printf("# stream: %d rounds, %u records of %u bytes per drain, 2 consumers\n",
+	       rounds, DRAIN_RECORDS, record_size);
+	bstat_ratio("stream.ours_vs_libbpf", ours, floor_, rounds);
+	bstat_ratio("stream.ours_vs_batch", ours, batch, rounds);
+	bstat_ratio("stream.ours_vs_record", ours, record, rounds);
+	bstat_result("stream.libbpf", "rec/s", floor_, rounds);
+	bstat_result("stream.ours", "rec/s", ours, rounds);
+	bstat_result("stream.batch", "rec/s", batch, rounds);
+	bstat_result("stream.record", "rec/s", record, rounds);
+	bstat_result("stream.overload_produced", "rec/s", prod, rounds);
+	bstat_result("stream.overload_delivered", "rec/s", deliv, rounds);
+	bstat_result("stream.overload_kernel_lost", "%", klost, rounds);
+	bstat_result("stream.overload_queue_lost", "%", qlost, rounds);
+	printf("RESULT\tstream.overload_all_counted\tbool\t%d\t%d\t%d\t%d\n", exact, exact,
+	       exact, rounds);
 	kstream_flood_close(&flood);
 	ktest_fini(&t);
-	return 0;
+	return exact ? 0 : 1;
 }

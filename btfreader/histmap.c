@@ -83,6 +83,7 @@ static int check_layout(struct kstats_histmap *h, char *err, size_t errlen)
 	return 0;
 }
 
+/* The map id comes from the opened fd; the pin is checked again after the read. */
 static int read_once(const char *obj_path, const char *map_name, const char *pin,
 		     struct kstats_histmap *h, char *err, size_t errlen)
 {
@@ -90,13 +91,11 @@ static int read_once(const char *obj_path, const char *map_name, const char *pin
 	int ret;
 
 	kstats_histmap_free(h);
-	ret = kstats_pin_map_id(pin, &h->map_id);
-	if (ret) {
-		snprintf(err, errlen, "pin: %s", strerror(-ret));
+	ret = open_map(obj_path, map_name, pin, &h->map, err, errlen);
+	if (ret)
 		return ret;
-	}
-	ret = open_map(obj_path, map_name, pin, &h->map, err, errlen) ?:
-	      check_layout(h, err, errlen) ?:
+	h->map_id = kstats_map_id(h->map);
+	ret = check_layout(h, err, errlen) ?:
 	      kstats_read_rows(h->map, &h->rows, &h->nrows, err, errlen);
 	if (!ret && (kstats_pin_map_id(pin, &id_after) || id_after != h->map_id))
 		ret = -EAGAIN;

@@ -129,6 +129,8 @@ int kstats_map_read(struct kstats_map *map, int64_t *rows, size_t max_rows,
 unsigned int kstats_map_last_syscalls(const struct kstats_map *map);
 /* Whether the last read used BPF_MAP_LOOKUP_BATCH. */
 bool kstats_map_last_batched(const struct kstats_map *map);
+/* The kernel's id of the opened map: no second open of its pin. */
+uint32_t kstats_map_id(const struct kstats_map *map);
 
 struct kstats_cache_stats {
 	unsigned long hits, misses;	/* layout resolutions reused / built */

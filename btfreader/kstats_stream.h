@@ -85,7 +85,9 @@ const struct btf *kstats_stream_btf(const struct kstats_stream *s);
 
 /*
  * Registers a consumer with a queue of queue_len records (rounded up to a
- * power of two), before kstats_stream_start().  Returns its id.
+ * power of two), before kstats_stream_start().  The queue's memory is
+ * allocated and faulted in here, not on the reader's hot path.  Returns
+ * its id.
  */
 int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
 			       kstats_consumer_fn fn, void *ctx, char *err, size_t errlen);

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,23 +299,48 @@ int kstats_types_from_object(const char *path, const char *map_name,
 }
 
 /*
- * The size of a kernel BTF object, fetched the way loading it would be: a
- * cached copy is served only to a caller who may load it (CAP_SYS_ADMIN),
- * and only while that id still holds a BTF of the same size.
+ * A kernel BTF object, fetched the way loading it would be: a cached copy
+ * is served only to a caller who may load it (CAP_SYS_ADMIN), and only
+ * while that id still holds a BTF of the same size.  One fd and one info
+ * call for the size; the data only on a cache miss.
  */
-static int kernel_btf_size(__u32 btf_id, __u32 *size)
+static int btf_open(__u32 btf_id, __u32 *size)
 {
 	struct bpf_btf_info bi = {};
 	__u32 len = sizeof(bi);
-	int fd = bpf_btf_get_fd_by_id(btf_id), ret = 0;
+	int fd = bpf_btf_get_fd_by_id(btf_id), ret;
 
 	if (fd < 0)
 		return -errno;
-	if (bpf_obj_get_info_by_fd(fd, &bi, &len))
+	if (bpf_obj_get_info_by_fd(fd, &bi, &len)) {
 		ret = -errno;
-	close(fd);
+		close(fd);
+		return ret;
+	}
 	*size = bi.btf_size;
-	return ret;
+	return fd;
+}
+
+static struct btf *btf_fetch(int fd, __u32 size)
+{
+	struct bpf_btf_info bi = { .btf_size = size };
+	__u32 len = sizeof(bi);
+	void *data = malloc(size ?: 1);
+	struct btf *btf = NULL;
+	int e = ENOMEM;
+
+	if (data) {
+		bi.btf = (__u64)(uintptr_t)data;
+		e = bpf_obj_get_info_by_fd(fd, &bi, &len) ? errno :
+		    bi.btf_size != size ? EAGAIN : 0;	/* the id now holds another BTF */
+	}
+	if (!e) {
+		btf = btf__new(data, size);
+		e = btf ? 0 : errno;
+	}
+	free(data);
+	errno = e;
+	return btf;
 }
 
 int kstats_types_from_map(const struct bpf_map_info *info,
@@ -326,22 +352,27 @@ int kstats_types_from_map(const struct bpf_map_info *info,
 		.value_type_id = info->btf_value_type_id,
 	};
 	struct kstats_types *t;
-	int ret;
+	int ret, fd;
 
 	if (!info->btf_id || !info->btf_key_type_id || !info->btf_value_type_id)
 		return kstats_fail(err, errlen, ENODATA, "map %s has no key/value BTF",
 				   info->name);
-	ret = kernel_btf_size(info->btf_id, &id.btf_size);
-	if (ret)
-		return kstats_fail(err, errlen, -ret, "cannot load the BTF of map %s: %s",
-				   info->name, strerror(-ret));
+	fd = btf_open(info->btf_id, &id.btf_size);
+	if (fd < 0)
+		return kstats_fail(err, errlen, -fd, "cannot load the BTF of map %s: %s",
+				   info->name, strerror(-fd));
 	*out = cache_get(&id);
-	if (*out)
+	if (*out) {
+		close(fd);
 		return 0;
+	}
 	t = calloc(1, sizeof(*t));
-	if (!t)
+	if (!t) {
+		close(fd);
 		return kstats_fail(err, errlen, ENOMEM, "out of memory");
-	t->btf = btf__load_from_kernel_by_id(info->btf_id);
+	}
+	t->btf = btf_fetch(fd, id.btf_size);
+	close(fd);
 	if (!t->btf)
 		ret = kstats_fail(err, errlen, errno, "cannot load the BTF of map %s: %s",
 				  info->name, strerror(errno));

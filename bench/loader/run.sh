@@ -1,86 +1,95 @@
 #!/usr/bin/env bash
-# kstats-loader wall time for a set of objects against `bpftool prog loadall`
-# run once per object, side by side in one run, medians over REPEATS; plus
-# the vmlinux BTF parses each makes (opens of /sys/kernel/btf/vmlinux, by
-# strace) and the cost of one parse.
+# kstats-loader wall time, process against process, side by side in one run
+# (interleaved repeats), against:
+#   min     bench/loader/min_loader: the same programs loaded, attached and
+#           pinned under the same names by the least libbpf code (the fair
+#           baseline; no gating, no attach-point checks, no status file)
+#   bpftool `bpftool prog loadall` per object: verifies every program of the
+#           object (both tp_btf and raw_tp variants), pins, attaches nothing
+# on the objects the loader loads here, and on COPIES copies of one object;
+# plus vmlinux BTF parses per run (opens of /sys/kernel/btf/vmlinux, by
+# strace) and the cost of one parse.  Prints bench/lib/bstat.h RESULT lines.
 # Usage: bench/loader/run.sh [BUILD]     (root; make bench-loader builds it)
 set -eu
 BUILD=${1:-build}
-REPEATS=${REPEATS:-15}
+REPEATS=${REPEATS:-11}
 COPIES=${COPIES:-6}
 BPFTOOL=${BPFTOOL:-bpftool}
 cd "$(dirname "$0")/../.."
+. bench/lib/bstat.sh
 [ "$(id -u)" -eq 0 ] || { echo "bench-loader: needs root" >&2; exit 2; }
 tmp=$(mktemp -d /tmp/kstats-bench-loader-XXXXXX)
 pins=/sys/fs/bpf/kernelstats-bench-$$
 trap 'rm -rf "$tmp" "$pins"' EXIT
 
-now_us() { echo $(( $(date +%s%N) / 1000 )); }
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-
 loader() {	# objdir
-	"$BUILD/kstats-loader" --obj-dir "$1" --pin-dir "$pins/l" --run-dir "$tmp/run" \
+	"$BUILD/kstats-loader" --obj-dir "$1" --pin-dir "$pins" --run-dir "$tmp/run" \
+		>/dev/null 2>&1
+}
+# min_loader's arguments: each object with the programs the loader pinned.
+min_args() {	# objdir
+	local o n secs
+	rm -rf "$pins"; loader "$1"
+	for o in "$1"/*.bpf; do
+		n=$(basename "$o" .bpf)
+		secs=$(ls "$pins" | sed -n "s/^prog_${n}_//p" | paste -sd,)
+		[ -n "$secs" ] && echo "$o:$secs"
+	done
+}
+min_loader() {	# objdir
+	mkdir -p "$pins"
+	# shellcheck disable=SC2046
+	"$BUILD/bench/loader/min_loader" "$pins" $(cat "$tmp/min_args.$(basename "$1")") \
 		>/dev/null 2>&1
 }
 bpftool_all() {	# objdir
 	local o
 	for o in "$1"/*.bpf; do
-		mkdir -p "$pins/b/$(basename "$o" .bpf)"
-		"$BPFTOOL" prog loadall "$o" "$pins/b/$(basename "$o" .bpf)" \
-			pinmaps "$pins/b/$(basename "$o" .bpf)" >/dev/null 2>&1
+		mkdir -p "$pins/$(basename "$o" .bpf)"
+		"$BPFTOOL" prog loadall "$o" "$pins/$(basename "$o" .bpf)" \
+			pinmaps "$pins/$(basename "$o" .bpf)" >/dev/null 2>&1
 	done
 }
-clean() { rm -rf "$pins" "$tmp/run"; mkdir -p "$pins"; }
-
-elapsed() {	# wall time (us) of "$@"
+clean() { rm -rf "$pins" "$tmp/run"; }
+elapsed() {	# wall time (ms) of "$@"
 	local t0
-	t0=$(now_us); "$@"; echo $(( $(now_us) - t0 ))
-}
-
-# Interleaved, so both see the same load from whatever else runs: per
-# repeat, a first load and a re-run (everything already pinned) of the
-# loader, then bpftool from a clean pin dir.  Prints three medians.
-time_all() {	# objdir
-	local i
-	: >"$tmp/l"; : >"$tmp/r"; : >"$tmp/b"
-	for i in $(seq "$REPEATS"); do
-		clean; elapsed loader "$1" >>"$tmp/l"; elapsed loader "$1" >>"$tmp/r"
-		clean; elapsed bpftool_all "$1" >>"$tmp/b"
-	done
-	echo "$(median <"$tmp/l") $(median <"$tmp/r") $(median <"$tmp/b")"
+	t0=$(bstat_now_us); "$@"; awk -v d=$(( $(bstat_now_us) - t0 )) 'BEGIN { print d / 1000 }'
 }
 parses() {	# opens of vmlinux BTF by the function "$1" on objdir "$2"
 	clean
 	export BUILD BPFTOOL pins tmp
-	export -f "$1"
+	export -f "$1" bstat_now_us
 	strace -f -qq -e trace=openat -o "$tmp/strace" bash -c "$1 $2" >/dev/null 2>&1 || true
 	grep -c 'sys/kernel/btf/vmlinux' "$tmp/strace" || true
 }
 
-scenario() {	# name, objdir
-	local n l b r lp bp
-	n=$(ls "$2"/*.bpf | wc -l)
-	read -r l r b <<<"$(time_all "$2")"
-	if command -v strace >/dev/null; then
-		lp=$(parses loader "$2"); bp=$(parses bpftool_all "$2")
-	else
-		lp="n/a (no strace)"; bp=$lp
-	fi
-	awk -v name="$1" -v n="$n" -v l="$l" -v b="$b" -v r="$r" -v lp="$lp" -v bp="$bp" \
-		'BEGIN { printf "%-28s %3d  %9.1f  %9.1f  %6.2f  %9.1f  %6s  %6s\n",
-			 name, n, l / 1000, b / 1000, b / l, r / 1000, lp, bp }'
+scenario() {	# key, objdir
+	local i w
+	min_args "$2" >"$tmp/min_args.$(basename "$2")"
+	for w in loader rerun min bpftool; do : >"$tmp/$w"; done
+	for i in $(seq "$REPEATS"); do
+		clean; elapsed loader "$2" >>"$tmp/loader"; elapsed loader "$2" >>"$tmp/rerun"
+		clean; elapsed min_loader "$2" >>"$tmp/min"
+		clean; elapsed bpftool_all "$2" >>"$tmp/bpftool"
+	done
+	bstat_ratio "loader.$1.loader_vs_min" "$tmp/loader" "$tmp/min"
+	bstat_ratio "loader.$1.loader_vs_bpftool" "$tmp/loader" "$tmp/bpftool"
+	for w in loader rerun min bpftool; do bstat_result "loader.$1.$w" ms "$tmp/$w"; done
+	echo "RESULT	loader.$1.objects	n	$(ls "$2"/*.bpf | wc -l)"
+	echo "RESULT	loader.$1.btf_parses_loader	n	$(parses loader "$2")"
+	echo "RESULT	loader.$1.btf_parses_min	n	$(parses min_loader "$2")"
+	echo "RESULT	loader.$1.btf_parses_bpftool	n	$(parses bpftool_all "$2")"
 }
 
+# The objects the loader loads on this kernel (the others it skips).
 mkdir -p "$tmp/all" "$tmp/copies"
-cp "$BUILD"/bpf/*.bpf "$tmp/all/"
+clean; loader "$BUILD/bpf"
+for o in "$BUILD"/bpf/*.bpf; do
+	ls "$pins" | grep -q "^prog_$(basename "$o" .bpf)_" && cp "$o" "$tmp/all/"
+done
 for i in $(seq "$COPIES"); do cp "$BUILD/bpf/compaction.bpf" "$tmp/copies/compaction$i.bpf"; done
 
-echo "kstats-loader vs bpftool prog loadall (once per object); medians of $REPEATS runs"
-printf '%-28s %3s  %9s  %9s  %6s  %9s  %6s  %6s\n' "objects" "n" "loader ms" \
-	"bpftool ms" "ratio" "re-run ms" "BTF:ld" "BTF:bt"
-scenario "build/bpf/*.bpf" "$tmp/all"
-scenario "compaction.bpf x$COPIES" "$tmp/copies"
-echo "one vmlinux BTF parse: $("$BUILD/bench/loader/btf_parse") us (median of 21)"
-echo "loader: loads one variant per attach point, attaches, pins maps+links+progs,"
-echo "        writes the status file; bpftool loadall: loads every program, pins, no attach."
-echo "BTF:ld/BTF:bt: vmlinux BTF parses by the loader / by the bpftool runs."
+echo "# loader: $REPEATS interleaved repeats; objects: $(ls "$tmp/all" | tr '\n' ' ')"
+scenario all "$tmp/all"
+scenario copies "$tmp/copies"
+"$BUILD/bench/loader/btf_parse"

@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bench/read: reading a hash map of telemetry accumulators (u32 key,
- * 32 x u64 value) of N entries, five ways, in one run:
- *   batch        libkstats, BPF_MAP_LOOKUP_BATCH, rows decoded to int64
- *   batch-raw    the bare BPF_MAP_LOOKUP_BATCH syscall: the kernel's floor
- *   walk         a bare get_next_key + lookup loop (no decoding at all)
- *   reader-walk  libkstats forced onto its get_next_key fallback
- *   bpftool      `bpftool map dump pinned PATH -j` (a process per dump)
- * Times are medians of repeated runs (the in-process ones interleaved and
- * warmed); syscalls are counted by `strace -c -f` on one open + read in a
- * fresh process (process start included).
+ * 32 x u64 value) of N entries, side by side in one run (interleaved
+ * rounds, each mode warmed first):
+ *   reader      libkstats kstats_map_read: rows decoded to int64
+ *   batch-all   one bare BPF_MAP_LOOKUP_BATCH for the whole map
+ *   batch-K     bare BPF_MAP_LOOKUP_BATCH calls of K entries until ENOENT
+ *   walk        a bare get_next_key + lookup loop (what most tools do)
+ * "Fastest batch" is the bare strategy with the lowest median; the reader
+ * is compared with it round by round.  Then, process against process,
+ * both printing the map as JSON:
+ *   kstats      `kstats read --pin PATH --json`
+ *   bpftool     `bpftool map dump pinned PATH -j`
+ * The bpf() calls of one kstats read process are counted with strace -c.
+ * Prints bench/lib/bstat.h RESULT lines.
  *
- * Usage: bench_read [--entries N[,N...]] [--repeat R]   (root)
+ * Usage: bench_read KSTATS [--entries N[,N...]] [--rounds R]   (root)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -27,33 +30,33 @@
 #include <bpf/btf.h>
 
 #include "bpf_telemetry.h"
+#include "bstat.h"
 #include "kstats_pins.h"
 #include "kstats_reader.h"
 
 #define MAX_SIZES 8
-#define NMODES 5
-#define BPFTOOL_REPEAT 5	/* a 65k-entry JSON dump takes seconds */
+#define MAX_ROUNDS 64
+#define PROC_ROUNDS 5		/* a 65k-entry JSON dump takes seconds */
+
+enum mode { READER, BATCH_ALL, BATCH_4096, BATCH_1024, BATCH_256, WALK, NR_INPROC,
+	    KSTATS = NR_INPROC, BPFTOOL, NR_MODES };
+
+static const char *const mode_names[NR_MODES] = {
+	"reader", "batch_all", "batch_4096", "batch_1024", "batch_256", "walk",
+	"kstats_process", "bpftool_process",
+};
+static const unsigned int chunk[NR_INPROC] = { [BATCH_4096] = 4096, [BATCH_1024] = 1024,
+						[BATCH_256] = 256 };
 
 struct bench {
 	char pin[256];
+	const char *kstats;
 	unsigned int entries;
-	unsigned long walk_calls;	/* bpf() calls of the last bare walk */
-	struct kstats_map *batch, *walker;
+	int fd;
+	struct kstats_map *reader;
 	int64_t *rows;
 	void *keys, *vals;
 };
-
-static const char *const mode_names[NMODES] = {
-	"batch", "batch-raw", "walk", "reader-walk", "bpftool",
-};
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static int create_map(struct bench *b, const char *dir)
 {
@@ -94,22 +97,23 @@ out:
 	return ret;
 }
 
-static int open_reader(struct bench *b, bool no_batch, struct kstats_map **m)
+static int open_reader(struct bench *b)
 {
-	struct kstats_map_opts o = { .pin_path = b->pin, .no_batch = no_batch };
+	struct kstats_map_opts o = { .pin_path = b->pin };
 	char err[KSTATS_ERR_LEN];
-	int ret = kstats_map_open(&o, m, err, sizeof(err));
+	int ret = kstats_map_open(&o, &b->reader, err, sizeof(err));
 
 	if (ret)
 		fprintf(stderr, "bench_read: %s\n", err);
 	return ret;
 }
 
-static int run_reader(struct bench *b, struct kstats_map *m)
+static int run_reader(struct bench *b)
 {
 	char err[KSTATS_ERR_LEN];
 	size_t n;
-	int ret = kstats_map_read(m, b->rows, kstats_map_max_rows(m), &n, err, sizeof(err));
+	int ret = kstats_map_read(b->reader, b->rows, kstats_map_max_rows(b->reader), &n,
+				  err, sizeof(err));
 
 	if (ret || n != b->entries) {
 		fprintf(stderr, "bench_read: read %zu of %u: %s\n", n, b->entries, err);
@@ -118,57 +122,59 @@ static int run_reader(struct bench *b, struct kstats_map *m)
 	return 0;
 }
 
-/* The whole map in one syscall, nothing decoded. */
-static int run_batch_raw(struct bench *b)
+/* Bare batch calls of per entries each (0: the whole map), nothing decoded. */
+static int run_batch(struct bench *b, unsigned int per)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	int fd = bpf_obj_get(b->pin), ret;
-	__u32 count = b->entries + 1;
-	__u64 token;
+	__u32 done = 0, count;
+	__u64 token_in, token_out;
+	int ret;
 
-	if (fd < 0)
-		return -errno;
-	ret = bpf_map_lookup_batch(fd, NULL, &token, b->keys, b->vals, &count, &opts);
-	close(fd);
-	return ret == -ENOENT && count == b->entries ? 0 : -EIO;
+	do {
+		count = per ? per : b->entries + 1;
+		ret = bpf_map_lookup_batch(b->fd, done ? &token_in : NULL, &token_out,
+					   (char *)b->keys + (size_t)done * 4,
+					   (char *)b->vals + (size_t)done * 256, &count, &opts);
+		done += count;
+		token_in = token_out;
+	} while (!ret);
+	return errno == ENOENT && done == b->entries ? 0 : -EIO;
 }
 
-/* What bpftool and most tools do: one key, then one value, per entry. */
 static int run_walk(struct bench *b)
 {
-	int fd = bpf_obj_get(b->pin);
 	__u32 *keys = b->keys, n = 0;
 	char *vals = b->vals;
 
-	if (fd < 0)
-		return -errno;
-	b->walk_calls = 1;
-	while (n < b->entries && !bpf_map_get_next_key(fd, n ? &keys[n - 1] : NULL, &keys[n])) {
-		b->walk_calls += 2;
-		if (bpf_map_lookup_elem(fd, &keys[n], vals + (size_t)n * 256))
+	while (n < b->entries &&
+	       !bpf_map_get_next_key(b->fd, n ? &keys[n - 1] : NULL, &keys[n])) {
+		if (bpf_map_lookup_elem(b->fd, &keys[n], vals + (size_t)n * 256))
 			break;
 		n++;
 	}
 	/* The end is known only when get_next_key says ENOENT. */
-	if (n == b->entries && !bpf_map_get_next_key(fd, &keys[n - 1], &keys[0]))
+	if (n == b->entries && !bpf_map_get_next_key(b->fd, &keys[n - 1], &keys[0]))
 		n++;
-	close(fd);
 	return n == b->entries ? 0 : -EIO;
 }
 
-static int run_bpftool(struct bench *b)
+/* argv with stdout to /dev/null (or strace -c into out first); 0 if it exits 0. */
+static int spawn(char *const *argv, const char *strace_out)
 {
-	const char *argv[] = { "bpftool", "map", "dump", "pinned", b->pin, "-j", NULL };
+	const char *args[16] = { "strace", "-f", "-c", "-o", strace_out, "--" };
 	pid_t pid = fork();
-	int status;
+	int status, n = 6, null;
 
 	if (pid < 0)
 		return -errno;
 	if (!pid) {
-		int null = open("/dev/null", O_WRONLY);
-
+		null = open("/dev/null", O_WRONLY);
 		dup2(null, STDOUT_FILENO);
-		execvp(argv[0], (char *const *)argv);
+		if (!strace_out)
+			execvp(argv[0], argv);
+		while (*argv && n < 15)
+			args[n++] = *argv++;
+		execvp("strace", (char *const *)args);
 		_exit(127);
 	}
 	if (waitpid(pid, &status, 0) < 0)
@@ -176,68 +182,37 @@ static int run_bpftool(struct bench *b)
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -EIO;
 }
 
-static int run_mode(struct bench *b, int mode)
+static int run_process(struct bench *b, enum mode m, const char *strace_out)
 {
-	switch (mode) {
-	case 0: return run_reader(b, b->batch);
-	case 1: return run_batch_raw(b);
-	case 2: return run_walk(b);
-	case 3: return run_reader(b, b->walker);
-	default: return run_bpftool(b);
+	char *const kstats[] = { (char *)b->kstats, "read", "--pin", b->pin, "--json", NULL };
+	char *const tool[] = { "bpftool", "map", "dump", "pinned", b->pin, "-j", NULL };
+
+	return spawn(m == KSTATS ? kstats : tool, strace_out);
+}
+
+static int run_mode(struct bench *b, enum mode m)
+{
+	switch (m) {
+	case READER: return run_reader(b);
+	case WALK: return run_walk(b);
+	case KSTATS: case BPFTOOL: return run_process(b, m, NULL);
+	default: return run_batch(b, chunk[m]);
 	}
 }
 
-/* One read in this fresh process, for strace to count. */
-static int run_once(const char *mode, const char *pin, unsigned int entries)
-{
-	struct bench b = { .entries = entries };
-	int ret, m;
-
-	snprintf(b.pin, sizeof(b.pin), "%s", pin);
-	for (m = 0; m < NMODES - 1 && strcmp(mode, mode_names[m]); m++)
-		;
-	b.rows = calloc(entries, 33 * sizeof(*b.rows));
-	b.keys = calloc(entries + 1, 4);
-	b.vals = calloc(entries + 1, 256);
-	if (!b.rows || !b.keys || !b.vals)
-		return 1;
-	ret = m == 0 ? open_reader(&b, false, &b.batch) :
-	      m == 3 ? open_reader(&b, true, &b.walker) : 0;
-	ret = ret ?: run_mode(&b, m);
-	kstats_map_close(b.batch);
-	kstats_map_close(b.walker);
-	free(b.rows);
-	free(b.keys);
-	free(b.vals);
-	return ret ? 1 : 0;
-}
-
-/* bpf() calls and all syscalls, from strace -c -f of argv. */
-static int count_syscalls(char *const *argv, unsigned long *bpf, unsigned long *total)
+/* bpf() calls of argv's whole process, from strace -c -f. */
+static long bpf_calls(struct bench *b, enum mode m)
 {
 	char out[] = "/tmp/kstats-bench-strace-XXXXXX", line[256], name[64];
-	unsigned long calls;
-	int fd = mkstemp(out), status;
-	pid_t pid;
+	unsigned long calls, found = 0;
+	int fd = mkstemp(out);
 	FILE *f;
 
 	if (fd < 0)
 		return -errno;
 	close(fd);
-	pid = fork();
-	if (!pid) {
-		const char *args[16] = { "strace", "-f", "-c", "-o", out, "--" };
-		int n = 6, null = open("/dev/null", O_WRONLY);
-
-		while (*argv && n < 15)
-			args[n++] = *argv++;
-		dup2(null, STDOUT_FILENO);
-		execvp("strace", (char *const *)args);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+	if (run_process(b, m, out))
 		return unlink(out), -EIO;
-	*bpf = *total = 0;
 	f = fopen(out, "r");
 	while (f && fgets(line, sizeof(line), f)) {
 		/* "% time seconds usecs/call calls [errors] syscall" */
@@ -245,47 +220,92 @@ static int count_syscalls(char *const *argv, unsigned long *bpf, unsigned long *
 		double pct, secs;
 		unsigned long usecs;
 
-		if (!last || sscanf(line, "%lf %lf %lu %lu", &pct, &secs, &usecs, &calls) != 4 ||
-		    sscanf(last + 1, "%63s", name) != 1)
-			continue;
-		if (!strcmp(name, "bpf"))
-			*bpf = calls;
-		else if (!strcmp(name, "total"))
-			*total = calls;
+		if (last && sscanf(line, "%lf %lf %lu %lu", &pct, &secs, &usecs, &calls) == 4 &&
+		    sscanf(last + 1, "%63s", name) == 1 && !strcmp(name, "bpf"))
+			found = calls;
 	}
 	if (f)
 		fclose(f);
 	unlink(out);
-	return *total ? 0 : -EIO;
+	return (long)found;
 }
 
-static int cmp_double(const void *a, const void *b)
+static int time_one(struct bench *b, enum mode m, double *t)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	double t0;
+	int ret = m < NR_INPROC ? run_mode(b, m) : 0;	/* warm */
 
-	return x < y ? -1 : x > y;
+	t0 = bstat_now_s();
+	ret = ret ?: run_mode(b, m);
+	*t = (bstat_now_s() - t0) * 1e3;
+	return ret;
 }
 
-/* bpf() calls of the read alone (after open); 0 when unknown. */
-static unsigned long read_calls(const struct bench *b, int mode)
+/*
+ * In-process rounds first, each starting at another mode; then the
+ * process rounds, whose exits leave the kernel work (freeing, RCU) that
+ * would land on whichever in-process mode came next.
+ */
+static int time_rounds(struct bench *b, double t[NR_MODES][MAX_ROUNDS], int rounds)
 {
-	switch (mode) {
-	case 0: return kstats_map_last_syscalls(b->batch);
-	case 1: return 1;
-	case 2: return b->walk_calls;
-	case 3: return kstats_map_last_syscalls(b->walker);
-	default: return 0;
+	int r, i, m, ret = 0;
+
+	for (r = 0; !ret && r < rounds; r++)
+		for (i = 0; !ret && i < NR_INPROC; i++) {
+			m = (r + i) % NR_INPROC;
+			ret = time_one(b, m, &t[m][r]);
+		}
+	for (r = 0; !ret && r < rounds && r < PROC_ROUNDS; r++)
+		for (m = NR_INPROC; !ret && m < NR_MODES; m++)
+			ret = time_one(b, m, &t[m][r]);
+	return ret;
+}
+
+/* The bare batch strategy with the lowest median: the one to beat. */
+static enum mode fastest_batch(double t[NR_MODES][MAX_ROUNDS], int rounds)
+{
+	double med, best_med = 0, v[MAX_ROUNDS];
+	enum mode m, best = BATCH_ALL;
+
+	for (m = BATCH_ALL; m < WALK; m++) {
+		memcpy(v, t[m], rounds * sizeof(*v));
+		med = bstat_median(v, rounds);
+		if (m == BATCH_ALL || med < best_med) {
+			best = m;
+			best_med = med;
+		}
 	}
+	return best;
 }
 
-static int bench_size(const char *dir, unsigned int entries, int repeat, const char *self)
+static void print_results(struct bench *b, double t[NR_MODES][MAX_ROUNDS], int rounds)
 {
-	struct bench b = { .entries = entries };
-	int tool_repeat = repeat < BPFTOOL_REPEAT ? repeat : BPFTOOL_REPEAT;
-	double times[NMODES][64], med[NMODES], t0;
-	unsigned long bpf[NMODES], total[NMODES], calls[NMODES];
-	char num[16];
-	int m, r, ret;
+	enum mode best = fastest_batch(t, rounds);
+	char key[96];
+	int m, proc = rounds < PROC_ROUNDS ? rounds : PROC_ROUNDS;
+
+	printf("RESULT\tread.%u.fastest_batch\tmode\t%s\n", b->entries, mode_names[best]);
+	snprintf(key, sizeof(key), "read.%u.reader_vs_fastest_batch", b->entries);
+	bstat_ratio(key, t[READER], t[best], rounds);
+	snprintf(key, sizeof(key), "read.%u.walk_vs_reader", b->entries);
+	bstat_ratio(key, t[WALK], t[READER], rounds);
+	snprintf(key, sizeof(key), "read.%u.bpftool_vs_kstats_process", b->entries);
+	bstat_ratio(key, t[BPFTOOL], t[KSTATS], proc);
+	for (m = 0; m < NR_MODES; m++) {
+		snprintf(key, sizeof(key), "read.%u.%s", b->entries, mode_names[m]);
+		bstat_result(key, "ms", t[m], m < NR_INPROC ? rounds : proc);
+	}
+	printf("RESULT\tread.%u.reader_bpf_calls\tn\t%u\n", b->entries,
+	       kstats_map_last_syscalls(b->reader));
+	printf("RESULT\tread.%u.kstats_process_bpf_calls\tn\t%ld\n", b->entries,
+	       bpf_calls(b, KSTATS));
+}
+
+static int bench_size(const char *dir, unsigned int entries, int rounds, const char *kstats)
+{
+	struct bench b = { .entries = entries, .kstats = kstats, .fd = -1 };
+	static double t[NR_MODES][MAX_ROUNDS];
+	int ret;
 
 	ret = create_map(&b, dir);
 	if (ret) {
@@ -296,53 +316,17 @@ static int bench_size(const char *dir, unsigned int entries, int repeat, const c
 	b.rows = calloc(entries, 33 * sizeof(*b.rows));
 	b.keys = calloc(entries + 1, 4);
 	b.vals = calloc(entries + 1, 256);
-	ret = !b.rows || !b.keys || !b.vals ? -ENOMEM : 0;
-	ret = ret ?: open_reader(&b, false, &b.batch);
-	ret = ret ?: open_reader(&b, true, &b.walker);
-	/*
-	 * The in-process modes interleaved, each warmed up first; bpftool's
-	 * runs after them, since each of its processes evicts the caches the
-	 * next in-process read would find warm.
-	 */
-	for (r = 0; !ret && r < repeat; r++)
-		for (m = 0; !ret && m < NMODES - 1; m++) {
-			ret = run_mode(&b, m);
-			t0 = now_ms();
-			ret = ret ?: run_mode(&b, m);
-			times[m][r] = now_ms() - t0;
-			calls[m] = read_calls(&b, m);
-		}
-	for (r = 0; !ret && r < tool_repeat; r++) {
-		t0 = now_ms();
-		ret = run_mode(&b, NMODES - 1);
-		times[NMODES - 1][r] = now_ms() - t0;
-	}
-	calls[NMODES - 1] = 0;
-	snprintf(num, sizeof(num), "%u", entries);
-	for (m = 0; !ret && m < NMODES; m++) {
-		char *const once[] = { (char *)self, "--once", (char *)mode_names[m], b.pin,
-				       num, NULL };
-		char *const tool[] = { "bpftool", "map", "dump", "pinned", b.pin, "-j", NULL };
-
-		int runs = m == NMODES - 1 ? tool_repeat : repeat;
-
-		qsort(times[m], runs, sizeof(double), cmp_double);
-		med[m] = times[m][runs / 2];
-		ret = count_syscalls(m == NMODES - 1 ? tool : once, &bpf[m], &total[m]);
-	}
-	for (m = 0; !ret && m < NMODES; m++) {
-		printf("%-8u %-12s %10.2f %9.1fx ", entries, mode_names[m], med[m],
-		       med[m] / med[0]);
-		if (calls[m])
-			printf("%10lu ", calls[m]);
-		else
-			printf("%10s ", "-");
-		printf("%10lu %12lu\n", bpf[m], total[m]);
-	}
-	if (ret)
+	b.fd = bpf_obj_get(b.pin);
+	ret = !b.rows || !b.keys || !b.vals || b.fd < 0 ? -ENOMEM : 0;
+	ret = ret ?: open_reader(&b);
+	ret = ret ?: time_rounds(&b, t, rounds);
+	if (!ret)
+		print_results(&b, t, rounds);
+	else
 		fprintf(stderr, "bench_read: %u entries failed: %s\n", entries, strerror(-ret));
-	kstats_map_close(b.batch);
-	kstats_map_close(b.walker);
+	kstats_map_close(b.reader);
+	if (b.fd >= 0)
+		close(b.fd);
 	free(b.rows);
 	free(b.keys);
 	free(b.vals);
@@ -354,39 +338,26 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "entries", required_argument, NULL, 'e' },
-		{ "repeat", required_argument, NULL, 'r' },
-		{ "once", no_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
+		{ "rounds", required_argument, NULL, 'r' },
 		{},
 	};
-	unsigned int sizes[MAX_SIZES] = { 10000, 65536 }, nsizes = 2;
-	char dir[128], err[256] = "", self[4096], *tok, *save;
-	ssize_t len;
-	int c, repeat = 11, ret = 0;
-	unsigned int i;
+	unsigned int sizes[MAX_SIZES] = { 10000, 65536 }, nsizes = 2, i;
+	char dir[128], err[256] = "", *tok, *save;
+	int c, rounds = 11, ret = 0;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'e':
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		if (c == 'e')
 			for (nsizes = 0, tok = strtok_r(optarg, ",", &save);
 			     tok && nsizes < MAX_SIZES; tok = strtok_r(NULL, ",", &save))
 				sizes[nsizes++] = strtoul(tok, NULL, 0);
-			break;
-		case 'r': repeat = atoi(optarg); break;
-		case 'o':
-			if (argc - optind != 3)
-				return 2;
-			return run_once(argv[optind], argv[optind + 1],
-					strtoul(argv[optind + 2], NULL, 0));
-		case 'h':
-			printf("Usage: bench_read [--entries N[,N...]] [--repeat R]\n");
-			return 0;
-		default:
+		else if (c == 'r')
+			rounds = atoi(optarg);
+		else
 			return 2;
-		}
 	}
-	if (repeat < 1 || repeat > 64 || !nsizes) {
-		fprintf(stderr, "bench_read: --repeat 1..64, --entries N[,N...]\n");
+	if (optind != argc - 1 || rounds < 1 || rounds > MAX_ROUNDS || !nsizes) {
+		fprintf(stderr, "Usage: bench_read KSTATS [--entries N[,N...]] [--rounds 1..%d]\n",
+			MAX_ROUNDS);
 		return 2;
 	}
 	snprintf(dir, sizeof(dir), "%s/kernelstats-bench-%d", KSTATS_BPFFS, (int)getpid());
@@ -394,19 +365,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_read: %s: %s\n", dir, *err ? err : strerror(errno));
 		return 1;
 	}
-	printf("# hash map, u32 key, 256-byte value (32 x u64); median of %d runs"
-	       " (bpftool: %d), ms\n"
-	       "# read_bpf: bpf() calls of the read itself; strace_bpf, strace_all: strace -c -f\n"
-	       "# of one open + read in a fresh process (process start included)\n"
-	       "%-8s %-12s %10s %10s %10s %10s %12s\n", repeat,
-	       repeat < BPFTOOL_REPEAT ? repeat : BPFTOOL_REPEAT, "entries", "mode",
-	       "median_ms", "vs_batch", "read_bpf", "strace_bpf", "strace_all");
-	len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (len < 0)
-		return 1;
-	self[len] = 0;
+	printf("# read: hash map, u32 key, 256-byte value (32 x u64); %d rounds "
+	       "(processes: %d)\n", rounds, rounds < PROC_ROUNDS ? rounds : PROC_ROUNDS);
 	for (i = 0; i < nsizes && !ret; i++)
-		ret = bench_size(dir, sizes[i], repeat, self);
+		ret = bench_size(dir, sizes[i], rounds, argv[optind]);
 	rmdir(dir);
 	return ret ? 1 : 0;
 }

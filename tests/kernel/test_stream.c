@@ -282,6 +282,41 @@ static void test_wait_stop_request_and_timeout(void **state)
 	kstats_stream_close(s);
 }
 
+/*
+ * The reader hands records over every 64 and wakes a sleeping consumer
+ * mid-pass only per backlog of thousands; the end of every pass must wake
+ * it too.  A burst of exactly 64 queued before the start is one pass whose
+ * last hand-over comes mid-pass; then lone records, one pass each.
+ */
+static void test_every_pass_wakes_sleeping_consumers(void **state)
+{
+	const unsigned int burst = 64;
+	struct kstats_stream *s = open_stream("burst");
+	struct krecorder r[2];
+	unsigned int n;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 2; i++)
+		add_recorder(s, &r[i], 1u << 16);
+	assert_int_equal(kstream_flood_run(&flood, "flood_burst", burst), 0);
+	start(s);
+	for (i = 0; i < 2; i++)
+		assert_true(wait_calls(&r[i], burst, 5000));
+	for (n = burst + 1; n <= burst + 3; n++) {
+		usleep(20000);	/* both consumers asleep again */
+		assert_int_equal(kstream_flood_run(&flood, "flood_burst", 1), 0);
+		for (i = 0; i < 2; i++)
+			assert_true(wait_calls(&r[i], n, 5000));
+	}
+	stop(s);
+	for (i = 0; i < 2; i++) {
+		assert_complete(&r[i], burst + 3);
+		krecorder_free(&r[i]);
+	}
+	kstats_stream_close(s);
+}
+
 /* Reads are destructive: a second reader of one ring is refused. */
 static void test_one_reader_per_ring(void **state)
 {
@@ -343,6 +378,7 @@ int main(void)
 		T(test_shutdown_sigint),
 		T(test_shutdown_sigterm),
 		T(test_wait_stop_request_and_timeout),
+		T(test_every_pass_wakes_sleeping_consumers),
 		T(test_one_reader_per_ring),
 		T(test_unknown_stream_lists_known),
 		T(test_columns_from_btf),

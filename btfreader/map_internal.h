@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* libkstats map reader internals: map_open.c opens and plans, read.c reads. */
+#ifndef KSTATS_MAP_INTERNAL_H
+#define KSTATS_MAP_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <bpf/bpf.h>
+
+#include "kstats_reader.h"
+#include "map_types.h"
+
+/*
+ * Leaves grouped for decoding: a run of 8-byte integers at consecutive
+ * offsets (a counter array, say) is copied into the row in one memcpy.
+ */
+struct leaf_run {
+	uint32_t off;
+	uint32_t count;
+	uint8_t size;
+	bool is_signed, in_key;
+	enum kstats_leaf_kind kind;
+};
+
+struct kstats_map {
+	int fd;
+	char *pin;
+	struct bpf_map_info info;
+	struct kstats_types *types;	/* shared with the layout cache */
+	enum kstats_btf_source source;
+	char note[KSTATS_ERR_LEN];
+	struct kstats_column *cols;	/* [cpu,] key leaves, value leaves */
+	size_t ncols, nkey_cols;
+	struct leaf_run *runs;		/* cols without cpu, grouped to decode */
+	size_t nruns;
+	bool percpu, per_cpu_rows, no_batch, last_batched;
+	int ncpus;
+	size_t stride;			/* bytes per value per CPU */
+	size_t entry_bytes;		/* bytes of one entry's values, all CPUs */
+	void *keys, *vals;
+	size_t cap;			/* entries the buffers hold */
+	unsigned int syscalls;
+};
+
+static inline bool map_type_array(__u32 type)
+{
+	return type == BPF_MAP_TYPE_ARRAY || type == BPF_MAP_TYPE_PERCPU_ARRAY;
+}
+
+/* Room for entries entries of keys and values. */
+int kstats_map_grow(struct kstats_map *m, size_t entries, char *err, size_t errlen);
+
+#endif /* KSTATS_MAP_INTERNAL_H */

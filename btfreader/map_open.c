@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Opens a pinned map read-only: its types (from the object or the map's
+ * own BTF), its columns and the decode plan read.c follows.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "kstats_pins.h"
+#include "map_internal.h"
+
+#define BATCH_MAX_BYTES (64u << 20)	/* first buffer; it grows past this */
+
+static bool map_type_percpu(__u32 type)
+{
+	return type == BPF_MAP_TYPE_PERCPU_HASH ||
+	       type == BPF_MAP_TYPE_LRU_PERCPU_HASH ||
+	       type == BPF_MAP_TYPE_PERCPU_ARRAY;
+}
+
+static bool map_type_supported(__u32 type)
+{
+	switch (type) {
+	case BPF_MAP_TYPE_HASH:
+	case BPF_MAP_TYPE_LRU_HASH:
+	case BPF_MAP_TYPE_ARRAY:
+	case BPF_MAP_TYPE_PERCPU_HASH:
+	case BPF_MAP_TYPE_LRU_PERCPU_HASH:
+	case BPF_MAP_TYPE_PERCPU_ARRAY:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static int open_pin(struct kstats_map *m, const char *pin, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_obj_get_opts, get_opts, .file_flags = BPF_F_RDONLY);
+	__u32 len = sizeof(m->info);
+	int e;
+
+	m->fd = bpf_obj_get_opts(pin, &get_opts);
+	e = m->fd < 0 ? errno : 0;
+	if (kstats_pin_not_map(pin, m->fd, e, err, errlen))
+		return -EMEDIUMTYPE;
+	if (m->fd < 0) {
+		if (e == ENOENT)
+			return kstats_fail(err, errlen, ENOENT, "%s: no map is pinned there", pin);
+		return kstats_fail(err, errlen, e, "%s: %s%s", pin, strerror(e),
+				   e == EACCES ? " (needs root or the map's group)" : "");
+	}
+	if (bpf_obj_get_info_by_fd(m->fd, &m->info, &len))
+		return kstats_fail(err, errlen, errno, "%s: not a BPF map: %s", pin,
+				   strerror(errno));
+	if (!map_type_supported(m->info.type))
+		return kstats_fail(err, errlen, EOPNOTSUPP,
+				   "%s: map type %s is not supported (hash, lru_hash, array "
+				   "and their per-CPU forms are)",
+				   pin, libbpf_bpf_map_type_str(m->info.type) ?: "unknown");
+	return 0;
+}
+
+/* The object's types, or NULL when the object is missing. */
+static int object_types(const struct kstats_map_opts *o, struct kstats_types **obj,
+			char *err, size_t errlen)
+{
+	int ret;
+
+	*obj = NULL;
+	if (!o->obj_path)
+		return 0;
+	ret = kstats_types_from_object(o->obj_path, o->map_name, obj, err, errlen);
+	return ret == -ENOENT ? 0 : ret;
+}
+
+/*
+ * The object's types, checked against the map's own BTF when the map has
+ * one and we may load it; the map's own when the object is missing or does
+ * not match (a newer object on disk than the one the map came from).
+ * Takes over the reference to obj.
+ */
+static int choose_types(struct kstats_map *m, const struct kstats_map_opts *o,
+			struct kstats_types *obj, char *err, size_t errlen)
+{
+	struct kstats_types *own = NULL;
+	char own_err[KSTATS_ERR_LEN] = "";
+	int own_ret;
+
+	own_ret = kstats_types_from_map(&m->info, &own, own_err, sizeof(own_err));
+	if (obj && own && !kstats_types_equal(obj, own)) {
+		snprintf(m->note, sizeof(m->note),
+			 "%s: its types for %s differ from the pinned map's; "
+			 "read with the map's own BTF", o->obj_path, o->map_name);
+		kstats_types_put(obj);
+		obj = NULL;
+	} else if (!obj && own && o->obj_path) {
+		snprintf(m->note, sizeof(m->note),
+			 "%s: no such object; read with the map's own BTF", o->obj_path);
+	}
+	if (obj) {
+		kstats_types_put(own);
+		m->types = obj;
+		m->source = KSTATS_BTF_OBJECT;
+		return 0;
+	}
+	if (own) {
+		m->types = own;
+		m->source = KSTATS_BTF_MAP;
+		return 0;
+	}
+	if (o->obj_path)
+		return kstats_fail(err, errlen, ENODATA, "%s: no such object, and %s: %s; "
+				   "pass the object the map was loaded from",
+				   o->obj_path, m->pin, own_err);
+	if (own_ret == -ENODATA)
+		return kstats_fail(err, errlen, ENODATA, "%s: the map has no BTF; "
+				   "pass the object it was loaded from", m->pin);
+	return kstats_fail(err, errlen, -own_ret, "%s: %s", m->pin, own_err);
+}
+
+/*
+ * A map the object does not define is a wrong name, not a missing pin; an
+ * unsupported map type says more than the object's view of its types.
+ */
+static int open_types(struct kstats_map *m, const struct kstats_map_opts *o,
+		      char *err, size_t errlen)
+{
+	char obj_err[KSTATS_ERR_LEN] = "";
+	struct kstats_types *obj;
+	int obj_ret, ret;
+
+	obj_ret = object_types(o, &obj, obj_err, sizeof(obj_err));
+	ret = open_pin(m, o->pin_path, err, errlen);
+	if ((ret && obj_ret == -ESRCH) || (!ret && obj_ret)) {
+		snprintf(err, errlen, "%s", obj_err);
+		ret = obj_ret;
+	}
+	if (ret) {
+		kstats_types_put(obj);
+		return ret;
+	}
+	return choose_types(m, o, obj, err, errlen);
+}
+
+static int check_sizes(const struct kstats_map *m, char *err, size_t errlen)
+{
+	const struct kstats_types *t = m->types;
+
+	if (t->key.size != m->info.key_size || t->value.size != m->info.value_size)
+		return kstats_fail(err, errlen, EINVAL,
+				   "%s: BTF says key %u/value %u bytes but the map has %u/%u; "
+				   "pass the object this map was loaded from",
+				   m->pin, t->key.size, t->value.size,
+				   m->info.key_size, m->info.value_size);
+	return 0;
+}
+
+static int build_columns(struct kstats_map *m, char *err, size_t errlen)
+{
+	const struct kstats_layout *key = &m->types->key, *value = &m->types->value;
+	size_t extra = m->per_cpu_rows ? 1 : 0;
+	struct kstats_column *c;
+
+	m->ncols = extra + key->ncols + value->ncols;
+	m->nkey_cols = extra + key->ncols;
+	m->cols = calloc(m->ncols ?: 1, sizeof(*m->cols));
+	if (!m->cols)
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
+	c = m->cols;
+	if (extra) {
+		snprintf(c->name, sizeof(c->name), "cpu");
+		c->size = 4;
+		c->in_key = true;
+		c++;
+	}
+	memcpy(c, key->cols, key->ncols * sizeof(*c));
+	memcpy(c + key->ncols, value->cols, value->ncols * sizeof(*c));
+	return 0;
+}
+
+static int plan_runs(struct kstats_map *m, char *err, size_t errlen)
+{
+	const struct kstats_column *c = m->cols + (m->per_cpu_rows ? 1 : 0);
+	size_t i, n = m->ncols - (m->per_cpu_rows ? 1 : 0);
+	struct leaf_run *r = NULL;
+
+	m->runs = calloc(n ?: 1, sizeof(*m->runs));
+	if (!m->runs)
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
+	for (i = 0; i < n; i++, c++) {
+		if (r && c->size == 8 && r->size == 8 && c->in_key == r->in_key &&
+		    c->kind == r->kind && c->offset == r->off + 8 * r->count) {
+			r->count++;
+			continue;
+		}
+		r = &m->runs[m->nruns++];
+		*r = (struct leaf_run){ .off = c->offset, .count = 1, .size = c->size,
+					.is_signed = c->is_signed, .in_key = c->in_key,
+					.kind = c->kind };
+	}
+	return 0;
+}
+
+int kstats_map_grow(struct kstats_map *m, size_t entries, char *err, size_t errlen)
+{
+	size_t kbytes, vbytes;
+	void *p;
+
+	if (__builtin_mul_overflow(entries, (size_t)m->info.key_size, &kbytes) ||
+	    __builtin_mul_overflow(entries, m->entry_bytes, &vbytes))
+		return kstats_fail(err, errlen, ENOMEM, "%zu entries do not fit in memory",
+				   entries);
+	p = realloc(m->keys, kbytes);
+	if (!p)
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
+	m->keys = p;
+	p = realloc(m->vals, vbytes);
+	if (!p)
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
+	m->vals = p;
+	m->cap = entries;
+	return 0;
+}
+
+/* Whole map in one batch, unless that is huge or the caller asked less. */
+static size_t first_cap(const struct kstats_map *m, const struct kstats_map_opts *o)
+{
+	size_t per_entry = m->info.key_size + m->entry_bytes;
+	size_t cap = BATCH_MAX_BYTES / per_entry;
+
+	if (o->batch_entries)
+		cap = o->batch_entries;
+	if (cap > m->info.max_entries)
+		cap = m->info.max_entries;
+	return cap ?: 1;
+}
+
+static int setup_read(struct kstats_map *m, const struct kstats_map_opts *o,
+		      char *err, size_t errlen)
+{
+	m->percpu = map_type_percpu(m->info.type);
+	m->per_cpu_rows = o->per_cpu_rows && m->percpu;
+	m->no_batch = o->no_batch;
+	m->ncpus = m->percpu ? libbpf_num_possible_cpus() : 1;
+	if (m->ncpus <= 0)
+		return kstats_fail(err, errlen, EINVAL, "cannot count the possible CPUs");
+	/* The kernel pads each CPU's copy of a per-CPU value to 8 bytes. */
+	m->stride = m->percpu ? (m->info.value_size + 7) / 8 * 8 : m->info.value_size;
+	m->entry_bytes = m->stride * m->ncpus;
+	return kstats_map_grow(m, first_cap(m, o), err, errlen);
+}
+
+int kstats_map_open(const struct kstats_map_opts *o, struct kstats_map **out,
+		    char *err, size_t errlen)
+{
+	struct kstats_map *m;
+	int ret;
+
+	if (!o->pin_path || (o->obj_path && !o->map_name))
+		return kstats_fail(err, errlen, EINVAL,
+				   "need a pin path, and a map name with an object");
+	m = calloc(1, sizeof(*m));
+	if (!m || !(m->pin = strdup(o->pin_path))) {
+		free(m);
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
+	}
+	m->fd = -1;
+	ret = open_types(m, o, err, errlen);
+	ret = ret ?: check_sizes(m, err, errlen);
+	ret = ret ?: setup_read(m, o, err, errlen);
+	ret = ret ?: build_columns(m, err, errlen);
+	ret = ret ?: plan_runs(m, err, errlen);
+	if (ret) {
+		kstats_map_close(m);
+		return ret;
+	}
+	*out = m;
+	return 0;
+}
+
+void kstats_map_close(struct kstats_map *m)
+{
+	if (!m)
+		return;
+	if (m->fd >= 0)
+		close(m->fd);
+	kstats_types_put(m->types);
+	free(m->pin);
+	free(m->cols);
+	free(m->runs);
+	free(m->keys);
+	free(m->vals);
+	free(m);
+}
+
+size_t kstats_map_ncols(const struct kstats_map *m) { return m->ncols; }
+size_t kstats_map_nkey_cols(const struct kstats_map *m) { return m->nkey_cols; }
+const struct btf *kstats_map_btf(const struct kstats_map *m) { return m->types->btf; }
+unsigned int kstats_map_last_syscalls(const struct kstats_map *m) { return m->syscalls; }
+bool kstats_map_last_batched(const struct kstats_map *m) { return m->last_batched; }
+uint32_t kstats_map_id(const struct kstats_map *m) { return m->info.id; }
+enum kstats_btf_source kstats_map_btf_source(const struct kstats_map *m) { return m->source; }
+const char *kstats_map_source_note(const struct kstats_map *m) { return m->note; }
+
+const struct kstats_column *kstats_map_column(const struct kstats_map *m, size_t i)
+{
+	return i < m->ncols ? &m->cols[i] : NULL;
+}
+
+size_t kstats_map_max_rows(const struct kstats_map *m)
+{
+	return (size_t)m->info.max_entries * (m->per_cpu_rows ? m->ncpus : 1);
+}
+
+/* Enumerators are matched on the leaf's width, whatever its signedness. */
+const char *kstats_column_enum_name(const struct kstats_map *m,
+				    const struct kstats_column *col, int64_t v)
+{
+	const struct btf *btf = m->types->btf;
+	const struct btf_type *t = btf__type_by_id(btf, col->type_id);
+	uint64_t mask = col->size >= 8 ? UINT64_MAX : (1ull << (col->size * 8)) - 1;
+	int i;
+
+	if (col->kind != KSTATS_LEAF_ENUM || !t)
+		return NULL;
+	if (btf_is_enum(t)) {
+		const struct btf_enum *e = btf_enum(t);
+
+		for (i = 0; i < btf_vlen(t); i++, e++)
+			if ((((uint64_t)(int64_t)e->val ^ (uint64_t)v) & mask) == 0)
+				return btf__name_by_offset(btf, e->name_off);
+	} else if (btf_is_enum64(t)) {
+		const struct btf_enum64 *e = btf_enum64(t);
+
+		for (i = 0; i < btf_vlen(t); i++, e++)
+			if (((btf_enum64_value(e) ^ (uint64_t)v) & mask) == 0)
+				return btf__name_by_offset(btf, e->name_off);
+	}
+	return NULL;
+}

@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One reader thread per ring buffer, N consumer threads, one bounded
+ * single-producer/single-consumer queue per consumer.  The reader never
+ * blocks on a consumer: a full queue drops (and counts) that consumer's
+ * copy only.  A consumer with nothing to do sleeps on a futex, and the
+ * reader wakes it only when it said it was going to sleep.
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <bpf/libbpf.h>
+
+#include "kstats_reader.h"
+#include "stream_internal.h"
+
+static void bump(_Atomic uint64_t *counter)
+{
+	/* Single writer: no locked add needed, readers see whole values. */
+	atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+/* Fixed-size loads: a variable-length memcpy costs more than the rest. */
+static int64_t leaf_value(const unsigned char *rec, const struct leaf *c)
+{
+	const unsigned char *p = rec + c->offset;
+	unsigned int shift = 64 - 8 * c->size;
+	uint16_t v16;
+	uint32_t v32;
+	uint64_t v;
+
+	switch (c->size) {
+	case 1: v = *p; break;
+	case 2: memcpy(&v16, p, 2); v = v16; break;
+	case 4: memcpy(&v32, p, 4); v = v32; break;
+	default: memcpy(&v, p, 8); break;
+	}
+	return c->is_signed ? (int64_t)(v << shift) >> shift : (int64_t)v;
+}
+
+static void futex_wake(_Atomic uint32_t *word)
+{
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void futex_wait(_Atomic uint32_t *word, uint32_t seen)
+{
+	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+}
+
+static void wake_consumer(struct consumer *c)
+{
+	atomic_fetch_add(&c->wake_seq, 1);
+	futex_wake(&c->wake_seq);
+}
+
+/*
+ * Reader thread: hands the filled slots to the consumer.  A sleeping one is
+ * woken at the end of a pass, or mid-pass once its backlog is worth a
+ * futex call and two context switches: waking it for every few records
+ * costs more than the records.
+ */
+static void publish(struct consumer *c, bool pass_end)
+{
+	/* seq_cst store then load, against the consumer's store then load. */
+	if (atomic_load_explicit(&c->head, memory_order_relaxed) != c->next)
+		atomic_store(&c->head, c->next);
+	else if (!pass_end)
+		return;
+	if (!atomic_load(&c->sleeping))
+		return;
+	/* Asleep, it is not writing tail: reading it costs no bouncing. */
+	if (!pass_end &&
+	    c->next - atomic_load_explicit(&c->tail, memory_order_relaxed) < c->wake_backlog)
+		return;
+	if (atomic_exchange(&c->sleeping, 0))
+		wake_consumer(c);
+}
+
+/* Reader thread: copies one record into c's queue, or counts it lost. */
+static void enqueue(struct consumer *c, uint64_t seq, const void *data, uint32_t size)
+{
+	unsigned char *slot;
+
+	if (c->next - c->tail_seen > c->mask) {
+		c->tail_seen = atomic_load_explicit(&c->tail, memory_order_acquire);
+		if (c->next - c->tail_seen > c->mask) {
+			bump(&c->dropped);
+			return;
+		}
+	}
+	slot = c->slots + (size_t)(c->next & c->mask) * c->slot_size;
+	memcpy(slot, &seq, sizeof(seq));
+	memcpy(slot + sizeof(seq), data, size);
+	if (++c->next - atomic_load_explicit(&c->head, memory_order_relaxed) >= PUBLISH_EVERY)
+		publish(c, false);
+}
+
+int kstats_stream_on_record(void *ctx, void *data, size_t size)
+{
+	struct kstats_stream *s = ctx;
+	size_t i;
+
+	if (size != s->layout.size) {
+		bump(&s->malformed);
+		return 0;
+	}
+	for (i = 0; i < s->nconsumers; i++)
+		enqueue(s->consumers[i], s->next_seq, data, (uint32_t)size);
+	s->next_seq++;
+	atomic_store_explicit(&s->delivered, s->next_seq, memory_order_relaxed);
+	return 0;
+}
+
+static void deliver(struct consumer *c, const unsigned char *slot)
+{
+	const struct kstats_layout *l = &c->s->layout;
+	struct kstats_stream_record rec = { .data = slot + sizeof(rec.seq), .vals = c->vals };
+	const struct leaf *leaves = c->s->leaves;
+	size_t i, n = l->ncols - c->s->first_col;
+
+	memcpy(&rec.seq, slot, sizeof(rec.seq));
+	memcpy(&rec.ts_ns, rec.data, sizeof(rec.ts_ns));	/* hdr.ts_ns, checked at open */
+	for (i = 0; i < n; i++)
+		c->vals[i] = leaf_value(rec.data, &leaves[i]);
+	c->fn(c->ctx, &rec);
+	bump(&c->handled);
+}
+
+static void *consumer_main(void *arg)
+{
+	struct consumer *c = arg;
+	uint32_t tail = 0, head, seen;
+
+	for (;;) {
+		head = atomic_load_explicit(&c->head, memory_order_acquire);
+		for (; tail != head; tail++) {
+			deliver(c, c->slots + (size_t)(tail & c->mask) * c->slot_size);
+			atomic_store_explicit(&c->tail, tail + 1, memory_order_release);
+		}
+		seen = atomic_load(&c->wake_seq);
+		atomic_store(&c->sleeping, 1);
+		if (atomic_load(&c->head) != tail)
+			goto awake;
+		/* Closed after the reader was joined; head is final once reloaded. */
+		if (atomic_load(&c->closed)) {
+			if (atomic_load(&c->head) == tail)
+				break;
+			goto awake;
+		}
+		futex_wait(&c->wake_seq, seen);
+awake:
+		atomic_store(&c->sleeping, 0);
+	}
+	return NULL;
+}
+
+static void *reader_main(void *arg)
+{
+	struct kstats_stream *s = arg;
+	struct epoll_event ev[2];
+	bool stop = false;
+	int n, i, ret = 0;
+
+	while (!stop) {
+		n = epoll_wait(s->epoll_fd, ev, 2, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = -errno;
+			break;
+		}
+		for (i = 0; i < n; i++)
+			stop |= ev[i].data.u32 == TAG_STOP;
+		/* After the stop too: drains whatever the ring holds now. */
+		ret = ring_buffer__consume(s->rb);
+		for (i = 0; i < (int)s->nconsumers; i++)
+			publish(s->consumers[i], true);
+		if (ret < 0)
+			break;
+		ret = 0;
+	}
+	s->reader_err = ret;
+	if (ret)
+		kstats_stream_request_stop(s);
+	return NULL;
+}
+
+void kstats_consumer_free(struct consumer *c)
+{
+	if (c->slots)
+		munmap(c->slots, c->slots_len);
+	free(c->vals);
+	free(c);
+}
+
+/*
+ * MAP_POPULATE fills the page tables, but under a shadow-paging hypervisor
+ * the first user write to each page still traps to the host: pay it here.
+ */
+static void touch_pages(unsigned char *p, size_t len)
+{
+	size_t off;
+
+	for (off = 0; off < len; off += 4096)
+		((volatile unsigned char *)p)[off] = 0;
+}
+
+static uint32_t round_pow2(uint32_t n)
+{
+	uint32_t p = 2;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
+			       kstats_consumer_fn fn, void *ctx, char *err, size_t errlen)
+{
+	size_t size = (sizeof(struct consumer) + CACHELINE - 1) / CACHELINE * CACHELINE;
+	struct consumer *c, **all;
+
+	if (s->started)
+		return kstats_fail(err, errlen, EBUSY,
+				   "stream %s: add consumers before starting it", s->name);
+	if (!queue_len || queue_len > MAX_QUEUE_LEN)
+		return kstats_fail(err, errlen, EINVAL, "queue of %u records: use 1..%u",
+				   queue_len, MAX_QUEUE_LEN);
+	all = realloc(s->consumers, (s->nconsumers + 1) * sizeof(*all));
+	if (!all)
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
+	s->consumers = all;
+	c = aligned_alloc(CACHELINE, size);
+	if (!c)
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
+	memset(c, 0, size);
+	c->s = s;
+	c->fn = fn;
+	c->ctx = ctx;
+	c->mask = round_pow2(queue_len) - 1;
+	c->slot_size = sizeof(uint64_t) + (s->layout.size + 7) / 8 * 8;
+	c->wake_backlog = c->mask < WAKE_BACKLOG * 4 ? (c->mask + 1) / 4 : WAKE_BACKLOG;
+	c->slots_len = ((size_t)c->mask + 1) * c->slot_size;
+	/* Faulted in now: one page fault per 4 KiB on the reader's first lap costs more than the copies. */
+	c->slots = mmap(NULL, c->slots_len, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (c->slots == MAP_FAILED)
+		c->slots = NULL;
+	else
+		touch_pages(c->slots, c->slots_len);
+	c->vals = calloc(kstats_stream_ncols(s) + 1, sizeof(*c->vals));
+	if (!c->slots || !c->vals) {
+		kstats_consumer_free(c);
+		return kstats_fail(err, errlen, ENOMEM, "queue of %u records: out of memory",
+				   queue_len);
+	}
+	s->consumers[s->nconsumers] = c;
+	return (int)s->nconsumers++;
+}
+
+int kstats_stream_start(struct kstats_stream *s, char *err, size_t errlen)
+{
+	sigset_t all, old;
+	size_t i;
+	int ret = 0;
+
+	if (s->started)
+		return kstats_fail(err, errlen, EINVAL, "stream %s was started before; "
+				   "a stream starts once: open it again", s->name);
+	s->started = true;
+	/* Threads inherit the mask: signals go to the caller's thread only. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	s->running = true;
+	for (i = 0; i < s->nconsumers && !ret; i++) {
+		ret = -pthread_create(&s->consumers[i]->thread, NULL, consumer_main,
+				      s->consumers[i]);
+		s->consumers[i]->started = !ret;
+	}
+	if (!ret)
+		ret = -pthread_create(&s->reader, NULL, reader_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret) {
+		/* The reader did not start: joining the consumers is enough. */
+		s->reader_err = ret;
+		eventfd_write(s->stop_fd, 1);
+		s->running = false;
+		for (i = 0; i < s->nconsumers; i++) {
+			atomic_store(&s->consumers[i]->closed, true);
+			wake_consumer(s->consumers[i]);
+			if (s->consumers[i]->started)
+				pthread_join(s->consumers[i]->thread, NULL);
+		}
+		return kstats_fail(err, errlen, -ret, "cannot start threads: %s", strerror(-ret));
+	}
+	return 0;
+}
+
+int kstats_stream_stop(struct kstats_stream *s, char *err, size_t errlen)
+{
+	struct consumer *c;
+	size_t i;
+
+	if (s->running) {
+		eventfd_write(s->stop_fd, 1);
+		pthread_join(s->reader, NULL);
+		for (i = 0; i < s->nconsumers; i++) {
+			c = s->consumers[i];
+			atomic_store(&c->closed, true);
+			wake_consumer(c);
+			pthread_join(c->thread, NULL);
+			c->started = false;
+		}
+		s->running = false;
+	}
+	if (s->reader_err && err)
+		return kstats_fail(err, errlen, -s->reader_err, "stream %s: reading the ring: %s",
+				   s->name, strerror(-s->reader_err));
+	return s->reader_err;
+}
+
+void kstats_stream_request_stop(struct kstats_stream *s)
+{
+	atomic_store(&s->stop_requested, true);
+	eventfd_write(s->wake_fd, 1);
+}
+
+static int read_signal(int fd)
+{
+	struct signalfd_siginfo si;
+
+	if (read(fd, &si, sizeof(si)) != sizeof(si))
+		return -errno;
+	return (int)si.ssi_signo;
+}
+
+int kstats_stream_wait(struct kstats_stream *s, const sigset_t *sigs, int timeout_ms)
+{
+	struct pollfd pfd[2] = { { .fd = s->wake_fd, .events = POLLIN },
+				 { .fd = -1, .events = POLLIN } };
+	eventfd_t drained;
+	int n;
+
+	if (sigs) {
+		pthread_sigmask(SIG_BLOCK, sigs, NULL);
+		n = signalfd(s->sig_fd, sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+		if (n < 0)
+			return -errno;
+		s->sig_fd = n;
+		pfd[1].fd = n;
+	}
+	for (;;) {
+		if (atomic_load(&s->stop_requested))
+			return 0;
+		n = poll(pfd, 2, timeout_ms);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (!n)
+			return -ETIME;
+		if (pfd[1].revents & POLLIN)
+			return read_signal(pfd[1].fd);
+		eventfd_read(s->wake_fd, &drained);
+	}
+}
+
+int kstats_stream_consumer_stats(const struct kstats_stream *s, int id,
+				 struct kstats_consumer_stats *st)
+{
+	const struct consumer *c;
+
+	if (id < 0 || (size_t)id >= s->nconsumers)
+		return -ENOENT;
+	c = s->consumers[id];
+	st->handled = atomic_load_explicit(&c->handled, memory_order_relaxed);
+	st->dropped = atomic_load_explicit(&c->dropped, memory_order_relaxed);
+	return 0;
+}
