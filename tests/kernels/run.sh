@@ -81,7 +81,7 @@ guest_times() {
 
 # Reads the console log: the guest's result lines, then boot's own verdict.
 report() {
-	local name=$1 rc=$2 secs=$3 log=$4 work=$5 lines=$5/lines release
+	local name=$1 kernel=$2 rc=$3 secs=$4 log=$5 work=$6 lines=$6/lines release
 	sed -n 's/\r$//; s/^.*\(@@ \)/\1/p' "$log" > "$lines"
 	release=$(sed -n 's/^@@ BEGIN //p' "$lines")
 	if [ -z "$release" ]; then
@@ -89,7 +89,7 @@ report() {
 		tail -20 "$log" "$log.qemu" 2>/dev/null | sed 's/^/# /'
 		return
 	fi
-	result PASS "$name" "boot ($release: $(guest_times "$lines"), ${secs}s in qemu)"
+	result PASS "$name" "boot ($release from $(basename "$kernel"): $(guest_times "$lines"), ${secs}s in qemu)"
 	sed -n 's/^@@ INFO: /# '"$name"': /p; s/^@@ \(PASS\|FAIL\|SKIP\): /\1: '"$name"': /p' "$lines"
 	decode_blobs "$name" "$lines" "$work"
 	if ! grep -q '^@@ END' "$lines"; then
@@ -125,7 +125,7 @@ run_kernel() {
 	boot "$kernel" "$work/initramfs.cpio" "$work/console.log" "$qemu" "$console" "$@"
 	rc=$?
 	secs=$(( ($(date +%s%N) - start) / 100000000 ))
-	report "$name" "$rc" "$((secs / 10)).$((secs % 10))" "$work/console.log" "$work"
+	report "$name" "$kernel" "$rc" "$((secs / 10)).$((secs % 10))" "$work/console.log" "$work"
 }
 
 run_debian() {
@@ -134,7 +134,7 @@ run_debian() {
 	out=$(tests/kernels/fetch.sh "$cache" "$name" "$spec" "$@" 2>&1)
 	rc=$?
 	case $rc in
-	0) run_kernel "$name" "$arch" "$cache/$name/vmlinuz" "$cache/$name" ;;
+	0) run_kernel "$name" "$arch" "$(ls "$cache/$name"/vmlinu[xz] | head -1)" "$cache/$name" ;;
 	77) result SKIP "$name" "$out" ;;
 	*) result FAIL "$name" "fetch: $out" ;;
 	esac

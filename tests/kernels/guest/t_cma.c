@@ -162,8 +162,10 @@ void test_cma(const struct lab *lab)
 {
 	char target[256];
 
-	if (lab_config("CONFIG_CMA") == 'n')
-		lab_info("cma: this kernel's config has no CONFIG_CMA=y");
+	if (lab_config("CONFIG_CMA") == 'n') {
+		lab_skip(TEST, "CONFIG_CMA is not set in this kernel (so no cma tracepoints)");
+		return;
+	}
 	if (lab_require(lab, TEST, OBJ, MAP))
 		return;
 	if (first_match("/sys/kernel/debug/cma/*/alloc", true, target, sizeof(target))) {
