@@ -2,7 +2,7 @@
 # and arm64 (doc/kernel-matrix.md).  The guest gets static builds of the
 # same sources and the same $(BUILD)/bpf objects, which are not rebuilt.
 DEB_PKGS += qemu-system-x86 qemu-system-arm gcc-aarch64-linux-gnu busybox-static \
-	    cpio xz-utils zstd kmod libdrm-dev
+	    cpio xz-utils zstd lz4 kmod libdrm-dev
 
 KERNELS_CACHE ?= build/kernels
 STATIC_BUILD := $(BUILD)/static

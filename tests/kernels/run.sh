@@ -7,7 +7,7 @@
 # Usage: tests/kernels/run.sh [BUILD]
 # Environment: KERNEL, KERNEL_ARCH (amd64 or arm64, default amd64),
 # KERNEL_MODULES (dir of *.ko and modules.order), KERNELS_CACHE (default
-# build/kernels), LAB_TIMEOUT (s, default 240), LAB_MEM (MiB, default 384),
+# build/kernels), LAB_TIMEOUT (s, default 240), LAB_MEM (MiB, default 256),
 # LAB_JOBS (guests at a time, default 2), LAB_KERNELS (names to run, default
 # all).
 set -u
@@ -16,7 +16,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.." || exit 1
 cache=${KERNELS_CACHE:-build/kernels}
 timeout_s=${LAB_TIMEOUT:-240}
-mem=${LAB_MEM:-384}
+mem=${LAB_MEM:-256}
 jobs=${LAB_JOBS:-2}
 
 result() { local v=$1 name=$2; shift 2; echo "$v: $name: $*"; }
