@@ -2,8 +2,9 @@
 # Fetches a Debian kernel package once into CACHE/debs and extracts its
 # kernel, config and the named modules plus their dependencies into
 # CACHE/NAME: vmlinuz, config, modules/*.ko, modules.order (load order),
-# release, and for x86 a vmlinux that qemu boots faster.  Works for any architecture's package: nothing here runs the
-# package's code or an architecture-specific tool on it.
+# release, and for x86 a vmlinux that qemu boots faster.  Works for any
+# architecture's package: nothing here runs the package's code or an
+# architecture-specific tool on it.
 # Usage: tests/kernels/fetch.sh CACHE NAME PACKAGE[:ARCH]=VERSION [MODULE...]
 # Exit: 0 ready, 77 cannot fetch (reason on stderr), 1 broken package.
 set -euo pipefail
@@ -73,7 +74,7 @@ pvh_kernel() {
 	# The size trailer makes the decompressors complain; the size check decides.
 	tail -c +$((start + 1)) "$bz" | head -c "$len" | $unpack > "$out" 2>/dev/null || true
 	if [ "$(stat -c %s "$out")" != "$size" ] ||
-	   ! readelf -n "$out" | grep -Eq '^ *Xen .*\(0x00000012\)'; then
+	   ! readelf -n "$out" | grep -E '^ *Xen .*\(0x00000012\)' >/dev/null; then
 		rm -f "$out"
 	fi
 }
