@@ -59,6 +59,16 @@ struct pools {
 	long finishes[MAX_POOLS];
 };
 
+/* The pool's slot in p, or p->n when it has none. */
+static size_t pool_index(const struct pools *p, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < p->n && strcmp(p->name[i], name); i++)
+		;
+	return i;
+}
+
 /* "name=reserved pfn=0x... ": one more finish for that pool. */
 static void count_finish(const struct trace_event *ev, void *arg)
 {
@@ -69,8 +79,7 @@ static void count_finish(const struct trace_event *ev, void *arg)
 	_Static_assert(KSTATS_NAME_MAX == 32, "the width below");
 	if (strcmp(ev->name, FINISH) || sscanf(ev->args, "name=%32s", name) != 1)
 		return;
-	for (i = 0; i < p->n && strcmp(p->name[i], name); i++)
-		;
+	i = pool_index(p, name);
 	if (i == MAX_POOLS)
 		return;
 	if (i == p->n)
@@ -100,8 +109,7 @@ static void check(const struct lab *lab, const struct hist *delta,
 			lab_fail(TEST, "pool id %lld has no name", (long long)delta->keys[k]);
 			return;
 		}
-		for (i = 0; i < p->n && strcmp(p->name[i], name); i++)
-			;
+		i = pool_index(p, name);
 		if (i == p->n || hist_key_total(delta, delta->keys[k]) != (uint64_t)p->finishes[i]) {
 			lab_fail(TEST, "pool '%s' grew by %llu, tracefs saw %ld " FINISH, name,
 				 (unsigned long long)hist_key_total(delta, delta->keys[k]),
