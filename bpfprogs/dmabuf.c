@@ -7,12 +7,14 @@
  *      which fires once the export succeeded;
  *   2. raw_tp/dma_buf_export: the same tracepoint without BTF;
  *   3. kprobe/dma_buf_export(const struct dma_buf_export_info *), for
- *      kernels without the tracepoint (6.1); it also sees failed exports;
+ *      kernels without the tracepoint (6.1); it also sees failed exports.
+ *      One object for every architecture: the argument register is read
+ *      through CO-RE flavours of struct pt_regs, and the loading kernel's
+ *      BTF decides which one exists (the other read is dead code there);
  *   4. none of them: the loader skips the object.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
-#include <bpf/bpf_tracing.h>
 #include "bpf_telemetry.h"
 
 #define DMABUF_MAX_EXPORTERS 64	/* heaps and exporting drivers */
@@ -49,11 +51,28 @@ DEFINE_BPF_TRACEPOINT(dma_buf_export, root, kstats, on_dma_buf_export)
 	return 0;
 }
 
+/* Just the argument registers, matched by CO-RE against struct pt_regs. */
+struct pt_regs___x86 {
+	unsigned long di;
+} __attribute__((preserve_access_index));
+
+struct pt_regs___arm64 {
+	__u64 regs[31];		/* in an anonymous union there */
+} __attribute__((preserve_access_index));
+
+/* On other architectures the di read fails to relocate: a failed load, not 0s. */
+static __always_inline unsigned long kprobe_first_arg(struct pt_regs *ctx)
+{
+	if (bpf_core_field_exists(struct pt_regs___arm64, regs))
+		return BPF_CORE_READ((struct pt_regs___arm64 *)ctx, regs[0]);
+	return BPF_CORE_READ((struct pt_regs___x86 *)ctx, di);
+}
+
 DEFINE_BPF_KPROBE(dma_buf_export, dma_buf_export, root, kstats,
 		  on_dma_buf_export_kprobe)
 (struct pt_regs *ctx)
 {
-	const struct dma_buf_export_info *info = (void *)PT_REGS_PARM1(ctx);
+	const struct dma_buf_export_info *info = (void *)kprobe_first_arg(ctx);
 
 	if (!bpf_core_field_exists(struct dma_buf_export_info, exp_name) ||
 	    !bpf_core_field_exists(struct dma_buf_export_info, size))

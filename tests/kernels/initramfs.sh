@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Builds the lab guest's initramfs (uncompressed newc cpio: TCG unpacks it
 # fastest): static busybox, the static tools and test driver from
-# BUILD/static, the unchanged BUILD/bpf objects, and the kernel's modules
-# and config.
+# TOOLS (the guest's architecture), the unchanged BUILD/bpf objects, and
+# the kernel's modules and config.
 # Usage: tests/kernels/initramfs.sh BUILD KERNEL_DIR OUT.cpio
+# Environment: TOOLS (default BUILD/static), BUSYBOX (default /bin/busybox).
 set -euo pipefail
 build=$1 kdir=$2 out=$3
 here=$(cd "$(dirname "$0")" && pwd)
+tools=${TOOLS:-$build/static}
 busybox=${BUSYBOX:-/bin/busybox}
 
 if readelf -l "$busybox" 2>/dev/null | grep -q 'INTERP'; then
@@ -14,7 +16,7 @@ if readelf -l "$busybox" 2>/dev/null | grep -q 'INTERP'; then
 	exit 1
 fi
 for t in kstats-loader kstats kstats-guest; do
-	[ -x "$build/static/$t" ] || { echo "no $build/static/$t: make static-tools" >&2; exit 1; }
+	[ -x "$tools/$t" ] || { echo "no $tools/$t: make static-tools" >&2; exit 1; }
 done
 ls "$build"/bpf/*.bpf >/dev/null 2>&1 || { echo "no $build/bpf/*.bpf: make bpf" >&2; exit 1; }
 
@@ -24,7 +26,7 @@ trap 'exit 130' INT	# the EXIT trap cleans up; bash runs it on exit only
 trap 'exit 143' TERM
 mkdir -p "$stage"/{bin,boot,bpf,dev,etc,proc,sys,tmp,lib/modules}
 cp "$busybox" "$stage/bin/busybox"
-cp "$build"/static/{kstats-loader,kstats,kstats-guest} "$stage/bin/"
+cp "$tools"/{kstats-loader,kstats,kstats-guest} "$stage/bin/"
 cp "$build"/bpf/*.bpf "$stage/bpf/"
 cp "$here/guest/init.sh" "$stage/init"
 chmod 755 "$stage/init"

@@ -47,6 +47,8 @@ const struct lab_outcome *lab_outcome_of(const struct lab *lab, const char *obj)
  */
 int lab_require(const struct lab *lab, const char *test, const char *obj,
 		const char *map);
+/* 'y', 'm' or 'n' (not set) for CONFIG_<...> in /boot/config; 0 without it. */
+char lab_config(const char *option);
 int lab_write(const char *path, const char *s);
 /* Runs argv[0] from the tools dir; its stdout (up to len) into out. */
 int lab_run_tool(const struct lab *lab, const char *const *argv, char *out,

@@ -14,6 +14,7 @@ while read -r m; do
 	insmod "/lib/modules/$m.ko" || echo "@@ INFO: insmod $m failed"
 done < /lib/modules/order
 echo "@@ BEGIN $(uname -r)"
+echo "@@ UPTIME $(cut -d' ' -f1 /proc/uptime)"
 kstats-guest --obj-dir /bpf --pin-dir /sys/fs/bpf/kernelstats --tools-dir /bin 2>&1 |
 	tee /tmp/guest.out
 for f in $(sed -n 's/^@@ ATOMS //p' /tmp/guest.out); do
@@ -21,6 +22,7 @@ for f in $(sed -n 's/^@@ ATOMS //p' /tmp/guest.out); do
 	base64 "$f" | sed 's/^/@@ B64 /'
 	echo "@@ BLOB-END"
 done
+echo "@@ UPTIME $(cut -d' ' -f1 /proc/uptime)"
 echo "@@ END"
 sync
 poweroff -f

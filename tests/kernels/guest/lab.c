@@ -79,6 +79,22 @@ int lab_require(const struct lab *lab, const char *test, const char *obj,
 	return 0;
 }
 
+char lab_config(const char *option)
+{
+	char line[256];
+	size_t len = strlen(option);
+	char val = 'n';
+	FILE *f = fopen("/boot/config", "re");
+
+	if (!f)
+		return 0;
+	while (val == 'n' && fgets(line, sizeof(line), f))
+		if (!strncmp(line, option, len) && line[len] == '=')
+			val = line[len + 1];
+	fclose(f);
+	return val;
+}
+
 int lab_write(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);

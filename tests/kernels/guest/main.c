@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "guest.h"
+#include "ktest.h"
 #include "kstats_objmeta.h"
 
 static void usage(FILE *f)
@@ -100,6 +101,19 @@ static void dump_works(const struct lab *lab)
 		lab_pass("kstats dump", "shows CompactionDuration");
 }
 
+static const struct {
+	const char *name;
+	void (*run)(const struct lab *lab);
+} tests[] = {
+	{ "compaction", test_compaction },
+	{ "kstats dump", dump_works },
+	{ "suspend/resume", test_suspend },
+	{ "dma-buf", test_dmabuf },
+	{ "cma", test_cma },
+	{ "reclaim", test_reclaim },
+	{ "kstats pull", test_pull },
+};
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -111,6 +125,8 @@ int main(int argc, char **argv)
 	};
 	static struct lab lab = { .obj_dir = "/bpf", .tools_dir = "/bin",
 				  .pin_dir = "/sys/fs/bpf/kernelstats" };
+	uint64_t start;
+	size_t i;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -126,13 +142,13 @@ int main(int argc, char **argv)
 	/* The memory hog must be the OOM killer's only choice. */
 	if (lab_write("/proc/self/oom_score_adj", "-1000"))
 		lab_info("cannot protect the driver from the OOM killer");
+	start = ktest_now_ns();
 	run_loader(&lab);
-	test_compaction(&lab);
-	dump_works(&lab);
-	test_suspend(&lab);
-	test_dmabuf(&lab);
-	test_cma(&lab);
-	test_reclaim(&lab);
-	test_pull(&lab);
+	lab_info("loader took %.1fs", (ktest_now_ns() - start) / 1e9);
+	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+		start = ktest_now_ns();
+		tests[i].run(&lab);
+		lab_info("%s took %.1fs", tests[i].name, (ktest_now_ns() - start) / 1e9);
+	}
 	return lab_failed() ? 1 : 0;
 }

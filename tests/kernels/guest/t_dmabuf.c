@@ -158,7 +158,8 @@ void test_dmabuf(const struct lab *lab)
 	show_hook(lab);
 	card = open_vgem();
 	if (card < 0) {
-		lab_skip(TEST, "no vgem card in /dev/dri (kernel without DRM_VGEM?)");
+		lab_skip(TEST, "no vgem card in /dev/dri%s", lab_config("CONFIG_DRM_VGEM") == 'n' ?
+			 ": CONFIG_DRM_VGEM is not set in this kernel" : "");
 		return;
 	}
 	if (hist_read(lab, OBJ, MAP, &before))

@@ -100,7 +100,8 @@ void test_suspend(const struct lab *lab)
 	if (lab_require(lab, TEST, OBJ, MAP))
 		return;
 	if (access(PM "pm_test", W_OK)) {
-		lab_skip(TEST, "no " PM "pm_test (kernel without CONFIG_PM_DEBUG)");
+		lab_skip(TEST, "no " PM "pm_test%s", lab_config("CONFIG_PM_DEBUG") == 'n' ?
+			 ": CONFIG_PM_DEBUG is not set in this kernel" : "");
 		return;
 	}
 	if (trace_start(&tr, "suspend", events)) {
