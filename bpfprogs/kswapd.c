@@ -3,7 +3,7 @@
 #include "vmlinux.h"
 #include "bpf_telemetry.h"
 
-/* Nodes at or above this id are not counted (README "Metrics"). */
+/* Nodes at or above this id are not counted (doc/metrics.md). */
 #define KSWAPD_MAX_NODES 16
 
 DEFINE_BPF_MAP(kswapd_start_map, ARRAY, __u32, __u64, KSWAPD_MAX_NODES);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Crash-safe file writes shared by the loader, pull and dump (DESIGN.md). */
+/* Crash-safe file writes shared by the loader, pull and dump (doc/design.md). */
 #ifndef KSTATS_FILEIO_H
 #define KSTATS_FILEIO_H
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Pin names (DESIGN.md "Names") and bpffs handling, shared by every tool. */
+/* Pin names (doc/design.md "Names") and bpffs handling, shared by every tool. */
 #ifndef KSTATS_PINS_H
 #define KSTATS_PINS_H
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The current thread's Android process state (DESIGN.md "Process state"). */
+/* The current thread's Android process state (doc/design.md "Process state"). */
 #ifndef KSTATS_BPF_PROCESS_STATE_H
 #define KSTATS_BPF_PROCESS_STATE_H
 

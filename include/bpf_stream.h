@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Event streams (DESIGN.md "Two consumption models"): typed, timestamped
+ * Event streams (doc/design.md "Two consumption models"): typed, timestamped
  * records in a BPF_MAP_TYPE_RINGBUF, read by exactly one userspace reader
  * (btfreader/kstats_stream.h).  A record that finds the ring full is not
  * hidden: it is counted in the stream's drops map.

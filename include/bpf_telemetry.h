@@ -2,7 +2,7 @@
 /*
  * The telemetry contract: the log2 accumulator, the one bucket function
  * shared by BPF programs and userspace, and the map/program macros.
- * See DESIGN.md, "Buckets".
+ * See doc/design.md, "Buckets".
  */
 #ifndef KSTATS_BPF_TELEMETRY_H
 #define KSTATS_BPF_TELEMETRY_H
@@ -59,7 +59,7 @@ static inline __u32 bpf_telemetry_name_hash(const char *s, __u32 len)
 #define DEFINE_BPF_MAP(mname, TYPE, KeyT, ValueT, entries) \
 	DEFINE_BPF_MAP_UGM(mname, TYPE, KeyT, ValueT, entries, root, root, 0600)
 
-/* An output map readable by group gid (DESIGN.md: root:kstats 0440). */
+/* An output map readable by group gid (doc/design.md: root:kstats 0440). */
 #define DEFINE_BPF_MAP_GRO(mname, TYPE, KeyT, ValueT, entries, gid) \
 	DEFINE_BPF_MAP_UGM(mname, TYPE, KeyT, ValueT, entries, root, gid, 0440)
 

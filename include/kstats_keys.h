@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Key types and enums shared by the BPF programs, the atom mapping and the
- * CLI (DESIGN.md "Built-in metrics").  Enum values are part of the map and
+ * CLI (doc/design.md "Built-in metrics").  Enum values are part of the map and
  * atom format: append only, never renumber.
  *
  * Output maps (pinned as map_<obj>_<map>):

@@ -18,7 +18,7 @@ struct pin_owner;
 #define LOADER_PATH_LEN 512
 #define LOADER_REASON_LEN 2048
 
-/* Exit codes (--help, README "Loader"). */
+/* Exit codes (--help, doc/loader.md). */
 enum {
 	EXIT_OK = 0,		/* everything loaded, or skipped/failed non-critically */
 	EXIT_CRITICAL = 1,	/* a critical object failed */

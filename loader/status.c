@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The status file (README "Loader" has the schema): what every object and
+ * The status file (doc/loader.md has the schema): what every object and
  * program became, and what stays pinned.  The previous one tells this run
  * which pins it owns and when reused maps were created.
  */

@@ -1,6 +1,6 @@
 # make install [PREFIX=/usr/local] [DESTDIR=] [TEXTFILE_DIR=]: tools, objects,
 # units, config.
-# The group kstats (DESIGN.md "Names") and the system user kstats that runs
+# The group kstats (doc/design.md "Names") and the system user kstats that runs
 # kstats pull are created on the running system only, i.e. when DESTDIR is
 # empty; packages do that in their postinst.  So is the ACL that lets user
 # kstats write node_exporter's textfile directory (systemd-tmpfiles).

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Per-bucket deltas against the baseline (DESIGN.md "Atoms and deltas"). */
+/* Per-bucket deltas against the baseline (doc/design.md "Atoms and deltas"). */
 #include <string.h>
 
 #include "pull.h"

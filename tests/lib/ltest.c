@@ -130,7 +130,7 @@ void ltest_remove(struct ltest *t, const char *as)
 }
 
 /*
- * The loader unit's CapabilityBoundingSet (README "Privileges"): root then
+ * The loader unit's CapabilityBoundingSet (doc/privileges.md): root then
  * execs with CAP_BPF, CAP_PERFMON and CAP_CHOWN, and no CAP_SYS_ADMIN.
  */
 static int drop_to_unit_caps(void)

@@ -66,7 +66,7 @@ static inline __u32 mt_name_hash(const char *s)
 int mt_dict_name(const struct mt_obj *o, const char *dict, __u32 id,
 		 struct kstats_name *name);
 
-/* oom_score_adj values at both edges of every DESIGN.md band. */
+/* oom_score_adj values at both edges of every doc/design.md band. */
 struct mt_adj_case {
 	int adj;
 	enum kstats_process_state state;

@@ -93,7 +93,7 @@ else
 fi
 
 # systemd mounts bpffs with mode=0700, which stops members at /sys/fs/bpf.
-# The unit's fix (README "Privileges"): TemporaryFileSystem=/sys/fs/bpf plus
+# The unit's fix (doc/privileges.md): TemporaryFileSystem=/sys/fs/bpf plus
 # BindReadOnlyPaths=/sys/fs/bpf/kernelstats.  Replayed with mount(8) in a
 # private mount namespace, on a private bpffs, both gone when it exits.
 ns_script=$(cat <<EOF

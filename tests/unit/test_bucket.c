@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The bucket function of DESIGN.md, at both edges of every bucket. */
+/* The bucket function of doc/design.md, at both edges of every bucket. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -12,7 +12,7 @@
 #include "kstats_keys.h"
 #include "metrics.h"
 
-/* Both sides of every DESIGN.md band edge, and the extremes. */
+/* Both sides of every doc/design.md band edge, and the extremes. */
 static void test_process_state_band_edges(void **state)
 {
 	size_t i;
