@@ -10,3 +10,8 @@ $(patsubst %.c,$(BUILD)/%.bpf,$(wildcard tests/bpf/loader_shape*.c)): \
 .PHONY: test-mutation
 test-mutation: deps
 	@tests/mutation/run.sh
+
+# What test-mutation builds per mutant: test-build without the static lab
+# tools and the fuzzer (no mutant's tests use them), about half the work.
+.PHONY: mutation-build
+mutation-build: all $(TEST_BINS) $(TEST_BPF)

@@ -140,16 +140,16 @@ static void test_second_begin(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-		int got, want = paths[i].keeps_latest ? 8 : 10;	/* 424 us : 1024 us */
+		int got, want = paths[i].keeps_latest ? 8 : 10;	/* 500 us : 1100 us */
 
 		open_path(&r, &paths[i]);
 		memset(&seen, 0, sizeof(seen));
 		begin(&r, T0);
 		begin(&r, T0 + 600000);
-		end(&r, T0 + 1024000);
+		end(&r, T0 + 1100000);
 		got = new_bucket(&r, &seen);
 		if (got != want)
-			fail_msg("%s: begin, begin +600 us, end +1024 us: bucket %d, want %d",
+			fail_msg("%s: begin, begin +600 us, end +1100 us: bucket %d, want %d",
 				 paths[i].obj, got, want);
 		/* The end consumed the start: a second end counts nothing. */
 		end(&r, T0 + 2048000);

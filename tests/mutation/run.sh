@@ -6,11 +6,12 @@
 # 2 when a mutant's "from" text is not exactly once in its file (code moved:
 # update the mutant), the tree does not build or its tests fail unmutated.
 # Usage: tests/mutation/run.sh [NAME...]   (default: every mutant)
-# Env: MUTATION_SAN=1 builds with ASan+UBSan like make test (slower).
+# Env: MUTATION_SAN=1 builds with ASan+UBSan like make test (slower);
+# MUTATION_LIST=FILE reads another list.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 ROOT=$PWD
-LIST=tests/mutation/mutants.txt
+LIST=${MUTATION_LIST:-tests/mutation/mutants.txt}
 SAN=${MUTATION_SAN:-0}
 ONLY=" $* "
 
@@ -57,6 +58,9 @@ apply() {
 
 parse
 [ ${#names[@]} -gt 0 ] || die "$LIST has no mutants"
+for want in $ONLY; do
+	[[ " ${names[*]} " == *" $want "* ]] || die "no mutant named $want in $LIST"
+done
 [ "$(id -u)" -eq 0 ] || die "needs root (kernel tests)"
 
 # Every pattern first: a stale one is an error before any build.
@@ -73,6 +77,7 @@ done
 [ "$stale" = 0 ] || die "update $LIST: the code moved"
 
 WORK=$(mktemp -d "/tmp/kstats-test-$$-mutation-XXXXXX") || die "mktemp"
+chmod 755 "$WORK"	# tests run the tools as other users too
 trap 'rm -rf "$WORK"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -82,14 +87,16 @@ git ls-files -co --exclude-standard -z | grep -zv '^build/' |
 	tar -C "$ROOT" --null -T - -cf - | tar -C "$SRC" -xf - || die "copying the tree"
 
 build() {	# BUILD_DIR
-	make -C "$SRC" --no-print-directory BUILD="$1" SAN="$SAN" -j2 test-build \
+	make -C "$SRC" --no-print-directory BUILD="$1" SAN="$SAN" -j2 mutation-build \
 		>"$WORK/build.log" 2>&1
 }
 
 start=$(date +%s)
 echo "baseline: building the unmutated copy"
 build build/base || { tail -20 "$WORK/build.log"; die "the unmutated tree does not build"; }
-all_tests=$(printf '%s\n' "${tests[@]}" | tr ' ' '\n' | sort -u | paste -sd ' ')
+picked() { [ "$ONLY" = "  " ] || [[ $ONLY == *" ${names[$1]} "* ]]; }
+all_tests=$(for i in "${!names[@]}"; do picked "$i" && echo "${tests[i]}"; done |
+	tr ' ' '\n' | sort -u | paste -sd ' ')
 # shellcheck disable=SC2086
 (cd "$SRC" && tests/run.sh build/base $all_tests) >"$WORK/base.log" 2>&1 ||
 	{ grep -E '^FAIL' "$WORK/base.log"; die "the unmutated tree fails: $all_tests"; }
@@ -97,7 +104,7 @@ echo "baseline: $(tail -1 "$WORK/base.log") ($all_tests) in $(($(date +%s) - sta
 
 killed=0 survived=0 broken=0
 for i in "${!names[@]}"; do
-	[ "$ONLY" = "  " ] || [[ $ONLY == *" ${names[i]} "* ]] || continue
+	picked "$i" || continue
 	t0=$(date +%s)
 	f=$SRC/${files[i]}
 	cp -p "$f" "$WORK/orig"
