@@ -25,7 +25,7 @@ trap 'rm -rf "$PIN" "$TMP"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-"$BUILD/kstats-loader" --obj-dir "$BUILD/bpf" --pin-dir "$PIN" --run-dir "$TMP/run" >/dev/null ||
+"$BUILD/kstats-loader" --obj-dir "$BUILD/bpf" --pin-dir "$PIN" --run-dir "$TMP/run" >"$TMP/log" 2>&1 ||
 	fail "kstats-loader failed"
 rm -f "$PIN"/link_*
 MAP=$PIN/map_compaction_compaction_duration_map
@@ -63,7 +63,7 @@ check_trace() {
 	local -A dirty=()	# path -> 1: written since its last fsync
 	renamed=""
 	while IFS= read -r line; do
-		line=${line#* }				# the pid strace -f -o writes
+		[[ $line =~ ^[0-9]+\ +(.*) ]] && line=${BASH_REMATCH[1]}	# strace -f's pid
 		[[ $line =~ ^([a-z0-9_]+)\((.*)\)\ +=\ (-?[0-9]+) ]] || continue
 		call=${BASH_REMATCH[1]} args=${BASH_REMATCH[2]}
 		[ "${BASH_REMATCH[3]}" = -1 ] && continue
@@ -88,6 +88,7 @@ check_trace() {
 			fi
 			[[ $src = /* ]] || src=$sdir/$src
 			[[ $dst = /* ]] || dst=$ddir/$dst
+			src=$(realpath -m "$src") dst=$(realpath -m "$dst")	# as strace -y prints fds
 			[[ ${dst##*/} =~ $TARGETS ]] || continue
 			[ -n "$wait_dir" ] &&
 				echo "${wait_for##*/}: $wait_dir not fsynced before the rename onto ${dst##*/}"
@@ -107,7 +108,8 @@ check() {
 	check_trace "$TMP/$1.trace" >"$TMP/$1.bad"
 	[ -s "$TMP/$1.bad" ] && fail "$1: $(head -3 "$TMP/$1.bad" | paste -sd ';')"
 	renamed=$(tr ' ' '\n' <<<"$renamed" | sort | paste -sd ' ')
-	[[ $renamed =~ $2 ]] || fail "$1: renamed onto '${renamed# }', want $2"
+	[[ $renamed =~ $2 ]] ||
+		fail "$1: renamed onto '${renamed# }', want $2; $(grep -c . "$TMP/$1.trace") traced calls, renames: $(grep rename "$TMP/$1.trace" | head -3 | paste -sd ';'); pull said: $(tail -3 "$TMP/log" | paste -sd ';')"
 	echo "PASS: $T: $1: fsync before rename, directory fsync after (${renamed# })"
 }
 
