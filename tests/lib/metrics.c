@@ -58,6 +58,25 @@ int mt_obj_open(struct mt_obj *o, const char *name, const char *sec_prefix)
 	return open_load(&o->obj, path, sec_prefix);
 }
 
+int mt_test_obj_open(struct mt_obj *o, const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/tests/bpf/%s.bpf", mt_build(), name);
+	o->obj = NULL;
+	return open_load(&o->obj, path, "raw_tp/");
+}
+
+int mt_clock_set(const struct mt_obj *o, enum mt_clock clk, __u64 ns)
+{
+	int fd = mt_map_fd(o, "test_clock_map");
+	__u32 key = clk;
+
+	if (fd < 0)
+		return fd;
+	return bpf_map_update_elem(fd, &key, &ns, BPF_ANY) ? -errno : 0;
+}
+
 void mt_obj_close(struct mt_obj *o)
 {
 	bpf_object__close(o->obj);
@@ -120,23 +139,35 @@ int mt_key_total(const struct mt_obj *o, const char *map, __u32 key,
 	return ret;
 }
 
-int mt_hist_total(const struct mt_obj *o, const char *map, uint64_t *total)
+int mt_hist_sum(const struct mt_obj *o, const char *map,
+		struct bpf_telemetry_accumulator *sum)
 {
 	struct bpf_telemetry_accumulator acc;
 	int fd = mt_map_fd(o, map), ret;
 	__u32 key, next, *prev = NULL;
+	size_t i;
 
 	if (fd < 0)
 		return fd;
-	*total = 0;
+	memset(sum, 0, sizeof(*sum));
 	while (!(ret = bpf_map_get_next_key(fd, prev, &next))) {
 		key = next;
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &acc))
 			return -errno;
-		*total += acc_total(&acc);
+		for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++)
+			sum->buckets[i] += acc.buckets[i];
 	}
 	return ret == -ENOENT ? 0 : ret;
+}
+
+int mt_hist_total(const struct mt_obj *o, const char *map, uint64_t *total)
+{
+	struct bpf_telemetry_accumulator sum;
+	int ret = mt_hist_sum(o, map, &sum);
+
+	*total = ret ? 0 : acc_total(&sum);
+	return ret;
 }
 
 int mt_bucket_between(const struct bpf_telemetry_accumulator *acc,

@@ -30,6 +30,15 @@ int mt_obj_open(struct mt_obj *o, const char *name, const char *sec_prefix);
 void mt_obj_close(struct mt_obj *o);
 int mt_map_fd(const struct mt_obj *o, const char *map);
 
+/*
+ * <build>/tests/bpf/clocked_<name>.bpf (or any test object by its name):
+ * raw_tp programs on test_clock_map, the clock tests/bpf/test_clock.h gives
+ * bpf_ktime_get_ns() (MT_CLOCK_MONO) and bpf_ktime_get_boot_ns().
+ */
+int mt_test_obj_open(struct mt_obj *o, const char *name);
+enum mt_clock { MT_CLOCK_MONO, MT_CLOCK_BOOT };
+int mt_clock_set(const struct mt_obj *o, enum mt_clock clk, __u64 ns);
+
 /* One BPF_PROG_TEST_RUN of prog with ctx = args (the tracepoint's args). */
 int mt_run(const struct mt_obj *o, const char *prog, const __u64 *args,
 	   size_t nargs);
@@ -44,6 +53,9 @@ int mt_hist(const struct mt_obj *o, const char *map, __u32 key,
  */
 int mt_bucket_between(const struct bpf_telemetry_accumulator *acc,
 		      uint64_t lo_us, uint64_t hi_us);
+/* Per bucket, the sum over every key of map. */
+int mt_hist_sum(const struct mt_obj *o, const char *map,
+		struct bpf_telemetry_accumulator *sum);
 /* Sum over every bucket of key, or of every key. */
 int mt_key_total(const struct mt_obj *o, const char *map, __u32 key,
 		 uint64_t *total);

@@ -82,6 +82,32 @@ static void test_open_bucket_and_empty(void **state)
 	kstats_hist_stats(b, &st);
 	assert_int_equal(st.count, 0);
 	assert_true(st.total_min == 0 && st.total_max == 0);
+	assert_true(st.p50 == 0 && st.p99 == 0);
+	assert_false(st.p50_open || st.p99_open);
+}
+
+/*
+ * A rank exactly on a bucket's upper edge stays in that bucket, at its
+ * upper bound (Prometheus: the first bucket whose cumulative count reaches
+ * the rank), not in the next non-empty bucket.
+ */
+static void test_rank_on_edge(void **state)
+{
+	uint64_t b[BPF_TELEMETRY_NR_BUCKETS] = { [3] = 5, [5] = 5 };
+	struct kstats_hist_stats st;
+
+	(void)state;
+	kstats_hist_stats(b, &st);
+	/* rank 5 = all of [8, 16) */
+	assert_true(st.p50 == 16.0);
+	/* rank 9.9: 4.9 of the 5 in [32, 64) -> 32 + 32 * 4.9 / 5 */
+	assert_true(st.p99 > 63.36 - 1e-9 && st.p99 < 63.36 + 1e-9);
+	/* 100 in bucket 0 ({0, 1}, width 2): rank 50 -> 1, rank 99 -> 1.98 */
+	memset(b, 0, sizeof(b));
+	b[0] = 100;
+	kstats_hist_stats(b, &st);
+	assert_true(st.p50 == 1.0);
+	assert_true(st.p99 > 1.98 - 1e-9 && st.p99 < 1.98 + 1e-9);
 }
 
 static void test_saturation(void **state)
@@ -104,6 +130,7 @@ int main(void)
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_open_bucket_and_empty),
+		cmocka_unit_test(test_rank_on_edge),
 		cmocka_unit_test(test_saturation),
 	};
 
