@@ -12,7 +12,8 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
 	    libjson-c-dev systemd strace
 
 CFLAGS  := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
-	   -Iinclude -Ibtfreader -Itests/lib -I$(BUILD) $(shell pkg-config --cflags libbpf 2>/dev/null)
+	   -Iinclude -Ibtfreader -I$(BUILD) $(shell pkg-config --cflags libbpf 2>/dev/null) \
+	   -MMD -MP
 # One pkg-config for every binary: libkstats needs json-c (loader status).
 LDLIBS  := $(shell pkg-config --libs libbpf libelf zlib json-c 2>/dev/null || echo -lbpf -lelf -lz -ljson-c)
 # Packagers add theirs (debian/rules: dpkg-buildflags).
@@ -30,7 +31,6 @@ BPF_OBJS  := $(patsubst bpfprogs/%.c,$(BUILD)/bpf/%.bpf,$(BPF_SRCS))
 LIB_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard btfreader/*.c))
 LOADER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard loader/*.c))
 KSTATS_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard puller/*.c))
-HDRS      := $(wildcard include/*.h btfreader/*.h loader/*.h puller/*.h tests/lib/*.h)
 TEST_LIB  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/lib/*.c))
 TEST_BINS := $(patsubst %.c,$(BUILD)/%,$(wildcard tests/unit/*.c tests/kernel/*.c))
 TEST_BPF  := $(patsubst %.c,$(BUILD)/%.bpf,$(wildcard tests/bpf/*.c))
@@ -65,7 +65,9 @@ $(BUILD)/tests/bpf/%.bpf: tests/bpf/%.c $(BUILD)/vmlinux.h $(wildcard include/*.
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(BUILD)/%.o: %.c $(HDRS)
+# Header dependencies come from -MMD (the .d files included at the end).
+$(BUILD)/tests/%.o $(BUILD)/bench/%.o: CFLAGS += -Itests/lib
+$(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -98,3 +100,4 @@ clean:
 
 # Feature fragments (install, fuzz, bench, kernel lab, ...) add their own targets.
 -include $(sort $(wildcard mk/*.mk))
+-include $(shell find $(BUILD) -path '$(BUILD)/kernels' -prune -o -name '*.d' -type f -print 2>/dev/null)

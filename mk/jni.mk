@@ -24,7 +24,7 @@ jni:
 	@echo "jni: no javac: skipping libkstats_jni.so and kstats.jar (make deps installs a JDK)"
 endif
 
-$(JNI_DIR)/pic/%.o: %.c $(HDRS)
+$(JNI_DIR)/pic/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -Ipuller -I$(JDK_HOME)/include -I$(JDK_HOME)/include/linux -c $< -o $@
 
