@@ -183,19 +183,20 @@ static int check_dir_component(const char *given, const char *comp, bool leaf,
 	return 0;
 }
 
-int kstats_check_private_dir(const char *dir, char *msg, size_t len)
+int kstats_check_path_up(const char *path, kstats_path_check_fn check,
+			 char *msg, size_t len)
 {
-	char *real = realpath(dir, NULL), *slash;
+	char *real = realpath(path, NULL), *slash;
 	bool leaf = true;
 	int ret;
 
 	if (!real) {
 		ret = -errno;
-		snprintf(msg, len, "%s: %s", dir, strerror(errno));
+		snprintf(msg, len, "%s: %s", path, strerror(errno));
 		return ret;
 	}
 	for (;;) {
-		ret = check_dir_component(dir, real, leaf, msg, len);
+		ret = check(path, real, leaf, msg, len);
 		if (ret || !strcmp(real, "/"))
 			break;
 		slash = strrchr(real, '/');
@@ -204,6 +205,11 @@ int kstats_check_private_dir(const char *dir, char *msg, size_t len)
 	}
 	free(real);
 	return ret;
+}
+
+int kstats_check_private_dir(const char *dir, char *msg, size_t len)
+{
+	return kstats_check_path_up(dir, check_dir_component, msg, len);
 }
 
 int kstats_open_regular(const char *path, int flags, mode_t mode)

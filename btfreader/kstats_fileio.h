@@ -3,6 +3,7 @@
 #ifndef KSTATS_FILEIO_H
 #define KSTATS_FILEIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -29,6 +30,15 @@ int kstats_mkdir_p(const char *path, mode_t mode);
  * Else -EPERM (or -errno) with a one-line reason naming the fix in msg.
  */
 int kstats_check_private_dir(const char *dir, char *msg, size_t len);
+
+/*
+ * Calls check on the real path of path, then on each directory above it up
+ * to "/" (leaf is true only for the first); stops at the first error.
+ */
+typedef int (*kstats_path_check_fn)(const char *given, const char *comp, bool leaf,
+				    char *msg, size_t len);
+int kstats_check_path_up(const char *path, kstats_path_check_fn check,
+			 char *msg, size_t len);
 /*
  * Opens path without following a symlink or blocking on a FIFO, and only
  * if it is a regular file (-EINVAL otherwise).  flags are open(2)'s; with

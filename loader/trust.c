@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "kstats_fileio.h"
 #include "trust.h"
 
 static int check_component(const char *path, const char *comp, bool leaf,
@@ -50,23 +51,5 @@ static int check_component(const char *path, const char *comp, bool leaf,
 
 int check_trusted(const char *path, char *why, size_t len)
 {
-	char *real = realpath(path, NULL), *slash;
-	bool leaf = true;
-	int ret;
-
-	if (!real) {
-		ret = -errno;
-		snprintf(why, len, "%s: %s", path, strerror(errno));
-		return ret;
-	}
-	for (;;) {
-		ret = check_component(path, real, leaf, why, len);
-		if (ret || !strcmp(real, "/"))
-			break;
-		slash = strrchr(real, '/');
-		slash[slash == real] = 0;	/* "/a" -> "/", "/a/b" -> "/a" */
-		leaf = false;
-	}
-	free(real);
-	return ret;
+	return kstats_check_path_up(path, check_component, why, len);
 }
