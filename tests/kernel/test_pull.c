@@ -113,7 +113,8 @@ static int open_runner(const struct metric *pm)
 	struct bpf_object *obj;
 	struct bpf_map *map;
 
-	snprintf(path, sizeof(path), "%s/%s.bpf", e.t.obj_dir, pm->obj);
+	if (snprintf(path, sizeof(path), "%s/%s.bpf", e.t.obj_dir, pm->obj) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
 	obj = bpf_object__open_file(path, NULL);
 	if (!obj)
 		return -errno;
