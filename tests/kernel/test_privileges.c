@@ -33,6 +33,7 @@
 #include "kstats_pins.h"
 #include "kstats_reader.h"
 #include "ktest.h"
+#include "ltest.h"
 
 #define GROUP "kstats"
 #define CAPS_BPF (1ull << CAP_BPF)
@@ -84,20 +85,6 @@ static uid_t unused_uid(void)
 	while (getpwuid(uid) || getgrgid(uid))
 		uid++;
 	return uid;
-}
-
-static __u32 map_id(const char *pin)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-	int fd = bpf_obj_get(pin);
-
-	if (fd < 0)
-		return 0;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		info.id = 0;
-	close(fd);
-	return info.id;
 }
 
 typedef void (*object_fn)(const char *path, const char *obj,
@@ -213,7 +200,7 @@ static void remember_pins(const char *path, const char *obj,
 		snprintf(m->obj, sizeof(m->obj), "%s", path);
 		snprintf(m->name, sizeof(m->name), "%s", mm->name);
 		snprintf(m->pin, sizeof(m->pin), "%s", pin);
-		m->id = map_id(pin);
+		m->id = ltest_pin_id(pin);
 	}
 	if (!*prog_pin)
 		for_each_prog_pin(path, obj, meta, remember_prog);
