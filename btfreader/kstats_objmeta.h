@@ -3,6 +3,7 @@
 #ifndef KSTATS_OBJMETA_H
 #define KSTATS_OBJMETA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "kstats_meta.h"
 
@@ -34,6 +35,13 @@ const struct kstats_hist_meta *
 kstats_objmeta_hist(const struct kstats_objmeta *meta, const char *map);
 const struct kstats_stream_meta *
 kstats_objmeta_stream(const struct kstats_objmeta *meta, const char *name);
+
+/*
+ * Whether two metric names are exported under one name: equal but for case
+ * and the characters that are not letters or digits.  One such name is
+ * exported once: the loader loads one object per name, dump and pull show one.
+ */
+bool kstats_metric_same(const char *a, const char *b);
 
 struct dirent;
 /*

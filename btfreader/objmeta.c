@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -242,6 +243,23 @@ kstats_objmeta_hist(const struct kstats_objmeta *m, const char *map)
 		if (!strcmp(m->hists[i].map, map))
 			return &m->hists[i];
 	return NULL;
+}
+
+static const char *next_alnum(const char *s)
+{
+	while (*s && !isalnum((unsigned char)*s))
+		s++;
+	return s;
+}
+
+/* The Prometheus name lowercases and puts '_' between words (prom_name). */
+bool kstats_metric_same(const char *a, const char *b)
+{
+	for (a = next_alnum(a), b = next_alnum(b); *a && *b;
+	     a = next_alnum(a + 1), b = next_alnum(b + 1))
+		if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+			return false;
+	return !*a && !*b;
 }
 
 const struct kstats_stream_meta *

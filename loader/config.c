@@ -2,18 +2,25 @@
 /*
  * Kernel version in force, and which objects are disabled.
  *
- * loader.conf: one "key = value" per line, '#' starts a comment.
+ * loader.conf: one "key = value" per line, '#' starts a comment; a regular
+ * file of text (no NUL) of at most CONFIG_MAX_BYTES, lines of any length.
  *	disable = all			every object
  *	disable = compaction, cma	these objects (repeatable)
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/utsname.h>
 
+#include "kstats_fileio.h"
 #include "loader.h"
+
+/* Far above any real file; bounds what a hostile one costs. */
+#define CONFIG_MAX_BYTES (64u << 10)
 
 /* "X.Y[.Z][anything]"; like LINUX_VERSION_CODE, parts above 255 saturate. */
 int parse_kver(const char *s, __u32 *kver)
@@ -159,27 +166,60 @@ static int config_line(struct loader_ctx *ctx, char *line, char *err, size_t err
 	return add_disabled(ctx, val, err, errlen);
 }
 
+/*
+ * The whole file, at most CONFIG_MAX_BYTES, so that no line is ever cut:
+ * a cut would turn the tail of a long comment into a line of its own.
+ */
+static int config_open_read(const char *path, bool must_exist, char **buf,
+			    size_t *len, char *err, size_t errlen)
+{
+	int fd = kstats_open_regular(path, O_RDONLY, 0), ret;
+
+	if (fd == -ENOENT && !must_exist)
+		return 1;
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot read config %s: %s", path,
+			 fd == -ELOOP ? "it is a symbolic link; name the file itself" :
+			 fd == -EINVAL ? "not a regular file; replace it with one" :
+			 strerror(-fd));
+		return fd;
+	}
+	ret = kstats_read_fd(fd, CONFIG_MAX_BYTES, buf, len);
+	close(fd);
+	if (ret == -EFBIG)
+		snprintf(err, errlen, "config %s is larger than %u bytes, the limit; "
+			 "shorten it", path, CONFIG_MAX_BYTES);
+	else if (ret)
+		snprintf(err, errlen, "cannot read config %s: %s", path, strerror(-ret));
+	return ret;
+}
+
 int read_config(struct loader_ctx *ctx, const char *path, bool must_exist,
 		char *err, size_t errlen)
 {
-	char line[1024], why[256];
-	int lineno = 0, ret = 0;
-	FILE *f = fopen(path, "re");
+	char why[256], *buf, *line, *nl, *end;
+	int lineno = 0, ret;
+	size_t len;
 
-	if (!f) {
-		if (errno == ENOENT && !must_exist)
-			return 0;
-		ret = -errno;
-		snprintf(err, errlen, "cannot read config %s: %s", path, strerror(errno));
-		return ret;
-	}
-	while (!ret && fgets(line, sizeof(line), f)) {
+	ret = config_open_read(path, must_exist, &buf, &len, err, errlen);
+	if (ret)
+		return ret > 0 ? 0 : ret;
+	end = buf + len;
+	for (line = buf; !ret && line < end; line = nl + 1) {
+		nl = memchr(line, '\n', end - line) ?: end;
 		lineno++;
-		ret = config_line(ctx, line, why, sizeof(why));
+		if (memchr(line, 0, nl - line)) {
+			snprintf(why, sizeof(why), "a NUL byte; the file must be text: "
+				 "remove it");
+			ret = -EINVAL;
+		} else {
+			*nl = 0;
+			ret = config_line(ctx, line, why, sizeof(why));
+		}
 		if (ret)
 			snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
 	}
-	fclose(f);
+	free(buf);
 	return ret;
 }
 

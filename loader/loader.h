@@ -14,6 +14,7 @@
 struct btf;
 struct json_object;
 struct pin_owner;
+struct metric_claim;
 
 #define LOADER_PATH_LEN 512
 #define LOADER_REASON_LEN 2048
@@ -34,6 +35,7 @@ enum outcome {
 	OUT_SKIPPED_KERNEL_VERSION,
 	OUT_SKIPPED_NO_ATTACH_POINT,
 	OUT_SKIPPED_VARIANT,		/* a preferred variant was chosen */
+	OUT_SKIPPED_DUPLICATE_METRIC,	/* an earlier object exports its metric */
 	OUT_FAILED_OBJECT,
 	OUT_FAILED_VERIFIER,
 	OUT_FAILED_ATTACH,
@@ -107,6 +109,8 @@ struct loader_ctx {
 	struct json_object *prev;	/* previous status file, or NULL */
 	struct pin_owner *owners;	/* owner.c: who owns each pin */
 	size_t nowners;
+	struct metric_claim *claims;	/* metric.c: metrics of loaded objects */
+	size_t nclaims;
 	unsigned int lock_timeout_s;	/* wait at most this for the run dir lock */
 	char libbpf_err[512];		/* libbpf's first warning of a step */
 };
@@ -165,6 +169,9 @@ const char *pin_owner_other(const struct loader_ctx *ctx, const char *pin,
 			    const char *obj);
 void owners_claim(struct loader_ctx *ctx, const struct obj_result *res);
 void owners_free(struct loader_ctx *ctx);
+
+/* metric.c */
+void metrics_free(struct loader_ctx *ctx);
 
 /* object.c */
 void load_object(struct loader_ctx *ctx, const char *path, struct obj_result *res);

@@ -82,11 +82,10 @@ static void usage(FILE *f)
 }
 
 
+/* Through log_msg: an argument or a config line may hold control bytes. */
 static int bad_usage(const char *fmt, const char *arg)
 {
-	fprintf(stderr, "kstats-loader: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n");
+	log_msg(LOG_ERR, fmt, arg);
 	return EXIT_USAGE;
 }
 
@@ -453,6 +452,7 @@ out:
 	free(res);
 	btf__free(ctx->vmlinux_btf);
 	owners_free(ctx);
+	metrics_free(ctx);
 	close(lock);
 	return ret;
 }

@@ -521,7 +521,7 @@ static enum outcome run_object(struct obj_load *l)
 		return OUT_FAILED_OBJECT;
 	if (read_meta(l))
 		return res->outcome;
-	if (!obj_in_kver_range(l)) {
+	if (!obj_in_kver_range(l) || metrics_check(l)) {
 		progs_from_meta(l);
 		return res->outcome;
 	}
@@ -576,6 +576,7 @@ void load_object(struct loader_ctx *ctx, const char *path, struct obj_result *re
 		finish_not_loaded(&l);
 	prune_pins(res);
 	owners_claim(ctx, res);
+	metrics_claim(&l);
 	bpf_object__close(l.obj);
 	free(l.pl);
 	free(l.elf);

@@ -34,6 +34,10 @@ struct obj_load {
 int init_progs(struct obj_load *l);
 enum outcome choose_variants(struct obj_load *l);
 
+/* metric.c: one object per metric name. */
+int metrics_check(struct obj_load *l);
+void metrics_claim(struct obj_load *l);
+
 /* publish.c: maps, programs and links pinned all or nothing. */
 void publish(struct obj_load *l);
 

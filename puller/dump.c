@@ -290,6 +290,7 @@ int cmd_dump(int argc, char **argv)
 		return ret == -ENOENT || ret == -ENOTDIR ? KSTATS_EXIT_USAGE
 							 : kstats_exit_code(ret);
 	}
+	kstats_snapshot_unique(&s, o.status_file, "dump");
 	ret = kstats_snapshot_select(&s, argv + optind, argc - optind, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "kstats dump: %s\n", err);

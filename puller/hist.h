@@ -59,6 +59,13 @@ struct kstats_snapshot {
 /* Catalog of every histogram in obj_dir's *.bpf objects (no map reads). */
 int kstats_snapshot_init(struct kstats_snapshot *s, const char *obj_dir,
 			 char *err, size_t errlen);
+/*
+ * Keeps one histogram per metric name (kstats_metric_same): the one whose
+ * object the loader status file calls LOADED, else FAILED, else the first;
+ * warns on stderr as "kstats <tool>: warning: ..." for each one dropped.
+ */
+void kstats_snapshot_unique(struct kstats_snapshot *s, const char *status_file,
+			    const char *tool);
 /* Selects metrics by name (case-insensitive); none selects all. */
 int kstats_snapshot_select(struct kstats_snapshot *s, char *const *names,
 			   int n, char *err, size_t errlen);

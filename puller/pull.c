@@ -38,6 +38,7 @@ static int catalog(const struct pull_opts *o, struct kstats_snapshot *cat,
 		fprintf(stderr, "kstats pull: %s\n", err);
 		return ret;
 	}
+	kstats_snapshot_unique(cat, o->status_file, "pull");
 	shapes = calloc(cat->nhists, sizeof(*shapes));
 	pms = calloc(cat->nhists, sizeof(*pms));
 	if (shapes && pms) {

@@ -14,6 +14,7 @@
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "kstats_reader.h"
+#include "kstats_status.h"
 
 static int add_object(struct kstats_snapshot *s, const char *obj_dir,
 		      const char *file, char *err, size_t errlen)
@@ -85,6 +86,55 @@ int kstats_snapshot_init(struct kstats_snapshot *s, const char *obj_dir,
 	if (ret)
 		kstats_snapshot_free(s);
 	return ret;
+}
+
+/* LOADED 2, FAILED_* 1 (what was attached stays), else 0. */
+static int load_rank(const struct kstats_status *st, const char *obj)
+{
+	const struct kstats_status_obj *o = st ? kstats_status_obj(st, obj) : NULL;
+
+	if (!o)
+		return 0;
+	return !strcmp(o->outcome, "LOADED") ? 2 : kstats_status_failed(o);
+}
+
+/*
+ * Of histograms sharing a metric name, keeps the one the loader keeps
+ * (loader/metric.c): loaded, else failed, else the first in sorted order.
+ * Pins of a second object from an older loader are then never exported.
+ */
+void kstats_snapshot_unique(struct kstats_snapshot *s, const char *status_file,
+			    const char *tool)
+{
+	struct kstats_status st, *stp = NULL;
+	bool tried = false, later;
+	char err[512];
+	size_t i, j;
+
+	for (i = 0; i < s->nhists; i++) {
+		struct kstats_hist *h = &s->hists[i], *first;
+
+		for (j = 0; j < i && !kstats_metric_same(s->hists[j].metric, h->metric); j++)
+			;
+		if (j == i)
+			continue;
+		if (!tried) {
+			tried = true;
+			stp = kstats_status_read(status_file, &st, err, sizeof(err)) ? NULL : &st;
+		}
+		first = &s->hists[j];
+		later = load_rank(stp, h->obj) > load_rank(stp, first->obj);
+		fprintf(stderr, "kstats %s: warning: metric %s is declared by objects %s "
+			"and %s; showing %s's only: remove the other (see kstats status)\n",
+			tool, h->metric, first->obj, h->obj, later ? h->obj : first->obj);
+		if (later)
+			*first = *h;
+		memmove(h, h + 1, (s->nhists - i - 1) * sizeof(*h));
+		s->nhists--;
+		i--;
+	}
+	if (stp)
+		kstats_status_free(stp);
 }
 
 void kstats_snapshot_known(const struct kstats_snapshot *s, char *buf, size_t len)
