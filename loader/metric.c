@@ -3,10 +3,12 @@
  * One object per metric name.  Two objects that declare one metric (two
  * copies of an object, say compaction.bpf and Compaction.bpf) would export
  * it twice: two HELP lines in the Prometheus text, two atoms for the same
- * events.  The first object in sorted order that loads, or fails (a failure
- * leaves what was attached counting), claims its metrics; a later one
- * declaring a claimed name is skipped.  Dump and pull keep the same one
- * (kstats_snapshot_unique: loaded, else failed, else first in order).
+ * events.  The first object in sorted order that loads, or that failed but
+ * still has a program attached (a failed re-run leaves the previous one
+ * counting), claims its metrics; a later one declaring a claimed name is
+ * skipped.  Dump and pull keep the same one from the status file
+ * (kstats_snapshot_unique: loaded, else attached, else first in order).
+ * A corrupt copy, attached to nothing, claims nothing.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -58,14 +60,23 @@ int metrics_check(struct obj_load *l)
 	return 0;
 }
 
-/* After its turn: a loaded or failed object's metrics are its own. */
+static bool attached(const struct obj_result *res)
+{
+	size_t i;
+
+	for (i = 0; i < res->nprogs; i++)
+		if (res->progs[i].prog_id)
+			return true;
+	return false;
+}
+
+/* After its turn: a loaded or still attached object's metrics are its own. */
 void metrics_claim(struct obj_load *l)
 {
-	enum outcome o = l->res->outcome;
 	struct metric_claim *grown;
 	size_t i;
 
-	if ((o != OUT_LOADED && !outcome_failed(o)) || !l->meta.nhists)
+	if ((l->res->outcome != OUT_LOADED && !attached(l->res)) || !l->meta.nhists)
 		return;
 	grown = realloc(l->ctx->claims,
 			(l->ctx->nclaims + l->meta.nhists) * sizeof(*grown));

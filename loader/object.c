@@ -521,11 +521,13 @@ static enum outcome run_object(struct obj_load *l)
 		return OUT_FAILED_OBJECT;
 	if (read_meta(l))
 		return res->outcome;
-	if (!obj_in_kver_range(l) || metrics_check(l)) {
+	if (!obj_in_kver_range(l)) {
 		progs_from_meta(l);
 		return res->outcome;
 	}
-	if (probe_open(l) || open_object(l) || init_progs(l) || check_owners(l))
+	/* After the opens: a corrupt copy is FAILED_OBJECT, not a duplicate. */
+	if (probe_open(l) || open_object(l) || init_progs(l) || metrics_check(l) ||
+	    check_owners(l))
 		return res->outcome;
 	return load_loop(l);
 }

@@ -61,7 +61,8 @@ int kstats_snapshot_init(struct kstats_snapshot *s, const char *obj_dir,
 			 char *err, size_t errlen);
 /*
  * Keeps one histogram per metric name (kstats_metric_same): the one whose
- * object the loader status file calls LOADED, else FAILED, else the first;
+ * object the loader status file calls LOADED, else one with a program still
+ * attached, else the first;
  * warns on stderr as "kstats <tool>: warning: ..." for each one dropped.
  */
 void kstats_snapshot_unique(struct kstats_snapshot *s, const char *status_file,

@@ -88,19 +88,23 @@ int kstats_snapshot_init(struct kstats_snapshot *s, const char *obj_dir,
 	return ret;
 }
 
-/* LOADED 2, FAILED_* 1 (what was attached stays), else 0. */
+/* LOADED 2; a program still attached (a failed re-run keeps it) 1; else 0. */
 static int load_rank(const struct kstats_status *st, const char *obj)
 {
 	const struct kstats_status_obj *o = st ? kstats_status_obj(st, obj) : NULL;
+	size_t i;
 
-	if (!o)
-		return 0;
-	return !strcmp(o->outcome, "LOADED") ? 2 : kstats_status_failed(o);
+	if (o && !strcmp(o->outcome, "LOADED"))
+		return 2;
+	for (i = 0; o && i < o->nprogs; i++)
+		if (o->progs[i].prog_id)
+			return 1;
+	return 0;
 }
 
 /*
  * Of histograms sharing a metric name, keeps the one the loader keeps
- * (loader/metric.c): loaded, else failed, else the first in sorted order.
+ * (loader/metric.c): loaded, else attached, else the first in sorted order.
  * Pins of a second object from an older loader are then never exported.
  */
 void kstats_snapshot_unique(struct kstats_snapshot *s, const char *status_file,
