@@ -101,6 +101,16 @@ static bool valid_obj_name(const char *s)
 	return true;
 }
 
+/* Room for one more name; the capacity doubles at each power of two. */
+static char **grow_list(struct loader_ctx *ctx)
+{
+	size_t n = ctx->ndisabled;
+
+	if (n >= 8 && (n & (n - 1)))
+		return ctx->disabled;
+	return realloc(ctx->disabled, (n < 8 ? 8 : 2 * n) * sizeof(*ctx->disabled));
+}
+
 /* list: "all" or "obj[,obj...]". */
 int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t errlen)
 {
@@ -121,7 +131,7 @@ int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t err
 			ret = -EINVAL;
 			break;
 		}
-		grown = realloc(ctx->disabled, (ctx->ndisabled + 1) * sizeof(*grown));
+		grown = grow_list(ctx);
 		if (!grown || !(grown[ctx->ndisabled] = strdup(tok))) {
 			if (grown)
 				ctx->disabled = grown;
