@@ -6,7 +6,8 @@
  * it); dump --prometheus passes promtool with one family per name; pull
  * writes one CompactionDuration atom.  compaction's map, pinned by the run
  * before the copy arrived, stays pinned as an older loader's would, so the
- * consumers' own rule is exercised too.
+ * consumers' own rule is exercised too.  An object declaring one name for
+ * two maps is FAILED_OBJECT.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -183,6 +184,21 @@ static void test_pull_one_atom(void **state)
 	dt_result_free(&r);
 }
 
+/* Old: loaded, exporting TestDupLatency twice. */
+static void test_one_object_two_maps(void **state)
+{
+	struct dt_result r;
+
+	(void)state;
+	assert_int_equal(dt_add_object(&d, "tests/bpf/loader_dup_metric.bpf"), 0);
+	assert_int_equal(ktest_run_loader(&d.kt, NULL), 0);
+	assert_false(pinned("map", "loader_dup_metric", "dup_a_map"));
+	run_ok(&r, ARGS("status", "--status-file", run_status));
+	assert_non_null(strstr(r.out, "loader_dup_metric  FAILED_OBJECT: maps dup_a_map and "
+				      "dup_b_map both declare metric test_dup_latency"));
+	dt_result_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -190,6 +206,7 @@ int main(void)
 		cmocka_unit_test(test_dump_exports_once),
 		cmocka_unit_test(test_dump_without_status),
 		cmocka_unit_test(test_pull_one_atom),
+		cmocka_unit_test(test_one_object_two_maps),
 	};
 	const char *missing = ktest_missing_feature();
 
