@@ -204,17 +204,13 @@ static int config_open_read(const char *path, bool must_exist, char **buf,
 	return ret;
 }
 
-int read_config(struct loader_ctx *ctx, const char *path, bool must_exist,
-		char *err, size_t errlen)
+/* buf holds len bytes of the file named path, and room for one more. */
+int parse_config(struct loader_ctx *ctx, char *buf, size_t len, const char *path,
+		 char *err, size_t errlen)
 {
-	char why[256], *buf, *line, *nl, *end;
-	int lineno = 0, ret;
-	size_t len;
+	char why[256], *line, *nl, *end = buf + len;
+	int lineno = 0, ret = 0;
 
-	ret = config_open_read(path, must_exist, &buf, &len, err, errlen);
-	if (ret)
-		return ret > 0 ? 0 : ret;
-	end = buf + len;
 	for (line = buf; !ret && line < end; line = nl + 1) {
 		nl = memchr(line, '\n', end - line) ?: end;
 		lineno++;
@@ -229,6 +225,19 @@ int read_config(struct loader_ctx *ctx, const char *path, bool must_exist,
 		if (ret)
 			snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
 	}
+	return ret;
+}
+
+int read_config(struct loader_ctx *ctx, const char *path, bool must_exist,
+		char *err, size_t errlen)
+{
+	size_t len;
+	char *buf;
+	int ret = config_open_read(path, must_exist, &buf, &len, err, errlen);
+
+	if (ret)
+		return ret > 0 ? 0 : ret;
+	ret = parse_config(ctx, buf, len, path, err, errlen);
 	free(buf);
 	return ret;
 }

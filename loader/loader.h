@@ -135,6 +135,8 @@ struct kver_buf kver_range_str(__u32 min, __u32 max);
 int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t errlen);
 int read_config(struct loader_ctx *ctx, const char *path, bool must_exist,
 		char *err, size_t errlen);
+int parse_config(struct loader_ctx *ctx, char *buf, size_t len, const char *path,
+		 char *err, size_t errlen);
 bool is_disabled(const struct loader_ctx *ctx, const char *obj);
 void free_config(struct loader_ctx *ctx);
 
