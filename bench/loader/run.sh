@@ -87,7 +87,12 @@ clean; loader "$BUILD/bpf"
 for o in "$BUILD"/bpf/*.bpf; do
 	ls "$pins" | grep -q "^prog_$(basename "$o" .bpf)_" && cp "$o" "$tmp/all/"
 done
-for i in $(seq "$COPIES"); do cp "$BUILD/bpf/compaction.bpf" "$tmp/copies/compaction$i.bpf"; done
+# One metric name loads once (doc/loader.md): each copy gets its own name,
+# of the same length, so that every copy loads.
+for i in $(seq "$COPIES"); do
+	perl -pe "s/CompactionDuration/CompactionDurati$(printf %02d "$i")/" \
+		"$BUILD/bpf/compaction.bpf" >"$tmp/copies/compaction$i.bpf"
+done
 
 echo "# loader: $REPEATS interleaved repeats; objects: $(ls "$tmp/all" | tr '\n' ' ')"
 scenario all "$tmp/all"
