@@ -106,7 +106,10 @@ int pull_next_id(uint64_t state_id, uint64_t atoms_id, uint64_t *next);
 
 /* Why kstats_open_regular() failed, for a message. */
 const char *pull_open_error(int err);
-/* Refuses (one line on stderr, -EPERM) a dir others could plant files in. */
+/*
+ * Creates state_dir and out_dir, or refuses (one line on stderr, -EPERM,
+ * nothing created) a dir others could plant files in or redirect.
+ */
 int pull_check_dirs(const char *state_dir, const char *out_dir);
 
 /* Fault injection for the crash tests: SIGKILL at the named point. */
