@@ -63,11 +63,6 @@ struct metric_read {
 	struct kstats_names *names;	/* NULL: ids have no names */
 };
 
-struct window {
-	uint64_t start_boot, start_real, end_boot, end_real;
-	bool reset;
-};
-
 /* pull_window.c: clocks (KSTATS_CLOCK can fix them) and window starts. */
 uint64_t pull_clock_ns(clockid_t id);
 void pull_now(uint64_t *boot, uint64_t *real);
