@@ -83,7 +83,8 @@ bool pull_atoms_exist(const char *out_dir, uint64_t pull_id);
 uint64_t pull_max_atoms_id(const char *out_dir);
 int pull_commit(struct pull_run *r, char *atoms_file, size_t len);
 
-int pull_apply_retention(const struct pull_opts *o);
+/* Up time since a file was written ages it, never the wall clock. */
+int pull_apply_retention(const struct pull_opts *o, const char *boot_id);
 int pull_run(const struct pull_opts *o);
 
 #endif /* KSTATS_PULL_RUN_H */
