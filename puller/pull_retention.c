@@ -85,11 +85,12 @@ static void set_ages(struct atoms_file *f, int n, const char *boot_id, uint64_t 
 		if (!f[i].known)
 			continue;	/* age unknown: 0, only the count and size limits */
 		if (strcmp(f[i].boot_id, boot)) {
-			later += ref;
+			later = later > UINT64_MAX - ref ? UINT64_MAX : later + ref;
 			boot = f[i].boot_id;
 			ref = f[i].end_boot;
 		}
-		f[i].age_ns = later + (ref > f[i].end_boot ? ref - f[i].end_boot : 0);
+		f[i].age_ns = ref > f[i].end_boot ? ref - f[i].end_boot : 0;
+		f[i].age_ns = later > UINT64_MAX - f[i].age_ns ? UINT64_MAX : later + f[i].age_ns;
 	}
 }
 
