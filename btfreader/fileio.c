@@ -252,6 +252,7 @@ static int check_parent_component(const char *given, const char *comp, bool leaf
 static int mkdir_below(int dfd, char *path, size_t skip, mode_t mode)
 {
 	char *comp = path + skip, *next;
+	struct stat st;
 	int fd;
 
 	while (*comp == '/')
@@ -270,6 +271,13 @@ static int mkdir_below(int dfd, char *path, size_t skip, mode_t mode)
 			goto err_out;
 		close(dfd);
 		dfd = fd;
+		/* Made meanwhile by someone else (a sticky /tmp): nothing goes in it. */
+		if (fstat(dfd, &st))
+			goto err_out;
+		if ((st.st_uid && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+			errno = EPERM;
+			goto err_out;
+		}
 	}
 	close(dfd);
 	return 0;
@@ -340,7 +348,9 @@ int kstats_mkdir_private(const char *path, mode_t mode, bool create, char *msg,
 	dfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ret = dfd < 0 ? -errno : mkdir_below(dfd, buf, !strcmp(parent, ".") ? 0 : cut, mode);
 	if (ret) {
-		snprintf(msg, len, "cannot create %s: %s", path, strerror(-ret));
+		snprintf(msg, len, "%s: cannot create it: %s%s", path, strerror(-ret),
+			 ret == -EPERM ? " (a directory on the way, made meanwhile, is "
+			 "another user's or writable by others; remove it)" : "");
 		return ret;
 	}
 	return kstats_check_private_dir(buf, msg, len);
