@@ -303,12 +303,34 @@ static int name_given(const char *path, const char *parent, char *msg, size_t le
 	return ret;
 }
 
+/* The longest prefix of path (its first *cut bytes, "." for none) that exists. */
+static int deepest_existing(const char *path, size_t n, char *parent, size_t *cut)
+{
+	struct stat st;
+
+	for (*cut = n;;) {
+		memcpy(parent, path, *cut);
+		parent[*cut] = 0;
+		if (!stat(parent, &st))
+			return 0;
+		if (errno != ENOENT)
+			return -errno;
+		while (*cut && path[*cut - 1] != '/')
+			--*cut;
+		while (*cut > 1 && path[*cut - 1] == '/')
+			--*cut;
+		if (!*cut) {
+			strcpy(parent, ".");
+			return 0;
+		}
+	}
+}
+
 int kstats_mkdir_private(const char *path, mode_t mode, bool create, char *msg,
 			 size_t len)
 {
 	char buf[PATH_MAX], parent[PATH_MAX];
 	size_t n = strlen(path), cut;
-	struct stat st;
 	int dfd, ret;
 
 	if (n >= sizeof(buf)) {
@@ -319,24 +341,10 @@ int kstats_mkdir_private(const char *path, mode_t mode, bool create, char *msg,
 	while (n > 1 && buf[n - 1] == '/')
 		buf[--n] = 0;
 	/* The deepest directory that exists is checked before anything is created. */
-	for (cut = n;;) {
-		memcpy(parent, buf, cut);
-		parent[cut] = 0;
-		if (!stat(parent, &st))
-			break;
-		if (errno != ENOENT) {
-			ret = -errno;
-			snprintf(msg, len, "%s: %s: %s", path, parent, strerror(errno));
-			return ret;
-		}
-		while (cut && buf[cut - 1] != '/')
-			cut--;
-		while (cut > 1 && buf[cut - 1] == '/')
-			cut--;
-		if (!cut) {
-			strcpy(parent, ".");
-			break;
-		}
+	ret = deepest_existing(buf, n, parent, &cut);
+	if (ret) {
+		snprintf(msg, len, "%s: %s: %s", path, parent, strerror(-ret));
+		return ret;
 	}
 	if (cut == n)
 		return kstats_check_private_dir(buf, msg, len);
