@@ -30,7 +30,7 @@
  * a pull's file holds at most a few ten thousand.
  */
 #define MAX_FILE_MIB 64
-#define MAX_RECORD_KIB 64
+#define MAX_RECORD_KIB 4
 #define MAX_DECODE_MIB 16
 
 struct budget {
