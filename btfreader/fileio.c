@@ -239,3 +239,127 @@ int kstats_rename_noreplace(const char *from, const char *to)
 		return -errno;
 	return unlink(from) ? -errno : 0;
 }
+
+/* A directory that gets a new entry: only who could also rename it may write it. */
+static int check_parent_component(const char *given, const char *comp, bool leaf,
+				  char *msg, size_t len)
+{
+	(void)leaf;
+	return check_dir_component(given, comp, false, msg, len);
+}
+
+/* Creates the components of path past its first skip bytes, under dfd. */
+static int mkdir_below(int dfd, char *path, size_t skip, mode_t mode)
+{
+	char *comp = path + skip, *next;
+	struct stat st;
+	int fd;
+
+	while (*comp == '/')
+		comp++;
+	for (; *comp; comp = next) {
+		next = comp + strcspn(comp, "/");
+		if (*next)
+			*next++ = 0;
+		while (*next == '/')
+			next++;
+		/* EEXIST: a concurrent creator; the open refuses a symlink. */
+		if (mkdirat(dfd, comp, mode) && errno != EEXIST)
+			goto err_out;
+		fd = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			goto err_out;
+		close(dfd);
+		dfd = fd;
+		/* Made meanwhile by someone else (a sticky /tmp): nothing goes in it. */
+		if (fstat(dfd, &st))
+			goto err_out;
+		if ((st.st_uid && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+			errno = EPERM;
+			goto err_out;
+		}
+	}
+	close(dfd);
+	return 0;
+err_out:
+	fd = -errno;
+	close(dfd);
+	return fd;
+}
+
+/* A message about parent (its reason names the culprit) as one about path. */
+static int name_given(const char *path, const char *parent, char *msg, size_t len,
+		      int ret)
+{
+	size_t n = strlen(parent);
+	char *reason;
+
+	if (strncmp(msg, parent, n) || strncmp(msg + n, ": ", 2))
+		return ret;
+	reason = strdup(msg + n + 2);
+	if (reason)
+		snprintf(msg, len, "%s: %s", path, reason);
+	free(reason);
+	return ret;
+}
+
+/* The longest prefix of path (its first *cut bytes, "." for none) that exists. */
+static int deepest_existing(const char *path, size_t n, char *parent, size_t *cut)
+{
+	struct stat st;
+
+	for (*cut = n;;) {
+		memcpy(parent, path, *cut);
+		parent[*cut] = 0;
+		if (!stat(parent, &st))
+			return 0;
+		if (errno != ENOENT)
+			return -errno;
+		while (*cut && path[*cut - 1] != '/')
+			--*cut;
+		while (*cut > 1 && path[*cut - 1] == '/')
+			--*cut;
+		if (!*cut) {
+			strcpy(parent, ".");
+			return 0;
+		}
+	}
+}
+
+int kstats_mkdir_private(const char *path, mode_t mode, bool create, char *msg,
+			 size_t len)
+{
+	char buf[PATH_MAX], parent[PATH_MAX];
+	size_t n = strlen(path), cut;
+	int dfd, ret;
+
+	if (n >= sizeof(buf)) {
+		snprintf(msg, len, "%s: %s", path, strerror(ENAMETOOLONG));
+		return -ENAMETOOLONG;
+	}
+	memcpy(buf, path, n + 1);
+	while (n > 1 && buf[n - 1] == '/')
+		buf[--n] = 0;
+	/* The deepest directory that exists is checked before anything is created. */
+	ret = deepest_existing(buf, n, parent, &cut);
+	if (ret) {
+		snprintf(msg, len, "%s: %s: %s", path, parent, strerror(-ret));
+		return ret;
+	}
+	if (cut == n)
+		return kstats_check_private_dir(buf, msg, len);
+	ret = kstats_check_path_up(parent, check_parent_component, msg, len);
+	if (ret)
+		return name_given(path, parent, msg, len, ret);
+	if (!create)
+		return 0;
+	dfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ret = dfd < 0 ? -errno : mkdir_below(dfd, buf, !strcmp(parent, ".") ? 0 : cut, mode);
+	if (ret) {
+		snprintf(msg, len, "%s: cannot create it: %s%s", path, strerror(-ret),
+			 ret == -EPERM ? " (a directory on the way, made meanwhile, is "
+			 "another user's or writable by others; remove it)" : "");
+		return ret;
+	}
+	return kstats_check_private_dir(buf, msg, len);
+}

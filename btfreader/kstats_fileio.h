@@ -30,6 +30,16 @@ int kstats_mkdir_p(const char *path, mode_t mode);
  * Else -EPERM (or -errno) with a one-line reason naming the fix in msg.
  */
 int kstats_check_private_dir(const char *dir, char *msg, size_t len);
+/*
+ * mkdir -p that creates nothing it would refuse: the deepest existing
+ * directory is checked first (as kstats_check_private_dir(), a sticky one
+ * may be writable by others), the rest made with mkdirat() under opened
+ * parents (no symlink followed), then dir is checked as a whole.  Without
+ * create, only the checks.  0, or -EPERM (or -errno) with a one-line
+ * reason in msg.
+ */
+int kstats_mkdir_private(const char *dir, mode_t mode, bool create, char *msg,
+			 size_t len);
 
 /*
  * Calls check on the real path of path, then on each directory above it up

@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +22,64 @@
 #include "kstats.h"
 #include "kstats_fileio.h"
 #include "kstats_meta.h"
+#include "pull.h"	/* window_clock_step() */
 
-#define MAX_FILE_BYTES (256u << 20)
+/*
+ * Bounded memory per input: a file, one record, and what decoding one
+ * record may allocate.  An atom is under 1 KiB (32 buckets, a key, a name);
+ * a pull's file holds at most a few ten thousand.
+ */
+#define MAX_FILE_MIB 64
+#define MAX_RECORD_KIB 4
+#define MAX_DECODE_MIB 16
+
+struct budget {
+	size_t used;
+	bool exceeded;
+};
+
+/* A ProtobufCAllocator that stops at MAX_DECODE_MIB, each block prefixed by its size. */
+static void *budget_alloc(void *data, size_t size)
+{
+	struct budget *b = data;
+	max_align_t *p;
+
+	if (size > (size_t)MAX_DECODE_MIB << 20 ||
+	    b->used + size > (size_t)MAX_DECODE_MIB << 20) {
+		b->exceeded = true;
+		return NULL;
+	}
+	p = malloc(sizeof(*p) + size);
+	if (!p)
+		return NULL;
+	*(size_t *)p = size;
+	b->used += size;
+	return p + 1;
+}
+
+static void budget_free(void *data, void *ptr)
+{
+	struct budget *b = data;
+	max_align_t *p = ptr;
+
+	if (!p)
+		return;
+	b->used -= *(size_t *)--p;
+	free(p);
+}
+
+/* Printable ASCII as is, anything else (escapes, newlines) as \xNN. */
+static void print_escaped(const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c >= 0x20 && c < 0x7f && c != '\\')
+			putchar(c);
+		else
+			printf("\\x%02x", c);
+	}
+}
 
 static void print_time(uint64_t real_ns)
 {
@@ -68,7 +125,8 @@ static void print_key_field(const ProtobufCMessage *m, const ProtobufCFieldDescr
 		printf(" %s=%" PRId32, f->name, *(const int32_t *)p);
 		break;
 	case PROTOBUF_C_TYPE_STRING:
-		printf(" %s=%s", f->name, *(char *const *)p);
+		printf(" %s=", f->name);
+		print_escaped(*(char *const *)p);
 		break;
 	default:
 		printf(" %s=?", f->name);
@@ -119,6 +177,23 @@ static void print_payload(const ProtobufCMessage *m)
 	}
 }
 
+/* Its realtime start and boot-time length, and what went wrong with a clock. */
+static void print_window(const Kernelstats__Atom *a)
+{
+	uint64_t sb = a->window_start_boottime_ns, eb = a->window_end_boottime_ns;
+	int64_t step = a->has_wall_clock_step_ns ? a->wall_clock_step_ns :
+		       window_clock_step(sb, eb, a->window_start_realtime_ns,
+					 a->window_end_realtime_ns);
+
+	print_time(a->window_start_realtime_ns);
+	if (eb >= sb)
+		printf(" + %.3fs", (eb - sb) / 1e9);
+	else
+		printf(" + 0s (its boot-time end is %.3fs before its start)", (sb - eb) / 1e9);
+	if (step)
+		printf("  wall clock set %+.3fs in the window", step / 1e9);
+}
+
 static void print_atom(const Kernelstats__Atom *a)
 {
 	const ProtobufCFieldDescriptor *f =
@@ -128,11 +203,12 @@ static void print_atom(const Kernelstats__Atom *a)
 
 	if (f && f->type == PROTOBUF_C_TYPE_MESSAGE)
 		payload = *(ProtobufCMessage *const *)field_ptr(&a->base, f->offset);
-	printf("\n%s (atom %d) pull %" PRIu64 " boot %s\n  window ",
+	printf("\n%s (atom %d) pull %" PRIu64 " boot ",
 	       payload ? payload->descriptor->short_name : "unknown payload",
-	       a->atom_id, a->pull_id, a->boot_id ? a->boot_id : "?");
-	print_time(a->window_start_realtime_ns);
-	printf(" + %.3fs", (a->window_end_boottime_ns - a->window_start_boottime_ns) / 1e9);
+	       a->atom_id, a->pull_id);
+	print_escaped(a->boot_id ? a->boot_id : "?");
+	printf("\n  window ");
+	print_window(a);
 	if (a->reset)
 		printf("  reset (counts since the map's creation)");
 	if (a->anomalies)
@@ -144,11 +220,12 @@ static void print_atom(const Kernelstats__Atom *a)
 
 static int read_file(const char *path, char **buf, size_t *len)
 {
-	int fd = strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO, ret;
+	int fd = strcmp(path, "-") ? kstats_open_regular(path, O_RDONLY, 0) : STDIN_FILENO;
+	int ret;
 
 	if (fd < 0)
-		return -errno;
-	ret = kstats_read_fd(fd, MAX_FILE_BYTES, buf, len);
+		return fd;
+	ret = kstats_read_fd(fd, (size_t)MAX_FILE_MIB << 20, buf, len);
 	if (fd != STDIN_FILENO)
 		close(fd);
 	return ret;
@@ -175,25 +252,30 @@ static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
  * not hide the others.  -EBADMSG when the framing itself is broken.
  */
 static int print_records(const uint8_t *p, size_t len, bool print, size_t *count,
-			 size_t *skipped)
+			 size_t *skipped, size_t *too_big)
 {
 	const uint8_t *end = p + len;
+	struct budget b = {};
+	ProtobufCAllocator alloc = { budget_alloc, budget_free, &b };
 	Kernelstats__Atom *a;
 	uint64_t n;
 
 	for (*count = 0; p < end; ++*count) {
 		if (*p++ != 0x0a || !read_varint(&p, end, &n) || n > (uint64_t)(end - p))
 			return -EBADMSG;
+		if (n > MAX_RECORD_KIB << 10)
+			return -E2BIG;
 		if (!print) {
 			p += n;
 			continue;
 		}
-		a = kernelstats__atom__unpack(NULL, n, p);
+		b.exceeded = false;
+		a = kernelstats__atom__unpack(&alloc, n, p);
 		if (a)
 			print_atom(a);
 		else
-			++*skipped;
-		kernelstats__atom__free_unpacked(a, NULL);
+			++*(b.exceeded ? too_big : skipped);
+		kernelstats__atom__free_unpacked(a, &alloc);
 		p += n;
 	}
 	return 0;
@@ -202,28 +284,42 @@ static int print_records(const uint8_t *p, size_t len, bool print, size_t *count
 static int print_file(const char *path)
 {
 	char *buf = NULL;
-	size_t len = 0, count, skipped = 0;
+	size_t len = 0, count, skipped = 0, too_big = 0;
 	int ret = read_file(path, &buf, &len);
 
 	if (ret) {
-		fprintf(stderr, "kstats atoms: %s: %s\n", path, strerror(-ret));
+		if (ret == -EFBIG)
+			fprintf(stderr, "kstats atoms: %s: over %d MiB, the limit of one atoms "
+				"file; not an atoms file\n", path, MAX_FILE_MIB);
+		else if (ret == -ELOOP || ret == -EINVAL)
+			fprintf(stderr, "kstats atoms: %s: a symlink or not a regular file; "
+				"pass the atoms file itself, or - to read a pipe\n", path);
+		else
+			fprintf(stderr, "kstats atoms: %s: %s\n", path, strerror(-ret));
 		free(buf);
 		return ret;
 	}
-	ret = print_records((const uint8_t *)buf, len, false, &count, &skipped);
+	ret = print_records((const uint8_t *)buf, len, false, &count, &skipped, &too_big);
 	if (!ret) {
 		printf("# %s: %zu atoms\n", path, count);
-		print_records((const uint8_t *)buf, len, true, &count, &skipped);
+		print_records((const uint8_t *)buf, len, true, &count, &skipped, &too_big);
 	}
 	free(buf);
-	if (ret)
+	if (ret == -E2BIG)
+		fprintf(stderr, "kstats atoms: %s: a record over %d KiB, the limit of one "
+			"atom; not an atoms file\n", path, MAX_RECORD_KIB);
+	else if (ret)
 		fprintf(stderr, "kstats atoms: %s: not an atoms file (protobuf decode "
 			"failed)\n", path);
-	else if (skipped)
+	if (too_big)
+		fprintf(stderr, "kstats atoms: %s: %zu atoms need over %d MiB each to "
+			"decode, the limit of one atom; skipped\n", path, too_big,
+			MAX_DECODE_MIB);
+	if (skipped)
 		fprintf(stderr, "kstats atoms: %s: %zu atoms do not decode with this "
 			"schema (older field types); protoc --decode=kernelstats.AtomList "
 			"shows them by field number\n", path, skipped);
-	return ret ?: skipped ? -EBADMSG : 0;
+	return ret ?: skipped || too_big ? -EBADMSG : 0;
 }
 
 static int print_dir(const char *dir)

@@ -58,3 +58,26 @@ void delta_new_base(const struct delta_key *dk, const uint64_t *cur,
 	for (i = 0; i < PULL_NR_BUCKETS; i++)
 		base[i] = (cur[i] - dk->pending[i]) & mask;
 }
+
+int64_t window_clock_step(uint64_t start_boot, uint64_t end_boot, uint64_t start_real,
+			  uint64_t end_real)
+{
+	uint64_t boot_d = end_boot > start_boot ? end_boot - start_boot : 0;
+	int64_t step = (int64_t)(end_real - start_real - boot_d);
+	uint64_t slack = boot_d / 1000 > 1000000000ull ? boot_d / 1000 : 1000000000ull;
+
+	return step > (int64_t)slack || step < -(int64_t)slack ? step : 0;
+}
+
+void window_settle(struct window *w)
+{
+	uint64_t boot_d;
+
+	if (w->end_boot < w->start_boot)
+		w->start_boot = w->end_boot;
+	boot_d = w->end_boot - w->start_boot;
+	w->clock_step = window_clock_step(w->start_boot, w->end_boot, w->start_real,
+					  w->end_real);
+	if (w->clock_step)
+		w->start_real = w->end_real > boot_d ? w->end_real - boot_d : 0;
+}

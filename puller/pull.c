@@ -134,7 +134,7 @@ int pull_run(const struct pull_opts *o)
 	else
 		printf("kstats pull: pull %" PRIu64 ": no new counts in %u maps\n",
 		       r.pull_id, r.maps_read);
-	pull_apply_retention(o);
+	pull_apply_retention(o, r.boot_id);
 	if (!r.maps_failed)
 		ret = KSTATS_EXIT_OK;
 	else

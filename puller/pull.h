@@ -41,6 +41,29 @@ bool delta_next_atom(struct delta_key *dk, int32_t *buckets);
 void delta_new_base(const struct delta_key *dk, const uint64_t *cur,
 		    unsigned int width, uint64_t *base);
 
+/* A pull window on both clocks (CLOCK_BOOTTIME, CLOCK_REALTIME), ns. */
+struct window {
+	uint64_t start_boot, start_real, end_boot, end_real;
+	int64_t clock_step;	/* the wall clock was stepped by this much */
+	bool reset;
+};
+
+/*
+ * The wall clock's step during a window: the realtime change minus the
+ * boot-time change, or 0 when within max(1 s, 0.1% of the window) (NTP
+ * slews at most 0.05%).  Boot time that went backwards (a forged state,
+ * the test clock) counts as a window of length 0.
+ */
+int64_t window_clock_step(uint64_t start_boot, uint64_t end_boot, uint64_t start_real,
+			  uint64_t end_real);
+/*
+ * Makes w sane across clock steps: boot time never runs backwards (start
+ * clamped to end), and a stepped wall clock leaves the window its
+ * boot-time length, its realtime start in the clock at its end, and the
+ * step in clock_step.
+ */
+void window_settle(struct window *w);
+
 /* One key of one map: its key columns and the counts already emitted. */
 struct pull_key {
 	int64_t key[PULL_MAX_KEY_COLS];
@@ -106,7 +129,10 @@ int pull_next_id(uint64_t state_id, uint64_t atoms_id, uint64_t *next);
 
 /* Why kstats_open_regular() failed, for a message. */
 const char *pull_open_error(int err);
-/* Refuses (one line on stderr, -EPERM) a dir others could plant files in. */
+/*
+ * Creates state_dir and out_dir, or refuses (one line on stderr, -EPERM,
+ * nothing created) a dir others could plant files in or redirect.
+ */
 int pull_check_dirs(const char *state_dir, const char *out_dir);
 
 /* Fault injection for the crash tests: SIGKILL at the named point. */

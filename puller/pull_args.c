@@ -118,7 +118,7 @@ int cmd_pull(int argc, char **argv)
 	const char *fault = getenv("KSTATS_FAULT"), *clk = getenv("KSTATS_CLOCK");
 	uint64_t v;
 	size_t i;
-	int c, ret;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		switch (c) {
@@ -161,12 +161,6 @@ int cmd_pull(int argc, char **argv)
 		return bad_arg("--fault", fault, "a point from --list-faults");
 	if (clk && *clk && pull_fix_clock(clk))
 		return bad_arg("KSTATS_CLOCK", clk, "BOOT_NS:REAL_NS");
-	ret = kstats_mkdir_p(o.state_dir, 0750) ?: kstats_mkdir_p(o.out_dir, 0750);
-	if (ret) {
-		fprintf(stderr, "kstats pull: cannot create %s or %s: %s; pass --state-dir "
-			"and --out-dir\n", o.state_dir, o.out_dir, strerror(-ret));
-		return KSTATS_EXIT_ERROR;
-	}
 	if (pull_check_dirs(o.state_dir, o.out_dir))
 		return KSTATS_EXIT_ERROR;
 	return pull_run(&o);

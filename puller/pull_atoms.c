@@ -54,6 +54,8 @@ int pull_emit_atom(struct pull_run *r, const struct pull_metric *pm,
 	a->window_end_boottime_ns = w->end_boot;
 	a->reset = w->reset;
 	a->anomalies = anomalies;
+	a->has_wall_clock_step_ns = w->clock_step != 0;
+	a->wall_clock_step_ns = w->clock_step;
 	r->atoms[r->natoms++] = s;
 	return 0;
 }

@@ -105,6 +105,7 @@ static int process_map(struct pull_run *r, const struct pull_metric *pm,
 		w.reset = old || r->boot_changed || r->lost;
 		old = NULL;
 	}
+	window_settle(&w);
 	snprintf(ms.obj, sizeof(ms.obj), "%s", pm->h->obj);
 	snprintf(ms.map, sizeof(ms.map), "%s", pm->h->map);
 	ms.keys = calloc(mr->hm.nrows ?: 1, sizeof(*ms.keys));

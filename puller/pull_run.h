@@ -63,11 +63,6 @@ struct metric_read {
 	struct kstats_names *names;	/* NULL: ids have no names */
 };
 
-struct window {
-	uint64_t start_boot, start_real, end_boot, end_real;
-	bool reset;
-};
-
 /* pull_window.c: clocks (KSTATS_CLOCK can fix them) and window starts. */
 uint64_t pull_clock_ns(clockid_t id);
 void pull_now(uint64_t *boot, uint64_t *real);
@@ -88,7 +83,8 @@ bool pull_atoms_exist(const char *out_dir, uint64_t pull_id);
 uint64_t pull_max_atoms_id(const char *out_dir);
 int pull_commit(struct pull_run *r, char *atoms_file, size_t len);
 
-int pull_apply_retention(const struct pull_opts *o);
+/* Up time since a file was written ages it, never the wall clock. */
+int pull_apply_retention(const struct pull_opts *o, const char *boot_id);
 int pull_run(const struct pull_opts *o);
 
 #endif /* KSTATS_PULL_RUN_H */

@@ -470,11 +470,18 @@ const char *pull_open_error(int err)
 int pull_check_dirs(const char *state_dir, const char *out_dir)
 {
 	char msg[1024];
+	int ret;
 
-	if (kstats_check_private_dir(state_dir, msg, sizeof(msg)) ||
-	    kstats_check_private_dir(out_dir, msg, sizeof(msg))) {
-		fprintf(stderr, "kstats pull: refusing %s\n", msg);
-		return -EPERM;
-	}
-	return 0;
+	/* Both checked before either is made: a refusal leaves nothing behind. */
+	ret = kstats_mkdir_private(state_dir, 0750, false, msg, sizeof(msg)) ?:
+	      kstats_mkdir_private(out_dir, 0750, false, msg, sizeof(msg)) ?:
+	      kstats_mkdir_private(state_dir, 0750, true, msg, sizeof(msg)) ?:
+	      kstats_mkdir_private(out_dir, 0750, true, msg, sizeof(msg));
+	if (!ret)
+		return 0;
+	/* Root on the packaged layout (a kstats-owned /var/lib/kernelstats). */
+	fprintf(stderr, "kstats pull: refusing %s%s\n", msg,
+		!geteuid() && strstr(msg, " is owned by uid ") ?
+		", or run the pull as that user, as the packaged timer does (doc/pull.md)" : "");
+	return ret;
 }

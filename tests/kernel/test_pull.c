@@ -206,6 +206,9 @@ static void load(void)
 
 /* ---- running kstats pull ---- */
 
+/* KSTATS_CLOCK for the next pulls; NULL: the real clocks. */
+static const char *pull_clock;
+
 static int spawn_pull(const char *fault, const char *boot_id, const char *const *extra)
 {
 	char kstats[300];
@@ -234,6 +237,8 @@ static int spawn_pull(const char *fault, const char *boot_id, const char *const 
 		setenv("KSTATS_FAULT", fault, 1);
 	if (boot_id)
 		setenv("KSTATS_BOOT_ID", boot_id, 1);
+	if (pull_clock)
+		setenv("KSTATS_CLOCK", pull_clock, 1);
 	execv(kstats, (char *const *)argv);
 	_exit(127);
 }
@@ -675,7 +680,11 @@ static void test_reload_resets(void **state)
 	a = compaction_atom(list);
 	assert_true(a->reset);
 	assert_int_equal(a->window_start_boottime_ns, 1000);
-	assert_int_equal(a->window_start_realtime_ns, 5000);
+	/* A creation at wall clock 5000 ns is a step: in the atom, not a window of years. */
+	assert_true(a->has_wall_clock_step_ns);
+	assert_int_equal(a->window_start_realtime_ns - a->wall_clock_step_ns, 5000);
+	assert_int_equal(a->window_end_realtime_ns - a->window_start_realtime_ns,
+			 a->window_end_boottime_ns - a->window_start_boottime_ns);
 	assert_int_equal(atom_total(a), compaction_total());
 	kernelstats__atom_list__free_unpacked(list, NULL);
 }
@@ -824,15 +833,25 @@ static size_t count_atom_files(char *oldest, size_t len)
 	return n;
 }
 
-/* --max-files, --max-age and --max-bytes drop the oldest atom files. */
+static off_t file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? -1 : st.st_size;
+}
+
+/*
+ * --max-files, --max-bytes and --max-age drop the oldest atom files; age is
+ * up time (the boot clock), not the wall clock or mtimes.
+ */
 static void test_retention(void **state)
 {
 	static const char *const files3[] = { "--max-files", "3", NULL };
 	static const char *const age[] = { "--max-age", "7d", NULL };
-	static const char *const bytes[] = { "--max-bytes", "1", NULL };
+	const char *bytes[] = { "--max-bytes", NULL, NULL };
 	struct timespec old[2] = { { time(NULL) - 10 * 86400, 0 },
 				   { time(NULL) - 10 * 86400, 0 } };
-	char oldest[512];
+	char oldest[512], path[600], max[32], clock[64];
 	int i;
 
 	(void)state;
@@ -849,11 +868,25 @@ static void test_retention(void **state)
 	assert_int_equal(count_atom_files(oldest, sizeof(oldest)), 3);
 	assert_true(log_has("retention removed 3"));
 	assert_non_null(strstr(oldest, "atoms-0000000004.pb"));
-	assert_int_equal(utimensat(AT_FDCWD, oldest, old, 0), 0);
-	assert_int_equal(run_pull(NULL, NULL, age), 0);	/* no events: no new file */
+	/* Room for atoms 5 and 6: 4 goes. */
+	snprintf(path, sizeof(path), "%s/atoms-0000000005.pb", e.out_dir);
+	i = file_size(path);
+	snprintf(path, sizeof(path), "%s/atoms-0000000006.pb", e.out_dir);
+	snprintf(max, sizeof(max), "%ld", (long)(i + file_size(path)));
+	bytes[1] = max;
+	assert_int_equal(run_pull(NULL, NULL, bytes), 0);	/* no events: no new file */
 	assert_int_equal(count_atom_files(oldest, sizeof(oldest)), 2);
 	assert_non_null(strstr(oldest, "atoms-0000000005.pb"));
-	assert_int_equal(run_pull(NULL, NULL, bytes), 0);
+	/* An mtime 10 days old ages nothing; 10 days of up time do. */
+	assert_int_equal(utimensat(AT_FDCWD, oldest, old, 0), 0);
+	assert_int_equal(run_pull(NULL, NULL, age), 0);
+	assert_int_equal(count_atom_files(NULL, 0), 2);
+	snprintf(clock, sizeof(clock), "%llu:%llu",
+		 (unsigned long long)(boot_ns() + 10 * 86400000000000ull),
+		 (unsigned long long)time(NULL) * 1000000000ull);
+	pull_clock = clock;
+	assert_int_equal(run_pull(NULL, NULL, age), 0);
+	pull_clock = NULL;
 	assert_int_equal(count_atom_files(oldest, sizeof(oldest)), 1);
 	assert_non_null(strstr(oldest, "atoms-0000000006.pb"));
 }
@@ -1153,7 +1186,9 @@ static void test_upgrade_keeps_state(void **state)
 	assert_int_equal(b[3], 1);
 	assert_int_equal(b[31], 0);
 	assert_false(env->reset);
-	assert_int_equal(env->window_start_realtime_ns, 1700000005000000000ull);
+	/* The fixture's wall clock is of 2023: a step, the old start kept in it. */
+	assert_int_equal(env->window_start_realtime_ns - env->wall_clock_step_ns,
+			 1700000005000000000ull);
 	kernelstats__atom_list__free_unpacked(list, NULL);
 }
 

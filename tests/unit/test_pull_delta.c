@@ -163,6 +163,38 @@ static void sample_state(struct pull_state *st)
 	assert_int_equal(state_add_map(st, &ms), 0);
 }
 
+#define S 1000000000ull
+
+/* A stepped wall clock keeps the boot-time length, the step recorded. */
+static void test_window_clock_steps(void **state)
+{
+	/* Set back 2 h during a minute: end - start was -7140 s. */
+	struct window w = { .start_boot = 100 * S, .end_boot = 160 * S,
+			    .start_real = 1700007200 * S, .end_real = 1700007200 * S + 60 * S - 7200 * S };
+
+	(void)state;
+	window_settle(&w);
+	assert_true(w.end_real >= w.start_real);
+	assert_int_equal(w.end_real - w.start_real, 60 * S);
+	assert_int_equal(w.clock_step, -(int64_t)(7200 * S));
+	/* 8 days forward. */
+	w = (struct window){ .start_boot = 100 * S, .end_boot = 160 * S,
+			     .start_real = 1000 * S, .end_real = 1060 * S + 8 * 86400 * S };
+	window_settle(&w);
+	assert_int_equal(w.end_real - w.start_real, 60 * S);
+	assert_int_equal(w.clock_step, (int64_t)(8 * 86400 * S));
+	/* NTP slewing (0.05% of a day) is no step; 0.5 s within a minute neither. */
+	assert_int_equal(window_clock_step(0, 86400 * S, 0, 86400 * S + 43 * S), 0);
+	assert_int_equal(window_clock_step(0, 60 * S, 5 * S, 65 * S + S / 2), 0);
+	assert_int_equal(window_clock_step(0, 60 * S, 5 * S, 67 * S), (int64_t)(2 * S));
+	/* Boot time never goes back: a window of length 0, no 2^64 ns. */
+	w = (struct window){ .start_boot = 5 * S, .end_boot = 5 * S - 500000,
+			     .start_real = 10 * S, .end_real = 10 * S };
+	window_settle(&w);
+	assert_int_equal(w.start_boot, w.end_boot);
+	assert_int_equal(w.clock_step, 0);
+}
+
 static void test_state_round_trip(void **state)
 {
 	struct pull_state st, back;
@@ -226,6 +258,7 @@ int main(void)
 		cmocka_unit_test(test_u32_wrap),
 		cmocka_unit_test(test_split_above_int32),
 		cmocka_unit_test(test_split_cap_carries_over),
+		cmocka_unit_test(test_window_clock_steps),
 		cmocka_unit_test(test_state_round_trip),
 		cmocka_unit_test(test_state_corruption_detected),
 	};
