@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
+#include "kstats_escape.h"
 #include "loader.h"
 
 /* The kernel truncates longer kmsg records anyway. */
@@ -40,32 +41,13 @@ void log_set_verbose(bool on)
 	verbose = on;
 }
 
-/*
- * Control characters (from a file name, say) as \xNN: one record stays one
- * line, and nothing reaches a terminal or the kernel log as a command.
- */
-static void escape(const char *in, char *out, size_t len)
-{
-	size_t n = 0;
-
-	for (; *in && n + 5 <= len; in++) {
-		unsigned char c = *in;
-
-		if (c < 0x20 || c == 0x7f || c == '\\')
-			n += snprintf(out + n, len - n, c == '\\' ? "\\\\" : "\\x%02x", c);
-		else
-			out[n++] = c;
-	}
-	out[n] = 0;
-}
-
 static void emit(FILE *f, const char *prefix, int prio, const char *fmt, va_list ap)
 {
 	char raw[KMSG_LINE_MAX], line[KMSG_LINE_MAX], rec[KMSG_LINE_MAX + 64];
 	int n;
 
 	vsnprintf(raw, sizeof(raw), fmt, ap);
-	escape(raw, line, sizeof(line));
+	kstats_escape(line, sizeof(line), raw, strlen(raw));
 	fprintf(f, "%s%s\n", prefix, line);
 	if (kmsg_fd < 0)
 		return;

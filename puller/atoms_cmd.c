@@ -20,6 +20,7 @@
 #include "atom_schema.h"
 #include "bpf_telemetry.h"
 #include "kstats.h"
+#include "kstats_escape.h"
 #include "kstats_fileio.h"
 #include "kstats_meta.h"
 #include "pull.h"	/* window_clock_step() */
@@ -68,19 +69,6 @@ static void budget_free(void *data, void *ptr)
 	free(p);
 }
 
-/* Printable ASCII as is, anything else (escapes, newlines) as \xNN. */
-static void print_escaped(const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c >= 0x20 && c < 0x7f && c != '\\')
-			putchar(c);
-		else
-			printf("\\x%02x", c);
-	}
-}
-
 static void print_time(uint64_t real_ns)
 {
 	time_t sec = (time_t)(real_ns / 1000000000ull);
@@ -126,7 +114,7 @@ static void print_key_field(const ProtobufCMessage *m, const ProtobufCFieldDescr
 		break;
 	case PROTOBUF_C_TYPE_STRING:
 		printf(" %s=", f->name);
-		print_escaped(*(char *const *)p);
+		kstats_fputs_escaped(*(char *const *)p, stdout);
 		break;
 	default:
 		printf(" %s=?", f->name);
@@ -206,7 +194,7 @@ static void print_atom(const Kernelstats__Atom *a)
 	printf("\n%s (atom %d) pull %" PRIu64 " boot ",
 	       payload ? payload->descriptor->short_name : "unknown payload",
 	       a->atom_id, a->pull_id);
-	print_escaped(a->boot_id ? a->boot_id : "?");
+	kstats_fputs_escaped(a->boot_id ? a->boot_id : "?", stdout);
 	printf("\n  window ");
 	print_window(a);
 	if (a->reset)

@@ -10,6 +10,7 @@
 
 #include "hist.h"
 #include "kstats.h"
+#include "kstats_escape.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "kstats_reader.h"
@@ -113,22 +114,21 @@ static struct field *build_fields(const struct kstats_map *m, size_t *nfields)
 	return fields;
 }
 
-/* Up to the first NUL, anything not printable ASCII as \xNN; malloc'ed. */
+/* Up to the first NUL, escaped (kstats_escape); malloc'ed. */
 static char *string_of(const int64_t *row, const struct field *f)
 {
-	char *s = malloc(4 * f->len + 1);
-	size_t i, at = 0;
+	char *raw = malloc(f->len + 1), *s = malloc(KSTATS_ESCAPED_SIZE(f->len));
+	size_t n;
 
-	for (i = 0; s && i < f->len && row[f->col + i]; i++) {
-		unsigned char ch = (unsigned char)row[f->col + i];
-
-		if (ch >= 0x20 && ch < 0x7f && ch != '\\')
-			s[at++] = ch;
-		else
-			at += sprintf(s + at, "\\x%02x", ch);
+	if (raw && s) {
+		for (n = 0; n < f->len && row[f->col + n]; n++)
+			raw[n] = (char)row[f->col + n];
+		kstats_escape(s, KSTATS_ESCAPED_SIZE(f->len), raw, n);
+	} else {
+		free(s);
+		s = NULL;
 	}
-	if (s)
-		s[at] = 0;
+	free(raw);
 	return s;
 }
 
