@@ -60,8 +60,12 @@ struct kstats_consumer_stats {
 	uint64_t dropped;	/* records its full queue had no room for */
 };
 
+/* Root's own directory of stream claims (created 0700 when missing). */
+#define KSTATS_STREAM_LOCK_DIR "/run/kernelstats-watch"
+
 /*
- * Opens the stream and claims its ring buffer: a second reader, in this
+ * Opens the stream and claims its ring buffer (a lock file named by the
+ * ring's map id in KSTATS_STREAM_LOCK_DIR): a second reader, in this
  * process or another, gets -EBUSY.
  */
 int kstats_stream_open(const struct kstats_stream_opts *opts,

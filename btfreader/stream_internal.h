@@ -59,7 +59,8 @@ struct leaf {
 
 struct kstats_stream {
 	char name[KSTATS_NAME_LEN];
-	int ring_fd, lock_fd, epoll_fd, stop_fd, wake_fd, sig_fd;
+	int ring_fd, lock_fd, lock_dir_fd, epoll_fd, stop_fd, wake_fd, sig_fd;
+	char lock_name[32];		/* in KSTATS_STREAM_LOCK_DIR */
 	struct ring_buffer *rb;
 	struct kstats_map *drops;	/* the drop counter; its BTF is the object's */
 	struct kstats_layout layout;	/* the whole record, header first */
