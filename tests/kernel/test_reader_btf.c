@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <cmocka.h>
 #include <bpf/bpf.h>
@@ -275,6 +276,50 @@ static void test_object_replaced_on_disk(void **state)
 	rtest_read_free(&r);
 }
 
+/* IN_OPEN events of path since the watch was added. */
+static int count_opens(int ifd)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	const struct inotify_event *ev;
+	ssize_t n;
+	int opens = 0;
+	char *p;
+
+	while ((n = read(ifd, buf, sizeof(buf))) > 0)
+		for (p = buf; p < buf + n; p += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)p;
+			opens += !!(ev->mask & IN_OPEN);
+		}
+	return opens;
+}
+
+/*
+ * The object is opened once and parsed from that fd: a check by one open
+ * and a parse by a second open of the name let the name meanwhile give a
+ * FIFO, on whose open the parse hung.
+ */
+static void test_object_opened_once(void **state)
+{
+	char path[300];
+	struct rtest_read r;
+	int ifd;
+
+	(void)state;
+	NEED_KERNEL();
+	snprintf(path, sizeof(path), "%s/once.bpf", tmp_dir);
+	assert_int_equal(copy_file(v1_path, path), 0);
+	kstats_cache_clear();
+	ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(ifd >= 0);
+	/* With the closes, so that two opens are not merged into one event. */
+	assert_true(inotify_add_watch(ifd, path, IN_OPEN | IN_CLOSE) >= 0);
+	read_ok(path, pin1, &r, KSTATS_BTF_OBJECT, NULL);
+	expect_v1(&r);
+	rtest_read_free(&r);
+	assert_int_equal(count_opens(ifd), 1);
+	close(ifd);
+}
+
 /* Opening again reuses both resolved layouts (object's and map's). */
 static void test_layouts_are_cached(void **state)
 {
@@ -396,6 +441,7 @@ int main(void)
 		cmocka_unit_test(test_object_missing_uses_map_btf),
 		cmocka_unit_test(test_object_replaced_on_disk),
 		cmocka_unit_test(test_layouts_are_cached),
+		cmocka_unit_test(test_object_opened_once),
 		cmocka_unit_test(test_map_with_loaded_btf),
 		cmocka_unit_test(test_map_without_btf),
 	};
