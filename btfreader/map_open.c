@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -40,14 +41,49 @@ static bool map_type_supported(__u32 type)
 	}
 }
 
-static int open_pin(struct kstats_map *m, const char *pin, char *err, size_t errlen)
+static bool same_pin(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/*
+ * The map the pin names, and the pin's inode then: a pin replaced (unload
+ * and load, a loader re-run) is a new inode, which each read looks for.
+ * The inode before and after the open must agree, or the fd could be of
+ * the map the pin named before a replacement.
+ */
+static int get_pin(struct kstats_map *m, const char *pin)
 {
 	LIBBPF_OPTS(bpf_obj_get_opts, get_opts, .file_flags = BPF_F_RDONLY);
+	struct stat before, after;
+	int tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		if (stat(pin, &before))
+			memset(&before, 0, sizeof(before));
+		m->fd = bpf_obj_get_opts(pin, &get_opts);
+		if (m->fd < 0)
+			return errno;
+		if (!stat(pin, &after) && same_pin(&before, &after)) {
+			m->pin_dev = after.st_dev;
+			m->pin_ino = after.st_ino;
+			return 0;
+		}
+		close(m->fd);
+		m->fd = -1;
+	}
+	return EAGAIN;
+}
+
+static int open_pin(struct kstats_map *m, const char *pin, char *err, size_t errlen)
+{
 	__u32 len = sizeof(m->info);
 	int e;
 
-	m->fd = bpf_obj_get_opts(pin, &get_opts);
-	e = m->fd < 0 ? errno : 0;
+	e = get_pin(m, pin);
+	if (e == EAGAIN)
+		return kstats_fail(err, errlen, EAGAIN, "%s: the pin is replaced faster "
+				   "than it can be opened", pin);
 	if (kstats_pin_not_map(pin, m->fd, e, err, errlen))
 		return -EMEDIUMTYPE;
 	if (m->fd < 0) {
@@ -267,11 +303,19 @@ int kstats_map_open(const struct kstats_map_opts *o, struct kstats_map **out,
 		return kstats_fail(err, errlen, EINVAL,
 				   "need a pin path, and a map name with an object");
 	m = calloc(1, sizeof(*m));
-	if (!m || !(m->pin = strdup(o->pin_path))) {
-		free(m);
+	if (!m)
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
+	m->fd = -1;
+	if (!(m->pin = strdup(o->pin_path)) ||
+	    (o->obj_path && !(m->obj_path = strdup(o->obj_path))) ||
+	    (o->map_name && !(m->map_name = strdup(o->map_name)))) {
+		kstats_map_close(m);
 		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	}
-	m->fd = -1;
+	m->opts = *o;
+	m->opts.obj_path = m->obj_path;
+	m->opts.map_name = m->map_name;
+	m->opts.pin_path = m->pin;
 	ret = open_types(m, o, err, errlen);
 	ret = ret ?: check_sizes(m, err, errlen);
 	ret = ret ?: setup_read(m, o, err, errlen);
@@ -285,6 +329,55 @@ int kstats_map_open(const struct kstats_map_opts *o, struct kstats_map **out,
 	return 0;
 }
 
+/* Whether b reads into what a's callers hold: its columns and row counts. */
+static bool same_shape(const struct kstats_map *a, const struct kstats_map *b)
+{
+	return a->info.type == b->info.type && a->info.key_size == b->info.key_size &&
+	       a->info.value_size == b->info.value_size &&
+	       a->info.max_entries == b->info.max_entries &&
+	       kstats_types_equal(a->types, b->types);
+}
+
+int kstats_map_follow_pin(struct kstats_map *m, char *err, size_t errlen)
+{
+	struct kstats_map *next;
+	struct stat st;
+	int ret, fd;
+
+	if (m->opts.pin_once)
+		return 0;
+	if (stat(m->pin, &st)) {
+		ret = errno;
+		if (ret == ENOENT)
+			return kstats_fail(err, errlen, ENOENT, "%s: no map is pinned there "
+					   "any more (map id %u was unloaded)", m->pin, m->info.id);
+		return kstats_fail(err, errlen, ret, "%s: %s", m->pin, strerror(ret));
+	}
+	if (st.st_dev == m->pin_dev && st.st_ino == m->pin_ino)
+		return 0;
+	ret = kstats_map_open(&m->opts, &next, err, errlen);
+	if (ret)
+		return ret;
+	if (next->info.id != m->info.id && !same_shape(m, next)) {
+		ret = kstats_fail(err, errlen, ESTALE, "%s now holds another map (id %u, was "
+				  "%u) with other columns; open it again", m->pin,
+				  next->info.id, m->info.id);
+		kstats_map_close(next);
+		return ret;
+	}
+	/* Same columns: read the new map from now on, keeping what callers hold. */
+	fd = m->fd;
+	m->fd = next->fd;
+	next->fd = fd;
+	m->info = next->info;
+	m->pin_dev = next->pin_dev;
+	m->pin_ino = next->pin_ino;
+	m->source = next->source;
+	memcpy(m->note, next->note, sizeof(m->note));
+	kstats_map_close(next);
+	return 0;
+}
+
 void kstats_map_close(struct kstats_map *m)
 {
 	if (!m)
@@ -293,6 +386,8 @@ void kstats_map_close(struct kstats_map *m)
 		close(m->fd);
 	kstats_types_put(m->types);
 	free(m->pin);
+	free(m->obj_path);
+	free(m->map_name);
 	free(m->cols);
 	free(m->runs);
 	free(m->keys);

@@ -158,8 +158,9 @@ static int open_drops(struct kstats_stream *s, const struct kstats_stream_opts *
 		      const struct kstats_stream_meta *sm, const char *pin,
 		      char *err, size_t errlen)
 {
+	/* pin_once: the drops of the ring held, whatever the pin names later. */
 	struct kstats_map_opts mo = { .obj_path = o->obj_path, .map_name = sm->drops,
-				      .pin_path = pin };
+				      .pin_path = pin, .pin_once = true };
 	int ret;
 
 	ret = kstats_map_open(&mo, &s->drops, err, errlen);

@@ -391,6 +391,87 @@ static void test_map_with_loaded_btf(void **state)
 	rtest_read_free(&r);
 }
 
+/* A hash map of u32 -> { count or total: u64, max: u32 } with its BTF, pinned. */
+static int create_btf_map(bool total, const char *pin, __u64 count)
+{
+	struct btf *btf = btf__new_empty();
+	int u32 = btf__add_int(btf, "unsigned int", 4, 0);
+	int u64 = btf__add_int(btf, "long long unsigned int", 8, 0);
+	int s = btf__add_struct(btf, "stat", 16), fd;
+	struct { __u64 count; __u32 max, pad; } v = { count, 1, 0 };
+	__u32 key = 0;
+
+	btf__add_field(btf, total ? "total" : "count", u64, 0, 0);
+	btf__add_field(btf, "max", u32, 64, 0);
+	assert_int_equal(btf__load_into_kernel(btf), 0);
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .btf_fd = btf__fd(btf),
+		    .btf_key_type_id = u32, .btf_value_type_id = s);
+	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "reload", 4, 16, 32, &mo);
+	assert_true(fd >= 0);
+	btf__free(btf);
+	assert_int_equal(bpf_map_update_elem(fd, &key, &v, BPF_ANY), 0);
+	assert_int_equal(bpf_obj_pin(fd, pin), 0);
+	return fd;
+}
+
+static __u32 map_id_of(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	assert_int_equal(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
+	return info.id;
+}
+
+static void expect_count(struct rtest_read *r, int fd, int64_t count)
+{
+	if (rtest_reread(r))
+		fail_msg("%s", r->err);
+	assert_int_equal(r->nrows, 1);
+	assert_int_equal(rtest_get(r, r->rows, "count"), count);
+	assert_int_equal(kstats_map_id(r->m), map_id_of(fd));
+}
+
+/*
+ * A long-lived reader across unload and load: each read is of the map the
+ * pin names now (it read the replaced map, 63 against the new one's 15),
+ * nothing pinned is an error until something is, and a map of other
+ * columns is -ESTALE.
+ */
+static void test_read_follows_replaced_pin(void **state)
+{
+	struct kstats_map_opts o = { .pin_path = NULL };
+	char pin[512];
+	struct rtest_read r;
+	int a, b, c;
+
+	(void)state;
+	NEED_KERNEL();
+	snprintf(pin, sizeof(pin), "%s/map_handmade_reload", t1.pin_dir);
+	o.pin_path = pin;
+	a = create_btf_map(false, pin, 63);
+	if (rtest_read(&o, &r))
+		fail_msg("%s", r.err);
+	expect_count(&r, a, 63);
+	assert_int_equal(unlink(pin), 0);
+	b = create_btf_map(false, pin, 15);
+	expect_count(&r, b, 15);
+	assert_int_equal(unlink(pin), 0);
+	assert_int_equal(rtest_reread(&r), -ENOENT);
+	assert_non_null(strstr(r.err, "no map is pinned there any more"));
+	assert_int_equal(bpf_obj_pin(b, pin), 0);	/* the same map again */
+	expect_count(&r, b, 15);
+	assert_int_equal(unlink(pin), 0);
+	c = create_btf_map(true, pin, 7);
+	assert_int_equal(rtest_reread(&r), -ESTALE);
+	assert_non_null(strstr(r.err, "other columns; open it again"));
+	rtest_read_free(&r);
+	assert_int_equal(unlink(pin), 0);
+	close(a);
+	close(b);
+	close(c);
+}
+
 static int create_plain_map(const char *name, __u32 ks, __u32 vs, char *pin, size_t len)
 {
 	int fd = bpf_map_create(BPF_MAP_TYPE_HASH, name, ks, vs, 64, NULL);
@@ -443,6 +524,7 @@ int main(void)
 		cmocka_unit_test(test_layouts_are_cached),
 		cmocka_unit_test(test_object_opened_once),
 		cmocka_unit_test(test_map_with_loaded_btf),
+		cmocka_unit_test(test_read_follows_replaced_pin),
 		cmocka_unit_test(test_map_without_btf),
 	};
 
