@@ -130,7 +130,17 @@ static int choose_types(struct kstats_map *m, const struct kstats_map_opts *o,
 	int own_ret;
 
 	own_ret = kstats_types_from_map(&m->info, &own, own_err, sizeof(own_err));
-	if (obj && own && !kstats_types_equal(obj, own)) {
+	if (obj && !own && m->info.btf_key_type_id &&
+	    (obj->key_type_id != m->info.btf_key_type_id ||
+	     obj->value_type_id != m->info.btf_value_type_id)) {
+		/* Without root the map's BTF is out of reach, but not its type ids. */
+		snprintf(m->note, sizeof(m->note),
+			 "%s: its %s types may not be the map's (BTF type ids %u/%u, the "
+			 "map's %u/%u; only root reads the map's BTF): columns are the "
+			 "object's; pass the object the map was loaded from",
+			 o->obj_path, o->map_name, obj->key_type_id, obj->value_type_id,
+			 m->info.btf_key_type_id, m->info.btf_value_type_id);
+	} else if (obj && own && !kstats_types_equal(obj, own)) {
 		snprintf(m->note, sizeof(m->note),
 			 "%s: its types for %s differ from the pinned map's; "
 			 "read with the map's own BTF", o->obj_path, o->map_name);

@@ -201,6 +201,8 @@ static int find_map_def(const struct btf *btf, const char *path, const char *map
 static int build_layouts(struct kstats_types *t, __u32 key_id, __u32 value_id,
 			 char *err, size_t errlen)
 {
+	t->key_type_id = key_id;
+	t->value_type_id = value_id;
 	int ret = kstats_layout_build(t->btf, key_id, "key", true, &t->key,
 				      err, errlen);
 

@@ -16,8 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <grp.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -276,6 +278,67 @@ static void test_object_replaced_on_disk(void **state)
 	rtest_read_free(&r);
 }
 
+/*
+ * As a member (no CAP_SYS_ADMIN: the map's own BTF is out of reach): the
+ * note of pin read with obj, or the open's error; exit 0 when it is as
+ * want says (NULL: no note).
+ */
+static int member_note(const char *obj, const char *pin, const char *want)
+{
+	struct kstats_map_opts o = { .obj_path = obj, .map_name = MAP, .pin_path = pin };
+	char err[KSTATS_ERR_LEN] = "";
+	struct kstats_map *m;
+	const char *note;
+	int ok;
+
+	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+	    setresuid(65534, 65534, 65534))
+		return 2;
+	if (kstats_map_open(&o, &m, err, sizeof(err))) {
+		fprintf(stderr, "member: %s\n", err);
+		return 3;
+	}
+	note = kstats_map_source_note(m);
+	ok = kstats_map_btf_source(m) == KSTATS_BTF_OBJECT &&
+	     (want ? strstr(note, want) != NULL : !*note);
+	if (!ok)
+		fprintf(stderr, "member: %s with %s: note \"%s\", want %s\n", pin, obj,
+			note, want ?: "none");
+	kstats_map_close(m);
+	return ok ? 0 : 1;
+}
+
+static int as_member(const char *obj, const char *pin, const char *want)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (!pid)
+		_exit(member_note(obj, pin, want));
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/*
+ * A kstats member reads with the object's types, unchecked against the
+ * map's BTF (CAP_SYS_ADMIN), but the map's key/value type ids are in its
+ * info: an object whose ids differ gets a note, as root gets one when the
+ * types differ (members got none, with v2's columns on v1's map).
+ */
+static void test_member_notes_other_type_ids(void **state)
+{
+	(void)state;
+	NEED_KERNEL();
+	assert_int_equal(chmod(t1.pin_dir, 0755), 0);
+	assert_int_equal(chmod(pin1, 0444), 0);
+	assert_int_equal(as_member(v1_path, pin1, NULL), 0);
+	assert_int_equal(as_member(v2_path, pin1, "may not be the map's (BTF type ids 8/17, "
+				   "the map's 8/15"), 0);
+	assert_int_equal(chmod(pin1, 0600), 0);
+	assert_int_equal(chmod(t1.pin_dir, 0700), 0);
+}
+
 /* IN_OPEN events of path since the watch was added. */
 static int count_opens(int ifd)
 {
@@ -525,6 +588,7 @@ int main(void)
 		cmocka_unit_test(test_object_opened_once),
 		cmocka_unit_test(test_map_with_loaded_btf),
 		cmocka_unit_test(test_read_follows_replaced_pin),
+		cmocka_unit_test(test_member_notes_other_type_ids),
 		cmocka_unit_test(test_map_without_btf),
 	};
 
