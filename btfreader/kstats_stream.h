@@ -115,6 +115,13 @@ void kstats_stream_request_stop(struct kstats_stream *s);
  */
 int kstats_stream_stop(struct kstats_stream *s, char *err, size_t errlen);
 
+/*
+ * Whether the ring's pin still names the ring read (a stat of the pin): 0,
+ * -ESTALE when it names another (unload and load: the ring held gets no
+ * more records), -ENOENT when nothing is pinned there.
+ */
+int kstats_stream_check_pin(struct kstats_stream *s, char *err, size_t errlen);
+
 /* Reads the drop counter; the rest is exact at any time. */
 int kstats_stream_get_stats(struct kstats_stream *s, struct kstats_stream_stats *st,
 			    char *err, size_t errlen);

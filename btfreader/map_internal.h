@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/types.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 
 #include "kstats_reader.h"
@@ -28,8 +28,7 @@ struct kstats_map {
 	char *pin;
 	char *obj_path, *map_name;
 	struct kstats_map_opts opts;	/* to open the pin again: its strings are ours */
-	dev_t pin_dev;			/* the pin's inode when fd was opened */
-	ino_t pin_ino;
+	struct stat pin_st;		/* the pin's inode when fd was opened */
 	struct bpf_map_info info;
 	struct kstats_types *types;	/* shared with the layout cache */
 	enum kstats_btf_source source;

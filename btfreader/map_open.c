@@ -41,46 +41,13 @@ static bool map_type_supported(__u32 type)
 	}
 }
 
-static bool same_pin(const struct stat *a, const struct stat *b)
-{
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
-}
-
-/*
- * The map the pin names, and the pin's inode then: a pin replaced (unload
- * and load, a loader re-run) is a new inode, which each read looks for.
- * The inode before and after the open must agree, or the fd could be of
- * the map the pin named before a replacement.
- */
-static int get_pin(struct kstats_map *m, const char *pin)
-{
-	LIBBPF_OPTS(bpf_obj_get_opts, get_opts, .file_flags = BPF_F_RDONLY);
-	struct stat before, after;
-	int tries;
-
-	for (tries = 0; tries < 3; tries++) {
-		if (stat(pin, &before))
-			memset(&before, 0, sizeof(before));
-		m->fd = bpf_obj_get_opts(pin, &get_opts);
-		if (m->fd < 0)
-			return errno;
-		if (!stat(pin, &after) && same_pin(&before, &after)) {
-			m->pin_dev = after.st_dev;
-			m->pin_ino = after.st_ino;
-			return 0;
-		}
-		close(m->fd);
-		m->fd = -1;
-	}
-	return EAGAIN;
-}
-
 static int open_pin(struct kstats_map *m, const char *pin, char *err, size_t errlen)
 {
 	__u32 len = sizeof(m->info);
 	int e;
 
-	e = get_pin(m, pin);
+	m->fd = kstats_pin_get(pin, BPF_F_RDONLY, &m->pin_st);
+	e = m->fd < 0 ? -m->fd : 0;
 	if (e == EAGAIN)
 		return kstats_fail(err, errlen, EAGAIN, "%s: the pin is replaced faster "
 				   "than it can be opened", pin);
@@ -351,19 +318,17 @@ static bool same_shape(const struct kstats_map *a, const struct kstats_map *b)
 int kstats_map_follow_pin(struct kstats_map *m, char *err, size_t errlen)
 {
 	struct kstats_map *next;
-	struct stat st;
 	int ret, fd;
 
 	if (m->opts.pin_once)
 		return 0;
-	if (stat(m->pin, &st)) {
-		ret = errno;
-		if (ret == ENOENT)
-			return kstats_fail(err, errlen, ENOENT, "%s: no map is pinned there "
-					   "any more (map id %u was unloaded)", m->pin, m->info.id);
-		return kstats_fail(err, errlen, ret, "%s: %s", m->pin, strerror(ret));
-	}
-	if (st.st_dev == m->pin_dev && st.st_ino == m->pin_ino)
+	ret = kstats_pin_changed(m->pin, &m->pin_st);
+	if (ret == -ENOENT)
+		return kstats_fail(err, errlen, ENOENT, "%s: no map is pinned there any more "
+				   "(map id %u was unloaded)", m->pin, m->info.id);
+	if (ret < 0)
+		return kstats_fail(err, errlen, -ret, "%s: %s", m->pin, strerror(-ret));
+	if (!ret)
 		return 0;
 	ret = kstats_map_open(&m->opts, &next, err, errlen);
 	if (ret)
@@ -380,8 +345,7 @@ int kstats_map_follow_pin(struct kstats_map *m, char *err, size_t errlen)
 	m->fd = next->fd;
 	next->fd = fd;
 	m->info = next->info;
-	m->pin_dev = next->pin_dev;
-	m->pin_ino = next->pin_ino;
+	m->pin_st = next->pin_st;
 	m->source = next->source;
 	memcpy(m->note, next->note, sizeof(m->note));
 	kstats_map_close(next);

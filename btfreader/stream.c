@@ -114,6 +114,8 @@ static int check_ring(struct kstats_stream *s, const char *pin, char *err, size_
 	if (info.type != BPF_MAP_TYPE_RINGBUF)
 		return kstats_fail(err, errlen, EINVAL, "%s: not a ring buffer but %s", pin,
 				   libbpf_bpf_map_type_str(info.type));
+	s->ring_id = info.id;
+	snprintf(s->ring_pin, sizeof(s->ring_pin), "%s", pin);
 	return claim_ring(s, info.id, err, errlen);
 }
 
@@ -209,9 +211,9 @@ static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t
 	struct epoll_event stop_ev = { .events = EPOLLIN, .data.u32 = TAG_STOP };
 	int ret;
 
-	s->ring_fd = bpf_obj_get(pin);
+	s->ring_fd = kstats_pin_get(pin, 0, &s->ring_st);
 	if (s->ring_fd < 0) {
-		ret = errno;
+		ret = -s->ring_fd;
 		if (ret == ENOENT)
 			return kstats_fail(err, errlen, ret,
 					   "%s is not pinned; run kstats-loader", pin);
@@ -354,6 +356,42 @@ const char *kstats_stream_enum_name(const struct kstats_stream *s,
 				    const struct kstats_column *col, int64_t v)
 {
 	return kstats_column_enum_name(s->drops, col, v);
+}
+
+/* The id of the ring pinned at pin now, or 0. */
+static __u32 pinned_id(const char *pin)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd = bpf_obj_get(pin);
+
+	if (fd < 0)
+		return 0;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		info.id = 0;
+	close(fd);
+	return info.id;
+}
+
+int kstats_stream_check_pin(struct kstats_stream *s, char *err, size_t errlen)
+{
+	struct stat st;
+	int ret = kstats_pin_changed(s->ring_pin, &s->ring_st);
+
+	if (ret == -ENOENT)
+		return kstats_fail(err, errlen, ENOENT, "stream %s: its ring is no longer "
+				   "pinned (unloaded); run kstats watch again once it is loaded",
+				   s->name);
+	if (ret <= 0)
+		return ret < 0 ? kstats_fail(err, errlen, -ret, "%s: %s", s->ring_pin,
+					     strerror(-ret)) : 0;
+	/* Pinned anew: the same ring again, or a reload's new one. */
+	if (!stat(s->ring_pin, &st) && pinned_id(s->ring_pin) == s->ring_id) {
+		s->ring_st = st;
+		return 0;
+	}
+	return kstats_fail(err, errlen, ESTALE, "stream %s was reloaded: %s is another "
+			   "ring now; run kstats watch again to read it", s->name, s->ring_pin);
 }
 
 int kstats_stream_get_stats(struct kstats_stream *s, struct kstats_stream_stats *st,

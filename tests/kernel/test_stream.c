@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "kstats_pins.h"
 #include "kstats_stream.h"
@@ -421,6 +422,37 @@ static void test_unprivileged_user_cannot_claim(void **state)
 	close(done[1]);
 }
 
+/*
+ * The ring held is the one pinned, until the pin goes (-ENOENT) or names
+ * another ring (-ESTALE: unload and load); the same ring pinned again is
+ * still it.
+ */
+static void test_check_pin_sees_reload(void **state)
+{
+	struct kstats_stream *s = open_stream("burst");
+	struct bpf_map *ring = bpf_object__find_map_by_name(flood.obj, "burst_ringbuf");
+	char err[KSTATS_ERR_LEN] = "", pin[512];
+	int fd;
+
+	(void)state;
+	assert_int_equal(kstats_pin_path(pin, sizeof(pin), t.pin_dir, "map",
+					 KSTREAM_FLOOD_OBJ, "burst_ringbuf"), 0);
+	assert_int_equal(kstats_stream_check_pin(s, err, sizeof(err)), 0);
+	assert_int_equal(unlink(pin), 0);
+	assert_int_equal(kstats_stream_check_pin(s, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "no longer pinned"));
+	assert_int_equal(bpf_obj_pin(bpf_map__fd(ring), pin), 0);
+	assert_int_equal(kstats_stream_check_pin(s, err, sizeof(err)), 0);
+	assert_int_equal(unlink(pin), 0);
+	fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "burst_ringbuf", 0, 0, 4096, NULL);
+	assert_true(fd >= 0);
+	assert_int_equal(bpf_obj_pin(fd, pin), 0);
+	close(fd);
+	assert_int_equal(kstats_stream_check_pin(s, err, sizeof(err)), -ESTALE);
+	assert_non_null(strstr(err, "was reloaded"));
+	kstats_stream_close(s);
+}
+
 static void test_unknown_stream_lists_known(void **state)
 {
 	struct kstats_stream_opts o = { .obj_path = flood.path, .stream = "nope",
@@ -469,6 +501,7 @@ int main(void)
 		T(test_every_pass_wakes_sleeping_consumers),
 		T(test_one_reader_per_ring),
 		T(test_unprivileged_user_cannot_claim),
+		T(test_check_pin_sees_reload),
 		T(test_unknown_stream_lists_known),
 		T(test_columns_from_btf),
 	};
