@@ -289,8 +289,8 @@ static int btf_from_elf(Elf *elf, const char *path, struct btf **btf,
 	}
 	/* Not ENOENT: the file is there, so this is no "missing object". */
 	if (!scn)
-		return kstats_fail(err, errlen, ENODATA, "%s: a BPF object without BTF; "
-				   "build it with clang -g", path);
+		return kstats_fail(err, errlen, ENODATA, "%s: a BPF object without readable "
+				   "BTF (no .BTF section); build it with clang -g", path);
 	if (sh.sh_size > BTF_MAX_BYTES)
 		return kstats_fail(err, errlen, EFBIG, "%s: its BTF has %llu bytes, more "
 				   "than the kernel's limit of %u", path,

@@ -36,7 +36,7 @@
  */
 static int lock_dir_open(char *err, size_t errlen)
 {
-	struct stat st;
+	struct stat st = {};
 	int fd;
 
 	if (mkdir(KSTATS_STREAM_LOCK_DIR, 0700) && errno != EEXIST)
@@ -58,33 +58,39 @@ static int lock_dir_open(char *err, size_t errlen)
 	return fd;
 }
 
-/* 0 when locked, 1 when the file was removed meanwhile (try again), or -errno. */
+/*
+ * 0 when locked, 1 when the file was removed meanwhile (try again), or
+ * -errno; lock_fd stays open only when locked, since close removes the file.
+ */
 static int lock_once(struct kstats_stream *s, char *err, size_t errlen)
 {
 	struct stat held, named;
+	int fd, ret;
 
-	s->lock_fd = openat(s->lock_dir_fd, s->lock_name,
-			    O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
-	if (s->lock_fd < 0)
+	fd = openat(s->lock_dir_fd, s->lock_name,
+		    O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (fd < 0)
 		return kstats_fail(err, errlen, errno, "%s/%s: %s", KSTATS_STREAM_LOCK_DIR,
 				   s->lock_name, strerror(errno));
-	if (flock(s->lock_fd, LOCK_EX | LOCK_NB)) {
-		if (errno == EWOULDBLOCK)
-			return kstats_fail(err, errlen, EBUSY,
-					   "stream %s already has a reader (one per ring buffer: "
-					   "reads are destructive); stop the other kstats watch",
-					   s->name);
-		return kstats_fail(err, errlen, errno, "flock: %s", strerror(errno));
-	}
-	if (fstat(s->lock_fd, &held) || !S_ISREG(held.st_mode))
-		return kstats_fail(err, errlen, EINVAL, "%s/%s: not a regular file",
-				   KSTATS_STREAM_LOCK_DIR, s->lock_name);
-	if (!fstatat(s->lock_dir_fd, s->lock_name, &named, AT_SYMLINK_NOFOLLOW) &&
-	    named.st_ino == held.st_ino && named.st_dev == held.st_dev)
-		return 0;
-	close(s->lock_fd);
-	s->lock_fd = -1;
-	return 1;
+	if (flock(fd, LOCK_EX | LOCK_NB))
+		ret = errno == EWOULDBLOCK ?
+		      kstats_fail(err, errlen, EBUSY, "stream %s already has a reader (one "
+				  "per ring buffer: reads are destructive); stop the other "
+				  "kstats watch", s->name) :
+		      kstats_fail(err, errlen, errno, "flock: %s", strerror(errno));
+	else if (fstat(fd, &held) || !S_ISREG(held.st_mode))
+		ret = kstats_fail(err, errlen, EINVAL, "%s/%s: not a regular file",
+				  KSTATS_STREAM_LOCK_DIR, s->lock_name);
+	else if (fstatat(s->lock_dir_fd, s->lock_name, &named, AT_SYMLINK_NOFOLLOW) ||
+		 named.st_ino != held.st_ino || named.st_dev != held.st_dev)
+		ret = 1;
+	else
+		ret = 0;
+	if (ret)
+		close(fd);
+	else
+		s->lock_fd = fd;
+	return ret;
 }
 
 static int claim_ring(struct kstats_stream *s, __u32 ring_id, char *err, size_t errlen)

@@ -338,6 +338,8 @@ static void test_one_reader_per_ring(void **state)
 	(void)state;
 	assert_int_equal(kstats_stream_open(&o, &b, err, sizeof(err)), -EBUSY);
 	assert_non_null(strstr(err, "already has a reader"));
+	/* A refused reader leaves the holder's claim alone. */
+	assert_int_equal(kstats_stream_open(&o, &b, err, sizeof(err)), -EBUSY);
 	kstats_stream_close(open_stream("flood"));	/* another ring: fine */
 	kstats_stream_close(a);
 	kstats_stream_close(open_stream("burst"));
