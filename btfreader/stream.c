@@ -51,8 +51,9 @@ static int lock_dir_open(char *err, size_t errlen)
 		close(fd);
 		return kstats_fail(err, errlen, EPERM, "%s is not a directory of this user's "
 				   "alone (owner uid %u, mode %04o), so others could claim "
-				   "streams; run: rm -r %s", KSTATS_STREAM_LOCK_DIR,
+				   "streams; run: %s %s", KSTATS_STREAM_LOCK_DIR,
 				   (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777),
+				   st.st_uid == geteuid() ? "chmod 0700" : "rm -r",
 				   KSTATS_STREAM_LOCK_DIR);
 	}
 	return fd;

@@ -284,9 +284,10 @@ static int list_streams(const char *obj_dir, const char *pin_dir,
 			snprintf(r->obj_path, sizeof(r->obj_path), "%s", g.gl_pathv[i]);
 			snprintf(r->obj, sizeof(r->obj), "%s", obj);
 			snprintf(r->name, sizeof(r->name), "%s", meta.streams[j].name);
+			/* EACCES: maybe there; opening it says it is root's. */
 			r->loaded = !kstats_pin_path(pin, sizeof(pin), pin_dir, "map", obj,
 						     meta.streams[j].ringbuf) &&
-				    !access(pin, F_OK);
+				    (!access(pin, F_OK) || errno == EACCES);
 		}
 		kstats_objmeta_free(&meta);
 	}

@@ -272,6 +272,28 @@ static void test_reload_stops_watch(void **state)
 	assert_json_records(slurp(out_path), 5);
 }
 
+/*
+ * A user who cannot see the pins is told the rings are root's (exit 5),
+ * not that nothing is loaded (exit 3, "run kstats-loader").
+ */
+static void test_not_root_is_told_so(void **state)
+{
+	char kstats[300];
+	const char *argv[] = { "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+			       kstats, "watch", "--obj-dir", flood.dir, "--pin-dir", t.pin_dir,
+			       "burst", NULL };
+
+	(void)state;
+	if (access(argv[0], X_OK)) {
+		printf("# SKIP: setpriv(1) is not installed\n");
+		skip();
+	}
+	snprintf(kstats, sizeof(kstats), "%s/kstats", t.build);
+	assert_int_equal(chmod(t.pin_dir, 0700), 0);
+	assert_int_equal(ktest_loader_status(ktest_spawn(argv, out_path, err_path)), 5);
+	assert_non_null(strstr(slurp(err_path), "root-only: run kstats watch as root"));
+}
+
 static void test_errors_name_the_fix(void **state)
 {
 	static const char *const unknown[] = { "nope", NULL };
@@ -307,6 +329,7 @@ int main(void)
 		T(test_sigterm_prints_everything_read),
 		T(test_errors_name_the_fix),
 		T(test_reload_stops_watch),
+		T(test_not_root_is_told_so),
 	};
 	const char *missing = ktest_missing_feature();
 
