@@ -293,8 +293,9 @@ static int btf_from_elf(Elf *elf, const char *path, struct btf **btf,
 				   "BTF (no .BTF section); build it with clang -g", path);
 	if (sh.sh_size > BTF_MAX_BYTES)
 		return kstats_fail(err, errlen, EFBIG, "%s: its BTF has %llu bytes, more "
-				   "than the kernel's limit of %u", path,
-				   (unsigned long long)sh.sh_size, BTF_MAX_BYTES);
+				   "than the kernel's limit of %u; pass the .bpf the map was "
+				   "loaded from", path, (unsigned long long)sh.sh_size,
+				   BTF_MAX_BYTES);
 	data = elf_getdata(scn, NULL);
 	if (!data)
 		return kstats_fail(err, errlen, ENOEXEC, "%s: a corrupt ELF file: %s", path,
