@@ -374,8 +374,8 @@ static void test_object_opened_once(void **state)
 	kstats_cache_clear();
 	ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	assert_true(ifd >= 0);
-	/* With the closes, so that two opens are not merged into one event. */
-	assert_true(inotify_add_watch(ifd, path, IN_OPEN | IN_CLOSE) >= 0);
+	/* With reads and closes between, so two opens are not merged into one event. */
+	assert_true(inotify_add_watch(ifd, path, IN_OPEN | IN_ACCESS | IN_CLOSE) >= 0);
 	read_ok(path, pin1, &r, KSTATS_BTF_OBJECT, NULL);
 	expect_v1(&r);
 	rtest_read_free(&r);
