@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 #define KSTATS_DEFAULT_PIN_DIR "/sys/fs/bpf/kernelstats"
 #define KSTATS_BPFFS "/sys/fs/bpf"
@@ -21,6 +22,17 @@ bool kstats_is_bpffs(const char *path);
  * bpf_obj_get(pin) gave (get_errno when fd < 0).  Else 0.
  */
 int kstats_pin_not_map(const char *pin, int fd, int get_errno, char *err, size_t errlen);
+
+/*
+ * BPF_OBJ_GET of pin with file_flags, and the pin's identity into st: the
+ * same inode before and after, so the fd is of the object that inode
+ * names.  A pin replaced (unload and load, a loader re-run) is a new
+ * inode.  The fd, or -errno of the get (-EAGAIN: replaced three times
+ * meanwhile).
+ */
+int kstats_pin_get(const char *pin, unsigned int file_flags, struct stat *st);
+/* 0 while pin is still the inode st, 1 when it is another one, or -errno. */
+int kstats_pin_changed(const char *pin, const struct stat *st);
 
 /* Mounts bpffs on /sys/fs/bpf when pin_dir lies under it and it is missing. */
 int kstats_ensure_bpffs(const char *pin_dir, char *err, size_t errlen);

@@ -72,6 +72,8 @@ struct kstats_map_opts {
 	bool per_cpu_rows;	/* per-CPU maps: one row per CPU, not summed */
 	bool no_batch;		/* always walk with get_next_key (bench, tests) */
 	size_t batch_entries;	/* first batch buffer, in entries; 0: whole map */
+	bool pin_once;		/* keep reading the map first opened, even when the
+				 * pin names another (a stream's drops, tied to its ring) */
 };
 
 /* Where the columns of an open map come from. */
@@ -121,6 +123,13 @@ const char *kstats_column_enum_name(const struct kstats_map *map,
  * the first column is "cpu" and each entry gives one row per possible CPU.
  * Each key appears once.  -EAGAIN: the map changed faster than it could be
  * read, three times in a row.
+ * Each read first looks whether the pin still names the map opened (one
+ * stat(2) of the pin: a replaced pin is a new inode).  When the pin now
+ * names another map (unload and load, a loader re-run), the read is of
+ * that map if its columns and row count are the same (kstats_map_id()
+ * changes: counts start again from the new map's), else -ESTALE: open the
+ * pin again.  Nothing pinned there any more: -ENOENT, and a later read
+ * after the loader ran picks the new map up.  Not with pin_once.
  */
 int kstats_map_read(struct kstats_map *map, int64_t *rows, size_t max_rows,
 		    size_t *nrows, char *err, size_t errlen);
@@ -129,7 +138,8 @@ int kstats_map_read(struct kstats_map *map, int64_t *rows, size_t max_rows,
 unsigned int kstats_map_last_syscalls(const struct kstats_map *map);
 /* Whether the last read used BPF_MAP_LOOKUP_BATCH. */
 bool kstats_map_last_batched(const struct kstats_map *map);
-/* The kernel's id of the opened map: no second open of its pin. */
+/* The kernel's id of the map read (no open of its pin); changes when a read
+ * followed the pin to a new map. */
 uint32_t kstats_map_id(const struct kstats_map *map);
 
 struct kstats_cache_stats {

@@ -60,8 +60,12 @@ struct kstats_consumer_stats {
 	uint64_t dropped;	/* records its full queue had no room for */
 };
 
+/* Root's own directory of stream claims (created 0700 when missing). */
+#define KSTATS_STREAM_LOCK_DIR "/run/kernelstats-watch"
+
 /*
- * Opens the stream and claims its ring buffer: a second reader, in this
+ * Opens the stream and claims its ring buffer (a lock file named by the
+ * ring's map id in KSTATS_STREAM_LOCK_DIR): a second reader, in this
  * process or another, gets -EBUSY.
  */
 int kstats_stream_open(const struct kstats_stream_opts *opts,
@@ -110,6 +114,13 @@ void kstats_stream_request_stop(struct kstats_stream *s);
  * its queue, joins the threads.  Returns the reader's error, if it had one.
  */
 int kstats_stream_stop(struct kstats_stream *s, char *err, size_t errlen);
+
+/*
+ * Whether the ring's pin still names the ring read (a stat of the pin): 0,
+ * -ESTALE when it names another (unload and load: the ring held gets no
+ * more records), -ENOENT when nothing is pinned there.
+ */
+int kstats_stream_check_pin(struct kstats_stream *s, char *err, size_t errlen);
 
 /* Reads the drop counter; the rest is exact at any time. */
 int kstats_stream_get_stats(struct kstats_stream *s, struct kstats_stream_stats *st,

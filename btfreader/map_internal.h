@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 
 #include "kstats_reader.h"
@@ -25,6 +26,9 @@ struct leaf_run {
 struct kstats_map {
 	int fd;
 	char *pin;
+	char *obj_path, *map_name;
+	struct kstats_map_opts opts;	/* to open the pin again: its strings are ours */
+	struct stat pin_st;		/* the pin's inode when fd was opened */
 	struct bpf_map_info info;
 	struct kstats_types *types;	/* shared with the layout cache */
 	enum kstats_btf_source source;
@@ -47,6 +51,11 @@ static inline bool map_type_array(__u32 type)
 	return type == BPF_MAP_TYPE_ARRAY || type == BPF_MAP_TYPE_PERCPU_ARRAY;
 }
 
+/*
+ * When the pin now names another map: reads that one from now on if its
+ * columns are the same, else -ESTALE; -ENOENT when nothing is pinned.
+ */
+int kstats_map_follow_pin(struct kstats_map *m, char *err, size_t errlen);
 /* Room for entries entries of keys and values. */
 int kstats_map_grow(struct kstats_map *m, size_t entries, char *err, size_t errlen);
 

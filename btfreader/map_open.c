@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -42,12 +43,14 @@ static bool map_type_supported(__u32 type)
 
 static int open_pin(struct kstats_map *m, const char *pin, char *err, size_t errlen)
 {
-	LIBBPF_OPTS(bpf_obj_get_opts, get_opts, .file_flags = BPF_F_RDONLY);
 	__u32 len = sizeof(m->info);
 	int e;
 
-	m->fd = bpf_obj_get_opts(pin, &get_opts);
-	e = m->fd < 0 ? errno : 0;
+	m->fd = kstats_pin_get(pin, BPF_F_RDONLY, &m->pin_st);
+	e = m->fd < 0 ? -m->fd : 0;
+	if (e == EAGAIN)
+		return kstats_fail(err, errlen, EAGAIN, "%s: the pin is replaced faster "
+				   "than it can be opened", pin);
 	if (kstats_pin_not_map(pin, m->fd, e, err, errlen))
 		return -EMEDIUMTYPE;
 	if (m->fd < 0) {
@@ -94,7 +97,17 @@ static int choose_types(struct kstats_map *m, const struct kstats_map_opts *o,
 	int own_ret;
 
 	own_ret = kstats_types_from_map(&m->info, &own, own_err, sizeof(own_err));
-	if (obj && own && !kstats_types_equal(obj, own)) {
+	if (obj && !own && m->info.btf_key_type_id &&
+	    (obj->key_type_id != m->info.btf_key_type_id ||
+	     obj->value_type_id != m->info.btf_value_type_id)) {
+		/* Without root the map's BTF is out of reach, but not its type ids. */
+		snprintf(m->note, sizeof(m->note),
+			 "%s: its %s types may not be the map's (BTF type ids %u/%u, the "
+			 "map's %u/%u; only root reads the map's BTF): columns are the "
+			 "object's; pass the object the map was loaded from",
+			 o->obj_path, o->map_name, obj->key_type_id, obj->value_type_id,
+			 m->info.btf_key_type_id, m->info.btf_value_type_id);
+	} else if (obj && own && !kstats_types_equal(obj, own)) {
 		snprintf(m->note, sizeof(m->note),
 			 "%s: its types for %s differ from the pinned map's; "
 			 "read with the map's own BTF", o->obj_path, o->map_name);
@@ -267,11 +280,19 @@ int kstats_map_open(const struct kstats_map_opts *o, struct kstats_map **out,
 		return kstats_fail(err, errlen, EINVAL,
 				   "need a pin path, and a map name with an object");
 	m = calloc(1, sizeof(*m));
-	if (!m || !(m->pin = strdup(o->pin_path))) {
-		free(m);
+	if (!m)
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
+	m->fd = -1;
+	if (!(m->pin = strdup(o->pin_path)) ||
+	    (o->obj_path && !(m->obj_path = strdup(o->obj_path))) ||
+	    (o->map_name && !(m->map_name = strdup(o->map_name)))) {
+		kstats_map_close(m);
 		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	}
-	m->fd = -1;
+	m->opts = *o;
+	m->opts.obj_path = m->obj_path;
+	m->opts.map_name = m->map_name;
+	m->opts.pin_path = m->pin;
 	ret = open_types(m, o, err, errlen);
 	ret = ret ?: check_sizes(m, err, errlen);
 	ret = ret ?: setup_read(m, o, err, errlen);
@@ -285,6 +306,52 @@ int kstats_map_open(const struct kstats_map_opts *o, struct kstats_map **out,
 	return 0;
 }
 
+/* Whether b reads into what a's callers hold: its columns and row counts. */
+static bool same_shape(const struct kstats_map *a, const struct kstats_map *b)
+{
+	return a->info.type == b->info.type && a->info.key_size == b->info.key_size &&
+	       a->info.value_size == b->info.value_size &&
+	       a->info.max_entries == b->info.max_entries &&
+	       kstats_types_equal(a->types, b->types);
+}
+
+int kstats_map_follow_pin(struct kstats_map *m, char *err, size_t errlen)
+{
+	struct kstats_map *next;
+	int ret, fd;
+
+	if (m->opts.pin_once)
+		return 0;
+	ret = kstats_pin_changed(m->pin, &m->pin_st);
+	if (ret == -ENOENT)
+		return kstats_fail(err, errlen, ENOENT, "%s: no map is pinned there any more "
+				   "(map id %u was unloaded)", m->pin, m->info.id);
+	if (ret < 0)
+		return kstats_fail(err, errlen, -ret, "%s: %s", m->pin, strerror(-ret));
+	if (!ret)
+		return 0;
+	ret = kstats_map_open(&m->opts, &next, err, errlen);
+	if (ret)
+		return ret;
+	if (next->info.id != m->info.id && !same_shape(m, next)) {
+		ret = kstats_fail(err, errlen, ESTALE, "%s now holds another map (id %u, was "
+				  "%u) with other columns; open it again", m->pin,
+				  next->info.id, m->info.id);
+		kstats_map_close(next);
+		return ret;
+	}
+	/* Same columns: read the new map from now on, keeping what callers hold. */
+	fd = m->fd;
+	m->fd = next->fd;
+	next->fd = fd;
+	m->info = next->info;
+	m->pin_st = next->pin_st;
+	m->source = next->source;
+	memcpy(m->note, next->note, sizeof(m->note));
+	kstats_map_close(next);
+	return 0;
+}
+
 void kstats_map_close(struct kstats_map *m)
 {
 	if (!m)
@@ -293,6 +360,8 @@ void kstats_map_close(struct kstats_map *m)
 		close(m->fd);
 	kstats_types_put(m->types);
 	free(m->pin);
+	free(m->obj_path);
+	free(m->map_name);
 	free(m->cols);
 	free(m->runs);
 	free(m->keys);

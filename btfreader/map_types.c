@@ -7,6 +7,8 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -20,6 +22,7 @@
 #include "map_types.h"
 
 #define CACHE_MAX 64	/* entries kept, unused ones evicted oldest first */
+#define BTF_MAX_BYTES (16u << 20)
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct kstats_types *cache;
@@ -198,11 +201,21 @@ static int find_map_def(const struct btf *btf, const char *path, const char *map
 static int build_layouts(struct kstats_types *t, __u32 key_id, __u32 value_id,
 			 char *err, size_t errlen)
 {
+	t->key_type_id = key_id;
+	t->value_type_id = value_id;
 	int ret = kstats_layout_build(t->btf, key_id, "key", true, &t->key,
 				      err, errlen);
 
 	return ret ?: kstats_layout_build(t->btf, value_id, "value", false,
 					  &t->value, err, errlen);
+}
+
+static void set_id(const struct stat *st, struct kstats_types_id *id)
+{
+	id->dev = st->st_dev;
+	id->ino = st->st_ino;
+	id->size = st->st_size;
+	id->mtime = st->st_mtim;
 }
 
 static int stat_id(const char *path, struct kstats_types_id *id, char *err,
@@ -212,27 +225,39 @@ static int stat_id(const char *path, struct kstats_types_id *id, char *err,
 
 	if (stat(path, &st))
 		return kstats_fail(err, errlen, errno, "%s: %s", path, strerror(errno));
-	id->dev = st.st_dev;
-	id->ino = st.st_ino;
-	id->size = st.st_size;
-	id->mtime = st.st_mtim;
+	set_id(&st, id);
 	return 0;
 }
 
-/* Whether path is an ELF file for BPF, before libbpf's errno-only answer. */
-static int check_bpf_elf(const char *path, char *err, size_t errlen)
+/*
+ * Opens the object once: non-blocking (a FIFO must not hang the reader), a
+ * regular file only, and everything after reads this fd, never the name
+ * again, which could meanwhile name a FIFO or another file.
+ */
+static int open_object(const char *path, char *err, size_t errlen)
 {
-	unsigned char h[20];
-	unsigned int machine;
+	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), e;
-	ssize_t n;
 
 	if (fd < 0) {
 		e = errno;
 		return kstats_fail(err, errlen, e, "%s: %s", path, strerror(e));
 	}
-	n = pread(fd, h, sizeof(h), 0);
-	close(fd);
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return kstats_fail(err, errlen, ENOEXEC, "%s: not a regular file, so not a "
+				   "BPF object; pass the .bpf the map was loaded from", path);
+	}
+	return fd;
+}
+
+/* Whether fd is an ELF file for BPF, before libelf's terse answers. */
+static int check_bpf_elf(int fd, const char *path, char *err, size_t errlen)
+{
+	unsigned char h[20];
+	unsigned int machine;
+	ssize_t n = pread(fd, h, sizeof(h), 0);
+
 	if (n != (ssize_t)sizeof(h) || memcmp(h, "\177ELF", 4))
 		return kstats_fail(err, errlen, ENOEXEC, "%s: not an ELF file, so not a BPF "
 				   "object; pass the .bpf the map was loaded from", path);
@@ -244,21 +269,61 @@ static int check_bpf_elf(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
-static int parse_object(const char *path, const char *map_name,
+/* The .BTF section of elf, at most BTF_MAX_BYTES (the kernel's own limit). */
+static int btf_from_elf(Elf *elf, const char *path, struct btf **btf,
+			char *err, size_t errlen)
+{
+	Elf_Scn *scn = NULL;
+	Elf_Data *data;
+	GElf_Shdr sh;
+	size_t shstrndx;
+	const char *name;
+
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx))
+		return kstats_fail(err, errlen, ENOEXEC, "%s: a corrupt ELF file: %s", path,
+				   elf_errmsg(-1));
+	while ((scn = elf_nextscn(elf, scn))) {
+		name = gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+		if (name && !strcmp(name, ".BTF") && sh.sh_type == SHT_PROGBITS)
+			break;
+	}
+	/* Not ENOENT: the file is there, so this is no "missing object". */
+	if (!scn)
+		return kstats_fail(err, errlen, ENODATA, "%s: a BPF object without readable "
+				   "BTF (no .BTF section); build it with clang -g", path);
+	if (sh.sh_size > BTF_MAX_BYTES)
+		return kstats_fail(err, errlen, EFBIG, "%s: its BTF has %llu bytes, more "
+				   "than the kernel's limit of %u; pass the .bpf the map was "
+				   "loaded from", path, (unsigned long long)sh.sh_size,
+				   BTF_MAX_BYTES);
+	data = elf_getdata(scn, NULL);
+	if (!data)
+		return kstats_fail(err, errlen, ENOEXEC, "%s: a corrupt ELF file: %s", path,
+				   elf_errmsg(-1));
+	*btf = btf__new(data->d_buf, data->d_size);
+	if (!*btf)
+		return kstats_fail(err, errlen, ENODATA, "%s: a BPF object without readable "
+				   "BTF (%s); build it with clang -g", path, strerror(errno));
+	return 0;
+}
+
+static int parse_object(int fd, const char *path, const char *map_name,
 			struct kstats_types *t, char *err, size_t errlen)
 {
 	__u32 key_id = 0, value_id = 0;
+	Elf *elf;
 	int ret;
 
-	ret = check_bpf_elf(path, err, errlen);
+	ret = check_bpf_elf(fd, path, err, errlen);
 	if (ret)
 		return ret;
-	t->btf = btf__parse_elf(path, NULL);
-	/* Not ENOENT: the file is there, so this is no "missing object". */
-	if (!t->btf)
-		return kstats_fail(err, errlen, errno == ENOENT ? ENODATA : errno,
-				   "%s: a BPF object without readable BTF (%s); build it "
-				   "with clang -g", path, strerror(errno));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return kstats_fail(err, errlen, EINVAL, "libelf: %s", elf_errmsg(-1));
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	ret = btf_from_elf(elf, path, &t->btf, err, errlen);
+	elf_end(elf);
+	if (ret)
+		return ret;
 	ret = find_map_def(t->btf, path, map_name, &key_id, &value_id, err, errlen);
 	return ret ?: build_layouts(t, key_id, value_id, err, errlen);
 }
@@ -268,8 +333,9 @@ int kstats_types_from_object(const char *path, const char *map_name,
 {
 	struct kstats_types_id id = { .map_name = (char *)map_name }, after = id;
 	struct kstats_types *t;
+	struct stat st;
 	char *name;
-	int ret;
+	int ret, fd;
 
 	ret = stat_id(path, &id, err, errlen);
 	if (ret)
@@ -285,15 +351,20 @@ int kstats_types_from_object(const char *path, const char *map_name,
 		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	}
 	t->id.map_name = name;
-	ret = parse_object(path, map_name, t, err, errlen);
-	ret = ret ?: stat_id(path, &after, err, errlen);
+	fd = open_object(path, err, errlen);
+	ret = fd < 0 ? fd : parse_object(fd, path, map_name, t, err, errlen);
+	if (!ret && fstat(fd, &st))
+		ret = kstats_fail(err, errlen, errno, "%s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
 	if (ret) {
 		types_free(t);
 		return ret;
 	}
-	t->id = id;
+	set_id(&st, &after);
+	t->id = after;
 	t->id.map_name = name;
-	/* Replaced while we parsed it: use it this once, do not remember it. */
+	/* Not the file the name gave before, or changed while parsed: use it this once. */
 	*out = cache_add(t, same_id(&id, &after));
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
+#include <bpf/bpf.h>
 
 #include "kstats_pins.h"
 
@@ -30,6 +31,39 @@ bool kstats_is_bpffs(const char *path)
 	struct statfs st;
 
 	return !statfs(path, &st) && st.f_type == BPF_FS_MAGIC;
+}
+
+static bool same_inode(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+int kstats_pin_get(const char *pin, unsigned int file_flags, struct stat *st)
+{
+	LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = file_flags);
+	struct stat before;
+	int fd, tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		if (stat(pin, &before))
+			memset(&before, 0, sizeof(before));
+		fd = bpf_obj_get_opts(pin, &opts);
+		if (fd < 0)
+			return -errno;
+		if (!stat(pin, st) && same_inode(&before, st))
+			return fd;
+		close(fd);
+	}
+	return -EAGAIN;
+}
+
+int kstats_pin_changed(const char *pin, const struct stat *st)
+{
+	struct stat now;
+
+	if (stat(pin, &now))
+		return -errno;
+	return !same_inode(&now, st);
 }
 
 int kstats_ensure_bpffs(const char *pin_dir, char *err, size_t errlen)

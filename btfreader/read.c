@@ -267,6 +267,9 @@ int kstats_map_read(struct kstats_map *m, int64_t *rows, size_t max_rows,
 	int attempt, ret;
 
 	*err = 0;
+	ret = kstats_map_follow_pin(m, err, errlen);
+	if (ret)
+		return ret;
 	for (attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
 		ret = read_entries(m, &n, err, errlen);
 		if (ret)

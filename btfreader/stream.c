@@ -5,6 +5,7 @@
  * layout from the object's BTF.  The threads are stream_queue.c's.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -13,8 +14,8 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/socket.h>
-#include <sys/un.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -26,36 +27,103 @@
 
 /*
  * Reads are destructive, so a second reader would steal records: claims
- * the ring with an abstract socket named by its map id, which the kernel
- * releases when the process dies.
+ * the ring with flock on a file named by its map id in a directory only
+ * root can write or read (a name anyone could take first, such as an
+ * abstract socket, would let any user stop root's watch).  The ring's own
+ * pin cannot be locked: bpffs refuses to open it (EIO).  The kernel drops
+ * the lock when the process dies; the holder removes the file when it
+ * closes, so the claim checks it locked the file the name still gives.
  */
-static int claim_ring(struct kstats_stream *s, const char *pin, char *err, size_t errlen)
+static int lock_dir_open(char *err, size_t errlen)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct stat st = {};
+	int fd;
+
+	if (mkdir(KSTATS_STREAM_LOCK_DIR, 0700) && errno != EEXIST)
+		return kstats_fail(err, errlen, errno, "cannot create %s: %s%s",
+				   KSTATS_STREAM_LOCK_DIR, strerror(errno),
+				   errno == EACCES ? " (run kstats watch as root)" : "");
+	fd = open(KSTATS_STREAM_LOCK_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return kstats_fail(err, errlen, errno, "%s: %s", KSTATS_STREAM_LOCK_DIR,
+				   strerror(errno));
+	if (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		close(fd);
+		return kstats_fail(err, errlen, EPERM, "%s is not a directory of this user's "
+				   "alone (owner uid %u, mode %04o), so others could claim "
+				   "streams; run: %s %s", KSTATS_STREAM_LOCK_DIR,
+				   (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777),
+				   st.st_uid == geteuid() ? "chmod 0700" : "rm -r",
+				   KSTATS_STREAM_LOCK_DIR);
+	}
+	return fd;
+}
+
+/*
+ * 0 when locked, 1 when the file was removed meanwhile (try again), or
+ * -errno; lock_fd stays open only when locked, since close removes the file.
+ */
+static int lock_once(struct kstats_stream *s, char *err, size_t errlen)
+{
+	struct stat held, named;
+	int fd, ret;
+
+	fd = openat(s->lock_dir_fd, s->lock_name,
+		    O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return kstats_fail(err, errlen, errno, "%s/%s: %s", KSTATS_STREAM_LOCK_DIR,
+				   s->lock_name, strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB))
+		ret = errno == EWOULDBLOCK ?
+		      kstats_fail(err, errlen, EBUSY, "stream %s already has a reader (one "
+				  "per ring buffer: reads are destructive); stop the other "
+				  "kstats watch", s->name) :
+		      kstats_fail(err, errlen, errno, "flock: %s", strerror(errno));
+	else if (fstat(fd, &held) || !S_ISREG(held.st_mode))
+		ret = kstats_fail(err, errlen, EINVAL, "%s/%s: not a regular file",
+				  KSTATS_STREAM_LOCK_DIR, s->lock_name);
+	else if (fstatat(s->lock_dir_fd, s->lock_name, &named, AT_SYMLINK_NOFOLLOW) ||
+		 named.st_ino != held.st_ino || named.st_dev != held.st_dev)
+		ret = 1;
+	else
+		ret = 0;
+	if (ret)
+		close(fd);
+	else
+		s->lock_fd = fd;
+	return ret;
+}
+
+static int claim_ring(struct kstats_stream *s, __u32 ring_id, char *err, size_t errlen)
+{
+	int ret, tries;
+
+	s->lock_dir_fd = lock_dir_open(err, errlen);
+	if (s->lock_dir_fd < 0)
+		return s->lock_dir_fd;
+	snprintf(s->lock_name, sizeof(s->lock_name), "ring-%u", ring_id);
+	for (tries = 0; tries < 100; tries++) {
+		ret = lock_once(s, err, errlen);
+		if (ret <= 0)
+			return ret;
+	}
+	return kstats_fail(err, errlen, EBUSY, "stream %s: its claim keeps being removed; "
+			   "stop the other kstats watch", s->name);
+}
+
+static int check_ring(struct kstats_stream *s, const char *pin, char *err, size_t errlen)
+{
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
-	int n;
 
 	if (bpf_obj_get_info_by_fd(s->ring_fd, &info, &len))
 		return kstats_fail(err, errlen, errno, "%s: %s", pin, strerror(errno));
 	if (info.type != BPF_MAP_TYPE_RINGBUF)
 		return kstats_fail(err, errlen, EINVAL, "%s: not a ring buffer but %s", pin,
 				   libbpf_bpf_map_type_str(info.type));
-	n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1,
-		     "kernelstats-stream-%u", info.id);
-	s->lock_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s->lock_fd < 0)
-		return kstats_fail(err, errlen, errno, "socket: %s", strerror(errno));
-	if (bind(s->lock_fd, (struct sockaddr *)&addr,
-		 offsetof(struct sockaddr_un, sun_path) + 1 + n)) {
-		if (errno == EADDRINUSE)
-			return kstats_fail(err, errlen, EBUSY,
-					   "stream %s already has a reader (one per ring buffer: "
-					   "reads are destructive); stop the other kstats watch",
-					   s->name);
-		return kstats_fail(err, errlen, errno, "bind: %s", strerror(errno));
-	}
-	return 0;
+	s->ring_id = info.id;
+	snprintf(s->ring_pin, sizeof(s->ring_pin), "%s", pin);
+	return claim_ring(s, info.id, err, errlen);
 }
 
 static const struct kstats_stream_meta *
@@ -96,17 +164,14 @@ static int read_drops(struct kstats_stream *s, uint64_t *drops, char *err, size_
 }
 
 static int open_drops(struct kstats_stream *s, const struct kstats_stream_opts *o,
-		      const char *obj, const struct kstats_stream_meta *sm,
+		      const struct kstats_stream_meta *sm, const char *pin,
 		      char *err, size_t errlen)
 {
-	char pin[PATH_MAX];
+	/* pin_once: the drops of the ring held, whatever the pin names later. */
 	struct kstats_map_opts mo = { .obj_path = o->obj_path, .map_name = sm->drops,
-				      .pin_path = pin };
+				      .pin_path = pin, .pin_once = true };
 	int ret;
 
-	ret = kstats_pin_path(pin, sizeof(pin), o->pin_dir, "map", obj, sm->drops);
-	if (ret)
-		return kstats_fail(err, errlen, -ret, "%s: pin path too long", sm->drops);
 	ret = kstats_map_open(&mo, &s->drops, err, errlen);
 	if (ret)
 		return ret;
@@ -153,9 +218,9 @@ static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t
 	struct epoll_event stop_ev = { .events = EPOLLIN, .data.u32 = TAG_STOP };
 	int ret;
 
-	s->ring_fd = bpf_obj_get(pin);
+	s->ring_fd = kstats_pin_get(pin, 0, &s->ring_st);
 	if (s->ring_fd < 0) {
-		ret = errno;
+		ret = -s->ring_fd;
 		if (ret == ENOENT)
 			return kstats_fail(err, errlen, ret,
 					   "%s is not pinned; run kstats-loader", pin);
@@ -163,7 +228,7 @@ static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t
 				   ret == EACCES ? " (stream rings are root-only: run kstats "
 				   "watch as root)" : "");
 	}
-	ret = claim_ring(s, pin, err, errlen);
+	ret = check_ring(s, pin, err, errlen);
 	if (ret)
 		return ret;
 	s->rb = ring_buffer__new(s->ring_fd, kstats_stream_on_record, s, NULL);
@@ -191,7 +256,7 @@ int kstats_stream_open(const struct kstats_stream_opts *o, struct kstats_stream 
 	const struct kstats_stream_meta *sm;
 	struct kstats_objmeta meta;
 	struct kstats_stream *s;
-	char obj[KSTATS_NAME_LEN], pin[PATH_MAX];
+	char obj[KSTATS_NAME_LEN], pin[PATH_MAX], drops_pin[PATH_MAX];
 	int ret;
 
 	ret = kstats_objmeta_read(o->obj_path, &meta, err, errlen);
@@ -202,7 +267,7 @@ int kstats_stream_open(const struct kstats_stream_opts *o, struct kstats_stream 
 		kstats_objmeta_free(&meta);
 		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	}
-	s->ring_fd = s->lock_fd = s->epoll_fd = s->stop_fd = s->wake_fd = s->sig_fd = -1;
+	s->ring_fd = s->lock_fd = s->lock_dir_fd = s->epoll_fd = s->stop_fd = s->wake_fd = s->sig_fd = -1;
 	sm = pick_stream(&meta, o, err, errlen);
 	if (!sm) {
 		ret = -ENOENT;
@@ -212,13 +277,16 @@ int kstats_stream_open(const struct kstats_stream_opts *o, struct kstats_stream 
 	ret = kstats_obj_name(o->obj_path, obj, sizeof(obj));
 	if (!ret)
 		ret = kstats_pin_path(pin, sizeof(pin), o->pin_dir, "map", obj, sm->ringbuf);
+	if (!ret)
+		ret = kstats_pin_path(drops_pin, sizeof(drops_pin), o->pin_dir, "map", obj,
+				      sm->drops);
 	if (ret) {
 		kstats_fail(err, errlen, -ret, "%s: bad object or pin name", o->obj_path);
 		goto err_out;
 	}
 	ret = open_ring(s, pin, err, errlen);
 	if (!ret)
-		ret = open_drops(s, o, obj, sm, err, errlen);
+		ret = open_drops(s, o, sm, drops_pin, err, errlen);
 	if (!ret)
 		ret = build_layout(s, sm, err, errlen);
 	if (ret)
@@ -253,7 +321,10 @@ void kstats_stream_close(struct kstats_stream *s)
 	kstats_layout_free(&s->layout);
 	free(s->leaves);
 	close_fd(s->ring_fd);
+	if (s->lock_fd >= 0)	/* while still holding it: see claim_ring */
+		unlinkat(s->lock_dir_fd, s->lock_name, 0);
 	close_fd(s->lock_fd);
+	close_fd(s->lock_dir_fd);
 	close_fd(s->epoll_fd);
 	close_fd(s->stop_fd);
 	close_fd(s->wake_fd);
@@ -292,6 +363,42 @@ const char *kstats_stream_enum_name(const struct kstats_stream *s,
 				    const struct kstats_column *col, int64_t v)
 {
 	return kstats_column_enum_name(s->drops, col, v);
+}
+
+/* The id of the ring pinned at pin now, or 0. */
+static __u32 pinned_id(const char *pin)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd = bpf_obj_get(pin);
+
+	if (fd < 0)
+		return 0;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		info.id = 0;
+	close(fd);
+	return info.id;
+}
+
+int kstats_stream_check_pin(struct kstats_stream *s, char *err, size_t errlen)
+{
+	struct stat st;
+	int ret = kstats_pin_changed(s->ring_pin, &s->ring_st);
+
+	if (ret == -ENOENT)
+		return kstats_fail(err, errlen, ENOENT, "stream %s: its ring is no longer "
+				   "pinned (unloaded); run kstats watch again once it is loaded",
+				   s->name);
+	if (ret <= 0)
+		return ret < 0 ? kstats_fail(err, errlen, -ret, "%s: %s", s->ring_pin,
+					     strerror(-ret)) : 0;
+	/* Pinned anew: the same ring again, or a reload's new one. */
+	if (!stat(s->ring_pin, &st) && pinned_id(s->ring_pin) == s->ring_id) {
+		s->ring_st = st;
+		return 0;
+	}
+	return kstats_fail(err, errlen, ESTALE, "stream %s was reloaded: %s is another "
+			   "ring now; run kstats watch again to read it", s->name, s->ring_pin);
 }
 
 int kstats_stream_get_stats(struct kstats_stream *s, struct kstats_stream_stats *st,

@@ -6,11 +6,13 @@
 #ifndef KSTATS_STREAM_INTERNAL_H
 #define KSTATS_STREAM_INTERNAL_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "kstats_meta.h"
 #include "kstats_stream.h"
@@ -59,7 +61,11 @@ struct leaf {
 
 struct kstats_stream {
 	char name[KSTATS_NAME_LEN];
-	int ring_fd, lock_fd, epoll_fd, stop_fd, wake_fd, sig_fd;
+	int ring_fd, lock_fd, lock_dir_fd, epoll_fd, stop_fd, wake_fd, sig_fd;
+	char lock_name[32];		/* in KSTATS_STREAM_LOCK_DIR */
+	char ring_pin[PATH_MAX];
+	struct stat ring_st;		/* the ring pin's inode when opened */
+	uint32_t ring_id;
 	struct ring_buffer *rb;
 	struct kstats_map *drops;	/* the drop counter; its BTF is the object's */
 	struct kstats_layout layout;	/* the whole record, header first */

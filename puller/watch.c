@@ -67,8 +67,9 @@ static void usage(FILE *f)
 		"had no room for, and those this watch fell too far behind to keep.\n"
 		"Reads are destructive: the summary accounts for every record read,\n"
 		"printed or read but not printed (past --count).\n"
-		"Exit status: 0 stopped by a signal or --count, 1 runtime error,\n"
-		"2 bad usage or unknown stream, 3 stream not loaded, 5 permission denied.\n",
+		"Exit status: 0 stopped by a signal or --count, 1 runtime error or the\n"
+		"stream reloaded (run it again), 2 bad usage or unknown stream, 3 stream\n"
+		"not loaded, 5 permission denied.\n",
 		DEFAULT_QUEUE);
 }
 
@@ -283,9 +284,10 @@ static int list_streams(const char *obj_dir, const char *pin_dir,
 			snprintf(r->obj_path, sizeof(r->obj_path), "%s", g.gl_pathv[i]);
 			snprintf(r->obj, sizeof(r->obj), "%s", obj);
 			snprintf(r->name, sizeof(r->name), "%s", meta.streams[j].name);
+			/* EACCES: maybe there; opening it says it is root's. */
 			r->loaded = !kstats_pin_path(pin, sizeof(pin), pin_dir, "map", obj,
 						     meta.streams[j].ringbuf) &&
-				    !access(pin, F_OK);
+				    (!access(pin, F_OK) || errno == EACCES);
 		}
 		kstats_objmeta_free(&meta);
 	}
@@ -403,10 +405,16 @@ static int run(struct watcher *w, const sigset_t *sigs)
 		return ret;
 	}
 	seen[0] = st.kernel_drops;
-	while ((ret = kstats_stream_wait(w->s, sigs, DROP_CHECK_MS)) == -ETIME)
+	while ((ret = kstats_stream_wait(w->s, sigs, DROP_CHECK_MS)) == -ETIME) {
 		report_losses(w, seen);
+		ret = kstats_stream_check_pin(w->s, err, sizeof(err));
+		if (ret)
+			break;
+	}
 	if (ret < 0)
-		fprintf(stderr, "kstats watch: waiting: %s\n", strerror(-ret));
+		fprintf(stderr, "kstats watch: %s%s\n", *err ? "" : "waiting: ",
+			*err ? err : strerror(-ret));
+	*err = 0;
 	ret = kstats_stream_stop(w->s, err, sizeof(err)) ?: (ret < 0 ? ret : 0);
 	if (*err)
 		fprintf(stderr, "kstats watch: %s\n", err);

@@ -3,6 +3,8 @@
  * libkstats_jni: org.kernelstats.KernelTelemetryReader's native half.  A
  * handle is one open kstats_map (layout resolved once, at open) plus a row
  * buffer; a read is one kstats_map_read, copied out with SetLongArrayRegion.
+ * kstats_map_read follows the pin to a new map of the same columns and row
+ * count, so the buffer and the Java side's layout stay right.
  * The Java class serializes every call on a handle and never passes a
  * closed one, so nothing here locks.
  */
@@ -188,6 +190,13 @@ static jstring JNICALL native_note(JNIEnv *env, jclass cls, jlong handle)
 	return (*env)->NewStringUTF(env, kstats_map_source_note(reader_of(handle)->map));
 }
 
+static jlong JNICALL native_map_id(JNIEnv *env, jclass cls, jlong handle)
+{
+	(void)env;
+	(void)cls;
+	return kstats_map_id(reader_of(handle)->map);
+}
+
 static jstring JNICALL native_enum_name(JNIEnv *env, jclass cls, jlong handle,
 				       jint col, jlong value)
 {
@@ -250,6 +259,7 @@ static const JNINativeMethod methods[] = {
 	{ "nativeLayout", "(J)[I", (void *)native_layout },
 	{ "nativeNote", "(J)Ljava/lang/String;", (void *)native_note },
 	{ "nativeEnumName", "(JIJ)Ljava/lang/String;", (void *)native_enum_name },
+	{ "nativeMapId", "(J)J", (void *)native_map_id },
 	{ "nativeRead", "(J[J)I", (void *)native_read },
 	{ "nativeReadNew", "(J)[J", (void *)native_read_new },
 };

@@ -7,11 +7,12 @@
  * counted between them; the puller example's deltas; enums, char arrays,
  * u64 and name clashes as kstats read shows them; bad input gives the
  * CLI's message, cause and exit code; misuse and concurrent reads and
- * close.  Prints PASS:/FAIL:/SKIP: lines, exits 1 on any FAIL.
+ * close; a reader and the puller across unload and load.  Prints PASS:/FAIL:/SKIP: lines, exits 1 on any FAIL.
  *
  * Usage: JniReaderTest kstats=PATH obj=PATH map=NAME pindir=DIR
  *        [trace=TRACEFS_INSTANCE] [nobtf=PIN] [perm=1]
  *        [layouts=reader_layouts.bpf layoutslib=libjnilayouts.so]
+ *        [loader=kstats-loader objdir=DIR rundir=DIR disable=OBJ,OBJ]
  */
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -61,6 +62,7 @@ public final class JniReaderTest {
             badInput();
             misuse();
             closeWhileReading();
+            reload();
         }
         System.exit(failures == 0 ? 0 : 1);
     }
@@ -302,6 +304,58 @@ public final class JniReaderTest {
                     && nonNegative && grew >= 3 && sum <= after,
                     "puller example: first pull " + first + " (read before: " + before + "), then key=0 grew "
                     + grew + " >= 3 after 3 compactions, all pulled " + sum + " <= read after " + after);
+        }
+    }
+
+    /* kstats-loader with the test's directories; its output, or null on a failure. */
+    private static String loader(String... extra) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of(arg.get("loader"), "--obj-dir", arg.get("objdir"),
+                "--pin-dir", pinDir, "--run-dir", arg.get("rundir"), "--disable", arg.get("disable")));
+        cmd.addAll(Arrays.asList(extra));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        p.getOutputStream().close();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        return p.waitFor() == 0 ? out : null;
+    }
+
+    /*
+     * Unload and load under a long-lived reader and puller: each reads the
+     * new map, as a reader opened afresh does (they read the replaced map
+     * and the puller saw no new compaction).
+     */
+    private static void reload() throws Exception {
+        if (arg.get("loader") == null) {
+            System.out.println("SKIP: jni: reload: no loader given");
+            return;
+        }
+        try (KernelTelemetryReader r = KernelTelemetryReader.open(obj, map, pin);
+             KernelTelemetryPuller p = new KernelTelemetryPuller(obj, map, pin)) {
+            compact(3);
+            long oldId = r.mapId(), oldTotal = total(r.read(), r);
+            p.pull();
+            if (loader("--unload") == null || loader() == null) {
+                check(false, "reload: kstats-loader --unload, then a load");
+                return;
+            }
+            compact(2);
+            long pulled = 0;
+            for (KernelTelemetryPuller.Atom a : p.pull()) {
+                pulled += Arrays.stream(a.deltas()).sum();
+            }
+            long held = -1, fresh = -2, newId = -1;
+            for (int i = 0; i < 3 && held != fresh; i++) { // other suites compact too
+                held = total(r.read(), r);
+                try (KernelTelemetryReader f = KernelTelemetryReader.open(obj, map, pin)) {
+                    newId = f.mapId();
+                    fresh = total(f.read(), f);
+                }
+            }
+            check(r.mapId() == newId && newId != oldId && held == fresh,
+                    "reload: a reader opened before unload and load reads the new map (id " + oldId
+                    + " -> " + r.mapId() + ", a fresh reader's " + newId + "): " + held
+                    + " counts, a fresh reader " + fresh + ", the old map had " + oldTotal);
+            check(pulled >= 2 && pulled <= fresh, "reload: the puller's first pull after it returns "
+                    + pulled + " counts of the new map (>= 2 compactions, <= its " + fresh + ")");
         }
     }
 

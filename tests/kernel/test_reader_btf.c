@@ -16,7 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <grp.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -275,6 +278,111 @@ static void test_object_replaced_on_disk(void **state)
 	rtest_read_free(&r);
 }
 
+/*
+ * As a member (no CAP_SYS_ADMIN: the map's own BTF is out of reach): the
+ * note of pin read with obj, or the open's error; exit 0 when it is as
+ * want says (NULL: no note).
+ */
+static int member_note(const char *obj, const char *pin, const char *want)
+{
+	struct kstats_map_opts o = { .obj_path = obj, .map_name = MAP, .pin_path = pin };
+	char err[KSTATS_ERR_LEN] = "";
+	struct kstats_map *m;
+	const char *note;
+	int ok;
+
+	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+	    setresuid(65534, 65534, 65534))
+		return 2;
+	if (kstats_map_open(&o, &m, err, sizeof(err))) {
+		fprintf(stderr, "member: %s\n", err);
+		return 3;
+	}
+	note = kstats_map_source_note(m);
+	ok = kstats_map_btf_source(m) == KSTATS_BTF_OBJECT &&
+	     (want ? strstr(note, want) != NULL : !*note);
+	if (!ok)
+		fprintf(stderr, "member: %s with %s: note \"%s\", want %s\n", pin, obj,
+			note, want ?: "none");
+	kstats_map_close(m);
+	return ok ? 0 : 1;
+}
+
+static int as_member(const char *obj, const char *pin, const char *want)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (!pid)
+		_exit(member_note(obj, pin, want));
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/*
+ * A kstats member reads with the object's types, unchecked against the
+ * map's BTF (CAP_SYS_ADMIN), but the map's key/value type ids are in its
+ * info: an object whose ids differ gets a note, as root gets one when the
+ * types differ (members got none, with v2's columns on v1's map).
+ */
+static void test_member_notes_other_type_ids(void **state)
+{
+	(void)state;
+	NEED_KERNEL();
+	assert_int_equal(chmod(t1.pin_dir, 0755), 0);
+	assert_int_equal(chmod(pin1, 0444), 0);
+	assert_int_equal(as_member(v1_path, pin1, NULL), 0);
+	assert_int_equal(as_member(v2_path, pin1, "may not be the map's (BTF type ids 8/17, "
+				   "the map's 8/15"), 0);
+	assert_int_equal(chmod(pin1, 0600), 0);
+	assert_int_equal(chmod(t1.pin_dir, 0700), 0);
+}
+
+/* IN_OPEN events of path since the watch was added. */
+static int count_opens(int ifd)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	const struct inotify_event *ev;
+	ssize_t n;
+	int opens = 0;
+	char *p;
+
+	while ((n = read(ifd, buf, sizeof(buf))) > 0)
+		for (p = buf; p < buf + n; p += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)p;
+			opens += !!(ev->mask & IN_OPEN);
+		}
+	return opens;
+}
+
+/*
+ * The object is opened once and parsed from that fd: a check by one open
+ * and a parse by a second open of the name let the name meanwhile give a
+ * FIFO, on whose open the parse hung.
+ */
+static void test_object_opened_once(void **state)
+{
+	char path[300];
+	struct rtest_read r;
+	int ifd;
+
+	(void)state;
+	NEED_KERNEL();
+	snprintf(path, sizeof(path), "%s/once.bpf", tmp_dir);
+	assert_int_equal(copy_file(v1_path, path), 0);
+	kstats_cache_clear();
+	ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(ifd >= 0);
+	/* With reads and closes between, so two opens are not merged into one event. */
+	assert_true(inotify_add_watch(ifd, path, IN_OPEN | IN_ACCESS | IN_CLOSE) >= 0);
+	read_ok(path, pin1, &r, KSTATS_BTF_OBJECT, NULL);
+	expect_v1(&r);
+	rtest_read_free(&r);
+	assert_int_equal(count_opens(ifd), 1);
+	close(ifd);
+}
+
 /* Opening again reuses both resolved layouts (object's and map's). */
 static void test_layouts_are_cached(void **state)
 {
@@ -346,6 +454,87 @@ static void test_map_with_loaded_btf(void **state)
 	rtest_read_free(&r);
 }
 
+/* A hash map of u32 -> { count or total: u64, max: u32 } with its BTF, pinned. */
+static int create_btf_map(bool total, const char *pin, __u64 count)
+{
+	struct btf *btf = btf__new_empty();
+	int u32 = btf__add_int(btf, "unsigned int", 4, 0);
+	int u64 = btf__add_int(btf, "long long unsigned int", 8, 0);
+	int s = btf__add_struct(btf, "stat", 16), fd;
+	struct { __u64 count; __u32 max, pad; } v = { count, 1, 0 };
+	__u32 key = 0;
+
+	btf__add_field(btf, total ? "total" : "count", u64, 0, 0);
+	btf__add_field(btf, "max", u32, 64, 0);
+	assert_int_equal(btf__load_into_kernel(btf), 0);
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .btf_fd = btf__fd(btf),
+		    .btf_key_type_id = u32, .btf_value_type_id = s);
+	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "reload", 4, 16, 32, &mo);
+	assert_true(fd >= 0);
+	btf__free(btf);
+	assert_int_equal(bpf_map_update_elem(fd, &key, &v, BPF_ANY), 0);
+	assert_int_equal(bpf_obj_pin(fd, pin), 0);
+	return fd;
+}
+
+static __u32 map_id_of(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	assert_int_equal(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
+	return info.id;
+}
+
+static void expect_count(struct rtest_read *r, int fd, int64_t count)
+{
+	if (rtest_reread(r))
+		fail_msg("%s", r->err);
+	assert_int_equal(r->nrows, 1);
+	assert_int_equal(rtest_get(r, r->rows, "count"), count);
+	assert_int_equal(kstats_map_id(r->m), map_id_of(fd));
+}
+
+/*
+ * A long-lived reader across unload and load: each read is of the map the
+ * pin names now (it read the replaced map, 63 against the new one's 15),
+ * nothing pinned is an error until something is, and a map of other
+ * columns is -ESTALE.
+ */
+static void test_read_follows_replaced_pin(void **state)
+{
+	struct kstats_map_opts o = { .pin_path = NULL };
+	char pin[512];
+	struct rtest_read r;
+	int a, b, c;
+
+	(void)state;
+	NEED_KERNEL();
+	snprintf(pin, sizeof(pin), "%s/map_handmade_reload", t1.pin_dir);
+	o.pin_path = pin;
+	a = create_btf_map(false, pin, 63);
+	if (rtest_read(&o, &r))
+		fail_msg("%s", r.err);
+	expect_count(&r, a, 63);
+	assert_int_equal(unlink(pin), 0);
+	b = create_btf_map(false, pin, 15);
+	expect_count(&r, b, 15);
+	assert_int_equal(unlink(pin), 0);
+	assert_int_equal(rtest_reread(&r), -ENOENT);
+	assert_non_null(strstr(r.err, "no map is pinned there any more"));
+	assert_int_equal(bpf_obj_pin(b, pin), 0);	/* the same map again */
+	expect_count(&r, b, 15);
+	assert_int_equal(unlink(pin), 0);
+	c = create_btf_map(true, pin, 7);
+	assert_int_equal(rtest_reread(&r), -ESTALE);
+	assert_non_null(strstr(r.err, "other columns; open it again"));
+	rtest_read_free(&r);
+	assert_int_equal(unlink(pin), 0);
+	close(a);
+	close(b);
+	close(c);
+}
+
 static int create_plain_map(const char *name, __u32 ks, __u32 vs, char *pin, size_t len)
 {
 	int fd = bpf_map_create(BPF_MAP_TYPE_HASH, name, ks, vs, 64, NULL);
@@ -396,7 +585,10 @@ int main(void)
 		cmocka_unit_test(test_object_missing_uses_map_btf),
 		cmocka_unit_test(test_object_replaced_on_disk),
 		cmocka_unit_test(test_layouts_are_cached),
+		cmocka_unit_test(test_object_opened_once),
 		cmocka_unit_test(test_map_with_loaded_btf),
+		cmocka_unit_test(test_read_follows_replaced_pin),
+		cmocka_unit_test(test_member_notes_other_type_ids),
 		cmocka_unit_test(test_map_without_btf),
 	};
 

@@ -5,6 +5,8 @@
  * attempted record per run, each carrying its producer sequence number.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,8 +15,16 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <cmocka.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
+#include "kstats_pins.h"
 #include "kstats_stream.h"
 #include "ktest.h"
 #include "stream.h"
@@ -328,9 +338,121 @@ static void test_one_reader_per_ring(void **state)
 	(void)state;
 	assert_int_equal(kstats_stream_open(&o, &b, err, sizeof(err)), -EBUSY);
 	assert_non_null(strstr(err, "already has a reader"));
+	/* A refused reader leaves the holder's claim alone. */
+	assert_int_equal(kstats_stream_open(&o, &b, err, sizeof(err)), -EBUSY);
 	kstats_stream_close(open_stream("flood"));	/* another ring: fine */
 	kstats_stream_close(a);
 	kstats_stream_close(open_stream("burst"));
+}
+
+static __u32 ring_id(const char *stream)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char map[64], pin[512];
+	int fd;
+
+	snprintf(map, sizeof(map), "%s_ringbuf", stream);
+	assert_int_equal(kstats_pin_path(pin, sizeof(pin), t.pin_dir, "map",
+					 KSTREAM_FLOOD_OBJ, map), 0);
+	fd = bpf_obj_get(pin);
+	assert_true(fd >= 0);
+	assert_int_equal(bpf_obj_get_info_by_fd(fd, &info, &len), 0);
+	close(fd);
+	return info.id;
+}
+
+/* What an unprivileged user took of the names a claim could use: bits. */
+#define SQUAT_SOCKET 1	/* the abstract socket kernelstats-stream-<ring id> */
+#define SQUAT_FILE 2	/* the lock file in KSTATS_STREAM_LOCK_DIR */
+
+static int squat(__u32 id)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	char path[256];
+	int n, fd, took = 0;
+
+	n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1,
+		     "kernelstats-stream-%u", id);
+	fd = socket(AF_UNIX, SOCK_DGRAM, 0);
+	if (fd >= 0 && !bind(fd, (struct sockaddr *)&addr,
+			     offsetof(struct sockaddr_un, sun_path) + 1 + n))
+		took |= SQUAT_SOCKET;
+	mkdir(KSTATS_STREAM_LOCK_DIR, 0777);
+	snprintf(path, sizeof(path), KSTATS_STREAM_LOCK_DIR "/ring-%u", id);
+	fd = open(path, O_RDONLY | O_CREAT, 0666);
+	if (fd >= 0 && !flock(fd, LOCK_EX | LOCK_NB))
+		took |= SQUAT_FILE;
+	return took;
+}
+
+/*
+ * Ring ids are public: a user who takes every name a claim could use
+ * first (the abstract socket named by the id that watch once bound, the
+ * lock file) must not stop root's reader.
+ */
+static void test_unprivileged_user_cannot_claim(void **state)
+{
+	__u32 id = ring_id("burst");
+	int ready[2], done[2];
+	char took = 0, c = 0;
+	pid_t pid;
+
+	(void)state;
+	kstats_stream_close(open_stream("burst"));	/* the lock directory exists */
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(done), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(1);
+		took = (char)squat(id);
+		if (write(ready[1], &took, 1) != 1 || read(done[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	assert_int_equal(read(ready[0], &took, 1), 1);
+	assert_int_equal(took, SQUAT_SOCKET);
+	kstats_stream_close(open_stream("burst"));
+	assert_int_equal(write(done[1], &c, 1), 1);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	close(ready[0]);
+	close(ready[1]);
+	close(done[0]);
+	close(done[1]);
+}
+
+/*
+ * The ring held is the one pinned, until the pin goes (-ENOENT) or names
+ * another ring (-ESTALE: unload and load); the same ring pinned again is
+ * still it.
+ */
+static void test_check_pin_sees_reload(void **state)
+{
+	struct kstats_stream *s = open_stream("burst");
+	struct bpf_map *ring = bpf_object__find_map_by_name(flood.obj, "burst_ringbuf");
+	char err[KSTATS_ERR_LEN] = "", pin[512];
+	int fd;
+
+	(void)state;
+	assert_int_equal(kstats_pin_path(pin, sizeof(pin), t.pin_dir, "map",
+					 KSTREAM_FLOOD_OBJ, "burst_ringbuf"), 0);
+	assert_int_equal(kstats_stream_check_pin(s, err, sizeof(err)), 0);
+	assert_int_equal(unlink(pin), 0);
+	assert_int_equal(kstats_stream_check_pin(s, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "no longer pinned"));
+	assert_int_equal(bpf_obj_pin(bpf_map__fd(ring), pin), 0);
+	assert_int_equal(kstats_stream_check_pin(s, err, sizeof(err)), 0);
+	assert_int_equal(unlink(pin), 0);
+	fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "burst_ringbuf", 0, 0, 4096, NULL);
+	assert_true(fd >= 0);
+	assert_int_equal(bpf_obj_pin(fd, pin), 0);
+	close(fd);
+	assert_int_equal(kstats_stream_check_pin(s, err, sizeof(err)), -ESTALE);
+	assert_non_null(strstr(err, "was reloaded"));
+	kstats_stream_close(s);
 }
 
 static void test_unknown_stream_lists_known(void **state)
@@ -380,6 +502,8 @@ int main(void)
 		T(test_wait_stop_request_and_timeout),
 		T(test_every_pass_wakes_sleeping_consumers),
 		T(test_one_reader_per_ring),
+		T(test_unprivileged_user_cannot_claim),
+		T(test_check_pin_sees_reload),
 		T(test_unknown_stream_lists_known),
 		T(test_columns_from_btf),
 	};

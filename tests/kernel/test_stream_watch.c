@@ -19,7 +19,9 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 #include <json-c/json.h>
+#include <bpf/bpf.h>
 
+#include "kstats_pins.h"
 #include "ktest.h"
 #include "stream.h"
 
@@ -227,6 +229,71 @@ static void test_sigterm_prints_everything_read(void **state)
 	stops_cleanly_on(SIGTERM);
 }
 
+/* watch's exit status within timeout_ms, else kills it and returns -1. */
+static int exit_within(pid_t pid, int timeout_ms)
+{
+	int status;
+
+	for (; timeout_ms > 0; timeout_ms -= 10) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return -1;
+}
+
+/*
+ * Unload and load while watching: the ring held gets no more records, so
+ * watch says the stream was reloaded and exits 1, with what it read
+ * printed (it waited on the replaced ring forever).
+ */
+static void test_reload_stops_watch(void **state)
+{
+	static const char *const args[] = { "burst", "--json", NULL };
+	char pin[512];
+	pid_t pid;
+	int fd;
+
+	(void)state;
+	assert_int_equal(kstream_flood_run(&flood, "flood_burst", 5), 0);
+	pid = spawn_watch(t.pin_dir, args);
+	assert_true(wait_for_output(10000));
+	assert_int_equal(kstats_pin_path(pin, sizeof(pin), t.pin_dir, "map",
+					 KSTREAM_FLOOD_OBJ, "burst_ringbuf"), 0);
+	assert_int_equal(unlink(pin), 0);
+	fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "burst_ringbuf", 0, 0, 4096, NULL);
+	assert_true(fd >= 0);
+	assert_int_equal(bpf_obj_pin(fd, pin), 0);
+	close(fd);
+	assert_int_equal(exit_within(pid, 10000), 1);
+	assert_non_null(strstr(slurp(err_path), "stream burst was reloaded"));
+	assert_json_records(slurp(out_path), 5);
+}
+
+/*
+ * A user who cannot see the pins is told the rings are root's (exit 5),
+ * not that nothing is loaded (exit 3, "run kstats-loader").
+ */
+static void test_not_root_is_told_so(void **state)
+{
+	char kstats[300];
+	const char *argv[] = { "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+			       kstats, "watch", "--obj-dir", flood.dir, "--pin-dir", t.pin_dir,
+			       "burst", NULL };
+
+	(void)state;
+	if (access(argv[0], X_OK)) {
+		printf("# SKIP: setpriv(1) is not installed\n");
+		skip();
+	}
+	snprintf(kstats, sizeof(kstats), "%s/kstats", t.build);
+	assert_int_equal(chmod(t.pin_dir, 0700), 0);
+	assert_int_equal(ktest_loader_status(ktest_spawn(argv, out_path, err_path)), 5);
+	assert_non_null(strstr(slurp(err_path), "root-only: run kstats watch as root"));
+}
+
 static void test_errors_name_the_fix(void **state)
 {
 	static const char *const unknown[] = { "nope", NULL };
@@ -261,6 +328,8 @@ int main(void)
 		T(test_sigint_prints_everything_read),
 		T(test_sigterm_prints_everything_read),
 		T(test_errors_name_the_fix),
+		T(test_reload_stops_watch),
+		T(test_not_root_is_told_so),
 	};
 	const char *missing = ktest_missing_feature();
 

@@ -43,6 +43,8 @@ if ! echo "$out" | grep -q '^compaction *LOADED'; then
 fi
 args=(kstats="$PWD/$BUILD/kstats" obj="$PWD/$BUILD/bpf/compaction.bpf"
       map=compaction_duration_map pindir="$PIN")
+reload=(loader="$PWD/$BUILD/kstats-loader" objdir="$PWD/$BUILD/bpf" rundir="$TMP/run"
+	disable="$others")
 bpftool map create "$PIN/nobtf" type hash key 4 value 8 entries 4 name nobtf 2>/dev/null &&
 	args+=(nobtf="$PIN/nobtf")
 if [ -f "$BUILD/tests/bpf/reader_layouts.bpf" ] && [ -f "$BUILD/jni/libjnilayouts.so" ]; then
@@ -68,7 +70,7 @@ run_java() {
 	fi
 }
 
-run_java "${JAVA[@]}" JniReaderTest "${args[@]}"
+run_java "${JAVA[@]}" JniReaderTest "${args[@]}" "${reload[@]}"
 if command -v setpriv >/dev/null; then
 	run_java setpriv --reuid=65534 --regid=65534 --clear-groups \
 		"${JAVA[@]}" JniReaderTest "${args[@]}" perm=1

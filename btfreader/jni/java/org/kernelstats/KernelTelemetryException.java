@@ -24,6 +24,8 @@ public final class KernelTelemetryException extends IOException {
         NOT_A_MAP(2),
         /** The key/value layout does not fit the map (wrong object, no BTF). */
         LAYOUT_MISMATCH(1),
+        /** The pin now holds another map, with other columns: open it again. */
+        REPLACED(1),
         /** A map type or leaf type the reader does not decode. */
         UNSUPPORTED(1),
         /** Anything else: out of memory, a map changing too fast to read. */
@@ -39,7 +41,7 @@ public final class KernelTelemetryException extends IOException {
 
     // errno values of Linux, as libkstats returns them.
     private static final int EPERM = 1, ENOENT = 2, ESRCH = 3, EACCES = 13,
-            ENODEV = 19, EINVAL = 22, ENODATA = 61, EOPNOTSUPP = 95, EMEDIUMTYPE = 124;
+            ENODEV = 19, EINVAL = 22, ENODATA = 61, EOPNOTSUPP = 95, ESTALE = 116, EMEDIUMTYPE = 124;
 
     private final int errno;
 
@@ -61,6 +63,7 @@ public final class KernelTelemetryException extends IOException {
             case EMEDIUMTYPE: return Cause.NOT_A_MAP;
             case EINVAL: case ENODATA: return Cause.LAYOUT_MISMATCH;
             case EOPNOTSUPP: return Cause.UNSUPPORTED;
+            case ESTALE: return Cause.REPLACED;
             default: return Cause.ERROR;
         }
     }

@@ -158,6 +158,17 @@ public final class KernelTelemetryReader implements AutoCloseable {
         }
     }
 
+    /**
+     * The kernel's id of the map read.  Each read first looks whether the
+     * pin still names that map; after an unload and load it reads the new
+     * map (whose counts started from zero at its load) and this id changes.
+     */
+    public long mapId() {
+        synchronized (handle) {
+            return nativeMapId(handle.get());
+        }
+    }
+
     /** Reads every entry into a new array of exactly the rows read. */
     public long[] read() throws KernelTelemetryException {
         synchronized (handle) {
@@ -259,6 +270,7 @@ public final class KernelTelemetryReader implements AutoCloseable {
     private static native int[] nativeLayout(long ptr);
     private static native String nativeNote(long ptr);
     private static native String nativeEnumName(long ptr, int column, long value);
+    private static native long nativeMapId(long ptr);
     private static native int nativeRead(long ptr, long[] rows) throws KernelTelemetryException;
     private static native long[] nativeReadNew(long ptr) throws KernelTelemetryException;
 }

@@ -13,8 +13,10 @@ import org.kernelstats.KernelTelemetryReader;
  * The shape of the AOSP page's pullKernelTelemetry for one metric: each
  * pull reads the map once and returns, per key, how much each value column
  * (the histogram buckets) grew since the previous pull.  The first pull
- * returns everything counted so far.  A column that went down (the map was
- * recreated) counts from zero again.  kstats pull remains the product.
+ * returns everything counted so far.  When the pin names another map
+ * (unload and load: the reader follows it, and its map id changes), the
+ * pull returns everything the new map counted, from its load on.  kstats
+ * pull remains the product.
  */
 public final class KernelTelemetryPuller implements AutoCloseable {
     /** One key's growth: its label ("key=0", enum names) and per-column deltas. */
@@ -24,6 +26,7 @@ public final class KernelTelemetryPuller implements AutoCloseable {
     private final KernelTelemetryReader.Field[] fields;
     private final long[] rows;
     private final Map<String, long[]> previous = new HashMap<>();
+    private long mapId = -1;
 
     public KernelTelemetryPuller(String objectPath, String mapName, String pinPath)
             throws KernelTelemetryException {
@@ -40,6 +43,10 @@ public final class KernelTelemetryPuller implements AutoCloseable {
     public List<Atom> pull() throws KernelTelemetryException {
         int n = reader.read(rows), ncols = reader.columnCount(), nkey = reader.keyColumnCount();
         List<Atom> atoms = new ArrayList<>();
+        if (reader.mapId() != mapId) {
+            previous.clear(); // another map: its counts began at its load
+            mapId = reader.mapId();
+        }
         for (int r = 0; r < n; r++) {
             String key = label(r);
             long[] now = new long[ncols - nkey];
