@@ -140,16 +140,13 @@ static bool kprobe_exists(const char *target, char *why, size_t len)
 	return false;
 }
 
+/* tracefs first: it lists module tracepoints too, and costs no BTF parse. */
 static bool raw_tp_exists(struct loader_ctx *ctx, const char *tp,
 			  char *why, size_t len)
 {
-	int found;
+	int found = tracefs_has_event(tp);
 
-	if (btf_has(ctx, "btf_trace_", tp, BTF_KIND_TYPEDEF))
-		return true;
-	/* Module tracepoints are not in vmlinux BTF: ask tracefs. */
-	found = tracefs_has_event(tp);
-	if (found > 0)
+	if (found > 0 || btf_has(ctx, "btf_trace_", tp, BTF_KIND_TYPEDEF))
 		return true;
 	if (found < 0 && !vmlinux(ctx))
 		return true;	/* nothing to ask: let attach decide */
@@ -192,6 +189,17 @@ static const char *after(const char *section, const char *prefix)
 	size_t n = strlen(prefix);
 
 	return strncmp(section, prefix, n) ? NULL : section + n;
+}
+
+/*
+ * Attach points bpf_object__load() itself looks up in the kernel's BTF (it
+ * parses vmlinux BTF for them anyway), so a load that succeeds proved they
+ * exist: the gate checks them only after a load failed (variant.c).
+ */
+bool attach_point_deferred(const char *section)
+{
+	return after(section, "tp_btf/") || after(section, "fentry/") ||
+	       after(section, "fexit/") || after(section, "fmod_ret/");
 }
 
 bool attach_point_exists(struct loader_ctx *ctx, const char *section,

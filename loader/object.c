@@ -377,7 +377,8 @@ static enum outcome load_loop(struct obj_load *l)
 	size_t attempt;
 	int ret;
 
-	for (attempt = 0; attempt <= l->res->nprogs; attempt++) {
+	/* One more for the attempt that made check_deferred() run. */
+	for (attempt = 0; attempt <= l->res->nprogs + 1; attempt++) {
 		if (attempt) {
 			bpf_object__close(l->obj);
 			l->obj = NULL;
@@ -385,6 +386,8 @@ static enum outcome load_loop(struct obj_load *l)
 				return OUT_FAILED_OBJECT;
 		}
 		o = choose_variants(l);
+		if (o != OUT_LOADED && check_deferred(l))
+			o = choose_variants(l);
 		if (o != OUT_LOADED)
 			return o;
 		o = prepare_maps(l);
@@ -393,6 +396,8 @@ static enum outcome load_loop(struct obj_load *l)
 		ret = try_load(l);
 		if (!ret)
 			return OUT_LOADED;
+		if (check_deferred(l))
+			continue;
 		if (ret != -EAGAIN)
 			return OUT_FAILED_OBJECT;
 	}

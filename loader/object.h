@@ -12,6 +12,8 @@ struct prog_plan {
 	bool in_range;
 	bool available;
 	bool rejected;			/* failed to load in an earlier attempt */
+	bool deferred;			/* available unchecked: the load checks it */
+	bool unchecked;			/* available unchecked: checked once chosen */
 	bool chosen;
 	char why[256];			/* why not available */
 	char *log;			/* verifier log of the current attempt */
@@ -33,6 +35,7 @@ struct obj_load {
 /* variant.c: programs, their attach points, one variant per attach point. */
 int init_progs(struct obj_load *l);
 enum outcome choose_variants(struct obj_load *l);
+bool check_deferred(struct obj_load *l);
 
 /* publish.c: maps, programs and links pinned all or nothing. */
 void publish(struct obj_load *l);

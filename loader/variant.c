@@ -56,10 +56,45 @@ static int init_prog(struct obj_load *l, struct bpf_program *prog, size_t i)
 		snprintf(pl->why, sizeof(pl->why), "kernel %s is outside %s",
 			 kver_str(kver).s, kver_range_str(pl->meta->min_kver,
 							  pl->meta->max_kver).s);
+	else if (attach_point_deferred(p->section))
+		pl->available = pl->deferred = true;
 	else
-		pl->available = attach_point_exists(l->ctx, p->section, pl->why,
-						    sizeof(pl->why));
+		pl->available = pl->unchecked = true;
 	return 0;
+}
+
+static void check_now(struct obj_load *l, size_t i)
+{
+	struct prog_plan *pl = &l->pl[i];
+
+	pl->available = attach_point_exists(l->ctx, l->res->progs[i].section, pl->why,
+					    sizeof(pl->why));
+	pl->deferred = pl->unchecked = false;
+}
+
+/*
+ * After a failed load, or before an object is stopped: the deferred attach
+ * points checked now, and what the failed attempt concluded forgotten, so
+ * the next choice is the one a full check up front would have made.
+ * False when nothing was deferred.
+ */
+bool check_deferred(struct obj_load *l)
+{
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < l->res->nprogs; i++) {
+		any |= l->pl[i].deferred;
+		if (l->pl[i].deferred || l->pl[i].unchecked)
+			check_now(l, i);
+	}
+	if (!any)
+		return false;
+	for (i = 0; i < l->res->nprogs; i++)
+		l->pl[i].rejected = false;
+	l->res->outcome = OUT_LOADED;
+	l->res->reason[0] = 0;
+	return true;
 }
 
 int init_progs(struct obj_load *l)
@@ -165,7 +200,7 @@ static enum outcome group_stop(struct obj_load *l, size_t i)
 }
 
 /* Chooses one variant per attach point; returns what stops the object. */
-enum outcome choose_variants(struct obj_load *l)
+static enum outcome choose_once(struct obj_load *l)
 {
 	struct obj_result *res = l->res;
 	enum outcome stop = OUT_LOADED;
@@ -196,5 +231,28 @@ enum outcome choose_variants(struct obj_load *l)
 				    "no program is for kernel %s", kver_str(l->ctx->kver).s);
 		stop = res->outcome;
 	}
+	return stop;
+}
+
+/*
+ * Attach points are checked lazily: one an unchosen variant has is never
+ * asked for (asking may parse vmlinux BTF, when tracefs is not mounted).
+ * A chosen one is checked now, and the choice made again if it is missing.
+ */
+enum outcome choose_variants(struct obj_load *l)
+{
+	enum outcome stop;
+	bool again;
+	size_t i;
+
+	do {
+		stop = choose_once(l);
+		again = false;
+		for (i = 0; i < l->res->nprogs; i++)
+			if (l->pl[i].chosen && l->pl[i].unchecked) {
+				check_now(l, i);
+				again |= !l->pl[i].available;
+			}
+	} while (again);
 	return stop;
 }
