@@ -165,7 +165,6 @@ static int read_entries(struct kstats_map *m, char *direct, size_t direct_cap, s
 {
 	int ret;
 
-	m->syscalls = 0;
 	m->last_batched = false;
 	if (!m->no_batch) {
 		ret = read_batch(m, direct, direct_cap, n, err, errlen);
@@ -349,10 +348,13 @@ int kstats_map_read(struct kstats_map *m, int64_t *rows, size_t max_rows,
 	int attempt, ret;
 
 	*err = 0;
+	m->syscalls = 0;
 	ret = read_direct(m, rows, max_rows, nrows, err, errlen);
 	if (ret != -EOVERFLOW)
 		return ret;
 	for (attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+		if (attempt)
+			m->syscalls = 0;	/* the last attempt's */
 		ret = read_entries(m, NULL, 0, &n, err, errlen);
 		if (ret)
 			return ret;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Does this kernel have a program's attach point?  Asked before loading, from
- * the section name alone: the run's one vmlinux BTF for tracepoints and
- * functions, tracefs or kallsyms for the rest.
+ * the section name alone: tracefs first where it can tell, the run's one
+ * vmlinux BTF for tracepoints and functions, kallsyms for kprobes.  A tp_btf
+ * one tracefs has is left to the load (attach_point_deferred()).
  */
 #include <errno.h>
 #include <glob.h>
@@ -192,14 +193,18 @@ static const char *after(const char *section, const char *prefix)
 }
 
 /*
- * Attach points bpf_object__load() itself looks up in the kernel's BTF (it
- * parses vmlinux BTF for them anyway), so a load that succeeds proved they
- * exist: the gate checks them only after a load failed (variant.c).
+ * Whether a tp_btf attach point can be left to bpf_object__load(), which
+ * looks it up in the vmlinux BTF libbpf parses anyway (a failed load has
+ * the gate check it, variant.c): yes when the run has not parsed vmlinux
+ * BTF and tracefs has the event.  A tracepoint tracefs lacks may still be
+ * in BTF (a bare DECLARE_TRACE one), so that is for the gate to check.
  */
-bool attach_point_deferred(const char *section)
+bool attach_point_deferred(struct loader_ctx *ctx, const char *section)
 {
-	return after(section, "tp_btf/") || after(section, "fentry/") ||
-	       after(section, "fexit/") || after(section, "fmod_ret/");
+	const char *tp = after(section, "tp_btf/");
+
+	return tp && !ctx->vmlinux_tried && !access("/sys/kernel/btf/vmlinux", R_OK) &&
+	       tracefs_has_event(tp) > 0;
 }
 
 bool attach_point_exists(struct loader_ctx *ctx, const char *section,

@@ -13,7 +13,6 @@ struct prog_plan {
 	bool available;
 	bool rejected;			/* failed to load in an earlier attempt */
 	bool deferred;			/* available unchecked: the load checks it */
-	bool unchecked;			/* available unchecked: checked once chosen */
 	bool chosen;
 	char why[256];			/* why not available */
 	char *log;			/* verifier log of the current attempt */

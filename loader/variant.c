@@ -56,20 +56,12 @@ static int init_prog(struct obj_load *l, struct bpf_program *prog, size_t i)
 		snprintf(pl->why, sizeof(pl->why), "kernel %s is outside %s",
 			 kver_str(kver).s, kver_range_str(pl->meta->min_kver,
 							  pl->meta->max_kver).s);
-	else if (attach_point_deferred(p->section))
+	else if (attach_point_deferred(l->ctx, p->section))
 		pl->available = pl->deferred = true;
 	else
-		pl->available = pl->unchecked = true;
+		pl->available = attach_point_exists(l->ctx, p->section, pl->why,
+						    sizeof(pl->why));
 	return 0;
-}
-
-static void check_now(struct obj_load *l, size_t i)
-{
-	struct prog_plan *pl = &l->pl[i];
-
-	pl->available = attach_point_exists(l->ctx, l->res->progs[i].section, pl->why,
-					    sizeof(pl->why));
-	pl->deferred = pl->unchecked = false;
 }
 
 /*
@@ -84,9 +76,13 @@ bool check_deferred(struct obj_load *l)
 	size_t i;
 
 	for (i = 0; i < l->res->nprogs; i++) {
-		any |= l->pl[i].deferred;
-		if (l->pl[i].deferred || l->pl[i].unchecked)
-			check_now(l, i);
+		struct prog_plan *pl = &l->pl[i];
+
+		any |= pl->deferred;
+		if (pl->deferred)
+			pl->available = attach_point_exists(l->ctx, l->res->progs[i].section,
+							    pl->why, sizeof(pl->why));
+		pl->deferred = false;
 	}
 	if (!any)
 		return false;
@@ -200,7 +196,7 @@ static enum outcome group_stop(struct obj_load *l, size_t i)
 }
 
 /* Chooses one variant per attach point; returns what stops the object. */
-static enum outcome choose_once(struct obj_load *l)
+enum outcome choose_variants(struct obj_load *l)
 {
 	struct obj_result *res = l->res;
 	enum outcome stop = OUT_LOADED;
@@ -234,25 +230,3 @@ static enum outcome choose_once(struct obj_load *l)
 	return stop;
 }
 
-/*
- * Attach points are checked lazily: one an unchosen variant has is never
- * asked for (asking may parse vmlinux BTF, when tracefs is not mounted).
- * A chosen one is checked now, and the choice made again if it is missing.
- */
-enum outcome choose_variants(struct obj_load *l)
-{
-	enum outcome stop;
-	bool again;
-	size_t i;
-
-	do {
-		stop = choose_once(l);
-		again = false;
-		for (i = 0; i < l->res->nprogs; i++)
-			if (l->pl[i].chosen && l->pl[i].unchecked) {
-				check_now(l, i);
-				again |= !l->pl[i].available;
-			}
-	} while (again);
-	return stop;
-}
