@@ -192,9 +192,9 @@ $(fig loader.vmlinux_btf_parse) ms here; libbpf parses it inside each object
 load that needs it. The loader adds no parse of its own when tracefs lists
 every tracepoint its tp_btf programs attach to (then the load checks them:
 doc/loader.md, gating), at most one per run otherwise. What it still adds:
-one forked probe per object (libbpf parses each object in a child first,
-so a crash in libbpf costs that object, not the boot run), the gating
-reads and the status file.
+one probe child per run (libbpf parses each object there first, so a crash
+in libbpf costs that object, not the boot run), the gating reads and the
+status file.
 
 ## Notes
 
