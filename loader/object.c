@@ -214,7 +214,9 @@ static int prober_start(void)
 		return -EAGAIN;
 	}
 	if (!prober.pid) {
-		close(sv[0]);
+		/* Holds nothing of the run: not its lock, pins or files. */
+		close_range(3, sv[1] - 1, 0);
+		close_range(sv[1] + 1, ~0U, 0);
 		probe_serve(sv[1]);
 	}
 	close(sv[1]);
