@@ -22,7 +22,7 @@
 #include "bstat.h"
 
 #define ROUNDS 21		/* the most; bench/handlers BUILD [ROUNDS] */
-#define PAIRS_PER_ROUND 20000	/* 21 rounds: 420,000 pairs per handler */
+#define PAIRS_PER_ROUND 100000	/* >= 100 ms of syscalls per case per round */
 #define STATS_SYSCTL "/proc/sys/kernel/bpf_stats_enabled"
 
 struct pair {

@@ -21,6 +21,7 @@ run() {	# name, command...: its output, RESULT lines kept
 }
 
 run stream env KSTATS_BUILD="$BUILD" "$BUILD/bench/stream" "${STREAM_ROUNDS:-9}"
+run stream_profile bench/stream_profile.sh "$BUILD"
 run read "$BUILD/bench/read/bench_read" "$BUILD/kstats" --rounds "${READ_ROUNDS:-9}"
 run handlers "$BUILD/bench/handlers" "$BUILD" "${HANDLER_ROUNDS:-21}"
 run real_events bench/real_events.sh "$BUILD" 50
@@ -60,11 +61,21 @@ round between figures measured side by side, then summarised. Absolute
 figures differ between machines (2–3× across the VMs we tried); only the
 ratios carry over. Method and caveats: doc/benchmarks.md.
 
+**What the figures are sensitive to.** This machine has $ncpu CPUs. The
+stream pipeline runs three busy threads (a reader, two consumers) on them,
+the floor one: its ratio depends on the CPU count and on anything else
+running. The loader's time is mostly the kernel's (verifier, attach) and
+the vmlinux BTF reads, which other load slows most. Every round is sized to
+at least 100 ms of measured work; a second \`make bench\` on the same quiet
+machine should land each headline median within its own min–max here.
+
 ## Event streams (\`make bench-stream\`)
 
-$(rounds stream.ours_vs_libbpf) rounds; per round, 400,000 records of 24 bytes
-already in the ring, timed from thread start until both consumers have all
-of them.
+$(rounds stream.ours_vs_libbpf) rounds, steady state: each case's threads start once per round, then
+drains of $(fig stream.drain_records) records of 24 bytes repeat until at least
+$(fig stream.round_ms) ms of drains is measured. A drain fills the ring with no wakeup
+(untimed), then is timed from the wakeup until both consumers have every
+record, in order.
 
 | case | records/s | ours ÷ it |
 |---|---|---|
@@ -73,8 +84,17 @@ of them.
 | mutex + condvar queues, one lock and signal per 64-record batch per consumer | $(mrec stream.batch) | $(fig stream.ours_vs_batch) |
 | mutex + condvar queues, one lock and signal per record per consumer | $(mrec stream.record) | $(fig stream.ours_vs_record) |
 
-Target ≥ 0.2× the floor and faster than the batch-locked queue: $(meets stream.ours_vs_libbpf '>=' 0.2),
-$(meets stream.ours_vs_batch '>=' 1).
+Why the floor cannot be approached on $ncpu CPUs (callgrind, instructions per
+record, one drain each, \`bench/stream_profile.sh\`): the floor's one thread
+executes $(fig stream.instr.libbpf) per record; ours executes $(fig stream.instr.ours_total) per record in all,
+$(fig stream.instr.reader) in the reader (the same libbpf loop plus one copy into each
+consumer's queue) and $(fig stream.instr.consumer) in each consumer (decode from the BTF
+layout, the callback). At equal instructions per cycle, $ncpu CPUs running that
+work in parallel reach at most **$(fig stream.bound_vs_libbpf)×** the floor:
+that bound, not 1.0, is what the measured ratio is fairly compared with.
+Target ≥ 0.5× the floor: $(meets stream.ours_vs_libbpf '>=' 0.5); the bound itself allows
+it: $(awk -v v="$(med stream.bound_vs_libbpf)" 'BEGIN { print (v == "" ? "n/a" : v >= 0.5 ? "yes" : "no") }'). Faster than the batch-locked
+queue: $(meets stream.ours_vs_batch '>=' 1).
 Overload (BPF producing flat out on the other CPU): $(mrec stream.overload_produced)
 records/s produced, $(mrec stream.overload_delivered)/s at both consumers,
 lost $(fig stream.overload_kernel_lost 1) % in the kernel and
@@ -84,8 +104,9 @@ exactly in every round: $(awk -v v="$(med stream.overload_all_counted)" 'BEGIN {
 ## Read path (\`make bench-read\`)
 
 A hash map, u32 key, 256-byte value (32 × u64); $(rounds read.10000.reader) rounds
-in process (the modes in rotating order), then $(rounds read.10000.kstats_process)
-process rounds. "Fastest batch" is the bare strategy with the lowest median
+in process (the modes in rotating order; per round each mode repeats until
+200 ms of it is measured, and the figure is ms per read), then
+$(rounds read.10000.kstats_process) process rounds. "Fastest batch" is the bare strategy with the lowest median
 of: one \`BPF_MAP_LOOKUP_BATCH\` call for the whole map (all), calls of 4096,
 1024 or 256 entries; the reader is compared with it round by round.
 
@@ -103,8 +124,9 @@ cat <<EOF
 
 Target reader ≤ 1.05× the fastest batch strategy: 10k $(meets read.10000.reader_vs_fastest_batch '<=' 1.05),
 64k $(meets read.65536.reader_vs_fastest_batch '<=' 1.05). The reader reads the whole map
-in one call ($(fig read.65536.reader_bpf_calls) \`bpf()\` call per read) and copies
-each row once into int64 columns. A whole \`kstats read\` process makes
+in one call ($(fig read.65536.reader_bpf_calls) \`bpf()\` call per read) straight into the
+caller's rows buffer and decodes in place: each row moves once, by 8 bytes
+per row before it, to make room for the key column. A whole \`kstats read\` process makes
 $(fig read.65536.kstats_process_bpf_calls) \`bpf()\` calls (strace -c): open the pin, its info,
 the BTF's fd, size and data, one batch.
 
@@ -167,7 +189,26 @@ cat <<EOF
 Target loader ≤ 1.0× the minimal loader: all objects $(meets loader.all.loader_vs_min '<=' 1.0),
 copies $(meets loader.copies.loader_vs_min '<=' 1.0). One vmlinux BTF parse costs
 $(fig loader.vmlinux_btf_parse) ms here; libbpf parses it inside each object
-load that needs it, the loader once more for its attach-point checks.
+load that needs it. The loader adds no parse of its own when tracefs lists
+every tracepoint its tp_btf programs attach to (then the load checks them:
+doc/loader.md, gating), at most one per run otherwise. What it still adds:
+one probe child per run (libbpf parses each object there first, so a crash
+in libbpf costs that object, not the boot run), the gating reads and the
+status file.
+
+## Notes
+
+**Loader cost at boot** (not measured by \`make bench\`: it needs the
+systemd guest of the issue "The installed system under a real systemd"). In
+the guest, with the package installed and \`kernelstats-loader.service\`
+enabled, boot and run \`systemd-analyze blame | grep kernelstats-loader\` (the
+unit's activation time) and \`systemd-analyze critical-chain
+kernelstats-loader.service\`. Then, same image, \`systemctl edit
+kernelstats-loader.service\` to run \`bench/loader/min_loader PIN_DIR OBJ:SECS...\`
+(the arguments \`bench/loader/run.sh\` builds from the loader's own pins)
+instead, reboot, and read the same two lines. Compare medians of at least 5
+boots each, loader against minimal loader: boot figures vary more than the
+interleaved runs above, and vmlinux BTF reads early in boot are slower.
 EOF
 } >"$OUT.tmp"
 mv "$OUT.tmp" "$OUT"

@@ -12,15 +12,21 @@
  *
  * The baselines' consumers decode the same columns at the offsets the
  * stream's BTF gives, and every queue is faulted in before timing, as
- * ours is.  A drain times N records already in the ring, from thread
- * start until both consumers have all N.  The overload case runs ours
- * while BPF_PROG_TEST_RUN produces flat out and checks every loss is
- * counted.  Prints bench/lib/bstat.h RESULT lines and a short table.
+ * ours is.  Steady state: each case's threads start once per round, then
+ * drains repeat until ROUND_S of them is measured.  A drain fills the ring
+ * with DRAIN_RECORDS records without waking anyone (untimed), then times
+ * from the wakeup until both consumers have every record.  The overload
+ * case runs ours while BPF_PROG_TEST_RUN produces flat out and checks every
+ * loss is counted.  Prints bench/lib/bstat.h RESULT lines.
  *
- * Usage: bench/stream [ROUNDS]   (root; make bench-stream)
+ * Usage: bench/stream [ROUNDS]            (root; make bench-stream)
+ *        bench/stream --profile libbpf|ours
+ *   one drain of that case only, for callgrind's instruction counts
+ *   (bench/stream_profile.sh)
  */
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdbool.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -39,16 +45,17 @@
 
 #define DRAIN_RECORDS 400000u	/* the 16 MiB burst ring holds 524287 */
 #define QUEUE_LEN (1u << 19)	/* >= DRAIN_RECORDS: a drain loses nothing */
+#define ROUND_S 0.2		/* measured drain time per case per round, at least */
 #define BATCH 64		/* the batch baseline's records per lock */
 #define OVERLOAD_RUNS 2000000u
 #define NR_CONSUMERS 2
 #define NR_COLS 3
 #define MAX_ROUNDS 64
 
+/* A consumer's tally; it posts drained at each DRAIN_RECORDS-th record. */
 struct counter {
-	struct kstats_stream *s;
-	uint64_t n, want, bad_order, sum;
-	atomic_int *done;
+	uint64_t n, bad_order, sum, post_at;
+	sem_t *drained;
 };
 
 static struct ktest t;
@@ -67,16 +74,26 @@ static void consume(struct counter *c, uint64_t seq, const int64_t *vals)
 {
 	c->bad_order += seq != c->n;
 	c->sum += (uint64_t)vals[0] + (uint64_t)vals[NR_COLS - 1];
-	c->n++;
+	if (++c->n == c->post_at) {
+		c->post_at += DRAIN_RECORDS;
+		if (c->drained)
+			sem_post(c->drained);
+	}
 }
 
 static void on_record(void *ctx, const struct kstats_stream_record *rec)
 {
-	struct counter *c = ctx;
+	consume(ctx, rec->seq, rec->vals);
+}
 
-	consume(c, rec->seq, rec->vals);
-	if (c->n == c->want && atomic_fetch_add(c->done, 1) + 1 == NR_CONSUMERS)
-		kstats_stream_request_stop(c->s);
+/* Until every consumer has posted once. */
+static void wait_drained(sem_t *drained)
+{
+	int i;
+
+	for (i = 0; i < NR_CONSUMERS; i++)
+		while (sem_wait(drained) && errno == EINTR)
+			;
 }
 
 static int count_only(void *ctx, void *data, size_t size)
@@ -117,57 +134,103 @@ static void learn_layout(void)
 	kstats_stream_close(s);
 }
 
-static struct kstats_stream *open_ours(struct counter c[NR_CONSUMERS], atomic_int *done,
-				       uint64_t want, uint32_t queue)
+static struct kstats_stream *open_ours(struct counter c[NR_CONSUMERS], sem_t *drained,
+				       uint32_t queue)
 {
 	char err[KSTATS_ERR_LEN] = "";
 	struct kstats_stream *s = open_burst();
 	int i;
 
 	for (i = 0; i < NR_CONSUMERS; i++) {
-		c[i] = (struct counter){ .s = s, .want = want, .done = done };
+		c[i] = (struct counter){ .drained = drained, .post_at = DRAIN_RECORDS };
 		if (kstats_stream_add_consumer(s, queue, on_record, &c[i], err, sizeof(err)) < 0)
 			die("add consumer", err);
 	}
 	return s;
 }
 
-static void fill(unsigned int n)
+static void run_prog(const char *prog, unsigned int n)
 {
-	if (kstream_flood_run(&flood, "flood_burst", n))
-		die("BPF_PROG_TEST_RUN", strerror(errno));
+	int ret = kstream_flood_run(&flood, prog, n);
+
+	if (ret)
+		die("BPF_PROG_TEST_RUN", strerror(-ret));
 }
 
-static void check_drained(const struct counter *c)
+static void fill(unsigned int n)
+{
+	run_prog("flood_burst", n);
+}
+
+/* All but the last record without a wakeup: the threads sleep through it. */
+static void fill_quiet(void)
+{
+	run_prog("flood_burst_quiet", DRAIN_RECORDS - 1);
+}
+
+/* The last record, waking the reader: returns when it is in the ring. */
+static double wake_reader(void)
+{
+	double t0 = bstat_now_s();
+
+	run_prog("flood_burst_wake", 1);
+	return t0;
+}
+
+static void check_drained(const struct counter *c, uint64_t want)
 {
 	int i;
 
 	for (i = 0; i < NR_CONSUMERS; i++)
-		if (c[i].n != DRAIN_RECORDS || c[i].bad_order) {
-			fprintf(stderr, "bench/stream: consumer %d got %lu of %u, %lu out of order\n",
-				i, (unsigned long)c[i].n, DRAIN_RECORDS,
+		if (c[i].n != want || c[i].bad_order) {
+			fprintf(stderr, "bench/stream: consumer %d got %lu of %lu, %lu out of order\n",
+				i, (unsigned long)c[i].n, (unsigned long)want,
 				(unsigned long)c[i].bad_order);
 			exit(1);
 		}
 }
 
-static double drain_ours(void)
+/* Records per second over drains repeated until ROUND_S is measured. */
+struct pace {
+	double busy;
+	uint64_t drains;
+};
+
+static bool more(const struct pace *p, int max_drains)
+{
+	return p->busy < ROUND_S && (max_drains <= 0 || p->drains < (uint64_t)max_drains);
+}
+
+static double rate(const struct pace *p)
+{
+	return p->drains * DRAIN_RECORDS / p->busy;
+}
+
+/* Ours: the stream's threads started once, idle between drains. */
+static double drain_ours(int max_drains)
 {
 	struct counter c[NR_CONSUMERS];
-	atomic_int done = 0;
-	struct kstats_stream *s = open_ours(c, &done, DRAIN_RECORDS, QUEUE_LEN);
+	struct pace p = {};
+	struct kstats_stream *s;
 	char err[KSTATS_ERR_LEN];
-	double t0, t1;
+	sem_t drained;
+	double t0;
 
-	fill(DRAIN_RECORDS);
-	t0 = bstat_now_s();
+	sem_init(&drained, 0, 0);
+	s = open_ours(c, &drained, QUEUE_LEN);
 	if (kstats_stream_start(s, err, sizeof(err)))
 		die("start", err);
-	kstats_stream_wait(s, NULL, 60000);
-	t1 = bstat_now_s();
+	while (more(&p, max_drains)) {
+		fill_quiet();
+		t0 = wake_reader();
+		wait_drained(&drained);
+		p.busy += bstat_now_s() - t0;
+		p.drains++;
+	}
 	kstats_stream_close(s);
-	check_drained(c);
-	return DRAIN_RECORDS / (t1 - t0);
+	check_drained(c, p.drains * DRAIN_RECORDS);
+	sem_destroy(&drained);
+	return rate(&p);
 }
 
 /* libbpf on the burst ring, with its own fd (closed with the ring). */
@@ -185,19 +248,25 @@ static struct ring_buffer *open_ring(ring_buffer_sample_fn fn, void *ctx)
 	return rb;
 }
 
-static double drain_libbpf(void)
+static double drain_libbpf(int max_drains)
 {
 	uint64_t n = 0;
 	struct ring_buffer *rb = open_ring(count_only, &n);
-	double t0, t1;
+	struct pace p = {};
+	double t0;
 
-	fill(DRAIN_RECORDS);
-	t0 = bstat_now_s();
-	while (n < DRAIN_RECORDS && ring_buffer__consume(rb) >= 0)
-		;
-	t1 = bstat_now_s();
+	while (more(&p, max_drains)) {
+		fill_quiet();
+		t0 = wake_reader();
+		while (n < (p.drains + 1) * DRAIN_RECORDS && ring_buffer__consume(rb) >= 0)
+			;
+		p.busy += bstat_now_s() - t0;
+		p.drains++;
+	}
 	ring_buffer__free(rb);
-	return DRAIN_RECORDS / (t1 - t0);
+	if (n != p.drains * DRAIN_RECORDS)
+		die("libbpf drain", "lost records");
+	return rate(&p);
 }
 
 /*
@@ -314,47 +383,54 @@ static void *touched(size_t len)
 	return p;
 }
 
-static double drain_locked(unsigned int batch)
+/* The baselines: their consumer threads started once, idle between drains. */
+static double drain_locked(unsigned int batch, int max_drains)
 {
 	static struct locked_reader r;
 	size_t slot_size = sizeof(uint64_t) + (record_size + 7) / 8 * 8;
 	struct ring_buffer *rb = open_ring(locked_record, &r);
 	struct counter c[NR_CONSUMERS];
-	double t0, t1;
+	struct pace p = {};
+	sem_t drained;
+	double t0;
 	int i;
 
+	sem_init(&drained, 0, 0);
 	r = (struct locked_reader){ .batch = batch, .staged = touched(batch * slot_size) };
 	for (i = 0; i < NR_CONSUMERS; i++) {
 		struct locked_queue *q = &r.q[i];
 
 		q->slot_size = slot_size;
 		q->slots = touched(QUEUE_LEN * slot_size);
+		q->c = (struct counter){ .drained = &drained, .post_at = DRAIN_RECORDS };
 		pthread_mutex_init(&q->lock, NULL);
 		pthread_cond_init(&q->cond, NULL);
-	}
-	fill(DRAIN_RECORDS);
-	t0 = bstat_now_s();
-	for (i = 0; i < NR_CONSUMERS; i++)
-		if (pthread_create(&r.q[i].thread, NULL, locked_consumer, &r.q[i]))
+		if (pthread_create(&q->thread, NULL, locked_consumer, q))
 			die("pthread_create", strerror(errno));
-	while (r.seq < DRAIN_RECORDS && ring_buffer__consume(rb) >= 0)
-		flush(&r);
+	}
+	while (more(&p, max_drains)) {
+		fill_quiet();
+		t0 = wake_reader();
+		while (r.seq < (p.drains + 1) * DRAIN_RECORDS && ring_buffer__consume(rb) >= 0)
+			flush(&r);
+		wait_drained(&drained);
+		p.busy += bstat_now_s() - t0;
+		p.drains++;
+	}
 	for (i = 0; i < NR_CONSUMERS; i++) {
 		pthread_mutex_lock(&r.q[i].lock);
 		r.q[i].closed = true;
 		pthread_cond_signal(&r.q[i].cond);
 		pthread_mutex_unlock(&r.q[i].lock);
 		pthread_join(r.q[i].thread, NULL);
-	}
-	t1 = bstat_now_s();
-	for (i = 0; i < NR_CONSUMERS; i++) {
 		c[i] = r.q[i].c;
 		munmap(r.q[i].slots, QUEUE_LEN * slot_size);
 	}
 	munmap(r.staged, batch * slot_size);
 	ring_buffer__free(rb);
-	check_drained(c);
-	return DRAIN_RECORDS / (t1 - t0);
+	check_drained(c, p.drains * DRAIN_RECORDS);
+	sem_destroy(&drained);
+	return rate(&p);
 }
 
 struct overload {
@@ -366,8 +442,7 @@ struct overload {
 static struct overload overload_once(void)
 {
 	struct counter c[NR_CONSUMERS];
-	atomic_int done = 0;
-	struct kstats_stream *s = open_ours(c, &done, UINT64_MAX, 1u << 16);
+	struct kstats_stream *s = open_ours(c, NULL, 1u << 16);
 	struct kstats_consumer_stats cs[NR_CONSUMERS];
 	struct kstats_stream_stats st;
 	char err[KSTATS_ERR_LEN];
@@ -413,6 +488,22 @@ static void load_flood(void)
 	}
 }
 
+/* One drain of one case, nothing else timed: for callgrind (--profile). */
+static int profile(const char *which)
+{
+	load_flood();
+	learn_layout();
+	if (!strcmp(which, "libbpf"))
+		drain_libbpf(1);
+	else if (!strcmp(which, "ours"))
+		drain_ours(1);
+	else
+		return 2;
+	kstream_flood_close(&flood);
+	ktest_fini(&t);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 9, i;
@@ -421,17 +512,22 @@ int main(int argc, char **argv)
 	struct overload o;
 	bool exact = true;
 
+	if (argc == 3 && !strcmp(argv[1], "--profile"))
+		rounds = profile(argv[2]) ? -1 : 0;
+	if (rounds == 0)
+		return 0;
 	if (rounds < 1 || rounds > MAX_ROUNDS) {
-		fprintf(stderr, "Usage: bench/stream [ROUNDS 1..%d]\n", MAX_ROUNDS);
+		fprintf(stderr, "Usage: bench/stream [ROUNDS 1..%d] | --profile libbpf|ours\n",
+			MAX_ROUNDS);
 		return 2;
 	}
 	load_flood();
 	learn_layout();
 	for (i = 0; i < rounds; i++) {
-		floor_[i] = drain_libbpf();
-		ours[i] = drain_ours();
-		batch[i] = drain_locked(BATCH);
-		record[i] = drain_locked(1);
+		floor_[i] = drain_libbpf(0);
+		ours[i] = drain_ours(0);
+		batch[i] = drain_locked(BATCH, 0);
+		record[i] = drain_locked(1, 0);
 		o = overload_once();
 		prod[i] = o.produced;
 		deliv[i] = o.delivered;
@@ -439,8 +535,11 @@ int main(int argc, char **argv)
 		qlost[i] = o.queue_lost;
 		exact &= o.exact;
 	}
-	printf("# stream: %d rounds, %u records of %u bytes per drain, 2 consumers\n",
-	       rounds, DRAIN_RECORDS, record_size);
+	printf("# stream: %d rounds, drains of %u records of %u bytes, >= %.0f ms of drains "
+	       "per case per round, 2 consumers\n", rounds, DRAIN_RECORDS, record_size,
+	       ROUND_S * 1e3);
+	printf("RESULT\tstream.drain_records\tn\t%u\n", DRAIN_RECORDS);
+	printf("RESULT\tstream.round_ms\tms\t%.0f\n", ROUND_S * 1e3);
 	bstat_ratio("stream.ours_vs_libbpf", ours, floor_, rounds);
 	bstat_ratio("stream.ours_vs_batch", ours, batch, rounds);
 	bstat_ratio("stream.ours_vs_record", ours, record, rounds);

@@ -20,27 +20,32 @@
  * index is read (arrays).  A hash bucket that does not fit the space left
  * gives ENOSPC when nothing else fit, else a short count: grow either way.
  */
-static int read_batch(struct kstats_map *m, size_t *n, char *err, size_t errlen)
+static int read_batch(struct kstats_map *m, char *direct, size_t direct_cap, size_t *n,
+		      char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	__u64 token_in = 0, token_out = 0;	/* bucket index, or array key */
+	size_t done = 0, cap;
 	bool started = false;
-	size_t done = 0;
 	int ret;
 
 	for (;;) {
 		__u32 count;
 
-		if (done == m->cap) {
+		cap = direct ? direct_cap : m->cap;
+		if (done == cap) {
+			if (direct)
+				return -EOVERFLOW;
 			ret = kstats_map_grow(m, m->cap * 2, err, errlen);
 			if (ret)
 				return ret;
+			cap = m->cap;
 		}
-		count = m->cap - done > UINT32_MAX ? UINT32_MAX : (__u32)(m->cap - done);
+		count = cap - done > UINT32_MAX ? UINT32_MAX : (__u32)(cap - done);
 		m->syscalls++;
 		ret = bpf_map_lookup_batch(m->fd, started ? &token_in : NULL, &token_out,
 					   (char *)m->keys + done * m->info.key_size,
-					   (char *)m->vals + done * m->entry_bytes,
+					   (direct ?: (char *)m->vals) + done * m->entry_bytes,
 					   &count, &opts);
 		ret = ret < 0 ? -errno : 0;
 		if (ret && ret != -ENOENT && ret != -ENOSPC)
@@ -49,6 +54,8 @@ static int read_batch(struct kstats_map *m, size_t *n, char *err, size_t errlen)
 		if (ret == -ENOENT || (map_type_array(m->info.type) &&
 				       done >= m->info.max_entries))
 			break;
+		if (ret == -ENOSPC && direct)
+			return -EOVERFLOW;
 		if (ret == -ENOSPC) {
 			ret = kstats_map_grow(m, m->cap * 2, err, errlen);
 			if (ret)
@@ -153,14 +160,16 @@ static int read_walk(struct kstats_map *m, size_t *n, char *err, size_t errlen)
 	return map_type_array(m->info.type) ? 0 : dedup_walk(m, n, err, errlen);
 }
 
-static int read_entries(struct kstats_map *m, size_t *n, char *err, size_t errlen)
+static int read_entries(struct kstats_map *m, char *direct, size_t direct_cap, size_t *n,
+			char *err, size_t errlen)
 {
 	int ret;
 
-	m->syscalls = 0;
 	m->last_batched = false;
 	if (!m->no_batch) {
-		ret = read_batch(m, n, err, errlen);
+		ret = read_batch(m, direct, direct_cap, n, err, errlen);
+		if (ret == -EOVERFLOW)
+			return ret;
 		if (ret != -EINVAL && ret != -ENOTSUPP && ret != -EOPNOTSUPP) {
 			m->last_batched = !ret;
 			if (ret && !*err)
@@ -169,6 +178,8 @@ static int read_entries(struct kstats_map *m, size_t *n, char *err, size_t errle
 			return ret;
 		}
 		m->no_batch = true;	/* this kernel has no batch ops: walk from now on */
+		if (direct)
+			return -EOVERFLOW;
 	}
 	return read_walk(m, n, err, errlen);
 }
@@ -260,6 +271,76 @@ static void fill_rows(const struct kstats_map *m, int64_t *rows, size_t n)
 	}
 }
 
+/*
+ * Values that are nothing but 8-byte integers, one copy (not per-CPU): the
+ * row holds the value's bytes as they are after the key columns.
+ */
+static bool value_is_row(const struct kstats_map *m)
+{
+	const struct leaf_run *r;
+	uint32_t off = 0;
+
+	if (m->percpu || m->no_batch)
+		return false;
+	for (r = m->runs; r < m->runs + m->nruns; r++) {
+		if (r->in_key)
+			continue;
+		if (r->size != 8 || r->off != off)
+			return false;
+		off += 8 * r->count;
+	}
+	return off && off == m->info.value_size;
+}
+
+static void fill_keys(const struct kstats_map *m, int64_t *row, const unsigned char *key)
+{
+	const struct leaf_run *r;
+
+	for (r = m->runs; r < m->runs + m->nruns && r->in_key; row += r->count, r++) {
+		if (r->size == 8)
+			memcpy(row, key + r->off, 8 * r->count);
+		else
+			row[0] = load_leaf(key + r->off, r->size, r->is_signed);
+	}
+}
+
+/*
+ * Decode in place: the batch wrote the values into the tail of rows, at
+ * max_rows * nkey_cols int64s from its start.  Row i ends at or before
+ * value i + 1 begins, so moving forward never overwrites an unread value.
+ */
+static void spread_rows(const struct kstats_map *m, int64_t *rows, size_t max_rows, size_t n)
+{
+	const unsigned char *vals = (unsigned char *)(rows + max_rows * m->nkey_cols);
+	size_t i, vsize = m->info.value_size;
+
+	for (i = 0; i < n; i++, rows += m->ncols) {
+		fill_keys(m, rows, (unsigned char *)m->keys + i * m->info.key_size);
+		memmove(rows + m->nkey_cols, vals + i * vsize, vsize);
+	}
+}
+
+/*
+ * One read into rows directly, when the values are rows already and the
+ * buffer holds the whole map: -EOVERFLOW when it does not (the map grew
+ * meanwhile), and the caller reads the usual way.
+ */
+static int read_direct(struct kstats_map *m, int64_t *rows, size_t max_rows, size_t *nrows,
+		       char *err, size_t errlen)
+{
+	size_t cap = m->cap < m->info.max_entries ? m->cap : m->info.max_entries, n = 0;
+	int ret;
+
+	if (!value_is_row(m) || max_rows < m->info.max_entries)
+		return -EOVERFLOW;
+	ret = read_entries(m, (char *)(rows + max_rows * m->nkey_cols), cap, &n, err, errlen);
+	if (ret)
+		return ret;
+	spread_rows(m, rows, max_rows, n);
+	*nrows = n;
+	return 0;
+}
+
 int kstats_map_read(struct kstats_map *m, int64_t *rows, size_t max_rows,
 		    size_t *nrows, char *err, size_t errlen)
 {
@@ -270,8 +351,14 @@ int kstats_map_read(struct kstats_map *m, int64_t *rows, size_t max_rows,
 	ret = kstats_map_follow_pin(m, err, errlen);
 	if (ret)
 		return ret;
+	m->syscalls = 0;
+	ret = read_direct(m, rows, max_rows, nrows, err, errlen);
+	if (ret != -EOVERFLOW)
+		return ret;
 	for (attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
-		ret = read_entries(m, &n, err, errlen);
+		if (attempt)
+			m->syscalls = 0;	/* the last attempt's */
+		ret = read_entries(m, NULL, 0, &n, err, errlen);
 		if (ret)
 			return ret;
 		/* More keys than the map holds: entries came and went meanwhile. */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Does this kernel have a program's attach point?  Asked before loading, from
- * the section name alone: the run's one vmlinux BTF for tracepoints and
- * functions, tracefs or kallsyms for the rest.
+ * the section name alone: tracefs first where it can tell, the run's one
+ * vmlinux BTF for tracepoints and functions, kallsyms for kprobes.  A tp_btf
+ * one tracefs has is left to the load (attach_point_deferred()).
  */
 #include <errno.h>
 #include <glob.h>
@@ -140,16 +141,13 @@ static bool kprobe_exists(const char *target, char *why, size_t len)
 	return false;
 }
 
+/* tracefs first: it lists module tracepoints too, and costs no BTF parse. */
 static bool raw_tp_exists(struct loader_ctx *ctx, const char *tp,
 			  char *why, size_t len)
 {
-	int found;
+	int found = tracefs_has_event(tp);
 
-	if (btf_has(ctx, "btf_trace_", tp, BTF_KIND_TYPEDEF))
-		return true;
-	/* Module tracepoints are not in vmlinux BTF: ask tracefs. */
-	found = tracefs_has_event(tp);
-	if (found > 0)
+	if (found > 0 || btf_has(ctx, "btf_trace_", tp, BTF_KIND_TYPEDEF))
 		return true;
 	if (found < 0 && !vmlinux(ctx))
 		return true;	/* nothing to ask: let attach decide */
@@ -192,6 +190,21 @@ static const char *after(const char *section, const char *prefix)
 	size_t n = strlen(prefix);
 
 	return strncmp(section, prefix, n) ? NULL : section + n;
+}
+
+/*
+ * Whether a tp_btf attach point can be left to bpf_object__load(), which
+ * looks it up in the vmlinux BTF libbpf parses anyway (a failed load has
+ * the gate check it, variant.c): yes when the run has not parsed vmlinux
+ * BTF and tracefs has the event.  A tracepoint tracefs lacks may still be
+ * in BTF (a bare DECLARE_TRACE one), so that is for the gate to check.
+ */
+bool attach_point_deferred(struct loader_ctx *ctx, const char *section)
+{
+	const char *tp = after(section, "tp_btf/");
+
+	return tp && !ctx->vmlinux_tried && !access("/sys/kernel/btf/vmlinux", R_OK) &&
+	       tracefs_has_event(tp) > 0;
 }
 
 bool attach_point_exists(struct loader_ctx *ctx, const char *section,

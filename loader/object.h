@@ -12,6 +12,7 @@ struct prog_plan {
 	bool in_range;
 	bool available;
 	bool rejected;			/* failed to load in an earlier attempt */
+	bool deferred;			/* available unchecked: the load checks it */
 	bool chosen;
 	char why[256];			/* why not available */
 	char *log;			/* verifier log of the current attempt */
@@ -33,6 +34,7 @@ struct obj_load {
 /* variant.c: programs, their attach points, one variant per attach point. */
 int init_progs(struct obj_load *l);
 enum outcome choose_variants(struct obj_load *l);
+bool check_deferred(struct obj_load *l);
 
 /* metric.c: one object per metric name. */
 int metrics_check(struct obj_load *l);

@@ -56,10 +56,41 @@ static int init_prog(struct obj_load *l, struct bpf_program *prog, size_t i)
 		snprintf(pl->why, sizeof(pl->why), "kernel %s is outside %s",
 			 kver_str(kver).s, kver_range_str(pl->meta->min_kver,
 							  pl->meta->max_kver).s);
+	else if (attach_point_deferred(l->ctx, p->section))
+		pl->available = pl->deferred = true;
 	else
 		pl->available = attach_point_exists(l->ctx, p->section, pl->why,
 						    sizeof(pl->why));
 	return 0;
+}
+
+/*
+ * After a failed load, or before an object is stopped: the deferred attach
+ * points checked now, and what the failed attempt concluded forgotten, so
+ * the next choice is the one a full check up front would have made.
+ * False when nothing was deferred.
+ */
+bool check_deferred(struct obj_load *l)
+{
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < l->res->nprogs; i++) {
+		struct prog_plan *pl = &l->pl[i];
+
+		any |= pl->deferred;
+		if (pl->deferred)
+			pl->available = attach_point_exists(l->ctx, l->res->progs[i].section,
+							    pl->why, sizeof(pl->why));
+		pl->deferred = false;
+	}
+	if (!any)
+		return false;
+	for (i = 0; i < l->res->nprogs; i++)
+		l->pl[i].rejected = false;
+	l->res->outcome = OUT_LOADED;
+	l->res->reason[0] = 0;
+	return true;
 }
 
 int init_progs(struct obj_load *l)
@@ -198,3 +229,4 @@ enum outcome choose_variants(struct obj_load *l)
 	}
 	return stop;
 }
+

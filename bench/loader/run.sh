@@ -18,6 +18,8 @@ BPFTOOL=${BPFTOOL:-bpftool}
 cd "$(dirname "$0")/../.."
 . bench/lib/bstat.sh
 [ "$(id -u)" -eq 0 ] || { echo "bench-loader: needs root" >&2; exit 2; }
+# As at boot under systemd, which mounts it: the loader asks tracefs first.
+[ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing || true
 tmp=$(mktemp -d /tmp/kstats-bench-loader-XXXXXX)
 pins=/sys/fs/bpf/kernelstats-bench-$$
 trap 'rm -rf "$tmp" "$pins"' EXIT

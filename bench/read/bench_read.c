@@ -15,14 +15,19 @@
  * The bpf() calls of one kstats read process are counted with strace -c.
  * Prints bench/lib/bstat.h RESULT lines.
  *
- * Usage: bench_read KSTATS [--entries N[,N...]] [--rounds R]   (root)
+ * Usage: bench_read KSTATS [--entries N[,N...]] [--rounds R] [--cpu-time]   (root)
+ *   --cpu-time: in-process modes timed by this thread's CPU time (user +
+ *   kernel), not wall time: steadier on a machine others are using.
+ *   --in-process: no process rounds.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -37,6 +42,7 @@
 #define MAX_SIZES 8
 #define MAX_ROUNDS 64
 #define PROC_ROUNDS 5		/* a 65k-entry JSON dump takes seconds */
+#define ROUND_S 0.2		/* measured work per mode per round, at least */
 
 enum mode { READER, BATCH_ALL, BATCH_4096, BATCH_1024, BATCH_256, WALK, NR_INPROC,
 	    KSTATS = NR_INPROC, BPFTOOL, NR_MODES };
@@ -230,14 +236,37 @@ static long bpf_calls(struct bench *b, enum mode m)
 	return (long)found;
 }
 
+/*
+ * ms per read: the mode repeated until ROUND_S of it is measured, so one
+ * read (1 ms at 10k entries) is never the whole sample and scheduling
+ * noise averages out within the round.
+ */
+static bool cpu_time;	/* --cpu-time: this thread's CPU time, for a busy machine */
+static int proc_rounds = PROC_ROUNDS;	/* --in-process: 0 */
+
+static double now_s(enum mode m)
+{
+	struct timespec ts;
+
+	if (!cpu_time || m >= NR_INPROC)
+		return bstat_now_s();
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static int time_one(struct bench *b, enum mode m, double *t)
 {
-	double t0;
+	double t0, now;
 	int ret = m < NR_INPROC ? run_mode(b, m) : 0;	/* warm */
+	unsigned int reps = 0;
 
-	t0 = bstat_now_s();
-	ret = ret ?: run_mode(b, m);
-	*t = (bstat_now_s() - t0) * 1e3;
+	t0 = now_s(m);
+	do {
+		ret = ret ?: run_mode(b, m);
+		reps++;
+		now = now_s(m);
+	} while (!ret && now - t0 < ROUND_S);
+	*t = (now - t0) * 1e3 / reps;
 	return ret;
 }
 
@@ -255,7 +284,7 @@ static int time_rounds(struct bench *b, double t[NR_MODES][MAX_ROUNDS], int roun
 			m = (r + i) % NR_INPROC;
 			ret = time_one(b, m, &t[m][r]);
 		}
-	for (r = 0; !ret && r < rounds && r < PROC_ROUNDS; r++)
+	for (r = 0; !ret && r < rounds && r < proc_rounds; r++)
 		for (m = NR_INPROC; !ret && m < NR_MODES; m++)
 			ret = time_one(b, m, &t[m][r]);
 	return ret;
@@ -282,7 +311,7 @@ static void print_results(struct bench *b, double t[NR_MODES][MAX_ROUNDS], int r
 {
 	enum mode best = fastest_batch(t, rounds);
 	char key[96];
-	int m, proc = rounds < PROC_ROUNDS ? rounds : PROC_ROUNDS;
+	int m, proc = rounds < proc_rounds ? rounds : proc_rounds;
 
 	printf("RESULT\tread.%u.fastest_batch\tmode\t%s\n", b->entries, mode_names[best]);
 	snprintf(key, sizeof(key), "read.%u.reader_vs_fastest_batch", b->entries);
@@ -290,15 +319,17 @@ static void print_results(struct bench *b, double t[NR_MODES][MAX_ROUNDS], int r
 	snprintf(key, sizeof(key), "read.%u.walk_vs_reader", b->entries);
 	bstat_ratio(key, t[WALK], t[READER], rounds);
 	snprintf(key, sizeof(key), "read.%u.bpftool_vs_kstats_process", b->entries);
-	bstat_ratio(key, t[BPFTOOL], t[KSTATS], proc);
-	for (m = 0; m < NR_MODES; m++) {
+	if (proc)
+		bstat_ratio(key, t[BPFTOOL], t[KSTATS], proc);
+	for (m = 0; m < (proc ? NR_MODES : NR_INPROC); m++) {
 		snprintf(key, sizeof(key), "read.%u.%s", b->entries, mode_names[m]);
 		bstat_result(key, "ms", t[m], m < NR_INPROC ? rounds : proc);
 	}
 	printf("RESULT\tread.%u.reader_bpf_calls\tn\t%u\n", b->entries,
 	       kstats_map_last_syscalls(b->reader));
-	printf("RESULT\tread.%u.kstats_process_bpf_calls\tn\t%ld\n", b->entries,
-	       bpf_calls(b, KSTATS));
+	if (proc)
+		printf("RESULT\tread.%u.kstats_process_bpf_calls\tn\t%ld\n", b->entries,
+		       bpf_calls(b, KSTATS));
 }
 
 static int bench_size(const char *dir, unsigned int entries, int rounds, const char *kstats)
@@ -339,6 +370,8 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "entries", required_argument, NULL, 'e' },
 		{ "rounds", required_argument, NULL, 'r' },
+		{ "cpu-time", no_argument, NULL, 'c' },
+		{ "in-process", no_argument, NULL, 'i' },
 		{},
 	};
 	unsigned int sizes[MAX_SIZES] = { 10000, 65536 }, nsizes = 2, i;
@@ -352,11 +385,16 @@ int main(int argc, char **argv)
 				sizes[nsizes++] = strtoul(tok, NULL, 0);
 		else if (c == 'r')
 			rounds = atoi(optarg);
+		else if (c == 'c')
+			cpu_time = true;
+		else if (c == 'i')
+			proc_rounds = 0;
 		else
 			return 2;
 	}
 	if (optind != argc - 1 || rounds < 1 || rounds > MAX_ROUNDS || !nsizes) {
-		fprintf(stderr, "Usage: bench_read KSTATS [--entries N[,N...]] [--rounds 1..%d]\n",
+		fprintf(stderr, "Usage: bench_read KSTATS [--entries N[,N...]] [--rounds 1..%d] "
+			"[--cpu-time] [--in-process]\n",
 			MAX_ROUNDS);
 		return 2;
 	}
@@ -366,7 +404,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("# read: hash map, u32 key, 256-byte value (32 x u64); %d rounds "
-	       "(processes: %d)\n", rounds, rounds < PROC_ROUNDS ? rounds : PROC_ROUNDS);
+	       "(processes: %d)\n", rounds, rounds < proc_rounds ? rounds : proc_rounds);
 	for (i = 0; i < nsizes && !ret; i++)
 		ret = bench_size(dir, sizes[i], rounds, argv[optind]);
 	rmdir(dir);

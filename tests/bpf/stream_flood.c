@@ -28,8 +28,13 @@ static __always_inline __u64 next_seq(__u32 stream)
 	return n ? (*n)++ : 0;
 }
 
-/* One attempted record of stream sname per run. */
-#define FLOOD_PROG(fn, sname, idx)					\
+/*
+ * One attempted record of stream sname per run.  flags 0 is
+ * BPF_STREAM_SUBMIT's adaptive wakeup; bench/stream fills the ring with
+ * BPF_RB_NO_WAKEUP and wakes the reader with the last record
+ * (BPF_RB_FORCE_WAKEUP), so it times a drain without thread start-up.
+ */
+#define FLOOD_PROG(fn, sname, idx, flags)				\
 	SEC("xdp") int fn(struct xdp_md *ctx)				\
 	{								\
 		__u64 seq = next_seq(idx);				\
@@ -39,12 +44,14 @@ static __always_inline __u64 next_seq(__u32 stream)
 			r->seq = seq;					\
 			r->cpu = bpf_get_smp_processor_id();		\
 			r->neg = -(__s32)(seq % 1000);			\
-			BPF_STREAM_SUBMIT(sname, r);			\
+			bpf_ringbuf_submit(r, flags);			\
 		}							\
 		return XDP_PASS;					\
 	}
 
-FLOOD_PROG(flood_small, flood, 0)
-FLOOD_PROG(flood_burst, burst, 1)
+FLOOD_PROG(flood_small, flood, 0, 0)
+FLOOD_PROG(flood_burst, burst, 1, 0)
+FLOOD_PROG(flood_burst_quiet, burst, 1, BPF_RB_NO_WAKEUP)
+FLOOD_PROG(flood_burst_wake, burst, 1, BPF_RB_FORCE_WAKEUP)
 
 char LICENSE[] SEC("license") = "GPL";
