@@ -19,6 +19,8 @@ $(KERNELS_APT_SOURCE):
 	@if grep -rqsE '^[^#]*bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then :; \
 	elif [ ! -r $(DEBIAN_KEYRING) ]; then \
 		echo "kernel lab: no $(DEBIAN_KEYRING), so no bookworm-backports: the 6.12 guests will skip" >&2; \
+	elif [ "$$(id -u)" != 0 ]; then \
+		echo "kernel lab: bookworm-backports not added (make deps as root adds it): uncached 6.12 guests will skip" >&2; \
 	else \
 		echo "adding bookworm-backports (the 6.12 lab kernels): $@"; \
 		printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: %s\n' \
