@@ -26,10 +26,9 @@ result() { local v=$1 name=$2; shift 2; echo "$v: $name: $*"; }
 # arguments.  amd64: no CMPXCHG16B, which qemu 7.2's TCG gets wrong now
 # and then: with it, 6.12 cloud died in SLUB's cmpxchg16b fast path in 9 of
 # 13 boots (qemu64; as often on max, Skylake-Client, EPYC), in none of 20
-# without it
-# (doc/kernel-matrix.md).  arm64: cortex-a76 has the 16 KiB granule
-# (cortex-a57 has not: a 16k kernel never prints) and boots 4 KiB kernels
-# as fast; a virtio disk behind the DMA API (iommu_platform) allocates its
+# without it (doc/kernel-matrix.md).  arm64: cortex-a76 has the 16 KiB
+# granule (cortex-a57 has not: a 16k kernel never prints) and boots 4 KiB
+# kernels as fast; a virtio disk behind the DMA API (iommu_platform) allocates its
 # virtqueues from CMA when bound, once they are larger than a page: 1024
 # entries take two 16 KiB pages (the default 256 fit in one).
 arch_setup() {
