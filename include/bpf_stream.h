@@ -36,11 +36,17 @@ struct kstats_stream_hdr {
  * The ring is root-only (0600): consuming it is destructive and needs a
  * writable fd (the consumer position is mapped writable), and a writable fd
  * can also BPF_MAP_FREEZE it for everyone.  grp reads the drop counter.
- * ring_bytes must be a power of two and a multiple of the page size.
+ * The kernel wants a ring of a power-of-two number of pages, and arm64
+ * pages are 4, 16 or 64 KiB, known only at run time: a power of two of at
+ * least 64 KiB is the same ring on every page size.
  */
+#define KSTATS_STREAM_MIN_RING (64 * 1024)
 #define DEFINE_BPF_STREAM(sname, rec_tag, ring_bytes, grp)		\
 	_Static_assert(__builtin_offsetof(struct rec_tag, hdr) == 0,	\
 		       #rec_tag " must begin with struct kstats_stream_hdr hdr"); \
+	_Static_assert((ring_bytes) >= KSTATS_STREAM_MIN_RING &&	\
+		       ((ring_bytes) & ((ring_bytes) - 1)) == 0,	\
+		       #sname ": the ring must be a power of two >= 64 KiB"); \
 	struct {							\
 		__uint(type, BPF_MAP_TYPE_RINGBUF);			\
 		__uint(max_entries, ring_bytes);			\

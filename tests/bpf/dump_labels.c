@@ -43,7 +43,7 @@ struct dump_event {
 	__u32 value;
 };
 
-DEFINE_BPF_STREAM(dump_events, dump_event, 4096, kstats);
+DEFINE_BPF_STREAM(dump_events, dump_event, 64 * 1024, kstats);
 
 DEFINE_BPF_TRACEPOINT(suspend_resume, root, kstats, on_dump_never)(__u64 *ctx)
 {

@@ -32,7 +32,7 @@ MAP(bits_map, HASH, __u32, struct rd_bits_value, 4);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
+	__uint(max_entries, 64 * 1024);	/* every page size's (bpf_stream.h) */
 } ring_map SEC(".maps");
 
 char LICENSE[] SEC("license") = "GPL";

@@ -15,8 +15,8 @@ struct flood_record {
 };
 
 DEFINE_BPF_MAP(flood_seq_map, ARRAY, __u32, __u64, 2);
-/* Deliberately small: 4 KiB holds 128 records. */
-DEFINE_BPF_STREAM(flood, flood_record, 4096, root);
+/* Deliberately small: 64 KiB, the least on every page size, holds 2048 records. */
+DEFINE_BPF_STREAM(flood, flood_record, 64 * 1024, root);
 /* Large enough that no test fills it. */
 DEFINE_BPF_STREAM(burst, flood_record, 16 << 20, root);
 

@@ -228,7 +228,7 @@ static void test_status_ascii(void **state)
 	assert_words(line_of(r.out, "dump_events_drops", line, sizeof(line)),
 		     ARGS(" percpu_array ", " 1 ", " 42"));
 	assert_words(line_of(r.out, "dump_events_ringbuf", line, sizeof(line)),
-		     ARGS(" ringbuf ", " 4096 ", " 42"));
+		     ARGS(" ringbuf ", " 65536 ", " 42"));
 	assert_words(line_of(r.out, "program", line, sizeof(line)),
 		     ARGS("attach", "type", "outcome", "runs", "avg/run"));
 	dt_result_free(&r);

@@ -79,17 +79,39 @@ pvh_kernel() {
 	fi
 }
 
+# Whether the kernel builds in a module (regex re): its modules.builtin,
+# read once.
+is_builtin() {
+	local path
+	if [ -z "${builtin_list+set}" ]; then
+		builtin_list=
+		path=$(grep -E '^(usr/)?lib/modules/[^/]+/modules\.builtin$' <<<"$files" | head -1) || true
+		if [ -n "$path" ]; then
+			extract "$deb" "$tmp" "$path"
+			builtin_list=$(cat "$tmp/$path")
+		fi
+	fi
+	grep -qE "$1" <<<"$builtin_list"
+}
+
 # Breadth-first over dependencies, one package pass per level, into $new.
+# A module the kernel builds in needs nothing: it stays out of the load order.
 extract_modules() {
-	local deb=$1 files=$2 level=("${@:3}") next path m d
+	local deb=$1 files=$2 level=("${@:3}") next path m d re
 	mkdir -p "$new/modules"
 	while [ ${#level[@]} -gt 0 ]; do
 		local paths=()
 		for m in "${level[@]}"; do
-			path=$(grep -E "/(${m//[-_]/[-_]})\.ko(\.(xz|zst|gz))?$" <<<"$files" | head -1) || true
-			[ -n "$path" ] || { echo "module $m not in $(deb_name "$spec")" >&2; exit 1; }
+			re="/(${m//[-_]/[-_]})\.ko(\.(xz|zst|gz))?$"
+			path=$(grep -E "$re" <<<"$files" | head -1) || true
+			if [ -z "$path" ] && is_builtin "$re"; then
+				builtin[$m]=1 deps[$m]=
+				continue
+			fi
+			[ -n "$path" ] || { echo "module $m not in $(deb_name "$spec") nor built into it" >&2; exit 1; }
 			paths+=("$path")
 		done
+		[ ${#paths[@]} -gt 0 ] || break
 		extract "$deb" "$tmp" "${paths[@]}"
 		next=()
 		for path in "${paths[@]}"; do
@@ -110,10 +132,10 @@ load_order() {
 	[ -z "${done_mods[$m]:-}" ] || return 0
 	done_mods[$m]=1
 	for d in ${deps[$m]}; do load_order "$d"; done
-	echo "$m"
+	[ -n "${builtin[$m]:-}" ] || echo "$m"
 }
 
-declare -A deps=() done_mods=()
+declare -A deps=() done_mods=() builtin=()
 tmp=
 
 # Extracts into $new beside $out, then replaces $out: never half a kernel.

@@ -23,17 +23,24 @@ result() { local v=$1 name=$2; shift 2; echo "$v: $name: $*"; }
 
 # For a Debian architecture name: qemu, console, the static tools' dir and
 # busybox (tests/kernels/sysroot.sh for a foreign one), then qemu's extra
-# arguments.  arm64: cortex-a57 is the fastest CPU under TCG; a virtio
-# disk behind the DMA API (iommu_platform) allocates from CMA when bound.
+# arguments.  amd64: no CMPXCHG16B, which qemu 7.2's TCG gets wrong now
+# and then: with it, 6.12 cloud died in SLUB's cmpxchg16b fast path in 9 of
+# 13 boots (qemu64; as often on max, Skylake-Client, EPYC), in none of 20
+# without it (doc/kernel-matrix.md).  arm64: cortex-a76 has the 16 KiB
+# granule (cortex-a57 has not: a 16k kernel never prints) and boots 4 KiB
+# kernels as fast; a virtio disk behind the DMA API (iommu_platform) allocates its
+# virtqueues from CMA when bound, once they are larger than a page: 1024
+# entries take two 16 KiB pages (the default 256 fit in one).
 arch_setup() {
 	case $1 in
 	amd64|x86_64)
-		echo "qemu-system-x86_64 ttyS0 $build/static /bin/busybox -vga none" ;;
+		echo "qemu-system-x86_64 ttyS0 $build/static /bin/busybox -vga none" \
+		     "-cpu qemu64,-cx16" ;;
 	arm64|aarch64)
 		echo "qemu-system-aarch64 ttyAMA0 $build/static-arm64" \
-		     "$cache/sysroot-arm64/bin/busybox -M virt -cpu cortex-a57" \
+		     "$cache/sysroot-arm64/bin/busybox -M virt -cpu cortex-a76" \
 		     "-drive if=none,id=cma,format=raw,file=$2/disk.img" \
-		     "-device virtio-blk-pci,drive=cma,disable-legacy=on,iommu_platform=on" ;;
+		     "-device virtio-blk-pci,drive=cma,disable-legacy=on,iommu_platform=on,queue-size=1024" ;;
 	*) return 1 ;;
 	esac
 }

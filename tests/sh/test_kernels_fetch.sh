@@ -65,6 +65,7 @@ build_deb() {
 	module mod_a dep_b,dep_c && xz -c "$tmp/mod_a.ko" > "$mods/a/mod_a.ko.xz"
 	module dep_b dep_c && cp "$tmp/dep_b.ko" "$mods/b/"
 	module dep_c "" && zstd -q "$tmp/dep_c.ko" -o "$mods/a/dep_c.ko.zst"
+	printf 'kernel/drivers/a/built_in.ko\n' > "$mods/../../modules.builtin"
 	dpkg-deb --root-owner-group -Zxz --build "$root" "$tmp/$deb" >/dev/null
 }
 
@@ -136,3 +137,9 @@ run_fetch good dep_b
 check "a good download enters the cache" [ $? -eq 0 -a -f "$cache/debs/$deb" ]
 check "only the named module and its dependencies" \
 	[ "$(tr '\n' ' ' < "$cache/fake/modules.order")" = "dep_c dep_b " ]
+run_fetch good dep_b built_in
+check "a built-in module is no error and stays out of the load order" \
+	[ $? -eq 0 -a "$(tr '\n' ' ' < "$cache/fake/modules.order")" = "dep_c dep_b " ]
+run_fetch good not_there
+check "a module neither shipped nor built in: exit 1, named" \
+	[ $? -eq 1 -a -n "$(grep -l "module not_there not in $pkg" "$tmp/out")" ]

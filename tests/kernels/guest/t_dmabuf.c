@@ -19,8 +19,6 @@
 #define OBJ "dmabuf"
 #define MAP "dmabuf_request_sizes_map"
 #define NAMES "dmabuf_exporter_names_map"
-#define PAGE 4096u
-#define PITCH PAGE		/* 1024 pixels of 32 bits: one page per row */
 
 static const struct {
 	unsigned int pages, exports;
@@ -51,10 +49,14 @@ static int open_vgem(void)
 	return fd >= 0 ? fd : -ENODEV;
 }
 
-/* One dumb buffer of pages pages, exported once; 0 or -errno. */
-static int export_one(int card, unsigned int pages, const char **why)
+/*
+ * One dumb buffer of pages pages, exported once; 0 or -errno.  A row of
+ * 32-bit pixels is one page: vgem rounds a buffer up to whole pages, and
+ * arm64 kernels have 4, 16 or 64 KiB ones.
+ */
+static int export_one(int card, unsigned int pages, unsigned int page, const char **why)
 {
-	struct drm_mode_create_dumb create = { .height = pages, .width = PITCH / 4,
+	struct drm_mode_create_dumb create = { .height = pages, .width = page / 4,
 					       .bpp = 32 };
 	struct drm_mode_destroy_dumb destroy = {};
 	struct drm_prime_handle prime = {};
@@ -64,7 +66,7 @@ static int export_one(int card, unsigned int pages, const char **why)
 		*why = "DRM_IOCTL_MODE_CREATE_DUMB";
 		return -errno;
 	}
-	if (create.size != (__u64)pages * PAGE) {
+	if (create.size != (__u64)pages * page) {
 		*why = "vgem sized the buffer differently";
 		ret = -EINVAL;
 		goto out;
@@ -85,19 +87,20 @@ out:
 
 static int export_all(int card, uint64_t *expected)
 {
+	unsigned int page = (unsigned int)sysconf(_SC_PAGESIZE);
 	const char *why = "";
 	unsigned int i, j;
 	int ret;
 
 	for (i = 0; i < sizeof(requests) / sizeof(requests[0]); i++)
 		for (j = 0; j < requests[i].exports; j++) {
-			ret = export_one(card, requests[i].pages, &why);
+			ret = export_one(card, requests[i].pages, page, &why);
 			if (ret) {
 				lab_fail(TEST, "%u-page buffer: %s: %s", requests[i].pages,
 					 why, strerror(-ret));
 				return ret;
 			}
-			expected[bpf_telemetry_bucket((uint64_t)requests[i].pages * PAGE)]++;
+			expected[bpf_telemetry_bucket((uint64_t)requests[i].pages * page)]++;
 		}
 	return 0;
 }
