@@ -3,7 +3,7 @@
 #   make test                                 runs it 10 s (tests/sh/fuzz_loader_status.sh)
 FUZZ_STATUS_BIN  := $(FUZZ_DIR)/fuzz_loader_status
 FUZZ_STATUS_SRCS := fuzz/fuzz_loader_status.c loader/status.c loader/owner.c \
-		    loader/result.c loader/pin.c loader/log.c btfreader/fileio.c btfreader/pins.c \
+		    loader/result.c loader/pin.c loader/log.c btfreader/escape.c btfreader/fileio.c btfreader/pins.c \
 		    btfreader/loader_status.c
 
 .PHONY: fuzz-loader-status
