@@ -2,8 +2,8 @@
 # units, config.
 # The group kstats (doc/design.md "Names") and the system user kstats that runs
 # kstats pull are created on the running system only, i.e. when DESTDIR is
-# empty; packages do that in their postinst.  So is the ACL that lets user
-# kstats write node_exporter's textfile directory (systemd-tmpfiles).
+# empty; packages do that in their postinst.  So is the textfile export
+# directory, owned by user kstats (systemd-tmpfiles).
 SBINDIR    ?= $(PREFIX)/sbin
 BINDIR     ?= $(PREFIX)/bin
 BPFDIR     ?= $(PREFIX)/lib/kernelstats/bpf
@@ -13,9 +13,11 @@ SYSCONFDIR ?= /etc
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 MANDIR     ?= $(PREFIX)/share/man
 DATADIR    ?= $(PREFIX)/share/kernelstats
-# node_exporter's textfile directory (Debian's default), where
-# kernelstats-textfile.service writes kernelstats.prom.
-TEXTFILE_DIR ?= /var/lib/prometheus/node-exporter
+# Where kernelstats-textfile.service writes kernelstats.prom: a directory
+# of kernelstats' own (it becomes user kstats'), for node_exporter's
+# --collector.textfile.directory.  Never node_exporter's own directory
+# (doc/fleet-export.md).
+TEXTFILE_DIR ?= /var/lib/kernelstats-textfile
 
 # dist/ files name the install paths @SBINDIR@, @BINDIR@, @BPFDIR@ and
 # @TEXTFILE_DIR@.
@@ -56,5 +58,5 @@ install: all
 			echo "created user kstats"; }; \
 		! command -v systemd-tmpfiles >/dev/null || \
 			systemd-tmpfiles --create $(TMPFILESDIR)/kernelstats-textfile.conf || \
-			echo "warning: user kstats cannot write $(TEXTFILE_DIR); see doc/fleet-export.md"; \
+			echo "warning: systemd-tmpfiles could not create $(TEXTFILE_DIR) for user kstats; see doc/fleet-export.md"; \
 	fi
