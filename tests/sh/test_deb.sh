@@ -3,7 +3,8 @@
 # of it with this host's dpkg, adduser and systemd-tmpfiles, loading into
 # this kernel.  Each run happens in a throwaway copy of this machine: an
 # overlay over / (writes go to a tmpfs), a fresh bpffs on /sys/fs/bpf and a
-# fresh /run, in its own mount and pid namespaces.  So the host's default
+# fresh /run, in its own mount and pid namespaces.  The bpffs is mounted
+# 0700, as systemd mounts it.  So the host's default
 # paths (make run's pins, an installed package, group kstats) neither stop
 # the test nor get touched by it, and an interrupted run leaves nothing.
 #
@@ -129,6 +130,7 @@ scenario_lifecycle() {
 	out=$(textfile_out)
 	check textfile_dir_own test "$(stat -c '%U:%G %a' "${out%/*}" 2>&1)" = "kstats:kstats 755"
 	check textfile_not_in_node_exporter_dir test "${out%/*}" != "$NE_DIR"
+	check bpffs_passable test "$(stat -c %a /sys/fs/bpf)" = 711
 
 	out=$(kstats-loader 2>&1)
 	check loader_no_flags grep -q '^compaction  *LOADED' <<<"$out"
@@ -260,7 +262,7 @@ isolate() {	# tmp dir
 		{ say SKIP "no overlayfs here: the package test runs in an overlay over /"; exit 0; }
 	mount -t proc proc "$r/proc" &&
 	mount --rbind /sys "$r/sys" &&
-	mount -t bpf bpf "$r/sys/fs/bpf" &&
+	mount -t bpf -o mode=0700 bpf "$r/sys/fs/bpf" &&	# as systemd mounts it
 	mount --rbind /dev "$r/dev" &&
 	mount -t tmpfs -o mode=0755 tmpfs "$r/run" ||
 		{ say FAIL "cannot set up the copy's mounts"; exit 1; }

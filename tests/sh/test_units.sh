@@ -32,7 +32,8 @@ for f in $PREFIX/sbin/kstats-loader $PREFIX/bin/kstats \
 	 $PREFIX/lib/kernelstats/bpf/compaction.bpf $unit $rc /etc/kernelstats/loader.conf \
 	 $PREFIX/lib/systemd/system/kernelstats-pull.service /etc/cron.daily/kernelstats \
 	 $PREFIX/lib/systemd/system/kernelstats-textfile.service \
-	 $PREFIX/lib/systemd/system/kernelstats-textfile.timer $tmpfiles; do
+	 $PREFIX/lib/systemd/system/kernelstats-textfile.timer $tmpfiles \
+	 $PREFIX/lib/tmpfiles.d/kernelstats.conf; do
 	[ -e "$tmp$f" ] || { echo "FAIL: install_layout: $f missing"; fail=1; }
 done
 [ "$fail" -eq 0 ] && echo "PASS: install_layout"
