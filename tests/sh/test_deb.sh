@@ -247,7 +247,7 @@ inner() {	# tmp dir with the .debs
 	scenario_refusals "$v1" "$tmp/log"
 	[ "$failed" -eq 0 ] && return
 	for f in "$tmp"/log/*.log; do
-		sed "s|^|    ${f##*/}| |" "$f" | tail -15
+		sed "s#^#    ${f##*/}| #" "$f" | tail -15
 	done
 }
 
