@@ -240,6 +240,7 @@ inner() {	# tmp dir with the .debs
 	v1=$(ls "$tmp"/kernelstats_*_"$(dpkg --print-architecture)".deb | grep -v +test2)
 	v2=$(ls "$tmp"/kernelstats_*+test2_*.deb 2>/dev/null)
 	mkdir -p "$tmp/log"
+	rm -f /var/lib/man-db/auto-update	# no man-db trigger run per dpkg -i
 	scenario_lifecycle "$v1" "$v2" "$tmp/log"
 	scenario_no_acl_left "$v1" "$tmp/log"
 	scenario_group_in_use "$v1" "$tmp/log" primary
