@@ -313,6 +313,6 @@ check lintian_no_errors no_errors
 
 build_v2 || say FAIL "second build: $(tail -3 "$tmp/build2.log" | tr '\n' ' ')"
 
-unshare --mount --pid --fork --propagation private bash "$SELF" --isolate "$tmp"
+unshare --mount --pid --fork --kill-child --propagation private bash "$SELF" --isolate "$tmp"
 rc=$?
 [ "$rc" -eq 0 ] || say FAIL "the isolated run exited $rc"
