@@ -51,26 +51,12 @@ struct pinned_map {
 static struct pinned_map shared_map, private_map;	/* _GRO, and private */
 static char prog_pin[512];
 
-static int run_cmd(const char *const argv[])
-{
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -errno;
-	if (!pid) {
-		execvp(argv[0], (char *const *)argv);
-		_exit(127);
-	}
-	return ktest_loader_status(pid);
-}
-
 /* make install creates the group; without it the loader falls back to root. */
 static int ensure_group(void)
 {
-	static const char *const groupadd[] = { "groupadd", "--system", GROUP, NULL };
-	struct group *gr = getgrnam(GROUP);
+	struct group *gr = ktest_ensure_group(GROUP);
 
-	if (!gr && (run_cmd(groupadd) || !(gr = getgrnam(GROUP)))) {
+	if (!gr) {
 		fprintf(stderr, "cannot create group " GROUP "\n");
 		return -1;
 	}

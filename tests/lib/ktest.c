@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,34 @@ pid_t ktest_spawn(const char *const *argv, const char *out_path,
 		_exit(127);
 	}
 	return pid;
+}
+
+/*
+ * groupadd exits 10 while another process (another test's useradd, say)
+ * holds /etc/group's lock: a wait, not a reason to skip.  -f: a group that
+ * appeared meanwhile is success too.  ktest_spawn() does not search PATH.
+ */
+#define GROUPADD_LOCKED 10
+#define GROUPADD_TRIES 120
+#define GROUPADD_WAIT_US 250000
+
+struct group *ktest_ensure_group(const char *name)
+{
+	const char *const groupadd[] = { "/usr/sbin/groupadd", "-f", "--system", name, NULL };
+	int i, status;
+	pid_t pid;
+
+	for (i = 0; i < GROUPADD_TRIES && !getgrnam(name); i++) {
+		if (i)
+			usleep(GROUPADD_WAIT_US);
+		pid = ktest_spawn(groupadd, "/dev/null", "/dev/null");
+		if (pid < 0)
+			break;
+		status = ktest_loader_status(pid);
+		if (status && status != GROUPADD_LOCKED)
+			break;
+	}
+	return getgrnam(name);
 }
 
 int ktest_run_loader(struct ktest *t, const char *const *extra)

@@ -30,6 +30,10 @@ int ktest_loader_status(pid_t pid);
 pid_t ktest_spawn(const char *const *argv, const char *out_path,
 		  const char *err_path);
 
+struct group;
+/* The system group name, made with groupadd if missing (waits out its lock). */
+struct group *ktest_ensure_group(const char *name);
+
 /* Why the kernel cannot run this test, or NULL. */
 const char *ktest_missing_feature(void);
 
