@@ -14,37 +14,9 @@ U=kst$$
 PROTO=proto/kernelstats_atoms.proto
 BOOT=00000000-0000-4000-8000-0000000000b1
 
-for need in setpriv useradd userdel groupadd protoc bpftool jq; do
-	command -v "$need" >/dev/null || { echo "SKIP: hostile pull: no $need"; exit 0; }
-done
-[ "$(id -u)" = 0 ] || { echo "SKIP: hostile pull: needs root"; exit 0; }
+. tests/lib/testuser.sh
+testuser_setup "hostile pull" hpull protoc bpftool jq
 [ -x "$K" ] && [ -f "$B/bpf/compaction.bpf" ] || { echo "FAIL: setup: build $B first"; exit 1; }
-
-tmp=$(mktemp -d /tmp/kstats-test-$$-hpull-XXXXXX)
-chmod 0755 "$tmp"
-cleanup() {
-	userdel "$U" 2>/dev/null
-	rm -rf "$PIN" "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-getent group kstats >/dev/null || groupadd --system kstats ||
-	{ echo "FAIL: setup: groupadd kstats failed"; exit 1; }
-useradd --system --no-create-home --user-group --shell /usr/sbin/nologin "$U" ||
-	{ echo "FAIL: setup: useradd $U failed"; exit 1; }
-
-pass() { echo "PASS: $1"; }
-fail() { echo "FAIL: $1"; }
-# run CMD...: sets rc, out (stdout), err (stderr), nerr (stderr lines).
-run() {
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	out=$(cat "$tmp/out")
-	err=$(cat "$tmp/err")
-	nerr=$(grep -c '' "$tmp/err")
-}
 # encode FILE: the AtomList in text format on stdin, as an atoms file.
 encode() {
 	protoc --encode=kernelstats.AtomList "$PROTO" >"$1" ||

@@ -14,44 +14,9 @@ OBJ=$B/bpf/compaction.bpf
 MAP=compaction_duration_map
 U=kst$$
 
-for need in setpriv useradd userdel groupadd jq strace; do
-	command -v "$need" >/dev/null || { echo "SKIP: hostile tools: no $need"; exit 0; }
-done
-[ "$(id -u)" = 0 ] || { echo "SKIP: hostile tools: needs root"; exit 0; }
+. tests/lib/testuser.sh
+testuser_setup "hostile tools" hostile jq strace
 [ -x "$K" ] && [ -f "$OBJ" ] || { echo "FAIL: setup: build $B first"; exit 1; }
-
-tmp=$(mktemp -d /tmp/kstats-test-$$-hostile-XXXXXX)
-chmod 0755 "$tmp"
-cleanup() {
-	userdel "$U" 2>/dev/null
-	rm -rf "$PIN" "$PIN"-* "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-getent group kstats >/dev/null || groupadd --system kstats ||
-	{ echo "FAIL: setup: groupadd kstats failed"; exit 1; }
-useradd --system --no-create-home --user-group --shell /usr/sbin/nologin "$U" ||
-	{ echo "FAIL: setup: useradd $U failed"; exit 1; }
-
-pass() { echo "PASS: $1"; }
-fail() { echo "FAIL: $1"; }
-# as GROUP CMD...: as $U with primary group GROUP, no other group, CAP_BPF only.
-as() {
-	local group=$1
-	shift
-	setpriv --reuid "$U" --regid "$group" --clear-groups \
-		--inh-caps +bpf --ambient-caps +bpf -- "$@"
-}
-# run CMD...: sets rc, out (stdout), err (stderr), nerr (stderr lines).
-run() {
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	out=$(cat "$tmp/out")
-	err=$(cat "$tmp/err")
-	nerr=$(grep -c '' "$tmp/err")
-}
 
 # Status files are root's: the test copy lives in a private directory.
 if ! "$B/kstats-loader" --obj-dir "$B/bpf" --pin-dir "$PIN" --run-dir "$tmp/run" >/dev/null; then

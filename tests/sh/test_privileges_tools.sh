@@ -12,38 +12,10 @@ MAP=compaction_duration_map
 MAP_PIN=$PIN/map_compaction_$MAP
 U=kst$$
 
-for need in setpriv useradd userdel groupadd; do
-	command -v "$need" >/dev/null || { echo "SKIP: privileges: no $need"; exit 0; }
-done
-[ "$(id -u)" = 0 ] || { echo "SKIP: privileges: needs root"; exit 0; }
+. tests/lib/testuser.sh
+# make install creates group kstats; the throwaway user gets its own group.
+testuser_setup privileges privsh
 [ -x "$B/kstats" ] && [ -f "$OBJ" ] || { echo "FAIL: setup: build $B first"; exit 1; }
-
-tmp=$(mktemp -d /tmp/kstats-test-$$-privsh-XXXXXX)
-chmod 0755 "$tmp"
-cleanup() {
-	userdel "$U" 2>/dev/null
-	rm -rf "$PIN" "$PIN"-* "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT	# the EXIT trap cleans up; bash runs it on exit only
-trap 'exit 143' TERM
-
-# make install creates the group; the throwaway user gets its own group.
-getent group kstats >/dev/null || groupadd --system kstats ||
-	{ echo "FAIL: setup: groupadd kstats failed"; exit 1; }
-useradd --system --no-create-home --user-group --shell /usr/sbin/nologin "$U" ||
-	{ echo "FAIL: setup: useradd $U failed"; exit 1; }
-
-pass() { echo "PASS: $1"; }
-fail() { echo "FAIL: $1"; }
-
-# as GROUP CMD...: as $U with primary group GROUP, no other group, CAP_BPF only.
-as() {
-	local group=$1
-	shift
-	setpriv --reuid "$U" --regid "$group" --clear-groups \
-		--inh-caps +bpf --ambient-caps +bpf -- "$@"
-}
 
 if ! "$B/kstats-loader" --obj-dir "$B/bpf" --pin-dir "$PIN" --run-dir "$tmp/run" >/dev/null; then
 	fail "setup: the loader failed on $B/bpf"
