@@ -128,3 +128,23 @@ int kstats_pin_not_map(const char *pin, int fd, int get_errno, char *err, size_t
 		return 0;
 	return -EMEDIUMTYPE;
 }
+
+__u32 kstats_fd_obj_id(int fd)
+{
+	struct { __u32 type, id; } info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+__u32 kstats_pin_id(const char *pin)
+{
+	int fd = bpf_obj_get(pin);
+	__u32 id;
+
+	if (fd < 0)
+		return 0;
+	id = kstats_fd_obj_id(fd);
+	close(fd);
+	return id;
+}

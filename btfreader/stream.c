@@ -365,21 +365,6 @@ const char *kstats_stream_enum_name(const struct kstats_stream *s,
 	return kstats_column_enum_name(s->drops, col, v);
 }
 
-/* The id of the ring pinned at pin now, or 0. */
-static __u32 pinned_id(const char *pin)
-{
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-	int fd = bpf_obj_get(pin);
-
-	if (fd < 0)
-		return 0;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		info.id = 0;
-	close(fd);
-	return info.id;
-}
-
 int kstats_stream_check_pin(struct kstats_stream *s, char *err, size_t errlen)
 {
 	struct stat st;
@@ -393,7 +378,7 @@ int kstats_stream_check_pin(struct kstats_stream *s, char *err, size_t errlen)
 		return ret < 0 ? kstats_fail(err, errlen, -ret, "%s: %s", s->ring_pin,
 					     strerror(-ret)) : 0;
 	/* Pinned anew: the same ring again, or a reload's new one. */
-	if (!stat(s->ring_pin, &st) && pinned_id(s->ring_pin) == s->ring_id) {
+	if (!stat(s->ring_pin, &st) && kstats_pin_id(s->ring_pin) == s->ring_id) {
 		s->ring_st = st;
 		return 0;
 	}

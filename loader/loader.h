@@ -181,7 +181,6 @@ void load_object(struct loader_ctx *ctx, const char *path, struct obj_result *re
 
 /* pin.c: shape checks, atomic publication, link replacement. */
 int pin_open(const char *path);
-__u32 fd_obj_id(int fd);
 void map_type_names(const struct btf *obj_btf, struct bpf_map *map,
 		    struct map_types *types);
 int map_shape_check(const struct btf *obj_btf, struct bpf_map *map, int pinned_fd,

@@ -304,7 +304,7 @@ static enum outcome prepare_map(struct obj_load *l, struct bpf_map *map)
 			    strerror(errno));
 		return OUT_FAILED_PIN;
 	}
-	ret = prev_map_types(l->ctx, l->res->name, m->name, fd_obj_id(fd), &known);
+	ret = prev_map_types(l->ctx, l->res->name, m->name, kstats_fd_obj_id(fd), &known);
 	ret = map_shape_check(bpf_object__btf(l->obj), map, fd, ret ? NULL : &known,
 			      why, sizeof(why));
 	if (!ret && !ring_consumable(map, fd, why, sizeof(why))) {
@@ -316,7 +316,7 @@ static enum outcome prepare_map(struct obj_load *l, struct bpf_map *map)
 	if (!ret) {
 		ret = bpf_map__reuse_fd(map, fd);
 		m->reused = !ret;
-		m->map_id = fd_obj_id(fd);
+		m->map_id = kstats_fd_obj_id(fd);
 		close(fd);
 		if (!ret)
 			return OUT_LOADED;

@@ -17,6 +17,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "kstats_pins.h"
 #include "loader.h"
 
 #define MAX_PROG_MAPS 64
@@ -42,15 +43,6 @@ int pin_open(const char *path)
 		log_msg(LOG_WARNING, "warning: cannot restore the mode of %s: %m", path);
 	errno = err;
 	return fd < 0 ? -1 : fd;
-}
-
-/* The id of any BPF object: prog, map and link info all start {type, id}. */
-__u32 fd_obj_id(int fd)
-{
-	struct { __u32 type, id; } info = {};
-	__u32 len = sizeof(info);
-
-	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
 static void type_name(const struct btf *btf, __u32 id, char *buf, size_t len)
@@ -356,7 +348,7 @@ static int prog_fd_of(__u32 prog_id, const char *const *prog_pins, size_t n)
 
 	for (i = 0; i < n; i++) {
 		fd = pin_open(prog_pins[i]);
-		if (fd >= 0 && fd_obj_id(fd) == prog_id)
+		if (fd >= 0 && kstats_fd_obj_id(fd) == prog_id)
 			return fd;
 		if (fd >= 0)
 			close(fd);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
+#include "kstats_pins.h"
 #include "object.h"
 
 static void owner_of_map(const struct obj_load *l, const char *name,
@@ -45,7 +46,7 @@ static int stage_maps(struct obj_load *l, struct pin_txn *txn)
 		} else {
 			snprintf(aside, sizeof(aside), "%s/aside_%llu_%s", l->ctx->pin_dir,
 				 (unsigned long long)l->created_real_ns, strrchr(m->pin, '/') + 1);
-			m->map_id = fd_obj_id(bpf_map__fd(map));
+			m->map_id = kstats_fd_obj_id(bpf_map__fd(map));
 			m->created_boottime_ns = l->created_boot_ns;
 			m->created_realtime_ns = l->created_real_ns;
 			ret = txn_pin(txn, bpf_map__fd(map), m->pin, m->replaced ? aside : NULL,
@@ -115,7 +116,7 @@ static int stage_progs(struct obj_load *l, struct link_swap *sw, struct pin_txn 
 			snprintf(p->reason, sizeof(p->reason),
 				 "kept: the same program was already attached");
 		else
-			p->prog_id = fd_obj_id(fd);
+			p->prog_id = kstats_fd_obj_id(fd);
 		ret = txn_pin(txn, p->kept ? pl->kept_fd : fd, p->prog_pin, NULL,
 			      pl->meta->uid, pl->meta->gid, pl->meta->mode);
 		if (ret) {

@@ -210,7 +210,7 @@ void describe_kept_pins(struct loader_ctx *ctx, struct obj_result *res,
 			memmove(m, m + 1, (--res->nmaps - i) * sizeof(*m));
 			continue;
 		}
-		m->map_id = fd_obj_id(fd);
+		m->map_id = kstats_fd_obj_id(fd);
 		m->reused = true;
 		prev_map_created(ctx, res->name, m->name, m->map_id,
 				 &m->created_boottime_ns, &m->created_realtime_ns);

@@ -198,7 +198,7 @@ static void collision_pins(const struct ltest *t, struct collision *c)
 {
 	snprintf(c->map, sizeof(c->map), "%s/map_a_b_c", t->kt.pin_dir);
 	snprintf(c->link, sizeof(c->link), "%s/link_a_b_on_rename", t->kt.pin_dir);
-	c->map_id = ltest_pin_id(c->map);
+	c->map_id = kstats_pin_id(c->map);
 	c->prog_id = ltest_link_prog(c->link);
 }
 

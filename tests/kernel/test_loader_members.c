@@ -30,6 +30,7 @@
 #include <cmocka.h>
 #include <bpf/bpf.h>
 
+#include "kstats_pins.h"
 #include "ltest.h"
 
 #define GROUP "kstats"
@@ -246,7 +247,7 @@ static void test_frozen_ring_recreated(void **state)
 
 	assert_int_equal(load(t), 0);
 	ring_pin(t, ring, sizeof(ring));
-	old_id = ltest_pin_id(ring);
+	old_id = kstats_pin_id(ring);
 	fd = bpf_obj_get(ring);
 	assert_true(fd >= 0);
 	assert_int_equal(bpf_map_freeze(fd), 0);
@@ -258,7 +259,7 @@ static void test_frozen_ring_recreated(void **state)
 
 	assert_int_equal(load(t), 0);
 	assert_true(ltest_output_has(t, "the ring was frozen"));
-	new_id = ltest_pin_id(ring);
+	new_id = kstats_pin_id(ring);
 	assert_int_not_equal(new_id, old_id);
 	fd = bpf_obj_get(ring);
 	assert_true(fd >= 0);

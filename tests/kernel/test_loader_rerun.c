@@ -202,7 +202,7 @@ static void test_failed_load_keeps_working_program(void **state)
 	/* Its pins are still recorded, so --unload still finds them. */
 	assert_int_equal(map_id(t, "lc", "rename_count_map"), map0);
 	assert_true(status_pins_has(t, "lc", map_pin));
-	assert_int_equal(ltest_pin_id(map_pin), map0);
+	assert_int_equal(kstats_pin_id(map_pin), map0);
 }
 
 /* Loads, but the kernel refuses the attach: the old program is put back. */
@@ -260,7 +260,7 @@ static void test_incompatible_map_refused(void **state)
 			snprintf(aside, sizeof(aside), "%s",
 				 json_object_get_string(json_object_array_get_idx(pins, i)));
 	assert_true(*aside);
-	assert_int_equal(ltest_pin_id(aside), map0);
+	assert_int_equal(kstats_pin_id(aside), map0);
 }
 
 /* A pin the loader did not make: refused when incompatible, never removed. */

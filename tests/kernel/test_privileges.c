@@ -186,7 +186,7 @@ static void remember_pins(const char *path, const char *obj,
 		snprintf(m->obj, sizeof(m->obj), "%s", path);
 		snprintf(m->name, sizeof(m->name), "%s", mm->name);
 		snprintf(m->pin, sizeof(m->pin), "%s", pin);
-		m->id = ltest_pin_id(pin);
+		m->id = kstats_pin_id(pin);
 	}
 	if (!*prog_pin)
 		for_each_prog_pin(path, obj, meta, remember_prog);

@@ -351,20 +351,6 @@ int ltest_rename_count(const struct ltest *t, const char *obj, uint64_t *count)
 	return ret;
 }
 
-uint32_t ltest_pin_id(const char *pin)
-{
-	struct { __u32 type, id; } info = {};	/* how map, prog and link info start */
-	__u32 len = sizeof(info);
-	int fd = bpf_obj_get(pin);
-
-	if (fd < 0)
-		return 0;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		info.id = 0;
-	close(fd);
-	return info.id;
-}
-
 uint32_t ltest_link_prog(const char *pin)
 {
 	struct bpf_link_info info = {};

@@ -65,8 +65,7 @@ const char *ltest_outcome(const struct ltest *t, const char *obj, const char *pr
 int ltest_renames(int n);
 /* This process's entry of <obj>'s pinned rename_count_map (0 if none). */
 int ltest_rename_count(const struct ltest *t, const char *obj, uint64_t *count);
-/* The id of the BPF object pinned at pin (0 if none), and of a link's program. */
-uint32_t ltest_pin_id(const char *pin);
+/* The program id of the link pinned at pin (0 if none); kstats_pin_id() for others. */
 uint32_t ltest_link_prog(const char *pin);
 /* Attached links, system-wide, whose program uses map map_id. */
 int ltest_links_using_map(uint32_t map_id);
