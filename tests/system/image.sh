@@ -28,9 +28,9 @@ mkdir -p "$cache"
 exec 9>"$cache/.image.lock"
 flock 9
 [ -f "$img" ] && { echo "$img"; exit 0; }
-rm -rf "$cache"/.tmp.*
+rm -rf --one-file-system "$cache"/.tmp.*
 tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+trap 'rm -rf --one-file-system "$tmp"' EXIT
 
 # The boot-time driver: the test script on the second disk, its output on
 # the serial console, then power off.  Not ordered against shutdown: it
@@ -50,6 +50,11 @@ TimeoutStartSec=infinity
 [Install]
 WantedBy=multi-user.target'
 
+# Nothing else at boot: no logins on the console, no periodic jobs.
+masked="serial-getty@ttyS0.service getty@tty1.service apt-daily.timer
+	apt-daily-upgrade.timer dpkg-db-backup.timer e2scrub_all.timer fstrim.timer
+	man-db.timer systemd-tmpfiles-clean.timer"
+masked=$(echo $masked)
 log=$tmp/mmdebstrap.log
 if ! mmdebstrap --mode=root --variant=minbase --include="$pkgs" \
 	--aptopt='APT::Install-Recommends "false"' \
@@ -60,9 +65,7 @@ if ! mmdebstrap --mode=root --variant=minbase --include="$pkgs" \
 	--customize-hook='mkdir -p "$1/mnt/systest"' \
 	--customize-hook="printf '%s\n' '$unit' > \"\$1/etc/systemd/system/systest.service\"" \
 	--customize-hook='chroot "$1" systemctl enable systest.service' \
-	--customize-hook='chroot "$1" systemctl mask serial-getty@ttyS0.service getty@tty1.service
-			  apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer
-			  e2scrub_all.timer fstrim.timer man-db.timer systemd-tmpfiles-clean.timer' \
+	--customize-hook="chroot \"\$1\" systemctl mask $masked" \
 	--customize-hook='rm -f "$1/etc/machine-id"; : > "$1/etc/machine-id"' \
 	"$suite" "$tmp/root" "$mirror" >"$log" 2>&1; then
 	if grep -qiE 'could not resolve|failed to fetch|temporary failure|unable to connect' "$log"; then
