@@ -2,8 +2,8 @@
 # units, config.
 # The group kstats (doc/design.md "Names") and the system user kstats that runs
 # kstats pull are created on the running system only, i.e. when DESTDIR is
-# empty; packages do that in their postinst.  So is the ACL that lets user
-# kstats write node_exporter's textfile directory (systemd-tmpfiles).
+# empty; packages do that in their postinst.  So are the tmpfiles.d lines:
+# the textfile export directory, owned by user kstats, and bpffs' mode.
 SBINDIR    ?= $(PREFIX)/sbin
 BINDIR     ?= $(PREFIX)/bin
 BPFDIR     ?= $(PREFIX)/lib/kernelstats/bpf
@@ -13,15 +13,18 @@ SYSCONFDIR ?= /etc
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 MANDIR     ?= $(PREFIX)/share/man
 DATADIR    ?= $(PREFIX)/share/kernelstats
-# node_exporter's textfile directory (Debian's default), where
-# kernelstats-textfile.service writes kernelstats.prom.
-TEXTFILE_DIR ?= /var/lib/prometheus/node-exporter
+# Where kernelstats-textfile.service writes kernelstats.prom: a directory
+# of kernelstats' own (it becomes user kstats'), for node_exporter's
+# --collector.textfile.directory.  Never node_exporter's own directory
+# (doc/fleet-export.md).
+TEXTFILE_DIR ?= /var/lib/kernelstats-textfile
 
 # dist/ files name the install paths @SBINDIR@, @BINDIR@, @BPFDIR@ and
 # @TEXTFILE_DIR@.
 INSTALL_SUBST = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
 		    -e 's|@BPFDIR@|$(BPFDIR)|g' -e 's|@TEXTFILE_DIR@|$(TEXTFILE_DIR)|g'
 UNITS := $(wildcard dist/systemd/*.service dist/systemd/*.timer)
+TMPFILES := $(wildcard dist/tmpfiles.d/*.conf)
 
 .PHONY: install
 install: all
@@ -39,9 +42,10 @@ install: all
 		$(INSTALL_SUBST) $$u > $(DESTDIR)$(UNITDIR)/$${u##*/} && \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; \
 	done
-	$(INSTALL_SUBST) dist/tmpfiles.d/kernelstats-textfile.conf \
-		> $(DESTDIR)$(TMPFILESDIR)/kernelstats-textfile.conf
-	chmod 0644 $(DESTDIR)$(TMPFILESDIR)/kernelstats-textfile.conf
+	for t in $(TMPFILES); do \
+		$(INSTALL_SUBST) $$t > $(DESTDIR)$(TMPFILESDIR)/$${t##*/} && \
+		chmod 0644 $(DESTDIR)$(TMPFILESDIR)/$${t##*/} || exit 1; \
+	done
 	$(INSTALL_SUBST) dist/android/kernelstats.rc > $(DESTDIR)$(INITRCDIR)/kernelstats.rc
 	chmod 0644 $(DESTDIR)$(INITRCDIR)/kernelstats.rc
 	$(INSTALL_SUBST) dist/cron.daily/kernelstats > $(DESTDIR)$(SYSCONFDIR)/cron.daily/kernelstats
@@ -55,6 +59,6 @@ install: all
 			--no-create-home --shell /usr/sbin/nologin kstats && \
 			echo "created user kstats"; }; \
 		! command -v systemd-tmpfiles >/dev/null || \
-			systemd-tmpfiles --create $(TMPFILESDIR)/kernelstats-textfile.conf || \
-			echo "warning: user kstats cannot write $(TEXTFILE_DIR); see doc/fleet-export.md"; \
+			systemd-tmpfiles --create $(addprefix $(TMPFILESDIR)/,$(notdir $(TMPFILES))) || \
+			echo "warning: systemd-tmpfiles failed: $(TEXTFILE_DIR) or /sys/fs/bpf is not ready for user kstats; see doc/fleet-export.md, doc/privileges.md"; \
 	fi

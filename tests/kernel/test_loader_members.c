@@ -269,18 +269,44 @@ static void test_frozen_ring_recreated(void **state)
 	assert_int_equal(ltest_links_using_map(old_id), 0);
 }
 
+/*
+ * groupadd exits 10 while another process (another test's useradd, say)
+ * holds /etc/group's lock: a wait, not a reason to skip.  -f: a group that
+ * appeared meanwhile is success too.
+ */
+#define GROUPADD_LOCKED 10
+#define GROUPADD_TRIES 120
+#define GROUPADD_WAIT_US 250000
+
+static struct group *ensure_group(void)
+{
+	static const char *const groupadd[] = { "groupadd", "-f", "--system", GROUP, NULL };
+	int i, status;
+	pid_t pid;
+
+	for (i = 0; i < GROUPADD_TRIES && !getgrnam(GROUP); i++) {
+		if (i)
+			usleep(GROUPADD_WAIT_US);
+		pid = ktest_spawn(groupadd, "/dev/null", "/dev/null");
+		if (pid < 0)
+			break;
+		status = ktest_loader_status(pid);
+		if (status && status != GROUPADD_LOCKED)
+			break;
+	}
+	return getgrnam(GROUP);
+}
+
 static const char *prepare(void)
 {
-	static const char *const groupadd[] = { "groupadd", "--system", GROUP, NULL };
-	struct group *gr = getgrnam(GROUP);
 	const char *missing = ktest_missing_feature();
+	struct group *gr;
 
 	if (missing)
 		return missing;
-	if (!gr && !ktest_loader_status(ktest_spawn(groupadd, "/dev/null", "/dev/null")))
-		gr = getgrnam(GROUP);
+	gr = ensure_group();
 	if (!gr)
-		return "no group " GROUP " and groupadd failed";
+		return "no group " GROUP " and groupadd -f --system " GROUP " failed";
 	kstats_gid = gr->gr_gid;
 	member_uid = 3100000000u + (uid_t)getpid() % 100000;
 	while (getpwuid(member_uid))

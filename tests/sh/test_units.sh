@@ -32,7 +32,8 @@ for f in $PREFIX/sbin/kstats-loader $PREFIX/bin/kstats \
 	 $PREFIX/lib/kernelstats/bpf/compaction.bpf $unit $rc /etc/kernelstats/loader.conf \
 	 $PREFIX/lib/systemd/system/kernelstats-pull.service /etc/cron.daily/kernelstats \
 	 $PREFIX/lib/systemd/system/kernelstats-textfile.service \
-	 $PREFIX/lib/systemd/system/kernelstats-textfile.timer $tmpfiles; do
+	 $PREFIX/lib/systemd/system/kernelstats-textfile.timer $tmpfiles \
+	 $PREFIX/lib/tmpfiles.d/kernelstats.conf; do
 	[ -e "$tmp$f" ] || { echo "FAIL: install_layout: $f missing"; fail=1; }
 done
 [ "$fail" -eq 0 ] && echo "PASS: install_layout"
@@ -42,8 +43,10 @@ check unit_oneshot grep -qx "Type=oneshot" "$tmp$unit"
 check unit_remain_after_exit grep -qx "RemainAfterExit=yes" "$tmp$unit"
 check unit_after_bpffs grep -q "^RequiresMountsFor=/sys/fs/bpf " "$tmp$unit"
 check no_placeholders_left bash -c "! grep -q '@[A-Z_]*@' '$tmp$unit' '$tmp$rc' '$tmp$textfile' '$tmp$tmpfiles'"
-check textfile_default_dir grep -qx "ExecStart=$PREFIX/bin/kstats dump --prometheus --obj-dir $PREFIX/lib/kernelstats/bpf --output /var/lib/prometheus/node-exporter/kernelstats.prom" "$tmp$textfile"
-check textfile_acl grep -qx "a+ /var/lib/prometheus/node-exporter - - - - u:kstats:rwx" "$tmp$tmpfiles"
+check textfile_default_dir grep -qx "ExecStart=$PREFIX/bin/kstats dump --prometheus --obj-dir $PREFIX/lib/kernelstats/bpf --output /var/lib/kernelstats-textfile/kernelstats.prom" "$tmp$textfile"
+# A directory of its own for user kstats: no ACL in node_exporter's.
+check textfile_own_dir bash -c "grep -qx 'd /var/lib/kernelstats-textfile 0755 kstats kstats -' '$tmp$tmpfiles' &&
+	! grep -q -e '^a' -e prometheus '$tmp$tmpfiles'"
 check pull_paths_follow_prefix bash -c "! grep -rq /usr/local '$tmp$PREFIX/lib/systemd/system' '$tmp/etc/cron.daily'"
 check rc_service grep -q "^service kstats_loader $PREFIX/sbin/kstats-loader --boot --obj-dir $PREFIX/lib/kernelstats/bpf" "$tmp$rc"
 check rc_oneshot grep -qx "    oneshot" "$tmp$rc"
@@ -51,11 +54,11 @@ check rc_oneshot grep -qx "    oneshot" "$tmp$rc"
 echo "disable = all" >"$tmp/etc/kernelstats/loader.conf"
 make -s --no-print-directory install BUILD="$BUILD" PREFIX=$PREFIX DESTDIR="$tmp" >/dev/null 2>&1
 check config_kept grep -qx "disable = all" "$tmp/etc/kernelstats/loader.conf"
-# TEXTFILE_DIR= moves the textfile unit's output, write access and ACL.
+# TEXTFILE_DIR= moves the textfile unit's output, write access and directory.
 make -s --no-print-directory install BUILD="$BUILD" PREFIX=$PREFIX DESTDIR="$tmp" \
 	TEXTFILE_DIR=/srv/textfile >/dev/null 2>&1
 check textfile_dir_configurable bash -c "grep -q -- '--output /srv/textfile/kernelstats.prom\$' '$tmp$textfile' &&
-	grep -qx 'ReadWritePaths=-/srv/textfile' '$tmp$textfile' && grep -q '^a+ /srv/textfile ' '$tmp$tmpfiles'"
+	grep -qx 'ReadWritePaths=-/srv/textfile' '$tmp$textfile' && grep -q '^d /srv/textfile ' '$tmp$tmpfiles'"
 
 if ! command -v systemd-analyze >/dev/null; then
 	echo "SKIP: systemd_analyze_verify: systemd-analyze is not installed"
