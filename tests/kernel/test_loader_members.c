@@ -272,7 +272,7 @@ static void test_frozen_ring_recreated(void **state)
 /*
  * groupadd exits 10 while another process (another test's useradd, say)
  * holds /etc/group's lock: a wait, not a reason to skip.  -f: a group that
- * appeared meanwhile is success too.
+ * appeared meanwhile is success too.  ktest_spawn() does not search PATH.
  */
 #define GROUPADD_LOCKED 10
 #define GROUPADD_TRIES 120
@@ -280,7 +280,8 @@ static void test_frozen_ring_recreated(void **state)
 
 static struct group *ensure_group(void)
 {
-	static const char *const groupadd[] = { "groupadd", "-f", "--system", GROUP, NULL };
+	static const char *const groupadd[] = { "/usr/sbin/groupadd", "-f", "--system",
+						     GROUP, NULL };
 	int i, status;
 	pid_t pid;
 
