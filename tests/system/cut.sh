@@ -40,6 +40,7 @@ done
 kstats-loader >/dev/null 2>&1 || echo "@@ INFO: kstats-loader exited $?"
 seq=0
 if [ "$mode" = final ]; then
+	echo 1 >/proc/sys/vm/compact_memory
 	echo "@@ PRE 1 $(events)"
 	pull >/run/pull.out 2>&1
 	echo "@@ DONE 1 $? $(newest)"

@@ -157,7 +157,7 @@ qemu-img create -q -f qcow2 -F qcow2 -b "$work/run.qcow2" "$work/cut.qcow2"
 cut_start=$(date +%s)
 for ((c = 1; c <= cuts; c++)); do
 	boot "cut$c" "$work/cut.qcow2" "rw init=/usr/local/sbin/systest-cut systest.cut=loop" \
-		"$(awk -v s="$RANDOM" 'BEGIN {srand(s); printf "%.2f", rand() * 3}')"
+		"$(awk -v s="$RANDOM" 'BEGIN {srand(s); printf "%.2f", rand() * 8}')"
 done
 boot cutfinal "$work/cut.qcow2" "rw init=/usr/local/sbin/systest-cut systest.cut=final"
 cut_secs=$(($(date +%s) - cut_start))
