@@ -21,7 +21,11 @@ say() { echo "$1: $T: $2"; }
 skip() { say SKIP "$1"; exit 0; }
 cleanup() {
 	[ -n "$qpid" ] && kill -9 "$qpid" 2>/dev/null
-	[ -n "$work" ] && [ -z "${SYSTEM_KEEP:-}" ] && rm -rf "$work"
+	if [ -n "$work" ] && [ -n "${SYSTEM_KEEP:-}" ]; then
+		rm -rf "$cache/last"
+		mkdir -p "$cache/last" && cp "$work"/*.log* "$work"/*.tab "$cache/last/" 2>/dev/null
+	fi
+	[ -n "$work" ] && rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
