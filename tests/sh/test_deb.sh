@@ -240,6 +240,7 @@ inner() {	# tmp dir with the .debs
 	v1=$(ls "$tmp"/kernelstats_*_"$(dpkg --print-architecture)".deb | grep -v +test2)
 	v2=$(ls "$tmp"/kernelstats_*+test2_*.deb 2>/dev/null)
 	mkdir -p "$tmp/log"
+	rm -f /var/lib/man-db/auto-update	# no man-db trigger run per dpkg -i
 	scenario_lifecycle "$v1" "$v2" "$tmp/log"
 	scenario_no_acl_left "$v1" "$tmp/log"
 	scenario_group_in_use "$v1" "$tmp/log" primary
@@ -312,6 +313,6 @@ check lintian_no_errors no_errors
 
 build_v2 || say FAIL "second build: $(tail -3 "$tmp/build2.log" | tr '\n' ' ')"
 
-unshare --mount --pid --fork --propagation private bash "$SELF" --isolate "$tmp"
+unshare --mount --pid --fork --kill-child --propagation private bash "$SELF" --isolate "$tmp"
 rc=$?
 [ "$rc" -eq 0 ] || say FAIL "the isolated run exited $rc"

@@ -46,7 +46,7 @@ check no_placeholders_left bash -c "! grep -q '@[A-Z_]*@' '$tmp$unit' '$tmp$rc' 
 check textfile_default_dir grep -qx "ExecStart=$PREFIX/bin/kstats dump --prometheus --obj-dir $PREFIX/lib/kernelstats/bpf --output /var/lib/kernelstats-textfile/kernelstats.prom" "$tmp$textfile"
 # A directory of its own for user kstats: no ACL in node_exporter's.
 check textfile_own_dir bash -c "grep -qx 'd /var/lib/kernelstats-textfile 0755 kstats kstats -' '$tmp$tmpfiles' &&
-	! grep -q -e '^a' -e prometheus '$tmp$tmpfiles'"
+	! grep -v '^#' '$tmp$tmpfiles' | grep -q -e '^a' -e prometheus"
 check pull_paths_follow_prefix bash -c "! grep -rq /usr/local '$tmp$PREFIX/lib/systemd/system' '$tmp/etc/cron.daily'"
 check rc_service grep -q "^service kstats_loader $PREFIX/sbin/kstats-loader --boot --obj-dir $PREFIX/lib/kernelstats/bpf" "$tmp$rc"
 check rc_oneshot grep -qx "    oneshot" "$tmp$rc"
