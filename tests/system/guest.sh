@@ -24,7 +24,7 @@ check() {	# name, then a command that must succeed
 	if "$@" >"$out" 2>&1; then
 		pass "$name"
 	else
-		fail "$name" "$* -> $(tail -4 "$out" | tr '\n' ' ')"
+		fail "$name" "$* -> $(tail -6 "$out" | tr '\n' ' ' | cut -c1-600)"
 	fi
 }
 blob() {	# name file
@@ -238,7 +238,7 @@ upgrade)
 	counts >"$out.before"
 	check "upgrade: dpkg -i of a second build" dpkg -i "$D/v2.deb"
 	counts >"$out.after"
-	check "upgrade: the maps (same pins) and their counts are kept" cmp "$out.before" "$out.after"
+	check "upgrade: the maps (same pins) and their counts are kept" diff "$out.before" "$out.after"
 	loader_checks upgrade
 	compact 3
 	install -m 0755 "$D/cut.sh" /usr/local/sbin/systest-cut
