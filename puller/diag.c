@@ -120,7 +120,8 @@ int kstats_check_pin_dir(const char *pin_dir, char *msg, size_t len)
 		return -ENODEV;
 	}
 	if (errno == EACCES) {
-		snprintf(msg, len, "cannot access %s: %s; %s", pin_dir, strerror(errno),
+		/* Not strerror(errno): kstats_perm_fix() may change errno first. */
+		snprintf(msg, len, "cannot access %s: %s; %s", pin_dir, strerror(EACCES),
 			 kstats_perm_fix());
 		return -EACCES;
 	}

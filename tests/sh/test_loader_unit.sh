@@ -96,7 +96,7 @@ restricted_load() {
 	fi
 	if grep -q "LOADED" "$tmp/out" && [ -e "$run/progs_loaded" ] &&
 	   ls "$pins"/link_compaction_* >/dev/null 2>&1; then
-		echo "PASS: $T: loads and pins with a read-only system, no network, CAP_BPF CAP_PERFMON CAP_CHOWN"
+		echo "PASS: $T: loads and pins with a read-only system, no network, $(unit_value CapabilityBoundingSet)"
 	else
 		echo "FAIL: $T: sandboxed load pinned nothing: $(head -3 "$tmp/out")"
 	fi
@@ -113,9 +113,21 @@ restricted_load() {
 	fi
 }
 
+# Kprobe variants attach through perf_event_open(): a later ~ line (as
+# ~@debug did) takes it out of the allow list (issue 25; this host's kernel
+# has the tracepoints, so the strace check below never sees the call).
+kprobe_syscall() {
+	if allowed_syscalls | grep -qx perf_event_open; then
+		echo "PASS: $T: SystemCallFilter keeps perf_event_open (kprobe variants)"
+	else
+		echo "FAIL: $T: SystemCallFilter denies perf_event_open, which kprobe variants attach with"
+	fi
+}
+
 if [ "$(id -u)" -ne 0 ]; then
 	echo "SKIP: $T: needs root"
 	exit 0
 fi
 security_score
+kprobe_syscall
 restricted_load

@@ -59,6 +59,13 @@ make -s --no-print-directory install BUILD="$BUILD" PREFIX=$PREFIX DESTDIR="$tmp
 	TEXTFILE_DIR=/srv/textfile >/dev/null 2>&1
 check textfile_dir_configurable bash -c "grep -q -- '--output /srv/textfile/kernelstats.prom\$' '$tmp$textfile' &&
 	grep -qx 'ReadWritePaths=-/srv/textfile' '$tmp$textfile' && grep -q '^d /srv/textfile ' '$tmp$tmpfiles'"
+# Under systemd 252, ProtectKernelTunables=yes mounts /sys read-only over
+# what ReadWritePaths= or TemporaryFileSystem= under /sys ask for (issue 25:
+# the loader could not pin, the readers met bpffs' 0700).
+for u in dist/systemd/*.service; do
+	check "no_tunables_over_bpffs_$(basename "$u" .service)" bash -c "! { grep -qx 'ProtectKernelTunables=yes' '$u' &&
+		grep -qE '^(ReadWritePaths|TemporaryFileSystem|BindReadOnlyPaths)=-?/sys/' '$u'; }"
+done
 
 if ! command -v systemd-analyze >/dev/null; then
 	echo "SKIP: systemd_analyze_verify: systemd-analyze is not installed"

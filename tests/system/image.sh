@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The system test's base image: Debian bookworm with systemd as PID 1, built
+# by mmdebstrap from Debian's packages, as a raw ext4 image (mke2fs -d) that
+# the guest boots as /dev/nvme0n1 without an initramfs.  Cached as
+# CACHE/base-<hash>.img, the hash over this script, the suite, the mirror and
+# the package list, so a re-run builds nothing; the guest's runs write to a
+# qcow2 overlay and never change it.  Prints the image's path.
+# At every boot, systest.service runs /mnt/systest/guest.sh from the second
+# disk (label systest) and powers off: the test lives there, not in the image.
+# Usage: tests/system/image.sh CACHE
+# Exit: 0 ready, 77 cannot build (offline, no mmdebstrap; reason on stderr).
+set -euo pipefail
+cache=$1
+suite=bookworm
+mirror=${SYSTEST_MIRROR:-http://deb.debian.org/debian}
+# The package's run-time dependencies are here so that dpkg -i needs no
+# network; node_exporter because a fleet host has it.
+pkgs="systemd systemd-sysv udev procps util-linux passwd adduser acl curl kmod
+      prometheus-node-exporter libbpf1 libelf1 libjson-c5 libprotobuf-c1 zlib1g"
+pkgs=$(echo $pkgs | tr ' ' ',')
+
+hash=$( { cat "$0"; echo "$suite $mirror $pkgs"; } | sha256sum | cut -c1-16)
+img=$cache/base-$hash.img
+[ -f "$img" ] && { echo "$img"; exit 0; }
+
+command -v mmdebstrap >/dev/null || { echo "no mmdebstrap (make deps installs it)" >&2; exit 77; }
+mkdir -p "$cache"
+exec 9>"$cache/.image.lock"
+flock 9
+[ -f "$img" ] && { echo "$img"; exit 0; }
+rm -rf --one-file-system "$cache"/.tmp.*
+tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
+trap 'rm -rf --one-file-system "$tmp"' EXIT
+
+# The boot-time driver: the test script on the second disk, its output on
+# the serial console, then power off.  Not ordered against shutdown: it
+# starts the poweroff itself.
+unit='[Unit]
+Description=system test driver (tests/system/guest.sh on the disk labelled systest)
+DefaultDependencies=no
+After=multi-user.target
+[Service]
+Type=oneshot
+ExecStart=/bin/sh -c "mount -o ro LABEL=systest /mnt/systest && exec /bin/bash /mnt/systest/guest.sh"
+ExecStopPost=/bin/systemctl --no-block poweroff
+StandardOutput=tty
+StandardError=tty
+TTYPath=/dev/ttyS0
+TimeoutStartSec=infinity
+[Install]
+WantedBy=multi-user.target'
+
+# Nothing else at boot: no logins on the console, no periodic jobs.
+masked="serial-getty@ttyS0.service getty@tty1.service apt-daily.timer
+	apt-daily-upgrade.timer dpkg-db-backup.timer e2scrub_all.timer fstrim.timer
+	man-db.timer systemd-tmpfiles-clean.timer"
+masked=$(echo $masked)
+log=$tmp/mmdebstrap.log
+if ! mmdebstrap --mode=root --variant=minbase --include="$pkgs" \
+	--aptopt='APT::Install-Recommends "false"' \
+	--dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
+	--dpkgopt='path-exclude=/usr/share/locale/*' \
+	--customize-hook='echo systest > "$1/etc/hostname"' \
+	--customize-hook='echo "/dev/nvme0n1 / ext4 rw,errors=remount-ro 0 1" > "$1/etc/fstab"' \
+	--customize-hook='mkdir -p "$1/mnt/systest"' \
+	--customize-hook="printf '%s\n' '$unit' > \"\$1/etc/systemd/system/systest.service\"" \
+	--customize-hook='chroot "$1" systemctl enable systest.service' \
+	--customize-hook="chroot \"\$1\" systemctl mask $masked" \
+	--customize-hook='rm -f "$1/etc/machine-id"; : > "$1/etc/machine-id"' \
+	"$suite" "$tmp/root" "$mirror" >"$log" 2>&1; then
+	if grep -qiE 'could not resolve|failed to fetch|temporary failure|unable to connect' "$log"; then
+		echo "cannot build the bookworm image: $(grep -iE 'could not resolve|failed to fetch|temporary failure|unable to connect' "$log" | head -1); offline?" >&2
+		exit 77
+	fi
+	echo "mmdebstrap failed:" >&2
+	tail -20 "$log" >&2
+	exit 1
+fi
+mke2fs -q -t ext4 -L root -d "$tmp/root" "$tmp/base.img" 2G
+mv "$tmp/base.img" "$img"
+echo "$img"

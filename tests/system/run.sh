@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# The installed system under a real systemd (doc/system-test.md): a Debian
+# bookworm guest (tests/system/image.sh) with systemd 252 as PID 1, Debian's
+# 6.1 cloud kernel under qemu TCG, the package of make deb installed with
+# dpkg -i.  Three systemd boots (install, upgrade, remove and purge), between
+# them power cuts (qemu killed while pulls run), then the checks that span
+# boots.  Prints "PASS|FAIL|SKIP: system: <check>" lines.
+# Usage: tests/system/run.sh    Environment: SYSTEM_CACHE (build/system),
+# KERNELS_CACHE (build/kernels), SYSTEM_CUTS (20), SYSTEM_TIMEOUT (s, 300).
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+T=system
+cache=${SYSTEM_CACHE:-build/system}
+kcache=${KERNELS_CACHE:-build/kernels}
+cuts=${SYSTEM_CUTS:-20}
+timeout_s=${SYSTEM_TIMEOUT:-300}
+work=
+qpid=
+
+say() { echo "$1: $T: $2"; }
+skip() { say SKIP "$1"; exit 0; }
+cleanup() {
+	[ -n "$qpid" ] && kill -9 "$qpid" 2>/dev/null
+	if [ -n "$work" ] && [ -n "${SYSTEM_KEEP:-}" ]; then
+		rm -rf "$cache/last"
+		mkdir -p "$cache/last" && cp "$work"/*.log* "$work"/*.tab "$cache/last/" 2>/dev/null
+	fi
+	[ -n "$work" ] && rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+[ "$(id -u)" -eq 0 ] || skip "needs root (mmdebstrap, mke2fs -d of a root tree)"
+for t in qemu-system-x86_64 qemu-img mmdebstrap mke2fs protoc dpkg-deb; do
+	command -v "$t" >/dev/null || skip "no $t (make deps installs it)"
+done
+
+start=$(date +%s)
+# The kernel: the matrix's cloud kernel, fetched and cached by the lab's fetcher.
+spec=$(awk '$1 == "debian-6.1-cloud" {print $3}' tests/kernels/matrix)
+err=$(tests/kernels/fetch.sh "$kcache" debian-6.1-cloud "$spec" 2>&1)
+case $? in
+0) ;;
+77) skip "kernel $spec: $err" ;;
+*) say FAIL "kernel fetch: $err"; exit 1 ;;
+esac
+kernel=$(ls "$kcache"/debian-6.1-cloud/vmlinu[xz] | head -1)
+
+base=$(tests/system/image.sh "$cache" 2>"$cache.err")
+case $? in
+0) ;;
+77) skip "base image: $(cat "$cache.err")" ;;
+*) say FAIL "base image: $(tail -5 "$cache.err" | tr '\n' ' ')"; exit 1 ;;
+esac
+rm -f "$cache.err"
+say INFO "base image $base ready after $(($(date +%s) - start))s" >/dev/null
+
+work=$(mktemp -d "/tmp/kstats-test-$$-system-XXXXXX") || exit 1
+mkdir -p "$work/disk"
+
+# The package: make deb of this tree, cached under the tree's content hash.
+# tests/ is not in the package.  SYSTEM_DEB=file installs that one instead.
+tree=$( { git ls-files -co --exclude-standard 2>/dev/null || find . -path ./build -prune -o -type f -print; } |
+	grep -v '^tests/' | sort | xargs -d '\n' sha256sum 2>/dev/null | sha256sum | cut -c1-16)
+debdir=$cache/deb-$tree
+if [ -n "${SYSTEM_DEB:-}" ]; then
+	debdir=$(dirname "$SYSTEM_DEB")
+elif ! ls "$debdir"/kernelstats_*.deb >/dev/null 2>&1; then
+	rm -rf "$cache"/deb-*
+	if ! make -s --no-print-directory deb DEB_DIR="$debdir" >"$work/deb.log" 2>&1; then
+		say FAIL "make deb: $(tail -3 "$work/deb.log" | tr '\n' ' ')"
+		rm -rf "$debdir"
+		exit 1
+	fi
+fi
+v1=${SYSTEM_DEB:-$(ls "$debdir"/kernelstats_*_amd64.deb | head -1)}
+cp "$v1" "$work/disk/v1.deb"
+# The second build an upgrade installs: the same files under a newer version.
+dpkg-deb -R "$v1" "$work/v2"
+sed -i 's/^Version: .*/&+systest2/' "$work/v2/DEBIAN/control"
+dpkg-deb -b "$work/v2" "$work/disk/v2.deb" >/dev/null
+rm -rf "$work/v2"
+cp tests/system/guest.sh tests/system/cut.sh "$work/disk/"
+mke2fs -q -t ext4 -L systest -d "$work/disk" "$work/systest.img" 64M >/dev/null
+qemu-img create -q -f qcow2 -F raw -b "$(realpath "$base")" "$work/run.qcow2"
+
+# One boot; the console log in $work/<name>.log.  With kill_after, qemu is
+# killed that many seconds after the guest printed "@@ LOOP".
+boot() {	# name disk cmdline [kill_after]
+	local name=$1 disk=$2 append=$3 kill_after=${4:-} log=$work/$1.log t0 i
+	t0=$(date +%s%N)
+	: >"$log"
+	qemu-system-x86_64 -accel tcg -m 1024 -smp 1 -display none -nic none \
+		-monitor none -no-reboot -serial "file:$log" -kernel "$kernel" \
+		-append "root=/dev/nvme0n1 console=ttyS0 loglevel=1 panic=-1 trace_event=compaction:mm_compaction_end $append" \
+		-device nvme,id=nvme0,serial=systest \
+		-drive "file=$disk,if=none,id=root,format=qcow2" -device nvme-ns,drive=root,bus=nvme0,nsid=1 \
+		-drive "file=$work/systest.img,if=none,id=t,format=raw,readonly=on" \
+		-device nvme-ns,drive=t,bus=nvme0,nsid=2 \
+		</dev/null >"$log.qemu" 2>&1 &
+	qpid=$!
+	if [ -n "$kill_after" ]; then
+		for ((i = 0; i < timeout_s * 10; i++)); do
+			grep -q '^@@ LOOP' "$log" && break
+			kill -0 "$qpid" 2>/dev/null || break
+			sleep 0.1
+		done
+		sleep "$kill_after"
+		kill -9 "$qpid" 2>/dev/null
+	else
+		for ((i = 0; i < timeout_s; i++)); do
+			kill -0 "$qpid" 2>/dev/null || break
+			sleep 1
+		done
+		kill -9 "$qpid" 2>/dev/null
+	fi
+	wait "$qpid" 2>/dev/null
+	qpid=
+	sed -i 's/\r$//' "$log"
+	echo "$(( ($(date +%s%N) - t0) / 1000000 ))" >"$log.ms"
+}
+
+# The guest's verdicts, as this suite's.
+verdicts() {	# log
+	sed -n 's/^.*@@ \(PASS\|FAIL\|SKIP\): /\1: '"$T"': /p; s/^.*@@ INFO: /# /p' "$1"
+}
+
+systemd_boot() {	# phase
+	boot "$1" "$work/run.qcow2" "ro quiet systemd.show_status=0 systest.phase=$1"
+	if ! grep -q "^@@ BEGIN $1" "$work/$1.log"; then
+		say FAIL "boot $1: the guest's test did not start; console:"
+		tail -30 "$work/$1.log" | sed 's/^/# /'
+		return 1
+	fi
+	verdicts "$work/$1.log"
+	grep -q "^@@ END $1" "$work/$1.log" ||
+		{ say FAIL "boot $1: the guest did not finish in ${timeout_s}s"; tail -20 "$work/$1.log" | sed 's/^/# /'; }
+	say PASS "boot $1: $(sed -n 's/^@@ BEGIN [a-z]* //p' "$work/$1.log"), $(( $(cat "$work/$1.log.ms") / 1000 ))s in qemu"
+}
+
+sum_for_boot() {	# atoms_table boot_id
+	awk -v b="$2" '$3 == b {s += $4} END {print s + 0}' "$1"
+}
+
+# SYSTEM_PHASES=explore: one boot that tries sandbox directives (development).
+if [ -n "${SYSTEM_PHASES:-}" ]; then
+	for p in $SYSTEM_PHASES; do systemd_boot "$p"; done
+	exit 0
+fi
+
+# --- the systemd boots, with the power cuts between upgrade and remove ---
+systemd_boot install
+systemd_boot upgrade
+boot_ids=()
+for p in install upgrade; do boot_ids+=("$(sed -n 's/^@@ BOOT //p' "$work/$p.log")"); done
+
+# Power cuts: an overlay over the upgraded disk, so the remove boot starts
+# from the state the systemd boots left.
+qemu-img create -q -f qcow2 -F qcow2 -b "$work/run.qcow2" "$work/cut.qcow2"
+cut_start=$(date +%s)
+for ((c = 1; c <= cuts; c++)); do
+	boot "cut$c" "$work/cut.qcow2" "rw init=/usr/local/sbin/systest-cut systest.cut=loop" \
+		"$(awk -v s="$RANDOM" 'BEGIN {srand(s); printf "%.2f", rand() * 8}')"
+done
+boot cutfinal "$work/cut.qcow2" "rw init=/usr/local/sbin/systest-cut systest.cut=final"
+cut_secs=$(($(date +%s) - cut_start))
+rm -f "$work/cut.qcow2"
+
+systemd_boot remove
+
+# --- checks across boots ---
+tests/system/atoms.sh "$work/remove.log" "$work/atoms" >"$work/atoms.tab"
+if grep -q UNDECODABLE "$work/atoms.tab"; then
+	say FAIL "atoms: every file decodes: $(grep UNDECODABLE "$work/atoms.tab" | tr '\n' ' ')"
+else
+	say PASS "atoms: all $(ls "$work/atoms"/*.b64 2>/dev/null | wc -l) files of the systemd boots decode (protoc)"
+fi
+for p in install upgrade remove; do
+	b=$(sed -n 's/^@@ BOOT //p' "$work/$p.log")
+	want=$(sed -n "s/^.*@@ COUNT $b //p" "$work/$p.log" | tail -1)
+	if [ -z "$want" ]; then
+		# install and upgrade print theirs after the shutdown pull.
+		want=$(sed -n "s/^.*@@ COUNT $b //p" "$work"/*.log | tail -1)
+	fi
+	got=$(sum_for_boot "$work/atoms.tab" "$b")
+	what="boot $p: the atoms of boot_id ${b:0:8} sum to tracefs' mm_compaction_end count"
+	[ "$p" = remove ] && what="$what (dpkg -r pulled before unloading)" ||
+		what="$what (after the shutdown pull)"
+	if [ -n "$want" ] && [ "$want" -gt 0 ] && [ "$got" = "$want" ]; then
+		say PASS "$what: $got = $want"
+	else
+		say FAIL "$what: atoms $got, tracefs ${want:-not reported}"
+	fi
+done
+
+tests/system/cuts.sh "$work" "$cuts"
+say INFO "total $(($(date +%s) - start))s" >/dev/null
+echo "# system: wall time $(($(date +%s) - start))s (power cuts ${cut_secs}s)"
