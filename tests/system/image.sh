@@ -76,6 +76,7 @@ if ! mmdebstrap --mode=root --variant=minbase --include="$pkgs" \
 	tail -20 "$log" >&2
 	exit 1
 fi
-mke2fs -q -t ext4 -L root -d "$tmp/root" "$tmp/base.img" 2G
+# mke2fs says "Creating regular file" on stdout even with -q: stdout is the path.
+mke2fs -q -t ext4 -L root -d "$tmp/root" "$tmp/base.img" 2G >&2
 mv "$tmp/base.img" "$img"
 echo "$img"

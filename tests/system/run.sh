@@ -54,6 +54,7 @@ case $? in
 *) say FAIL "base image: $(tail -5 "$cache.err" | tr '\n' ' ')"; exit 1 ;;
 esac
 rm -f "$cache.err"
+[ -f "$base" ] || { say FAIL "base image: image.sh printed '$base', not an image file"; exit 1; }
 say INFO "base image $base ready after $(($(date +%s) - start))s" >/dev/null
 
 work=$(mktemp -d "/tmp/kstats-test-$$-system-XXXXXX") || exit 1
