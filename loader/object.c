@@ -12,9 +12,7 @@
 #include <time.h>
 #include <fcntl.h>
 #include <unistd.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -29,8 +27,6 @@
 
 /* ---- opening ---- */
 
-/* Larger than any object a build produces; bounds what one file costs. */
-#define OBJECT_MAX_BYTES (64u << 20)
 
 static const char *file_kind(mode_t mode)
 {
@@ -117,159 +113,13 @@ static int read_object(struct obj_load *l)
 	return ret;
 }
 
-static struct bpf_object *open_mem(const char *name, const void *elf, size_t len)
-{
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = name);
-
-	return bpf_object__open_mem(elf, len, &opts);
-}
-
-/*
- * libbpf parses the ELF in a child first: a malformed file that crashes it
- * then costs one FAILED_OBJECT, not the whole boot-time run.  So each object
- * is parsed twice.  Measured (doc/loader.md): libFuzzer found a SEGV in
- * libbpf 1.1.2's bpf_object__open_mem() from three bit flips of a built
- * object in fewer than 33000 inputs.  One child (the prober) serves the
- * whole run over a socket, one object at a time: a fork per run, not per
- * object, and a new one only after a crash.
- */
-struct probe_req {
-	__u64 len;
-	char name[KSTATS_NAME_LEN];
-};
-
-struct probe_reply {
-	__s32 ok;
-	char why[sizeof(((struct loader_ctx *)0)->libbpf_err)];
-};
-
-static struct {
-	pid_t pid;
-	int fd;
-} prober = { -1, -1 };
-
-static int io_full(int fd, void *buf, size_t len, bool out)
-{
-	ssize_t n;
-
-	for (; len; buf = (char *)buf + n, len -= n) {
-		n = out ? write(fd, buf, len) : read(fd, buf, len);
-		if (n < 0 && errno == EINTR) {
-			n = 0;
-			continue;
-		}
-		if (n <= 0)
-			return -EPIPE;
-	}
-	return 0;
-}
-
-/* The child: parses, closes, then answers, so a crash is the object's. */
-static __attribute__((noreturn)) void probe_serve(int fd)
-{
-	struct probe_reply rep;
-	struct probe_req req;
-	struct bpf_object *obj;
-	void *elf;
-
-	while (!io_full(fd, &req, sizeof(req), false)) {
-		req.name[sizeof(req.name) - 1] = 0;
-		elf = req.len <= OBJECT_MAX_BYTES ? malloc(req.len ?: 1) : NULL;
-		if (!elf || io_full(fd, elf, req.len, false))
-			_exit(2);
-		memset(&rep, 0, sizeof(rep));
-		log_capture(rep.why, sizeof(rep.why));
-		obj = open_mem(req.name, elf, req.len);
-		rep.ok = !!obj;
-		if (!obj && !*rep.why)
-			snprintf(rep.why, sizeof(rep.why), "%s", strerror(errno));
-		bpf_object__close(obj);
-		free(elf);
-		if (io_full(fd, &rep, sizeof(rep), true))
-			_exit(2);
-	}
-	_exit(0);
-}
-
-static void prober_stop(void)
-{
-	if (prober.fd < 0)
-		return;
-	close(prober.fd);	/* the prober reads EOF and exits */
-	prober.fd = -1;
-	waitpid(prober.pid, NULL, 0);
-}
-
-static int prober_start(void)
-{
-	static bool registered;
-	int sv[2];
-
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
-		return -errno;
-	prober.pid = fork();
-	if (prober.pid < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		return -EAGAIN;
-	}
-	if (!prober.pid) {
-		/* Holds nothing of the run: not its lock, pins or files. */
-		close_range(3, sv[1] - 1, 0);
-		close_range(sv[1] + 1, ~0U, 0);
-		probe_serve(sv[1]);
-	}
-	close(sv[1]);
-	prober.fd = sv[0];
-	if (!registered)
-		registered = !atexit(prober_stop);
-	return 0;
-}
-
-/* The prober died on this object: how, for its outcome. */
-static void prober_lost(struct obj_load *l)
-{
-	int status = 0;
-	pid_t pid = prober.pid;
-
-	close(prober.fd);
-	prober.fd = -1;
-	if (waitpid(pid, &status, 0) == pid && WIFSIGNALED(status))
-		set_outcome(l->res, OUT_FAILED_OBJECT, "libbpf crashed parsing it (%s)",
-			    strsignal(WTERMSIG(status)));
-	else
-		set_outcome(l->res, OUT_FAILED_OBJECT, "libbpf cannot open it: unknown error");
-}
-
-static int probe_open(struct obj_load *l)
-{
-	struct probe_req req = { .len = l->elf_len };
-	struct probe_reply rep;
-
-	if (prober.fd < 0 && prober_start())
-		return 0;	/* cannot isolate: open in-process */
-	snprintf(req.name, sizeof(req.name), "%s", l->res->name);
-	if (io_full(prober.fd, &req, sizeof(req), true) ||
-	    io_full(prober.fd, l->elf, l->elf_len, true) ||
-	    io_full(prober.fd, &rep, sizeof(rep), false)) {
-		prober_lost(l);
-		return -ENOEXEC;
-	}
-	if (rep.ok)
-		return 0;
-	rep.why[sizeof(rep.why) - 1] = 0;
-	set_outcome(l->res, OUT_FAILED_OBJECT, "libbpf cannot open it: %s",
-		    *rep.why ? rep.why : "unknown error");
-	return -ENOEXEC;
-}
-
 static int open_object(struct obj_load *l)
 {
 	struct bpf_program *prog;
 	size_t i = 0;
 
 	log_capture(l->ctx->libbpf_err, sizeof(l->ctx->libbpf_err));
-	l->obj = open_mem(l->res->name, l->elf, l->elf_len);
+	l->obj = obj_open_mem(l->res->name, l->elf, l->elf_len);
 	if (!l->obj) {
 		set_outcome(l->res, OUT_FAILED_OBJECT, "libbpf cannot open it: %s",
 			    l->ctx->libbpf_err);

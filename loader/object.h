@@ -32,6 +32,13 @@ struct obj_load {
 };
 
 /* variant.c: programs, their attach points, one variant per attach point. */
+/* Larger than any object a build produces; bounds what one file costs. */
+#define OBJECT_MAX_BYTES (64u << 20)
+
+/* probe.c */
+struct bpf_object *obj_open_mem(const char *name, const void *elf, size_t len);
+int probe_open(struct obj_load *l);
+
 int init_progs(struct obj_load *l);
 enum outcome choose_variants(struct obj_load *l);
 bool check_deferred(struct obj_load *l);
