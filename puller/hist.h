@@ -39,6 +39,7 @@ struct kstats_hist {
 	bool selected;				/* read by kstats_snapshot_read */
 	bool loaded;				/* its map is pinned */
 	uint32_t map_id;			/* a new id means a new map */
+	unsigned int width;			/* bytes per bucket counter */
 	size_t nlabels;				/* 0: one system-wide series */
 	char label[KSTATS_MAX_LABELS][KSTATS_LABEL_LEN];	/* label names */
 	uint32_t enum_type[KSTATS_MAX_LABELS];	/* BTF enum of a label, or 0 */
@@ -76,7 +77,11 @@ int kstats_snapshot_read(struct kstats_snapshot *s, const char *pin_dir,
 /* Deep copy. */
 int kstats_snapshot_dup(struct kstats_snapshot *dst,
 			const struct kstats_snapshot *src);
-/* cur - prev per series and bucket; a recreated map counts from zero. */
+/*
+ * cur - prev per series and bucket, with the pull's rule (delta.c): a
+ * recreated map counts from zero, a counter narrower than u64 wraps, a u64
+ * bucket below prev shows 0 and is an anomaly, warned about on stderr.
+ */
 void kstats_snapshot_subtract(struct kstats_snapshot *cur,
 			      const struct kstats_snapshot *prev);
 void kstats_snapshot_free(struct kstats_snapshot *s);

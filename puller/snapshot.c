@@ -15,6 +15,7 @@
 #include "kstats_pins.h"
 #include "kstats_reader.h"
 #include "kstats_status.h"
+#include "pull.h"
 
 static int add_object(struct kstats_snapshot *s, const char *obj_dir,
 		      const char *file, char *err, size_t errlen)
@@ -239,6 +240,7 @@ static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
 	}
 	ret = kstats_histmap_read(h->obj_path, h->map, pin, &hm, err, errlen);
 	h->map_id = hm.map_id;
+	h->width = hm.width;
 	if (!ret)
 		ret = kstats_labels_init(h, hm.map, err, errlen);
 	if (!ret)
@@ -321,20 +323,21 @@ find_series(const struct kstats_series *key, const struct kstats_series *v,
 	return NULL;
 }
 
-static void subtract_series(struct kstats_series *c, const struct kstats_series *p)
+/* The pull's per-bucket deltas (delta.c); returns the anomalous buckets. */
+static unsigned int subtract_series(struct kstats_series *c, const struct kstats_series *p,
+				    unsigned int width)
 {
-	unsigned int b;
+	struct delta_key dk;
 
-	for (b = 0; b < BPF_TELEMETRY_NR_BUCKETS; b++)
-		if (c->buckets[b] < p->buckets[b])
-			return;	/* went back: the entry was reset, all of it is new */
-	for (b = 0; b < BPF_TELEMETRY_NR_BUCKETS; b++)
-		c->buckets[b] -= p->buckets[b];
+	delta_begin(&dk, c->buckets, p->buckets, width);
+	memcpy(c->buckets, dk.pending, sizeof(c->buckets));
+	return dk.anomalies;
 }
 
 void kstats_snapshot_subtract(struct kstats_snapshot *cur,
 			      const struct kstats_snapshot *prev)
 {
+	unsigned int anomalies;
 	size_t i, j;
 
 	cur->is_delta = true;
@@ -346,14 +349,19 @@ void kstats_snapshot_subtract(struct kstats_snapshot *cur,
 
 		if (!c->loaded || !p->loaded || c->map_id != p->map_id)
 			continue;	/* a new map: everything it holds is new */
+		anomalies = 0;
 		for (j = 0; j < c->nseries; j++) {
 			const struct kstats_series *ps =
 				find_series(&c->series[j], p->series, p->nseries,
 					    c->nlabels);
 
 			if (ps)
-				subtract_series(&c->series[j], ps);
+				anomalies += subtract_series(&c->series[j], ps, c->width);
 		}
+		if (anomalies)
+			fprintf(stderr, "kstats dump: warning: %s: %u buckets went backwards "
+				"in map %u; shown as 0 (doc/pull.md, Deltas)\n", c->metric,
+				anomalies, c->map_id);
 	}
 }
 

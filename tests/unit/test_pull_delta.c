@@ -2,7 +2,8 @@
 /*
  * kstats pull's pure parts: bucket deltas (u64 anomalies, u32 wrap, splits
  * above INT32_MAX) and the state file's encoding and corruption checks
- * (test_pull_schema.c checks the objects against the atom schema).
+ * (test_pull_schema.c checks the objects against the atom schema), and
+ * kstats dump --interval's deltas, which are the pull's.
  * No kernel needed: tests/kernel/test_pull.c drives the same code on real maps.
  */
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "hist.h"
 #include "pull.h"
 
 /* Emits every atom of one key; returns how many, sums into total. */
@@ -144,6 +146,61 @@ static void test_split_cap_carries_over(void **state)
 	assert_int_equal(total[0], big);
 }
 
+/* One loaded histogram of one series, map 7, counters of width bytes. */
+static void one_series(struct kstats_snapshot *s, struct kstats_hist *h,
+		       struct kstats_series *sr, const uint64_t *buckets, unsigned int width)
+{
+	memset(s, 0, sizeof(*s));
+	memset(h, 0, sizeof(*h));
+	memset(sr, 0, sizeof(*sr));
+	memcpy(sr->buckets, buckets, sizeof(sr->buckets));
+	snprintf(h->metric, sizeof(h->metric), "TestLatency");
+	h->loaded = h->selected = true;
+	h->map_id = 7;
+	h->width = width;
+	h->series = sr;
+	h->nseries = 1;
+	s->hists = h;
+	s->nhists = 1;
+}
+
+/* What dump --interval shows for prev -> cur: the pull's delta, bucket by bucket. */
+static void assert_dump_shows_pull_delta(const uint64_t *prev, const uint64_t *cur,
+					 unsigned int width, const uint64_t *want)
+{
+	struct kstats_snapshot sp, sc;
+	struct kstats_hist hp, hc;
+	struct kstats_series p, c;
+	struct delta_key dk;
+
+	one_series(&sp, &hp, &p, prev, width);
+	one_series(&sc, &hc, &c, cur, width);
+	kstats_snapshot_subtract(&sc, &sp);
+	assert_true(sc.is_delta);
+	assert_memory_equal(c.buckets, want, sizeof(c.buckets));
+	delta_begin(&dk, cur, prev, width);
+	assert_memory_equal(c.buckets, dk.pending, sizeof(c.buckets));
+}
+
+/*
+ * Where dump --interval and the pull disagreed (issue 28): one bucket of a
+ * key drops while the others grow.  dump reset the whole series (showed
+ * every cumulative count); the pull counts that one bucket as an anomaly
+ * and keeps the others' deltas.  Both now show the pull's per-bucket rule.
+ */
+static void test_dump_interval_is_pull_delta(void **state)
+{
+	uint64_t prev[PULL_NR_BUCKETS] = { 9, 4, 100 }, cur[PULL_NR_BUCKETS] = { 3, 10, 101 };
+	uint64_t want[PULL_NR_BUCKETS] = { 0, 6, 1 };
+	uint64_t wprev[PULL_NR_BUCKETS] = { 0xfffffff0u, 5 }, wcur[PULL_NR_BUCKETS] = { 0x10, 7 };
+	uint64_t wwant[PULL_NR_BUCKETS] = { 0x20, 2 };
+
+	(void)state;
+	assert_dump_shows_pull_delta(prev, cur, 8, want);
+	/* u32 counters wrap: modular, not a reset. */
+	assert_dump_shows_pull_delta(wprev, wcur, 4, wwant);
+}
+
 static void sample_state(struct pull_state *st)
 {
 	struct pull_map_state ms = { .obj = "compaction", .map = "m", .map_id = 42,
@@ -258,6 +315,7 @@ int main(void)
 		cmocka_unit_test(test_u32_wrap),
 		cmocka_unit_test(test_split_above_int32),
 		cmocka_unit_test(test_split_cap_carries_over),
+		cmocka_unit_test(test_dump_interval_is_pull_delta),
 		cmocka_unit_test(test_window_clock_steps),
 		cmocka_unit_test(test_state_round_trip),
 		cmocka_unit_test(test_state_corruption_detected),
