@@ -2,25 +2,17 @@
 /* kstats read: any pinned map, generically, with column names from BTF. */
 #include <errno.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
 
-#include "hist.h"
+#include "fields.h"
 #include "kstats.h"
-#include "kstats_escape.h"
+#include "kstats_histmap.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "kstats_reader.h"
-
-/* What is shown: one column, or a char array as one string. */
-struct field {
-	char name[KSTATS_PATH_LEN];
-	size_t col, len;
-	bool is_string;
-};
 
 static void usage(FILE *f)
 {
@@ -30,8 +22,8 @@ static void usage(FILE *f)
 		"       kstats read --pin PATH [--per-cpu] [--json]\n"
 		"Dump any pinned map, one row per entry sorted by key, with columns named\n"
 		"from the object's BTF, or from the map's own BTF when the object is\n"
-		"missing or does not match the map.  Enums show their names, char\n"
-		"arrays their text.\n\n"
+		"missing or does not match the map.  Enums show their names, bools true or\n"
+		"false, char arrays their text (other bytes as \\xNN).\n\n"
 		"  --obj FILE.bpf  object the map was loaded from\n"
 		"  --map NAME      the map's name in the object\n"
 		"  --pin PATH      the pinned map (default: DIR/map_<obj>_<NAME>)\n"
@@ -42,144 +34,52 @@ static void usage(FILE *f)
 		"5 permission denied.\n");
 }
 
-/* "name[0]", "name[1]", ... as one string field named "name". */
-static size_t char_run(const struct kstats_map *m, size_t c, size_t end,
-		       struct field *f)
-{
-	const struct kstats_column *first = kstats_map_column(m, c);
-	const char *br = strrchr(first->name, '[');
-	size_t base = br ? (size_t)(br - first->name) : 0, n;
-	char want[KSTATS_PATH_LEN + 16];
-
-	if (!br || strcmp(br, "[0]") || first->kind != KSTATS_LEAF_CHAR)
-		return 0;
-	for (n = 0; c + n < end; n++) {
-		const struct kstats_column *col = kstats_map_column(m, c + n);
-
-		snprintf(want, sizeof(want), "%.*s[%zu]", (int)base, first->name, n);
-		if (col->kind != KSTATS_LEAF_CHAR || strcmp(col->name, want) ||
-		    col->offset != first->offset + n)
-			break;
-	}
-	snprintf(f->name, sizeof(f->name), "%.*s", (int)base, first->name);
-	f->col = c;
-	f->len = n;
-	f->is_string = true;
-	return n;
-}
-
 /* A value field named like a key field: both get "key." and "value.". */
-static void qualify_clashes(const struct kstats_map *m, struct field *fields, size_t n)
+static void qualify_clashes(struct kstats_fields *fs)
 {
+	struct kstats_field *k, *v;
 	char name[KSTATS_PATH_LEN];
-	size_t i, j;
 
-	for (i = 0; i < n; i++) {
-		if (!kstats_map_column(m, fields[i].col)->in_key)
+	for (k = fs->f; k < fs->f + fs->n; k++) {
+		if (!k->c->in_key)
 			continue;
-		for (j = 0; j < n; j++) {
-			if (kstats_map_column(m, fields[j].col)->in_key ||
-			    strcmp(fields[i].name, fields[j].name))
+		for (v = fs->f; v < fs->f + fs->n; v++) {
+			if (v->c->in_key || strcmp(k->name, v->name))
 				continue;
-			snprintf(name, sizeof(name), "key.%s", fields[i].name);
-			snprintf(fields[i].name, sizeof(fields[i].name), "%s", name);
-			snprintf(name, sizeof(name), "value.%s", fields[j].name);
-			snprintf(fields[j].name, sizeof(fields[j].name), "%s", name);
+			snprintf(name, sizeof(name), "key.%s", k->name);
+			snprintf(k->name, sizeof(k->name), "%s", name);
+			snprintf(name, sizeof(name), "value.%s", v->name);
+			snprintf(v->name, sizeof(v->name), "%s", name);
 			break;
 		}
 	}
 }
 
-static struct field *build_fields(const struct kstats_map *m, size_t *nfields)
+static const struct kstats_column *map_column(const void *m, size_t i)
 {
-	size_t ncols = kstats_map_ncols(m), nkey = kstats_map_nkey_cols(m), c = 0, n = 0;
-	struct field *fields = calloc(ncols ?: 1, sizeof(*fields));
-
-	while (fields && c < ncols) {
-		struct field *f = &fields[n++];
-		/* A string never spans key and value. */
-		size_t run = char_run(m, c, c < nkey ? nkey : ncols, f);
-
-		if (!run) {
-			snprintf(f->name, sizeof(f->name), "%s", kstats_map_column(m, c)->name);
-			f->col = c;
-			f->len = 1;
-			run = 1;
-		}
-		c += run;
-	}
-	*nfields = n;
-	if (fields)
-		qualify_clashes(m, fields, n);
-	return fields;
+	return kstats_map_column(m, i);
 }
 
-/* Up to the first NUL, escaped (kstats_escape); malloc'ed. */
-static char *string_of(const int64_t *row, const struct field *f)
+static const char *map_enum_name(const void *m, const struct kstats_column *c, int64_t v)
 {
-	char *raw = malloc(f->len + 1), *s = malloc(KSTATS_ESCAPED_SIZE(f->len));
-	size_t n;
-
-	if (raw && s) {
-		for (n = 0; n < f->len && row[f->col + n]; n++)
-			raw[n] = (char)row[f->col + n];
-		kstats_escape(s, KSTATS_ESCAPED_SIZE(f->len), raw, n);
-	} else {
-		free(s);
-		s = NULL;
-	}
-	free(raw);
-	return s;
+	return kstats_column_enum_name(m, c, v);
 }
 
-static bool is_unsigned64(const struct kstats_column *c)
+static int build_fields(const struct kstats_map *m, struct kstats_fields *fs)
 {
-	return c->size == 8 && !c->is_signed;
-}
+	const struct kstats_field_src src = {
+		.src = m, .ncols = kstats_map_ncols(m), .nkey = kstats_map_nkey_cols(m),
+		.column = map_column, .enum_name = map_enum_name,
+	};
+	int ret = kstats_fields_build(fs, &src);
 
-static json_object *field_json(const struct kstats_map *m, const int64_t *row,
-			       const struct field *f)
-{
-	const struct kstats_column *c = kstats_map_column(m, f->col);
-	const char *e = kstats_column_enum_name(m, c, row[f->col]);
-	json_object *j;
-	char *s;
-
-	if (f->is_string) {
-		s = string_of(row, f);
-		j = json_object_new_string(s ? s : "");
-		free(s);
-		return j;
-	}
-	if (e)
-		return json_object_new_string(e);
-	if (is_unsigned64(c))
-		return json_object_new_uint64((uint64_t)row[f->col]);
-	return json_object_new_int64(row[f->col]);
-}
-
-static void print_field(const struct kstats_map *m, const int64_t *row,
-			const struct field *f)
-{
-	const struct kstats_column *c = kstats_map_column(m, f->col);
-	const char *e = kstats_column_enum_name(m, c, row[f->col]);
-	char *s;
-
-	if (f->is_string) {
-		s = string_of(row, f);
-		printf("\"%s\"", s ? s : "");
-		free(s);
-	} else if (e) {
-		printf("%s", e);
-	} else if (is_unsigned64(c)) {
-		printf("%" PRIu64, (uint64_t)row[f->col]);
-	} else {
-		printf("%" PRId64, row[f->col]);
-	}
+	if (!ret)
+		qualify_clashes(fs);
+	return ret;
 }
 
 static int print_json(const struct kstats_map *m, const int64_t *rows, size_t nrows,
-		      const struct field *fields, size_t nfields)
+		      const struct kstats_fields *fs)
 {
 	size_t ncols = kstats_map_ncols(m), r, i;
 
@@ -189,9 +89,9 @@ static int print_json(const struct kstats_map *m, const int64_t *rows, size_t nr
 
 		if (!obj)
 			return -ENOMEM;
-		for (i = 0; i < nfields; i++)
-			json_object_object_add(obj, fields[i].name,
-					       field_json(m, rows + r * ncols, &fields[i]));
+		for (i = 0; i < fs->n; i++)
+			json_object_object_add(obj, fs->f[i].name,
+					       kstats_field_json(fs, i, rows + r * ncols));
 		printf("%s\n%s", r ? "," : "",
 		       json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
 						      JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -201,18 +101,22 @@ static int print_json(const struct kstats_map *m, const int64_t *rows, size_t nr
 	return 0;
 }
 
+/* Tab-separated under a header line; strings quoted, so an empty one shows. */
 static void print_text(const struct kstats_map *m, const int64_t *rows, size_t nrows,
-		       const struct field *fields, size_t nfields)
+		       const struct kstats_fields *fs)
 {
 	size_t ncols = kstats_map_ncols(m), r, i;
 
-	for (i = 0; i < nfields; i++)
-		printf("%s%s", i ? "\t" : "", fields[i].name);
+	for (i = 0; i < fs->n; i++)
+		printf("%s%s", i ? "\t" : "", fs->f[i].name);
 	printf("\n");
 	for (r = 0; r < nrows; r++) {
-		for (i = 0; i < nfields; i++) {
-			printf("%s", i ? "\t" : "");
-			print_field(m, rows + r * ncols, &fields[i]);
+		for (i = 0; i < fs->n; i++) {
+			const char *q = fs->f[i].is_string ? "\"" : "";
+
+			printf("%s%s", i ? "\t" : "", q);
+			kstats_field_print(stdout, fs, i, rows + r * ncols);
+			printf("%s", q);
 		}
 		printf("\n");
 	}
@@ -229,7 +133,7 @@ static int cmp_rows(const void *a, const void *b, void *arg)
 
 		if (x[i] == y[i])
 			continue;
-		if (is_unsigned64(c))
+		if (kstats_column_is_u64(c))
 			return (uint64_t)x[i] < (uint64_t)y[i] ? -1 : 1;
 		return x[i] < y[i] ? -1 : 1;
 	}
@@ -250,9 +154,9 @@ static int read_and_print(const struct kstats_map_opts *mo, bool json)
 {
 	char err[KSTATS_ERR_LEN] = "";
 	struct kstats_map *m = NULL;
-	struct field *fields = NULL;
+	struct kstats_fields fs = {};
 	int64_t *rows = NULL;
-	size_t nrows, nfields, ncols;
+	size_t nrows, ncols;
 	int ret;
 
 	ret = kstats_map_open(mo, &m, err, sizeof(err));
@@ -261,15 +165,14 @@ static int read_and_print(const struct kstats_map_opts *mo, bool json)
 	if (*kstats_map_source_note(m))
 		fprintf(stderr, "kstats read: note: %s\n", kstats_map_source_note(m));
 	ncols = kstats_map_ncols(m);
-	fields = build_fields(m, &nfields);
-	ret = fields ? kstats_read_rows(m, &rows, &nrows, err, sizeof(err)) : -ENOMEM;
+	ret = build_fields(m, &fs) ?: kstats_read_rows(m, &rows, &nrows, err, sizeof(err));
 	if (ret)
 		goto out;
 	qsort_r(rows, nrows, ncols * sizeof(*rows), cmp_rows, m);
 	if (json)
-		ret = print_json(m, rows, nrows, fields, nfields);
+		ret = print_json(m, rows, nrows, &fs);
 	else
-		print_text(m, rows, nrows, fields, nfields);
+		print_text(m, rows, nrows, &fs);
 out:
 	if (!*err && ret)
 		snprintf(err, sizeof(err), "%s", strerror(-ret));
@@ -277,7 +180,7 @@ out:
 	if (ret)
 		fprintf(stderr, "kstats read: %s%s\n", err,
 			ret == -ENOENT ? "; run kstats-loader, or pass --pin" : "");
-	free(fields);
+	kstats_fields_free(&fs);
 	free(rows);
 	kstats_map_close(m);
 	return ret ? exit_code(ret) : KSTATS_EXIT_OK;

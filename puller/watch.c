@@ -6,15 +6,14 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <bpf/btf.h>
 #include <json-c/json.h>
 
+#include "fields.h"
 #include "kstats.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
@@ -23,13 +22,6 @@
 #define DEFAULT_QUEUE 65536
 #define DROP_CHECK_MS 1000
 
-/* A record field: one column, or a char array shown as a string. */
-struct field {
-	char name[KSTATS_PATH_LEN];
-	size_t col, n;
-	bool is_string;
-};
-
 struct watcher {
 	struct kstats_stream *s;
 	bool json;
@@ -37,8 +29,7 @@ struct watcher {
 	uint64_t count, printed;
 	uint64_t unprinted;		/* handed to us past --count or a write error */
 	int64_t real_minus_mono_ns;
-	struct field *fields;
-	size_t nfields;
+	struct kstats_fields fs;
 	int write_err;
 };
 
@@ -73,27 +64,8 @@ static void usage(FILE *f)
 		DEFAULT_QUEUE);
 }
 
-/* clang leaves BTF_INT_CHAR unset: a char is also a 1-byte int named char. */
-static bool is_char(const struct kstats_stream *s, const struct kstats_column *c)
-{
-	const struct btf *btf = kstats_stream_btf(s);
-	const struct btf_type *t = btf__type_by_id(btf, c->type_id);
-
-	return c->kind == KSTATS_LEAF_CHAR ||
-	       (c->size == 1 && t && !strcmp(btf__name_by_offset(btf, t->name_off), "char"));
-}
-
-static bool is_char_elem(const struct kstats_stream *s, const struct kstats_column *c,
-			 const char *base, size_t i)
-{
-	char want[KSTATS_PATH_LEN + 16];
-
-	snprintf(want, sizeof(want), "%s[%zu]", base, i);
-	return c && is_char(s, c) && !strcmp(c->name, want);
-}
-
 /* A field named like a key watch adds itself is shown as record.<name>. */
-static void name_field(struct field *f)
+static void name_field(struct kstats_field *f)
 {
 	static const char *const reserved[] = { "stream", "seq", "ts_ns" };
 	size_t i;
@@ -103,65 +75,28 @@ static void name_field(struct field *f)
 			snprintf(f->name, sizeof(f->name), "record.%s", reserved[i]);
 }
 
-/* Groups the columns into fields: "comm[0]".."comm[15]" become "comm". */
+static const struct kstats_column *stream_column(const void *s, size_t i)
+{
+	return kstats_stream_column(s, i);
+}
+
+static const char *stream_enum_name(const void *s, const struct kstats_column *c, int64_t v)
+{
+	return kstats_stream_enum_name(s, c, v);
+}
+
 static int build_fields(struct watcher *w)
 {
-	size_t ncols = kstats_stream_ncols(w->s), i = 0, n;
-	const struct kstats_column *c;
-	struct field *f;
-
-	w->fields = calloc(ncols ? ncols : 1, sizeof(*w->fields));
-	if (!w->fields)
-		return -ENOMEM;
-	while (i < ncols) {
-		c = kstats_stream_column(w->s, i);
-		f = &w->fields[w->nfields++];
-		snprintf(f->name, sizeof(f->name), "%s", c->name);
-		f->col = i;
-		f->n = 1;
-		n = strlen(f->name);
-		if (is_char(w->s, c) && n > 3 && !strcmp(f->name + n - 3, "[0]")) {
-			f->name[n - 3] = 0;
-			f->is_string = true;
-			while (is_char_elem(w->s, kstats_stream_column(w->s, i + f->n),
-					    f->name, f->n))
-				f->n++;
-		}
-		i += f->n;
-		name_field(f);
-	}
-	return 0;
-}
-
-static size_t field_string(const struct field *f, const int64_t *vals, char *buf,
-			   size_t len)
-{
+	const struct kstats_field_src src = {
+		.src = w->s, .ncols = kstats_stream_ncols(w->s),
+		.column = stream_column, .enum_name = stream_enum_name,
+	};
+	int ret = kstats_fields_build(&w->fs, &src);
 	size_t i;
 
-	for (i = 0; i < f->n && i + 1 < len && vals[f->col + i]; i++)
-		buf[i] = (char)vals[f->col + i];
-	buf[i] = 0;
-	return i;
-}
-
-static json_object *json_value(const struct watcher *w, const struct field *f,
-			       const int64_t *vals)
-{
-	const struct kstats_column *c = kstats_stream_column(w->s, f->col);
-	int64_t v = vals[f->col];
-	const char *e = kstats_stream_enum_name(w->s, c, v);
-	char str[1024];
-
-	if (f->is_string)
-		return json_object_new_string_len(str, (int)field_string(f, vals, str,
-									  sizeof(str)));
-	if (e)
-		return json_object_new_string(e);
-	if (c->kind == KSTATS_LEAF_BOOL)
-		return json_object_new_boolean(v != 0);
-	if (c->size == 8 && !c->is_signed)
-		return json_object_new_uint64((uint64_t)v);
-	return json_object_new_int64(v);
+	for (i = 0; !ret && i < w->fs.n; i++)
+		name_field(&w->fs.f[i]);
+	return ret;
 }
 
 static int print_json(struct watcher *w, const struct kstats_stream_record *rec)
@@ -175,60 +110,31 @@ static int print_json(struct watcher *w, const struct kstats_stream_record *rec)
 	json_object_object_add(o, "stream", json_object_new_string(kstats_stream_name(w->s)));
 	json_object_object_add(o, "seq", json_object_new_uint64(rec->seq));
 	json_object_object_add(o, "ts_ns", json_object_new_uint64(rec->ts_ns));
-	for (i = 0; i < w->nfields; i++)
-		json_object_object_add(o, w->fields[i].name,
-				       json_value(w, &w->fields[i], rec->vals));
+	for (i = 0; i < w->fs.n; i++)
+		json_object_object_add(o, w->fs.f[i].name,
+				       kstats_field_json(&w->fs, i, rec->vals));
 	ret = puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN)) < 0 ? -EIO : 0;
 	json_object_put(o);
 	return ret;
 }
 
-static int appendf(char *buf, size_t len, size_t *pos, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf + *pos, *pos < len ? len - *pos : 0, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		*pos += (size_t)n;
-	return n;
-}
-
+/* "HH:MM:SS.uuuuuu STREAM name=value ...": one line (stdout is line-buffered). */
 static int print_text(struct watcher *w, const struct kstats_stream_record *rec)
 {
 	int64_t wall = (int64_t)rec->ts_ns + w->real_minus_mono_ns;
 	time_t sec = (time_t)(wall / 1000000000);
-	char line[4096], str[1024];
-	size_t pos = 0, i;
+	char hms[16];
 	struct tm tm;
+	size_t i;
 
 	localtime_r(&sec, &tm);
-	pos = strftime(line, sizeof(line), "%H:%M:%S", &tm);
-	appendf(line, sizeof(line), &pos, ".%06" PRId64 " %s", wall % 1000000000 / 1000,
-		kstats_stream_name(w->s));
-	for (i = 0; i < w->nfields; i++) {
-		const struct field *f = &w->fields[i];
-		const struct kstats_column *c = kstats_stream_column(w->s, f->col);
-		int64_t v = rec->vals[f->col];
-		const char *e = kstats_stream_enum_name(w->s, c, v);
-
-		if (f->is_string)
-			field_string(f, rec->vals, str, sizeof(str));
-		appendf(line, sizeof(line), &pos, " %s=", f->name);
-		if (f->is_string)
-			appendf(line, sizeof(line), &pos, "%s", str);
-		else if (e)
-			appendf(line, sizeof(line), &pos, "%s", e);
-		else if (c->kind == KSTATS_LEAF_BOOL)
-			appendf(line, sizeof(line), &pos, "%s", v ? "true" : "false");
-		else if (c->size == 8 && !c->is_signed)
-			appendf(line, sizeof(line), &pos, "%" PRIu64, (uint64_t)v);
-		else
-			appendf(line, sizeof(line), &pos, "%" PRId64, v);
+	strftime(hms, sizeof(hms), "%H:%M:%S", &tm);
+	printf("%s.%06" PRId64 " %s", hms, wall % 1000000000 / 1000, kstats_stream_name(w->s));
+	for (i = 0; i < w->fs.n; i++) {
+		printf(" %s=", w->fs.f[i].name);
+		kstats_field_print(stdout, &w->fs, i, rec->vals);
 	}
-	return puts(line) < 0 ? -EIO : 0;
+	return putchar('\n') == EOF || ferror(stdout) ? -EIO : 0;
 }
 
 /* The consumer: runs on its own thread, one record at a time. */
@@ -534,6 +440,6 @@ int cmd_watch(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ret = watch_stream(&w, &ref, pin_dir, queue, &sigs);
 	kstats_stream_close(w.s);
-	free(w.fields);
+	kstats_fields_free(&w.fs);
 	return ret;
 }

@@ -14,11 +14,19 @@ struct flood_record {
 	__s32 neg;		/* -(seq % 1000): proves signed decoding */
 };
 
+/* kstats watch's formatting: a bool, and a string with bytes it escapes. */
+struct fields_record {
+	struct kstats_stream_hdr hdr;
+	bool on;
+	char name[8];
+};
+
 DEFINE_BPF_MAP(flood_seq_map, ARRAY, __u32, __u64, 2);
 /* Deliberately small: 64 KiB, the least on every page size, holds 2048 records. */
 DEFINE_BPF_STREAM(flood, flood_record, 64 * 1024, root);
 /* Large enough that no test fills it. */
 DEFINE_BPF_STREAM(burst, flood_record, 16 << 20, root);
+DEFINE_BPF_STREAM(fields, fields_record, 64 * 1024, root);
 
 static __always_inline __u64 next_seq(__u32 stream)
 {
@@ -53,5 +61,22 @@ FLOOD_PROG(flood_small, flood, 0, 0)
 FLOOD_PROG(flood_burst, burst, 1, 0)
 FLOOD_PROG(flood_burst_quiet, burst, 1, BPF_RB_NO_WAKEUP)
 FLOOD_PROG(flood_burst_wake, burst, 1, BPF_RB_FORCE_WAKEUP)
+
+/* One record: on, and name a, TAB, b, backslash (shown as a\x09b\x5c). */
+SEC("xdp") int fields_one(struct xdp_md *ctx)
+{
+	struct fields_record *r = BPF_STREAM_RESERVE(fields);
+
+	if (r) {
+		r->on = true;
+		__builtin_memset(r->name, 0, sizeof(r->name));
+		r->name[0] = 'a';
+		r->name[1] = '\t';
+		r->name[2] = 'b';
+		r->name[3] = '\\';
+		BPF_STREAM_SUBMIT(fields, r);
+	}
+	return XDP_PASS;
+}
 
 char LICENSE[] SEC("license") = "GPL";

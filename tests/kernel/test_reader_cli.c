@@ -220,6 +220,46 @@ static void test_text(void **state)
 	assert_non_null(strstr(out, "key\tname\tlen\n0\t\"compaction\"\t10\n"));
 }
 
+/* kstats read --obj --map map --pin-dir, as text or --json. */
+static int run_map(const char *map, bool json)
+{
+	return run_read("--obj", fx.obj_path, "--map", map, "--pin-dir", fx.t.pin_dir,
+			json ? "--json" : NULL, NULL);
+}
+
+static void assert_bool(json_object *rows, size_t i, bool want)
+{
+	json_object *on = field(json_object_array_get_idx(rows, i), "on");
+
+	assert_true(json_object_is_type(on, json_type_boolean));
+	assert_int_equal(json_object_get_boolean(on), want);
+}
+
+/*
+ * The formatting kstats watch shares (issue 28): a bool as true or false
+ * (read printed 1 and 0 before), a string's control bytes and backslash
+ * as \xNN, in text and JSON.
+ */
+static void test_bools_and_escapes(void **state)
+{
+	json_object *rows;
+
+	(void)state;
+	RTEST_NEED_KERNEL(&fx);
+	assert_int_equal(run_map("flags_map", true), 0);
+	rows = parse_rows(3);
+	assert_bool(rows, 0, true);
+	assert_bool(rows, 1, false);
+	json_object_put(rows);
+	assert_int_equal(run_map("flags_map", false), 0);
+	assert_string_equal(out, "key\ton\ttag\tlast\tdelta\n"
+			    "RD_COLOR_NEG\ttrue\t98\t5\t-1\n"
+			    "RD_COLOR_RED\tfalse\t97\t5\t-1\n"
+			    "RD_COLOR_BLUE\tfalse\t99\t5\t-1\n");
+	assert_int_equal(run_map("name_map", false), 0);
+	assert_non_null(strstr(out, "\n3\t\"tab\\x09here\\x5c\"\t9\n"));
+}
+
 /* Key and value fields of one name are told apart, not merged. */
 static void test_name_clash(void **state)
 {
@@ -283,6 +323,7 @@ int main(void)
 		cmocka_unit_test(test_json_strings),
 		cmocka_unit_test(test_json_u64_and_map_btf),
 		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_bools_and_escapes),
 		cmocka_unit_test(test_name_clash),
 		cmocka_unit_test(test_per_cpu_rows),
 		cmocka_unit_test(test_exit_codes),

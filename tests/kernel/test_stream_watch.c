@@ -159,6 +159,32 @@ static void test_text_lines(void **state)
 }
 
 /*
+ * The formatting kstats read shares (issue 28): a bool as true, a string's
+ * control bytes and backslash as \xNN, in text and JSON.  watch printed
+ * the string's bytes raw before.
+ */
+static void test_bool_and_escaped_string(void **state)
+{
+	static const char *const text[] = { "fields", "--count", "1", NULL };
+	static const char *const json[] = { "fields", "--json", "--count", "1", NULL };
+	json_object *o, *v;
+
+	(void)state;
+	assert_int_equal(kstream_flood_run(&flood, "fields_one", 1), 0);
+	assert_int_equal(watch(text), 0);
+	assert_non_null(strstr(slurp(out_path), " fields on=true name=a\\x09b\\x5c\n"));
+	assert_int_equal(kstream_flood_run(&flood, "fields_one", 1), 0);
+	assert_int_equal(watch(json), 0);
+	o = json_tokener_parse(slurp(out_path));
+	assert_non_null(o);
+	assert_true(json_object_object_get_ex(o, "on", &v));
+	assert_true(json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v));
+	assert_true(json_object_object_get_ex(o, "name", &v));
+	assert_string_equal(json_object_get_string(v), "a\\x09b\\x5c");
+	json_object_put(o);
+}
+
+/*
  * Ring reads are destructive: --count 1 over 50 waiting records prints one
  * and accounts for every other record it took (issue 15, item 6).
  */
@@ -324,6 +350,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_json_count),
 		T(test_text_lines),
+		T(test_bool_and_escaped_string),
 		T(test_count_accounts_every_record_read),
 		T(test_sigint_prints_everything_read),
 		T(test_sigterm_prints_everything_read),
