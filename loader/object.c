@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * One object, start to end: its file read once, its name checked, gating from its own metadata, variant choice (variant.c), load
- * (retried without a rejected variant or optional program), then
+ * One object, start to end: its name checked, its file read once, gating
+ * from its own metadata, variant choice (variant.c), load (retried without
+ * a rejected variant or optional program), then
  * publication of its pins, all or nothing (publish.c).
  */
 #include <errno.h>
