@@ -276,6 +276,85 @@ static void test_bad_object_names_skipped(void **state)
 	assert_string_equal(ltest_outcome(t, "compaction", NULL), "LOADED");
 }
 
+/* s with each from replaced by to, into out (len bytes). */
+static void replace_all(const char *s, const char *from, const char *to, char *out,
+			size_t len)
+{
+	size_t n = 0;
+
+	while (*s && n + strlen(to) + 1 < len)
+		if (!strncmp(s, from, strlen(from))) {
+			n += sprintf(out + n, "%s", to);
+			s += strlen(from);
+		} else {
+			out[n++] = *s++;
+		}
+	out[n] = 0;
+}
+
+/* The status file with from replaced by to. */
+static void edit_status(const struct ltest *t, const char *from, const char *to)
+{
+	static char buf[32768], out[40000];
+	FILE *f = fopen(t->status_path, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	replace_all(buf, from, to, out, sizeof(out));
+	f = fopen(t->status_path, "w");
+	assert_non_null(f);
+	fputs(out, f);
+	fclose(f);
+}
+
+/*
+ * Pins an older loader made for an object whose name breaks the rule (lc's
+ * pins and status record moved to the name a_b): the skip retires its link
+ * and program, keeps its map listed with its counts, and --unload removes it.
+ */
+static void test_bad_name_older_pins(void **state)
+{
+	struct ltest *t = *state;
+	char pin[3][512], map[512], link[512];
+	struct json_object *pins;
+	uint32_t prog;
+	size_t i;
+
+	ltest_remove(t, "compaction");
+	assert_int_equal(ltest_add(t, TB("count"), "lc"), 0);
+	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
+	prog = ltest_u64(ltest_named(ltest_obj(t, "lc"), "programs", "on_rename"), "prog_id");
+	pins = json_object_object_get(ltest_obj(t, "lc"), "pins");
+	assert_int_equal(json_object_array_length(pins), 3);
+	for (i = 0; i < 3; i++) {
+		replace_all(json_object_get_string(json_object_array_get_idx(pins, i)),
+			    "_lc_", "_a_b_", pin[i], sizeof(pin[i]));
+		assert_int_equal(rename(json_object_get_string(
+			json_object_array_get_idx(pins, i)), pin[i]), 0);
+	}
+	edit_status(t, "_lc_", "_a_b_");
+	edit_status(t, "\"lc\"", "\"a_b\"");
+	ltest_remove(t, "lc");
+	assert_int_equal(ltest_add(t, TB("count"), "a_b"), 0);
+
+	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
+	assert_string_equal(ltest_outcome(t, "a_b", NULL), "SKIPPED_OBJECT_NAME");
+	snprintf(map, sizeof(map), "%s/map_a_b_rename_count_map", t->kt.pin_dir);
+	snprintf(link, sizeof(link), "%s/link_a_b_on_rename", t->kt.pin_dir);
+	assert_int_equal(access(link, F_OK), -1);
+	assert_true(ltest_prog_gone(prog));
+	assert_int_equal(access(map, F_OK), 0);
+	pins = json_object_object_get(ltest_obj(t, "a_b"), "pins");
+	assert_int_equal(json_object_array_length(pins), 1);
+	assert_string_equal(json_object_get_string(json_object_array_get_idx(pins, 0)), map);
+	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, "--unload", NULL), 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(access(pin[i], F_OK), -1);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, ltest_teardown)
@@ -286,6 +365,7 @@ int main(void)
 		T(test_bad_names),
 		T(test_pin_name_collision),
 		T(test_bad_object_names_skipped),
+		T(test_bad_name_older_pins),
 	};
 	const char *missing = ktest_missing_feature();
 
