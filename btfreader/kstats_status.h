@@ -6,7 +6,7 @@
  *  "outcome","reason","critical","programs":[{"name","section","attach",
  *  "attach_type","outcome","reason","prog_id","prog_pin","link_pin"}],
  *  "maps":[{"name","pin","map_id","reused","created_boottime_ns",
- *  "created_realtime_ns"}]}]}
+ *  "created_realtime_ns","key_type","value_type"}],"pins":["<path>"]}]}
  * Only the version and the objects array are required; a member that is
  * missing or of another type reads as "" or 0, and unknown members are
  * ignored, so the writer may add fields without breaking readers.
@@ -28,6 +28,7 @@ struct kstats_status_map {
 	uint32_t map_id;
 	bool reused;
 	uint64_t created_boot_ns, created_real_ns;	/* 0: unknown */
+	const char *key_type, *value_type;		/* BTF names; "": unknown */
 	struct json_object *json;	/* its member of the file, for --json */
 };
 
@@ -45,6 +46,8 @@ struct kstats_status_obj {
 	size_t nprogs;
 	struct kstats_status_map *maps;
 	size_t nmaps;
+	const char **pins;		/* every pin the loader made for it */
+	size_t npins;
 	struct json_object *json;
 };
 
@@ -69,6 +72,8 @@ void kstats_status_free(struct kstats_status *st);
 
 const struct kstats_status_obj *kstats_status_obj(const struct kstats_status *st,
 						  const char *name);
+const struct kstats_status_map *kstats_status_obj_map(const struct kstats_status_obj *o,
+						     const char *name);
 const struct kstats_status_map *kstats_status_map_by_id(const struct kstats_status *st,
 							uint32_t map_id);
 /* Whether an object's outcome is a failure (FAILED_*). */

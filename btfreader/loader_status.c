@@ -85,6 +85,24 @@ static void read_map(json_object *j, struct kstats_status_map *m)
 	m->reused = boolean(j, "reused");
 	m->created_boot_ns = unsigned_int(j, "created_boottime_ns", INT64_MAX);
 	m->created_real_ns = unsigned_int(j, "created_realtime_ns", INT64_MAX);
+	m->key_type = str(j, "key_type");
+	m->value_type = str(j, "value_type");
+}
+
+/* The strings of array key of o; other members are skipped. */
+static int read_strings(json_object *o, const char *key, const char ***out, size_t *n)
+{
+	json_object *arr = member(o, key, json_type_array), *e;
+	size_t i, len = arr ? json_object_array_length(arr) : 0;
+
+	*out = calloc(len + 1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	for (i = 0; i < len; i++)
+		if ((e = json_object_array_get_idx(arr, i)) &&
+		    json_object_is_type(e, json_type_string))
+			(*out)[(*n)++] = json_object_get_string(e);
+	return 0;
 }
 
 static int read_obj(json_object *j, struct kstats_status_obj *o)
@@ -106,7 +124,7 @@ static int read_obj(json_object *j, struct kstats_status_obj *o)
 		read_prog(e, &o->progs[o->nprogs++]);
 	FOR_EACH_OBJECT(maps, i, e)
 		read_map(e, &o->maps[o->nmaps++]);
-	return 0;
+	return read_strings(j, "pins", &o->pins, &o->npins);
 }
 
 static int read_root(struct kstats_status *st)
@@ -204,6 +222,7 @@ void kstats_status_free(struct kstats_status *st)
 	for (i = 0; st->objs && i < st->nobjs; i++) {
 		free(st->objs[i].progs);
 		free(st->objs[i].maps);
+		free(st->objs[i].pins);
 	}
 	free(st->objs);
 	json_object_put(st->json);
@@ -218,6 +237,17 @@ const struct kstats_status_obj *kstats_status_obj(const struct kstats_status *st
 	for (i = 0; i < st->nobjs; i++)
 		if (!strcmp(st->objs[i].name, name))
 			return &st->objs[i];
+	return NULL;
+}
+
+const struct kstats_status_map *kstats_status_obj_map(const struct kstats_status_obj *o,
+						     const char *name)
+{
+	size_t i;
+
+	for (i = 0; o && i < o->nmaps; i++)
+		if (!strcmp(o->maps[i].name, name))
+			return &o->maps[i];
 	return NULL;
 }
 

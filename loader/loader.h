@@ -12,8 +12,8 @@
 #include "kstats_meta.h"
 
 struct btf;
-struct json_object;
-struct pin_owner;
+struct kstats_status;
+struct kstats_status_obj;
 struct metric_claim;
 
 #define LOADER_PATH_LEN 512
@@ -36,6 +36,7 @@ enum outcome {
 	OUT_SKIPPED_NO_ATTACH_POINT,
 	OUT_SKIPPED_VARIANT,		/* a preferred variant was chosen */
 	OUT_SKIPPED_DUPLICATE_METRIC,	/* an earlier object exports its metric */
+	OUT_SKIPPED_OBJECT_NAME,	/* not letters and digits: pin names would be ambiguous */
 	OUT_FAILED_OBJECT,
 	OUT_FAILED_VERIFIER,
 	OUT_FAILED_ATTACH,
@@ -89,7 +90,7 @@ struct obj_result {
 	size_t nprogs;
 	struct map_result *maps;
 	size_t nmaps;
-	char **pins;			/* every bpffs path this object owns */
+	char **pins;			/* every pin the loader made for it (--unload) */
 	size_t npins;
 };
 
@@ -106,9 +107,7 @@ struct loader_ctx {
 	size_t ndisabled;
 	struct btf *vmlinux_btf;	/* parsed at most once per run (gate.c) */
 	bool vmlinux_tried;
-	struct json_object *prev;	/* previous status file, or NULL */
-	struct pin_owner *owners;	/* owner.c: who owns each pin */
-	size_t nowners;
+	struct kstats_status *prev;	/* previous status file, or NULL */
 	struct metric_claim *claims;	/* metric.c: metrics of loaded objects */
 	size_t nclaims;
 	unsigned int lock_timeout_s;	/* wait at most this for the run dir lock */
@@ -159,19 +158,14 @@ int own_pin(struct obj_result *res, const char *path);
 void prune_pins(struct obj_result *res);
 bool is_pin_kind(const char *path, const char *kind);
 bool in_pin_dir(const struct loader_ctx *ctx, const char *path);
+int object_name_check(const char *name, char *fix, size_t len);
+bool pin_of(const struct loader_ctx *ctx, const char *path, const char *obj);
 struct kstats_objmeta;
 void adopt_prev_pins(struct loader_ctx *ctx, struct obj_result *res);
-void retire_programs(const struct loader_ctx *ctx, struct obj_result *res);
+void retire_programs(struct obj_result *res);
 void describe_kept_pins(struct loader_ctx *ctx, struct obj_result *res,
 			const struct kstats_objmeta *meta);
 void free_result(struct obj_result *res);
-
-/* owner.c */
-void owners_from_status(struct loader_ctx *ctx);
-const char *pin_owner_other(const struct loader_ctx *ctx, const char *pin,
-			    const char *obj);
-void owners_claim(struct loader_ctx *ctx, const struct obj_result *res);
-void owners_free(struct loader_ctx *ctx);
 
 /* metric.c */
 void metrics_free(struct loader_ctx *ctx);
@@ -208,11 +202,11 @@ void swap_free(struct link_swap *sw);
 
 /* status.c */
 __u64 clock_ns(int clockid);
-int write_file_atomic(const char *path, const char *data, size_t len);
 void status_load_prev(struct loader_ctx *ctx);
 void status_parse_prev(struct loader_ctx *ctx, const char *buf, size_t len);
-struct json_object *status_array(struct json_object *o, const char *key);
-struct json_object *prev_object(const struct loader_ctx *ctx, const char *name);
+void status_free_prev(struct loader_ctx *ctx);
+const struct kstats_status_obj *prev_object(const struct loader_ctx *ctx,
+					    const char *name);
 void prev_map_created(const struct loader_ctx *ctx, const char *obj, const char *map,
 		      __u32 map_id, __u64 *boot_ns, __u64 *real_ns);
 int prev_map_types(const struct loader_ctx *ctx, const char *obj, const char *map,

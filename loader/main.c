@@ -20,7 +20,6 @@
 #include <sys/stat.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#include <json-c/json.h>
 
 #include "kstats_fileio.h"
 #include "kstats_objmeta.h"
@@ -397,7 +396,7 @@ static int finish_run(const struct loader_ctx *ctx, const struct obj_result *res
 			"flag written", ctx->status_path, strerror(-ret));
 		return EXIT_ENV;
 	}
-	ret = write_file_atomic(flag, "1\n", 2);
+	ret = kstats_file_replace(flag, "1\n", 2, 0644);
 	if (ret) {
 		log_msg(LOG_ERR, "cannot write completion flag %s: %s; pass --run-dir",
 			flag, strerror(-ret));
@@ -430,7 +429,6 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 		return ret;
 	}
 	status_load_prev(ctx);	/* under the lock: the last run's, complete */
-	owners_from_status(ctx);
 	txn_remove_stale(ctx->pin_dir);
 	if (o->unload) {
 		ret = unload_all(ctx);
@@ -452,7 +450,6 @@ out:
 		free_result(&res[i]);
 	free(res);
 	btf__free(ctx->vmlinux_btf);
-	owners_free(ctx);
 	metrics_free(ctx);
 	close(lock);
 	return ret;
@@ -478,7 +475,7 @@ int main(int argc, char **argv)
 			log_to_kmsg();
 		ret = run(&ctx, &o);
 	}
-	json_object_put(ctx.prev);
+	status_free_prev(&ctx);
 	free_config(&ctx);
 	log_close();
 	return ret;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * One object, start to end: its file read once, its name and pin owners
- * checked, gating from its own metadata, variant choice (variant.c), load
- * (retried without a rejected variant or optional program), then
+ * One object, start to end: its name checked, its file read once, gating
+ * from its own metadata, variant choice (variant.c), load (retried without
+ * a rejected variant or optional program), then
  * publication of its pins, all or nothing (publish.c).
  */
 #include <errno.h>
@@ -352,7 +352,7 @@ static void finish_not_loaded(struct obj_load *l)
 
 	/* A clean skip stops the object; a failure leaves it as it was. */
 	if (!outcome_failed(res->outcome))
-		retire_programs(l->ctx, res);
+		retire_programs(res);
 	for (i = 0; i < res->nprogs; i++) {
 		struct prog_result *p = &res->progs[i];
 
@@ -415,42 +415,17 @@ static bool obj_in_kver_range(struct obj_load *l)
 	return false;
 }
 
-/* A pin of this object that another object owns refuses the object. */
-static int refuse_owned(struct obj_load *l, const char *pin)
-{
-	const char *owner = pin_owner_other(l->ctx, pin, l->res->name);
-
-	if (!owner)
-		return 0;
-	set_outcome(l->res, OUT_FAILED_PIN, "pin %s belongs to object %s (names join "
-		    "with '_'); rename one of the two objects", pin, owner);
-	return -EEXIST;
-}
-
-static int check_owners(struct obj_load *l)
-{
-	struct map_result *m;
-	struct bpf_map *map;
-	size_t i;
-
-	bpf_object__for_each_map(map, l->obj) {
-		if (bpf_map__is_internal(map))
-			continue;
-		m = add_map(l->res, bpf_map__name(map), l->ctx);
-		if (m && refuse_owned(l, m->pin))
-			return -EEXIST;
-	}
-	for (i = 0; i < l->res->nprogs; i++)
-		if (refuse_owned(l, l->res->progs[i].link_pin) ||
-		    refuse_owned(l, l->res->progs[i].prog_pin))
-			return -EEXIST;
-	return 0;
-}
-
 static enum outcome run_object(struct obj_load *l)
 {
 	struct obj_result *res = l->res;
+	char fix[KSTATS_NAME_LEN];
 
+	if (object_name_check(res->name, fix, sizeof(fix))) {
+		set_outcome(res, OUT_SKIPPED_OBJECT_NAME, "object name %s is not letters "
+			    "and digits after a letter, so its pin names could be another "
+			    "object's; rename the file to %s.bpf", res->name, fix);
+		return res->outcome;
+	}
 	if (read_object(l))
 		return res->outcome;
 	if (is_disabled(l->ctx, res->name)) {
@@ -470,8 +445,7 @@ static enum outcome run_object(struct obj_load *l)
 		return res->outcome;
 	}
 	/* After the opens: a corrupt copy is FAILED_OBJECT, not a duplicate. */
-	if (probe_open(l) || open_object(l) || init_progs(l) || metrics_check(l) ||
-	    check_owners(l))
+	if (probe_open(l) || open_object(l) || init_progs(l) || metrics_check(l))
 		return res->outcome;
 	return load_loop(l);
 }
@@ -521,7 +495,6 @@ void load_object(struct loader_ctx *ctx, const char *path, struct obj_result *re
 	if (res->outcome != OUT_LOADED)
 		finish_not_loaded(&l);
 	prune_pins(res);
-	owners_claim(ctx, res);
 	metrics_claim(&l);
 	bpf_object__close(l.obj);
 	free(l.pl);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What an object run leaves behind: its outcome, the pins it owns (what
- * --unload removes), and the state of pins kept from earlier runs.
+ * What an object run leaves behind: its outcome, the pins the loader made
+ * for it (what --unload removes), and the state of pins kept from earlier
+ * runs.  Which object a pin is of follows from its name (object_name_check).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
@@ -12,10 +14,10 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
-#include <json-c/json.h>
 
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
+#include "kstats_status.h"
 #include "loader.h"
 
 const char *outcome_str(enum outcome o)
@@ -24,6 +26,7 @@ const char *outcome_str(enum outcome o)
 		[OUT_LOADED] = "LOADED",
 		[OUT_SKIPPED_DISABLED] = "SKIPPED_DISABLED",
 		[OUT_SKIPPED_DUPLICATE_METRIC] = "SKIPPED_DUPLICATE_METRIC",
+		[OUT_SKIPPED_OBJECT_NAME] = "SKIPPED_OBJECT_NAME",
 		[OUT_SKIPPED_KERNEL_VERSION] = "SKIPPED_KERNEL_VERSION",
 		[OUT_SKIPPED_NO_ATTACH_POINT] = "SKIPPED_NO_ATTACH_POINT",
 		[OUT_SKIPPED_VARIANT] = "SKIPPED_VARIANT",
@@ -68,7 +71,7 @@ int apply_owner(const char *path, const char *uid, const char *gid,
 	return 0;
 }
 
-/* ---- the pins an object owns (what --unload removes) ---- */
+/* ---- the pins the loader made for an object (what --unload removes) ---- */
 
 bool owns_pin(const struct obj_result *res, const char *path)
 {
@@ -117,6 +120,59 @@ bool in_pin_dir(const struct loader_ctx *ctx, const char *path)
 
 	return path && !strncmp(path, ctx->pin_dir, n) && path[n] == '/' &&
 	       path[n + 1] && !strchr(path + n + 1, '/') && strcmp(path + n + 1, "..");
+}
+
+static bool ascii_alnum(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/*
+ * Pin names are flat, <kind>_<object>_<name>: an object name of letters and
+ * digits, starting with a letter (AOSP's camelCase), makes the object of
+ * every pin plain.  0 for such a name; else -EINVAL with one in fix.
+ */
+int object_name_check(const char *name, char *fix, size_t len)
+{
+	bool up = false;
+	size_t i, n;
+
+	n = snprintf(fix, len, "%s", ascii_alnum(name[0]) && !isdigit(name[0]) ? "" : "obj");
+	for (i = 0; name[i] && n + 1 < len; i++) {
+		if (!ascii_alnum(name[i])) {
+			up = true;
+			continue;
+		}
+		fix[n] = up && n ? toupper((unsigned char)name[i]) : name[i];
+		n++;
+		up = false;
+	}
+	fix[n] = 0;
+	return strcmp(fix, name) ? -EINVAL : 0;
+}
+
+/* Whether path is one of obj's pins, or one moved aside (aside_<ns>_<pin>). */
+bool pin_of(const struct loader_ctx *ctx, const char *path, const char *obj)
+{
+	static const char *const kinds[] = { "map_", "link_", "prog_" };
+	size_t i, k, n = strlen(obj);
+	const char *base;
+
+	if (!in_pin_dir(ctx, path) || !n)
+		return false;
+	base = strrchr(path, '/') + 1;
+	if (!strncmp(base, "aside_", 6)) {
+		base += 6 + strspn(base + 6, "0123456789");
+		if (*base++ != '_')
+			return false;
+	}
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		k = strlen(kinds[i]);
+		if (!strncmp(base, kinds[i], k) && !strncmp(base + k, obj, n) &&
+		    base[k + n] == '_')
+			return true;
+	}
+	return false;
 }
 
 bool is_pin_kind(const char *path, const char *kind)
@@ -175,17 +231,12 @@ struct map_result *add_map(struct obj_result *res, const char *name,
 static void add_known_maps(struct loader_ctx *ctx, struct obj_result *res,
 			   const struct kstats_objmeta *meta)
 {
-	struct json_object *maps = status_array(prev_object(ctx, res->name), "maps"), *name;
-	size_t i, n;
+	const struct kstats_status_obj *o = prev_object(ctx, res->name);
+	size_t i;
 
-	if (maps) {
-		n = json_object_array_length(maps);
-		for (i = 0; i < n; i++)
-			if (json_object_object_get_ex(json_object_array_get_idx(maps, i),
-						      "name", &name) &&
-			    json_object_is_type(name, json_type_string))
-				add_map(res, json_object_get_string(name), ctx);
-	}
+	for (i = 0; o && i < o->nmaps; i++)
+		if (*o->maps[i].name)
+			add_map(res, o->maps[i].name, ctx);
 	for (i = 0; meta && i < meta->nmaps; i++)
 		add_map(res, meta->maps[i].name, ctx);
 }
@@ -241,21 +292,15 @@ void describe_kept_pins(struct loader_ctx *ctx, struct obj_result *res,
 	}
 }
 
-/* Previous pins of this object that still exist are ours. */
+/* Pins the loader made for this object that still exist stay listed. */
 void adopt_prev_pins(struct loader_ctx *ctx, struct obj_result *res)
 {
-	struct json_object *pins = status_array(prev_object(ctx, res->name), "pins");
-	const char *path;
-	size_t i, n;
+	const struct kstats_status_obj *o = prev_object(ctx, res->name);
+	size_t i;
 
-	if (!pins)
-		return;
-	n = json_object_array_length(pins);
-	for (i = 0; i < n; i++) {
-		path = json_object_get_string(json_object_array_get_idx(pins, i));
-		if (in_pin_dir(ctx, path) && !access(path, F_OK))
-			own_pin(res, path);
-	}
+	for (i = 0; o && i < o->npins; i++)
+		if (pin_of(ctx, o->pins[i], res->name) && !access(o->pins[i], F_OK))
+			own_pin(res, o->pins[i]);
 }
 
 static void unpin(const char *path)
@@ -266,16 +311,15 @@ static void unpin(const char *path)
 
 /*
  * A clean skip: the object must not run, so its links and program pins go
- * (owned ones, and links named after its programs that no other object
- * owns); its maps stay pinned with their counts.
+ * (listed ones, and links named after its programs); its maps stay pinned
+ * with their counts.
  */
-void retire_programs(const struct loader_ctx *ctx, struct obj_result *res)
+void retire_programs(struct obj_result *res)
 {
 	size_t i = 0;
 
 	for (i = 0; i < res->nprogs; i++)
-		if (*res->progs[i].link_pin &&
-		    !pin_owner_other(ctx, res->progs[i].link_pin, res->name))
+		if (*res->progs[i].link_pin)
 			unpin(res->progs[i].link_pin);
 	for (i = 0; i < res->npins; i++)
 		if (is_pin_kind(res->pins[i], "link_") || is_pin_kind(res->pins[i], "prog_"))

@@ -1,18 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The status file (doc/loader.md has the schema): what every object and
- * program became, and what stays pinned.  The previous one tells this run
- * which pins it owns and when reused maps were created.
+ * program became, and what stays pinned.  The previous one, read by
+ * libkstats' typed reader (kstats_status.h), tells this run which pins the
+ * loader made and when reused maps were created.
  */
 #include <errno.h>
-#include <stdint.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/stat.h>
 #include <json-c/json.h>
 
 #include "kstats_fileio.h"
@@ -29,119 +27,91 @@ __u64 clock_ns(int clockid)
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* Temp file, fsync, rename, fsync the directory: all or nothing on disk. */
-int write_file_atomic(const char *path, const char *data, size_t len)
+/* The previous status, when readable and about this pin dir (ret: the read's). */
+static void keep_prev(struct loader_ctx *ctx, struct kstats_status *st, int ret,
+		      const char *err)
 {
-	return kstats_file_replace(path, data, len, 0644);
-}
-
-/* Far more than any status file the loader writes. */
-#define STATUS_MAX_BYTES (16u << 20)
-
-/* The previous status (libkstats' typed reader), when it is about this pin dir. */
-void status_parse_prev(struct loader_ctx *ctx, const char *buf, size_t len)
-{
-	struct kstats_status st;
-	char err[1024];
-
-	if (kstats_status_parse(buf, len, ctx->status_path, &st, err, sizeof(err))) {
+	if (ret && ret != -ENOENT)
 		log_msg(LOG_WARNING, "warning: ignoring unreadable status: %s; its pins are "
 			"not known to this run", err);
+	else if (!ret && strcmp(st->pin_dir, ctx->pin_dir))
+		log_msg(LOG_WARNING, "warning: ignoring %s: it is about pin dir %s, not %s",
+			ctx->status_path, *st->pin_dir ? st->pin_dir : "(none)", ctx->pin_dir);
+	else if (!ret) {
+		ctx->prev = st;
 		return;
 	}
-	if (strcmp(st.pin_dir, ctx->pin_dir))
-		log_msg(LOG_WARNING, "warning: ignoring %s: it is about pin dir %s, not %s",
-			ctx->status_path, *st.pin_dir ? st.pin_dir : "(none)", ctx->pin_dir);
-	else
-		ctx->prev = json_object_get(st.json);
-	kstats_status_free(&st);
+	kstats_status_free(st);
+	free(st);
 }
 
-/* Read like any file others could have placed: regular, bounded, no links. */
+/* libkstats' typed reader, the one reader of the status file. */
+void status_parse_prev(struct loader_ctx *ctx, const char *buf, size_t len)
+{
+	struct kstats_status *st = calloc(1, sizeof(*st));
+	char err[1024];
+
+	status_free_prev(ctx);
+	if (st)
+		keep_prev(ctx, st, kstats_status_parse(buf, len, ctx->status_path, st, err,
+						       sizeof(err)), err);
+}
+
 void status_load_prev(struct loader_ctx *ctx)
 {
-	int fd = open(ctx->status_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	struct stat st;
-	size_t len;
-	char *buf;
+	struct kstats_status *st = calloc(1, sizeof(*st));
+	char err[1024];
 
-	if (fd < 0 && errno == ENOENT)
-		return;
-	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
-	    kstats_read_fd(fd, STATUS_MAX_BYTES, &buf, &len)) {
-		log_msg(LOG_WARNING, "warning: ignoring %s: not a readable regular file "
-			"(%s); its pins are not known to this run", ctx->status_path,
-			fd < 0 ? strerror(errno) : "wrong type or size");
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	close(fd);
-	status_parse_prev(ctx, buf, len);
-	free(buf);
+	status_free_prev(ctx);
+	if (st)
+		keep_prev(ctx, st, kstats_status_read(ctx->status_path, st, err, sizeof(err)),
+			  err);
 }
 
-static struct json_object *find_named(struct json_object *arr, const char *name)
+void status_free_prev(struct loader_ctx *ctx)
 {
-	struct json_object *e, *n;
-	size_t i, len;
-
-	if (!arr || !json_object_is_type(arr, json_type_array))
-		return NULL;
-	len = json_object_array_length(arr);
-	for (i = 0; i < len; i++) {
-		e = json_object_array_get_idx(arr, i);
-		if (json_object_object_get_ex(e, "name", &n) &&
-		    json_object_is_type(n, json_type_string) &&
-		    !strcmp(json_object_get_string(n), name))
-			return e;
-	}
-	return NULL;
+	if (ctx->prev)
+		kstats_status_free(ctx->prev);
+	free(ctx->prev);
+	ctx->prev = NULL;
 }
 
-static struct json_object *get(struct json_object *o, const char *key)
+const struct kstats_status_obj *prev_object(const struct loader_ctx *ctx,
+					    const char *name)
 {
-	struct json_object *v = NULL;
-
-	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+	return ctx->prev ? kstats_status_obj(ctx->prev, name) : NULL;
 }
 
-/* o[key] when it is an array, else NULL: a corrupt file must not abort us. */
-struct json_object *status_array(struct json_object *o, const char *key)
+/* The previous run's record of the very same map (same id), or NULL. */
+static const struct kstats_status_map *prev_map(const struct loader_ctx *ctx,
+						const char *obj, const char *map,
+						__u32 map_id)
 {
-	struct json_object *v = get(o, key);
+	const struct kstats_status_map *m = kstats_status_obj_map(prev_object(ctx, obj), map);
 
-	return v && json_object_is_type(v, json_type_array) ? v : NULL;
+	return m && m->map_id == map_id ? m : NULL;
 }
 
-struct json_object *prev_object(const struct loader_ctx *ctx, const char *name)
-{
-	return find_named(status_array(ctx->prev, "objects"), name);
-}
-
-/* Creation times carry over only for the very same map (same id). */
+/* Creation times carry over only for the very same map. */
 void prev_map_created(const struct loader_ctx *ctx, const char *obj, const char *map,
 		      __u32 map_id, __u64 *boot_ns, __u64 *real_ns)
 {
-	struct json_object *m = find_named(status_array(prev_object(ctx, obj), "maps"), map);
-	bool same = m && json_object_get_uint64(get(m, "map_id")) == map_id;
+	const struct kstats_status_map *m = prev_map(ctx, obj, map, map_id);
 
-	*boot_ns = same ? json_object_get_uint64(get(m, "created_boottime_ns")) : 0;
-	*real_ns = same ? json_object_get_uint64(get(m, "created_realtime_ns")) : 0;
+	*boot_ns = m ? m->created_boot_ns : 0;
+	*real_ns = m ? m->created_real_ns : 0;
 }
 
 /* The type names the previous run recorded for the very same map. */
 int prev_map_types(const struct loader_ctx *ctx, const char *obj, const char *map,
 		   __u32 map_id, struct map_types *types)
 {
-	struct json_object *m = find_named(status_array(prev_object(ctx, obj), "maps"), map);
-	const char *key = json_object_get_string(get(m, "key_type"));
-	const char *value = json_object_get_string(get(m, "value_type"));
+	const struct kstats_status_map *m = prev_map(ctx, obj, map, map_id);
 
-	if (!m || json_object_get_uint64(get(m, "map_id")) != map_id || !key || !value)
+	if (!m || !*m->key_type || !*m->value_type)
 		return -ENOENT;
-	snprintf(types->key, sizeof(types->key), "%s", key);
-	snprintf(types->value, sizeof(types->value), "%s", value);
+	snprintf(types->key, sizeof(types->key), "%s", m->key_type);
+	snprintf(types->value, sizeof(types->value), "%s", m->value_type);
 	return 0;
 }
 
@@ -243,32 +213,25 @@ static bool in_results(const struct obj_result *res, size_t n, const char *name)
 static void carry_prev(const struct loader_ctx *ctx, const struct obj_result *res,
 		       size_t n, bool as_they_were, struct json_object *objs)
 {
-	struct json_object *prev = status_array(ctx->prev, "objects"), *o, *pins, *kept, *copy;
-	const char *name, *pin;
+	const struct kstats_status_obj *o;
+	struct json_object *kept, *copy;
 	size_t i, j;
 
-	for (i = 0; prev && i < json_object_array_length(prev); i++) {
-		o = json_object_array_get_idx(prev, i);
-		name = json_object_get_string(get(o, "name"));
-		pins = status_array(o, "pins");
-		if (!name || in_results(res, n, name) || !pins)
+	for (i = 0; ctx->prev && i < ctx->prev->nobjs; i++) {
+		o = &ctx->prev->objs[i];
+		if (!*o->name || in_results(res, n, o->name))
 			continue;
 		if (as_they_were) {
-			json_object_array_add(objs, json_object_get(o));
+			json_object_array_add(objs, json_object_get(o->json));
 			continue;
 		}
 		kept = json_object_new_array();
-		for (j = 0; j < json_object_array_length(pins); j++) {
-			pin = json_object_get_string(json_object_array_get_idx(pins, j));
-			if (in_pin_dir(ctx, pin) && !access(pin, F_OK))
-				json_object_array_add(kept, json_object_new_string(pin));
-		}
-		if (!json_object_array_length(kept)) {
-			json_object_put(kept);
-			continue;
-		}
+		for (j = 0; j < o->npins; j++)
+			if (pin_of(ctx, o->pins[j], o->name) && !access(o->pins[j], F_OK))
+				json_object_array_add(kept, json_object_new_string(o->pins[j]));
 		copy = NULL;
-		if (json_object_deep_copy(o, &copy, NULL)) {
+		if (!json_object_array_length(kept) ||
+		    json_object_deep_copy(o->json, &copy, NULL)) {
 			json_object_put(kept);
 			continue;
 		}
@@ -307,7 +270,7 @@ int status_write(const struct loader_ctx *ctx, const struct obj_result *res,
 	json_object_object_add(root, "objects", objs);
 	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
 					      JSON_C_TO_STRING_NOSLASHESCAPE);
-	ret = write_file_atomic(ctx->status_path, text, strlen(text));
+	ret = kstats_file_replace(ctx->status_path, text, strlen(text), 0644);
 	json_object_put(root);
 	return ret;
 }

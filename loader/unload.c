@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * --unload: removes the pins the status file says this loader owns (or,
+ * --unload: removes the pins the status file lists as the loader's (or,
  * without one, the pins named after the objects in --obj-dir), the status
  * file and the completion flag, and the pin directory if nothing else is
  * left in it.  Other pins in the directory are never touched.
@@ -11,11 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <bpf/libbpf.h>
-#include <json-c/json.h>
 
 #include "kstats_objmeta.h"
-#include "kstats_pins.h"
+#include "kstats_status.h"
 #include "loader.h"
 
 struct unload {
@@ -35,75 +33,56 @@ static void remove_pin(struct unload *u, const char *path)
 
 static void remove_status_pins(struct loader_ctx *ctx, struct unload *u)
 {
-	struct json_object *objs = status_array(ctx->prev, "objects"), *pins;
-	const char *pin;
+	const struct kstats_status_obj *o;
 	size_t i, j;
 
-	for (i = 0; objs && i < json_object_array_length(objs); i++) {
-		pins = status_array(json_object_array_get_idx(objs, i), "pins");
-		if (!pins)
-			continue;
-		for (j = 0; j < json_object_array_length(pins); j++) {
-			pin = json_object_get_string(json_object_array_get_idx(pins, j));
-			if (in_pin_dir(ctx, pin))
-				remove_pin(u, pin);
+	for (i = 0; i < ctx->prev->nobjs; i++) {
+		o = &ctx->prev->objs[i];
+		for (j = 0; j < o->npins; j++)
+			if (pin_of(ctx, o->pins[j], o->name))
+				remove_pin(u, o->pins[j]);
 			else
-				log_msg(LOG_WARNING, "warning: %s is not in %s; left alone",
-					pin ? pin : "(null)", ctx->pin_dir);
-		}
+				log_msg(LOG_WARNING, "warning: %s is not a pin of %s in %s; "
+					"left alone", o->pins[j], o->name, ctx->pin_dir);
 	}
 }
 
-static void remove_named(struct loader_ctx *ctx, struct unload *u, const char *kind,
-			 const char *obj, const char *name)
+/* Whether the pin dir entry name is a pin of an object of --obj-dir. */
+static bool named_for_object(struct loader_ctx *ctx, const char *path,
+			     struct dirent **objs, int n)
 {
-	char path[LOADER_PATH_LEN];
-
-	if (!kstats_pin_path(path, sizeof(path), ctx->pin_dir, kind, obj, name))
-		remove_pin(u, path);
-}
-
-/* Without a status file: the pins the naming rule gives each object. */
-static void remove_object_pins(struct loader_ctx *ctx, struct unload *u,
-			       const char *path)
-{
-	struct bpf_object *obj;
-	struct bpf_program *prog;
-	struct bpf_map *map;
 	char name[KSTATS_NAME_LEN];
+	int i;
 
-	if (kstats_obj_name(path, name, sizeof(name)))
-		return;
-	obj = bpf_object__open_file(path, NULL);
-	if (!obj) {
-		log_msg(LOG_WARNING, "warning: cannot open %s; its pins, if any, stay", path);
-		return;
-	}
-	bpf_object__for_each_map(map, obj)
-		if (!bpf_map__is_internal(map))
-			remove_named(ctx, u, "map", name, bpf_map__name(map));
-	bpf_object__for_each_program(prog, obj) {
-		remove_named(ctx, u, "link", name, bpf_program__name(prog));
-		remove_named(ctx, u, "prog", name, bpf_program__section_name(prog));
-	}
-	bpf_object__close(obj);
+	for (i = 0; i < n; i++)
+		if (!kstats_obj_name(objs[i]->d_name, name, sizeof(name)) &&
+		    pin_of(ctx, path, name))
+			return true;
+	return false;
 }
 
+/* Without a status file: the pins named after the objects in --obj-dir. */
 static int remove_named_pins(struct loader_ctx *ctx, struct unload *u)
 {
-	struct dirent **ents;
 	char path[LOADER_PATH_LEN];
+	struct dirent **objs, *e;
+	DIR *dir;
 	int n, i;
 
-	n = kstats_scan_objects(ctx->obj_dir, &ents);
+	n = kstats_scan_objects(ctx->obj_dir, &objs);
 	if (n < 0)
 		return n;
-	for (i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/%s", ctx->obj_dir, ents[i]->d_name);
-		remove_object_pins(ctx, u, path);
-		free(ents[i]);
+	dir = opendir(ctx->pin_dir);
+	while (dir && (e = readdir(dir))) {
+		snprintf(path, sizeof(path), "%s/%s", ctx->pin_dir, e->d_name);
+		if (named_for_object(ctx, path, objs, n))
+			remove_pin(u, path);
 	}
-	free(ents);
+	if (dir)
+		closedir(dir);
+	for (i = 0; i < n; i++)
+		free(objs[i]);
+	free(objs);
 	return 0;
 }
 

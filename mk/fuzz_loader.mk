@@ -2,7 +2,7 @@
 #   make fuzz-loader-status [FUZZ_ARGS=...]   runs until stopped
 #   make test                                 runs it 10 s (tests/sh/fuzz_loader_status.sh)
 FUZZ_STATUS_BIN  := $(FUZZ_DIR)/fuzz_loader_status
-FUZZ_STATUS_SRCS := fuzz/fuzz_loader_status.c loader/status.c loader/owner.c \
+FUZZ_STATUS_SRCS := fuzz/fuzz_loader_status.c loader/status.c \
 		    loader/result.c loader/pin.c loader/log.c btfreader/escape.c btfreader/fileio.c btfreader/pins.c \
 		    btfreader/loader_status.c
 

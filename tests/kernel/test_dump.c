@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kstats dump against real pinned maps: the loader loads the test object
- * tests/bpf/dump_labels.bpf into a private pin dir, the test writes known
+ * tests/bpf/dumpLabels.bpf into a private pin dir, the test writes known
  * accumulator values with bpf_map_update_elem, and the output of the real
  * kstats binary is compared with tests/golden/dump and validated by jq and
  * promtool.
@@ -23,7 +23,7 @@
 #include "dumptest.h"
 #include "kstats_keys.h"
 
-#define OBJ "dump_labels"
+#define OBJ "dumpLabels"
 #define P40 (1ll << 40)
 
 static struct dumptest d;
@@ -64,7 +64,7 @@ static int write_fixture(void)
 	ret |= put_hist("dump_state_map", &cached, (int64_t[]){ 10, 1, -1 });
 	ret |= put_hist("dump_state_map", &native, (int64_t[]){ -1 });
 	ret |= put_hist("dump_state_map", &unknown, (int64_t[]){ 0, 3, -1 });
-	ret |= dt_map_update(&d, "dump_enum", "dump_phase_map", &phase, b);
+	ret |= dt_map_update(&d, "dumpEnum", "dump_phase_map", &phase, b);
 	ret |= put_hist("dump_node_map", &zero, (int64_t[]){ 11, 3, 12, 1, -1 });
 	ret |= put_hist("dump_node_map", &one, (int64_t[]){ 0, 7, -1 });
 	ret |= put_hist("dump_pair_map", &pk, (int64_t[]){ 2, 1, -1 });
@@ -80,7 +80,7 @@ static int write_fixture(void)
 
 static int setup(void **state)
 {
-	static const char *const objs[] = { "tests/bpf/" OBJ ".bpf", "tests/bpf/dump_enum.bpf",
+	static const char *const objs[] = { "tests/bpf/" OBJ ".bpf", "tests/bpf/dumpEnum.bpf",
 					    NULL };
 	char buf[512];
 

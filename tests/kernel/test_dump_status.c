@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kstats status against real loaded programs and pinned maps.  The loader
- * loads compaction.bpf and the test object dump_labels.bpf into a private
+ * loads compaction.bpf and the test object dumpLabels.bpf into a private
  * pin dir; the test writes the loader status file itself (the consumer side
  * of the contract in puller/status.h) from what the kernel holds: the real
  * program ids, map pins and link pins.  Run counts come from real
@@ -116,13 +116,13 @@ static int write_status(const char *path, const char *release, const char *extra
 	add_map(buf, sizeof(buf), "compaction", "compaction_start_map", true);
 	add_map(buf, sizeof(buf), "compaction", "compaction_duration_map", false);
 	append(buf, sizeof(buf), "]}");
-	add_object(buf, sizeof(buf), "dump_labels", "LOADED", "", false);
-	add_prog(buf, sizeof(buf), "dump_labels", "on_dump_never", "tp_btf",
+	add_object(buf, sizeof(buf), "dumpLabels", "LOADED", "", false);
+	add_prog(buf, sizeof(buf), "dumpLabels", "on_dump_never", "tp_btf",
 		 "suspend_resume", true);
 	append(buf, sizeof(buf), "],\"maps\":[");
-	add_map(buf, sizeof(buf), "dump_labels", "dump_state_map", true);
-	add_map(buf, sizeof(buf), "dump_labels", "dump_events_ringbuf", false);
-	add_map(buf, sizeof(buf), "dump_labels", "dump_events_drops", false);
+	add_map(buf, sizeof(buf), "dumpLabels", "dump_state_map", true);
+	add_map(buf, sizeof(buf), "dumpLabels", "dump_events_ringbuf", false);
+	add_map(buf, sizeof(buf), "dumpLabels", "dump_events_drops", false);
 	append(buf, sizeof(buf), "]}");
 	add_object(buf, sizeof(buf), "cma", "SKIPPED_NO_ATTACH_POINT",
 		   "no attach point for cma_alloc_start in this kernel", false);
@@ -144,7 +144,7 @@ static int kernel_release(char *buf, size_t len)
 static int setup(void **state)
 {
 	static const char *const objs[] = { "bpf/compaction.bpf",
-					    "tests/bpf/dump_labels.bpf", NULL };
+					    "tests/bpf/dumpLabels.bpf", NULL };
 	int ncpus = libbpf_num_possible_cpus();
 	__u64 drops[1024] = { 40 };
 	__u32 k0 = 0, i;
@@ -155,13 +155,13 @@ static int setup(void **state)
 	if (dt_init(&d, "status", objs) || kernel_release(rel, sizeof(rel)))
 		return -1;
 	for (i = 1; i <= 3; i++)
-		if (dt_map_update(&d, "dump_labels", "dump_state_map", &i, b))
+		if (dt_map_update(&d, "dumpLabels", "dump_state_map", &i, b))
 			return -1;
 	/* Per-CPU drop counts: 40 on the first CPU and 2 on the last. */
 	if (ncpus <= 0 || ncpus > 1024)
 		return -1;
 	drops[ncpus - 1] += 2;
-	if (dt_map_update(&d, "dump_labels", "dump_events_drops", &k0, drops))
+	if (dt_map_update(&d, "dumpLabels", "dump_events_drops", &k0, drops))
 		return -1;
 	dt_path(&d, "loader-status.json", status_file, sizeof(status_file));
 	return write_status(status_file, rel, NULL);
@@ -270,10 +270,10 @@ static void test_status_json(void **state)
 						     status_file)), 0);
 	assert_int_equal(r.status, 0);
 	jq_true(r.out, ".version == 1 and (.bpf_stats_enabled | type == \"number\")");
-	snprintf(filter, sizeof(filter), ".objects[] | select(.name == \"dump_labels\") | .maps[] "
+	snprintf(filter, sizeof(filter), ".objects[] | select(.name == \"dumpLabels\") | .maps[] "
 		 "| select(.name == \"dump_state_map\") | .memlock_bytes == %llu and "
 		 ".entries == 3 and .max_entries == 16 and .fill_percent == 18.75",
-		 fd_memlock("dump_labels", "dump_state_map"));
+		 fd_memlock("dumpLabels", "dump_state_map"));
 	jq_true(r.out, filter);
 	jq_true(r.out, "[.objects[1].maps[] | select(.name | startswith(\"dump_events_\")) | "
 		".drops] == [42, 42]");
@@ -425,7 +425,7 @@ static void test_status_detached(void **state)
 	struct dt_result r;
 
 	(void)state;
-	status_edited("detached.json", "s/link_dump_labels_on_dump_never/link_dump_labels_gone/",
+	status_edited("detached.json", "s/link_dumpLabels_on_dump_never/link_dumpLabels_gone/",
 		      &r);
 	assert_words(line_of(r.out, "on_dump_never", line, sizeof(line)),
 		     ARGS(" LOADED,DETACHED "));

@@ -184,8 +184,8 @@ static void test_status_file(void **state)
 	char flag[512], line[128];
 	struct utsname u;
 
-	assert_int_equal(ltest_add(t, TB("count"), "zz_last"), 0);
-	assert_int_equal(ltest_add(t, TB("notp"), "aa_first"), 0);
+	assert_int_equal(ltest_add(t, TB("count"), "zzLast"), 0);
+	assert_int_equal(ltest_add(t, TB("notp"), "aaFirst"), 0);
 	boot0 = now_ns(CLOCK_BOOTTIME);
 	real0 = now_ns(CLOCK_REALTIME);
 	assert_int_equal(ltest_run(t, NULL), 0);
@@ -210,11 +210,11 @@ static void test_status_file(void **state)
 	/* Objects in sorted order, whatever the directory order. */
 	objs = json_object_object_get(st, "objects");
 	assert_int_equal(json_object_array_length(objs), 3);
-	assert_string_equal(ltest_str(json_object_array_get_idx(objs, 0), "name"), "aa_first");
+	assert_string_equal(ltest_str(json_object_array_get_idx(objs, 0), "name"), "aaFirst");
 	assert_string_equal(ltest_str(json_object_array_get_idx(objs, 1), "name"), "compaction");
-	assert_string_equal(ltest_str(json_object_array_get_idx(objs, 2), "name"), "zz_last");
+	assert_string_equal(ltest_str(json_object_array_get_idx(objs, 2), "name"), "zzLast");
 
-	map = ltest_named(ltest_obj(t, "zz_last"), "maps", "rename_count_map");
+	map = ltest_named(ltest_obj(t, "zzLast"), "maps", "rename_count_map");
 	created = ltest_u64(map, "created_boottime_ns");
 	assert_true(started <= created && created <= finished);
 	created = ltest_u64(map, "created_realtime_ns");

@@ -3,7 +3,7 @@
  * The loader against hostile entries and careless operators: non-regular
  * files named *.bpf (FIFO, directory, symlinks, a device, a socket), a closed
  * stdout pipe, a pin dir lock held by someone else, object names that cannot
- * be names, and two objects whose pin names collide.  Every run here is
+ * be names, and two objects whose pin names would collide.  Every run here is
  * bounded: a loader that blocks is killed and the test fails.
  */
 #include <errno.h>
@@ -202,14 +202,13 @@ static void collision_pins(const struct ltest *t, struct collision *c)
 	c->prog_id = ltest_link_prog(c->link);
 }
 
-static void assert_owner_refused(const struct ltest *t, const char *obj,
-				 const char *owner)
+static void assert_name_skipped(const struct ltest *t, const char *obj, const char *fix)
 {
 	struct json_object *o = ltest_obj(t, obj);
 	char want[128];
 
-	snprintf(want, sizeof(want), "belongs to object %s (", owner);
-	assert_string_equal(ltest_str(o, "outcome"), "FAILED_PIN");
+	snprintf(want, sizeof(want), "rename the file to %s.bpf", fix);
+	assert_string_equal(ltest_str(o, "outcome"), "SKIPPED_OBJECT_NAME");
 	if (!strstr(ltest_str(o, "reason"), want))
 		fail_msg("%s: reason '%s' lacks '%s'", obj, ltest_str(o, "reason"), want);
 	assert_int_equal(json_object_array_length(json_object_object_get(o, "pins")), 0);
@@ -217,9 +216,10 @@ static void assert_owner_refused(const struct ltest *t, const char *obj,
 
 /*
  * Objects a_b (map c, program on_rename) and a (map b_c, program
- * b_on_rename) both name map_a_b_c and link_a_b_on_rename.  The first owner
- * keeps both over re-runs, whatever the sort order says; the other object
- * is refused with the owner's name, and never reuses or detaches them.
+ * b_on_rename) would both name map_a_b_c and link_a_b_on_rename.  The
+ * object-name rule (letters and digits) makes a_b a SKIPPED_OBJECT_NAME,
+ * whatever the sort order, so the names are a's alone, over re-runs; a_b
+ * renamed as its reason says loads beside a with pins of its own.
  */
 static void test_pin_name_collision(void **state)
 {
@@ -230,46 +230,129 @@ static void test_pin_name_collision(void **state)
 
 	ltest_remove(t, "compaction");
 	assert_int_equal(ltest_add(t, TB("owner_ab"), "a_b"), 0);
-	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
-	assert_string_equal(ltest_outcome(t, "a_b", NULL), "LOADED");
-	collision_pins(t, &first);
-	assert_true(first.map_id && first.prog_id);
-
-	/* "a" sorts first, but a_b owns the names. */
-	assert_int_equal(ltest_add(t, TB("owner_a"), "a"), 0);
-	for (run = 0; run < 2; run++) {
-		assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
-		assert_owner_refused(t, "a", "a_b");
-		assert_string_equal(ltest_outcome(t, "a_b", NULL), "LOADED");
-		collision_pins(t, &now);
-		assert_int_equal(now.map_id, first.map_id);
-		assert_int_equal(now.prog_id, first.prog_id);
-		map_id = ltest_u64(ltest_named(ltest_obj(t, "a_b"), "maps", "c"), "map_id");
-		assert_int_equal(map_id, first.map_id);
-		assert_int_equal(ltest_links_using_map(first.map_id), 1);
-	}
-}
-
-/* Without a previous owner, the first in sorted order wins, every run. */
-static void test_pin_name_collision_fresh(void **state)
-{
-	struct ltest *t = *state;
-	struct collision first, now;
-
-	ltest_remove(t, "compaction");
-	assert_int_equal(ltest_add(t, TB("owner_ab"), "a_b"), 0);
 	assert_int_equal(ltest_add(t, TB("owner_a"), "a"), 0);
 	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
 	assert_string_equal(ltest_outcome(t, "a", NULL), "LOADED");
-	assert_owner_refused(t, "a_b", "a");
+	assert_name_skipped(t, "a_b", "aB");
+	assert_true(ltest_output_has(t, "SKIPPED_OBJECT_NAME"));
 	collision_pins(t, &first);
+	assert_true(first.map_id && first.prog_id);
+	for (run = 0; run < 2; run++) {
+		assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
+		assert_name_skipped(t, "a_b", "aB");
+		collision_pins(t, &now);
+		assert_int_equal(now.map_id, first.map_id);
+		assert_int_equal(now.prog_id, first.prog_id);
+		map_id = ltest_u64(ltest_named(ltest_obj(t, "a"), "maps", "b_c"), "map_id");
+		assert_int_equal(map_id, first.map_id);
+		assert_int_equal(ltest_links_using_map(first.map_id), 1);
+		assert_true(json_object_get_boolean(json_object_object_get(
+			ltest_named(ltest_obj(t, "a"), "programs", "b_on_rename"), "kept")));
+	}
+
+	ltest_remove(t, "a_b");
+	assert_int_equal(ltest_add(t, TB("owner_ab"), "aB"), 0);
 	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
-	assert_owner_refused(t, "a_b", "a");
+	assert_string_equal(ltest_outcome(t, "aB", NULL), "LOADED");
+	assert_string_equal(ltest_outcome(t, "a", NULL), "LOADED");
 	collision_pins(t, &now);
 	assert_int_equal(now.map_id, first.map_id);
 	assert_int_equal(now.prog_id, first.prog_id);
-	assert_true(json_object_get_boolean(json_object_object_get(
-		ltest_named(ltest_obj(t, "a"), "programs", "b_on_rename"), "kept")));
+	map_id = ltest_u64(ltest_named(ltest_obj(t, "aB"), "maps", "c"), "map_id");
+	assert_true(map_id && map_id != first.map_id);
+	assert_int_equal(ltest_links_using_map(map_id), 1);
+}
+
+/* A bad name is a skip, not a failure: a critical object does not fail the run. */
+static void test_bad_object_names_skipped(void **state)
+{
+	struct ltest *t = *state;
+
+	assert_int_equal(ltest_add(t, TB("critical"), "loader_crit"), 0);
+	assert_int_equal(ltest_add(t, "bpf/compaction.bpf", "2fast"), 0);
+	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
+	assert_name_skipped(t, "loader_crit", "loaderCrit");
+	assert_name_skipped(t, "2fast", "obj2fast");
+	assert_string_equal(ltest_outcome(t, "compaction", NULL), "LOADED");
+}
+
+/* s with each from replaced by to, into out (len bytes). */
+static void replace_all(const char *s, const char *from, const char *to, char *out,
+			size_t len)
+{
+	size_t n = 0;
+
+	while (*s && n + strlen(to) + 1 < len)
+		if (!strncmp(s, from, strlen(from))) {
+			n += sprintf(out + n, "%s", to);
+			s += strlen(from);
+		} else {
+			out[n++] = *s++;
+		}
+	out[n] = 0;
+}
+
+/* The status file with from replaced by to. */
+static void edit_status(const struct ltest *t, const char *from, const char *to)
+{
+	static char buf[32768], out[40000];
+	FILE *f = fopen(t->status_path, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	replace_all(buf, from, to, out, sizeof(out));
+	f = fopen(t->status_path, "w");
+	assert_non_null(f);
+	fputs(out, f);
+	fclose(f);
+}
+
+/*
+ * Pins an older loader made for an object whose name breaks the rule (lc's
+ * pins and status record moved to the name a_b): the skip retires its link
+ * and program, keeps its map listed with its counts, and --unload removes it.
+ */
+static void test_bad_name_older_pins(void **state)
+{
+	struct ltest *t = *state;
+	char pin[3][512], map[512], link[512];
+	struct json_object *pins;
+	uint32_t prog;
+	size_t i;
+
+	ltest_remove(t, "compaction");
+	assert_int_equal(ltest_add(t, TB("count"), "lc"), 0);
+	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
+	prog = ltest_u64(ltest_named(ltest_obj(t, "lc"), "programs", "on_rename"), "prog_id");
+	pins = json_object_object_get(ltest_obj(t, "lc"), "pins");
+	assert_int_equal(json_object_array_length(pins), 3);
+	for (i = 0; i < 3; i++) {
+		replace_all(json_object_get_string(json_object_array_get_idx(pins, i)),
+			    "_lc_", "_a_b_", pin[i], sizeof(pin[i]));
+		assert_int_equal(rename(json_object_get_string(
+			json_object_array_get_idx(pins, i)), pin[i]), 0);
+	}
+	edit_status(t, "_lc_", "_a_b_");
+	edit_status(t, "\"lc\"", "\"a_b\"");
+	ltest_remove(t, "lc");
+	assert_int_equal(ltest_add(t, TB("count"), "a_b"), 0);
+
+	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, NULL), 0);
+	assert_string_equal(ltest_outcome(t, "a_b", NULL), "SKIPPED_OBJECT_NAME");
+	snprintf(map, sizeof(map), "%s/map_a_b_rename_count_map", t->kt.pin_dir);
+	snprintf(link, sizeof(link), "%s/link_a_b_on_rename", t->kt.pin_dir);
+	assert_int_equal(access(link, F_OK), -1);
+	assert_true(ltest_prog_gone(prog));
+	assert_int_equal(access(map, F_OK), 0);
+	pins = json_object_object_get(ltest_obj(t, "a_b"), "pins");
+	assert_int_equal(json_object_array_length(pins), 1);
+	assert_string_equal(json_object_get_string(json_object_array_get_idx(pins, 0)), map);
+	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, "--unload", NULL), 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(access(pin[i], F_OK), -1);
 }
 
 int main(void)
@@ -281,7 +364,8 @@ int main(void)
 		T(test_held_lock),
 		T(test_bad_names),
 		T(test_pin_name_collision),
-		T(test_pin_name_collision_fresh),
+		T(test_bad_object_names_skipped),
+		T(test_bad_name_older_pins),
 	};
 	const char *missing = ktest_missing_feature();
 

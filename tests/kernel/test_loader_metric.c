@@ -190,11 +190,11 @@ static void test_one_object_two_maps(void **state)
 	struct dt_result r;
 
 	(void)state;
-	assert_int_equal(dt_add_object(&d, "tests/bpf/loader_dup_metric.bpf"), 0);
+	assert_int_equal(dt_add_object(&d, "tests/bpf/loaderDupMetric.bpf"), 0);
 	assert_int_equal(ktest_run_loader(&d.kt, NULL), 0);
-	assert_false(pinned("map", "loader_dup_metric", "dup_a_map"));
+	assert_false(pinned("map", "loaderDupMetric", "dup_a_map"));
 	run_ok(&r, ARGS("status", "--status-file", run_status));
-	assert_non_null(strstr(r.out, "loader_dup_metric  FAILED_OBJECT: maps dup_a_map and "
+	assert_non_null(strstr(r.out, "loaderDupMetric  FAILED_OBJECT: maps dup_a_map and "
 				      "dup_b_map both declare metric test_dup_latency"));
 	dt_result_free(&r);
 }

@@ -28,7 +28,7 @@ struct dt_result {
 
 /*
  * objs: paths relative to the build tree ("bpf/compaction.bpf",
- * "tests/bpf/dump_labels.bpf"), linked into the private object dir.
+ * "tests/bpf/dumpLabels.bpf"), linked into the private object dir.
  */
 int dt_init(struct dumptest *d, const char *tag, const char *const *objs);
 void dt_fini(struct dumptest *d);

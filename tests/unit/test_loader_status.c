@@ -55,7 +55,9 @@ static void test_typed_fields(void **state)
 		"{\"name\":\"a\",\"path\":\"/o/a.bpf\",\"outcome\":\"LOADED\",\"critical\":true,"
 		"\"programs\":[{\"name\":\"p\",\"prog_id\":7,\"link_pin\":\"/p/l\"}],"
 		"\"maps\":[{\"name\":\"m\",\"pin\":\"/p/m\",\"map_id\":9,\"reused\":true,"
-		"\"created_boottime_ns\":100,\"created_realtime_ns\":200}]}]}";
+		"\"created_boottime_ns\":100,\"created_realtime_ns\":200,"
+		"\"key_type\":\"__u32\",\"value_type\":\"acc\"}],"
+		"\"pins\":[\"/p/m\",3,\"/p/l\"]}]}";
 	const struct kstats_status_map *m;
 	struct kstats_status st;
 	char err[256];
@@ -77,6 +79,15 @@ static void test_typed_fields(void **state)
 	assert_true(m->reused);
 	assert_int_equal(m->created_boot_ns, 100);
 	assert_int_equal(m->created_real_ns, 200);
+	assert_string_equal(m->key_type, "__u32");
+	assert_string_equal(m->value_type, "acc");
+	assert_ptr_equal(kstats_status_obj_map(&st.objs[0], "m"), m);
+	assert_null(kstats_status_obj_map(&st.objs[0], "x"));
+	assert_null(kstats_status_obj_map(NULL, "m"));
+	/* Pins: the strings, in order; anything else is skipped. */
+	assert_int_equal(st.objs[0].npins, 2);
+	assert_string_equal(st.objs[0].pins[0], "/p/m");
+	assert_string_equal(st.objs[0].pins[1], "/p/l");
 	assert_ptr_equal(kstats_status_obj(&st, "a"), &st.objs[0]);
 	assert_null(kstats_status_obj(&st, "b"));
 	assert_null(kstats_status_map_by_id(&st, 0));
@@ -105,6 +116,8 @@ static void test_tolerant(void **state)
 	assert_int_equal(st.objs[0].maps[0].map_id, 0);
 	assert_int_equal(st.objs[0].maps[0].created_boot_ns, 0);
 	assert_int_equal(st.objs[0].maps[1].map_id, 0);	/* past u32: not an id */
+	assert_string_equal(st.objs[0].maps[0].key_type, "");
+	assert_int_equal(st.objs[0].npins, 0);
 	kstats_status_free(&st);
 }
 

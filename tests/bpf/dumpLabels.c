@@ -2,7 +2,7 @@
 /*
  * Histogram maps for the kstats dump/status tests, one per label rule: an
  * enum key, a typedef'd node id, a struct key, an id with a names
- * dictionary, a system-wide array (dump_enum.c has the key_enum rule); and
+ * dictionary, a system-wide array (dumpEnum.c has the key_enum rule); and
  * an event stream, whose drops kstats status shows.  The tests write
  * the values; the one program is attached to a tracepoint that never fires
  * here (power:suspend_resume), so nothing else changes them.
