@@ -109,8 +109,6 @@ done
 # processes (the loader's probe child too), summed.
 instructions() {
 	local f n=0
-	clean
-	mkdir -p "$pins"
 	rm -f "$tmp"/cg.*
 	valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$tmp/cg.%p" \
 		"$@" >/dev/null 2>&1 || true
@@ -119,23 +117,33 @@ instructions() {
 	done
 	echo "$n"
 }
+progs() {	# programs pinned
+	local f n=0
+	for f in "$pins"/prog_*; do [ -e "$f" ] && n=$(( n + 1 )); done
+	echo "$n"
+}
 syscalls() {	# one run of the command: its syscalls, all processes
-	clean
-	mkdir -p "$pins"
 	strace -f -c -o "$tmp/strace" "$@" >/dev/null 2>&1 || true
 	awk '$NF == "total" { print $4 }' "$tmp/strace"
 }
 profile() {	# key, objdir (its scenario ran: min_loader's arguments are known)
-	local l m lc mc
+	local l m lp mp lc mc
 	command -v valgrind >/dev/null || { echo "# loader profile: no valgrind, skipped"; return; }
 	lc=("$BUILD/kstats-loader" --obj-dir "$2" --pin-dir "$pins" --run-dir "$run/run")
 	# shellcheck disable=SC2207
 	mc=("$BUILD/bench/loader/min_loader" "$pins" $(cat "$tmp/min_args.$(basename "$2")"))
-	l=$(instructions "${lc[@]}"); m=$(instructions "${mc[@]}")
+	# From no pins, as in the timed runs (min_loader needs the directory);
+	# each must have pinned the same programs under callgrind.
+	clean; l=$(instructions "${lc[@]}"); lp=$(progs)
+	clean; mkdir -p "$pins"; m=$(instructions "${mc[@]}"); mp=$(progs)
+	[ "$lp" -gt 0 ] && [ "$lp" = "$mp" ] ||
+		{ echo "bench-loader: under callgrind the loader pinned $lp programs, min_loader $mp" >&2
+		  exit 1; }
 	echo "RESULT	loader.$1.instr_loader	Minstr	$(awk -v v="$l" 'BEGIN { printf "%.2f", v / 1e6 }')"
 	echo "RESULT	loader.$1.instr_min	Minstr	$(awk -v v="$m" 'BEGIN { printf "%.2f", v / 1e6 }')"
 	echo "RESULT	loader.$1.instr_loader_vs_min	x	$(awk -v l="$l" -v m="$m" 'BEGIN { printf "%.3f", l / m }')"
-	echo "RESULT	loader.$1.syscalls_loader	n	$(syscalls "${lc[@]}")"
+	clean; echo "RESULT	loader.$1.syscalls_loader	n	$(syscalls "${lc[@]}")"
+	clean; mkdir -p "$pins"
 	echo "RESULT	loader.$1.syscalls_min	n	$(syscalls "${mc[@]}")"
 	clean
 }
