@@ -23,6 +23,7 @@ run() {	# name, command...: its output, RESULT lines kept
 run stream env KSTATS_BUILD="$BUILD" "$BUILD/bench/stream" "${STREAM_ROUNDS:-9}"
 run stream_profile bench/stream_profile.sh "$BUILD"
 run read "$BUILD/bench/read/bench_read" "$BUILD/kstats" --rounds "${READ_ROUNDS:-9}"
+run read_profile bench/read/profile.sh "$BUILD"
 run handlers "$BUILD/bench/handlers" "$BUILD" "${HANDLER_ROUNDS:-21}"
 run real_events bench/real_events.sh "$BUILD" 50
 run loader env REPEATS="${LOADER_REPEATS:-7}" bench/loader/run.sh "$BUILD"
@@ -130,6 +131,20 @@ per row before it, to make room for the key column. A whole \`kstats read\` proc
 $(fig read.65536.kstats_process_bpf_calls) \`bpf()\` calls (strace -c): open the pin, its info,
 the BTF's fd, size and data, one batch.
 
+Where the difference goes (callgrind, user space, one read each,
+\`bench/read/profile.sh\`): the bare batch executes
+$(fig read.10000.instr.batch 1) instructions per row, the reader
+$(fig read.10000.instr.reader 1) at 10k and $(fig read.65536.instr.reader 1) at 64k; the
+kernel's copy, the bulk of both, is the same call and not counted. The
+reader's instructions are the key column and one \`memmove\` of each
+256-byte value, and that move is the gap: the rows
+(key column, then the value, 33 × int64) are not the layout the kernel
+writes (keys apart, values back to back), so every value is read and
+written once more than the bare batch does, 2.4 MiB per read at 10k and
+16 MiB at 64k, where it no longer fits the cache. Only a kernel that
+wrote the rows itself would remove it; smaller calls, to move each chunk
+while it is cached, were slower at 64k when tried (512 entries).
+
 ## Handler cost (\`make bench-handlers\`)
 
 Each metric's begin+end pair (raw_tp form, the body tp_btf shares) under
@@ -194,7 +209,19 @@ every tracepoint its tp_btf programs attach to (then the load checks them:
 doc/loader.md, gating), at most one per run otherwise. What it still adds:
 one probe child per run (libbpf parses each object there first, so a crash
 in libbpf costs that object, not the boot run), the gating reads and the
-status file.
+status file (written under a tmpfs, as \`/run\` at boot, where its fsyncs
+cost nothing).
+
+Where the difference goes (one run of each on the objects above, the
+probe child included; \`bench/loader/run.sh\`): user-space instructions
+(callgrind) $(fig loader.all.instr_loader) M for the loader,
+$(fig loader.all.instr_min) M for the minimal loader,
+**$(fig loader.all.instr_loader_vs_min)×**, most of it in both the
+$(fig loader.all.btf_parses_min) vmlinux BTF parses inside \`bpf_object__load\`;
+syscalls $(fig loader.all.syscalls_loader) against $(fig loader.all.syscalls_min)
+(strace -c -f; the parses' reads most of them). The rest is the kernel's:
+the probe child's fork, each pin made under a temporary name and renamed
+(all or nothing), its owner and mode set, and the status file.
 
 ## Notes
 

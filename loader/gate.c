@@ -6,16 +6,19 @@
  * one tracefs has is left to the load (attach_point_deferred()).
  */
 #include <errno.h>
-#include <glob.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/btf.h>
 
+#include "kstats_fileio.h"
 #include "loader.h"
 
 #define TRACEFS_ROOTS { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" }
 #define KPROBE_PMU "/sys/bus/event_source/devices/kprobe"
+#define EVENTS_MAX_BYTES (4u << 20)	/* about 64 KiB on 6.x kernels */
 
 const char *variant_name(__u32 variant)
 {
@@ -42,22 +45,60 @@ static const char *tracefs(void)
 	return NULL;
 }
 
-/* event is "name" (any system) or "system/name". */
+/*
+ * tracefs's available_events ("system:event" lines) between two '\n's,
+ * read once per run: one file read, where each lookup in events/ cost a
+ * directory listing and a stat in each of about 100 systems.
+ */
+static const char *tracefs_events(int *err)
+{
+	static char *text;
+	static int text_err;
+	char path[64], *raw = NULL;
+	const char *root;
+	size_t len = 0;
+	int fd;
+
+	if (text || text_err) {
+		*err = text_err;
+		return text;
+	}
+	root = tracefs();
+	text_err = -ENOENT;
+	if (root) {
+		snprintf(path, sizeof(path), "%s/available_events", root);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		text_err = fd < 0 ? -errno : kstats_read_fd(fd, EVENTS_MAX_BYTES, &raw, &len);
+		if (fd >= 0)
+			close(fd);
+	}
+	if (!text_err && (text = malloc(len + 3)))
+		snprintf(text, len + 3, "\n%s\n", raw);
+	else if (!text_err)
+		text_err = -ENOMEM;
+	free(raw);
+	*err = text_err;
+	return text;
+}
+
+/* event is "name" (any system) or "system/name": 1, 0, or -errno. */
 static int tracefs_has_event(const char *event)
 {
-	const char *root = tracefs();
-	char pattern[512];
-	glob_t g;
-	int found;
+	const char *slash = strchr(event, '/');
+	const char *text;
+	char line[512];
+	int err, n;
 
-	if (!root)
-		return -ENOENT;
-	snprintf(pattern, sizeof(pattern), "%s/events/%s%s", root,
-		 strchr(event, '/') ? "" : "*/", event);
-	found = !glob(pattern, GLOB_NOSORT, NULL, &g);
-	if (found)
-		globfree(&g);
-	return found;
+	text = tracefs_events(&err);
+	if (!text)
+		return err;
+	if (slash)
+		n = snprintf(line, sizeof(line), "\n%.*s:%s\n", (int)(slash - event), event,
+			     slash + 1);
+	else
+		n = snprintf(line, sizeof(line), ":%s\n", event);
+	/* No event name is that long. */
+	return n < (int)sizeof(line) && strstr(text, line);
 }
 
 /*

@@ -288,9 +288,12 @@ static int try_load(struct obj_load *l)
 		bpf_program__set_autoload(pl->prog, pl->chosen);
 		if (!pl->chosen)
 			continue;
-		pl->log = calloc(1, VERIFIER_LOG_SIZE);
-		if (pl->log)
-			bpf_program__set_log_buf(pl->prog, pl->log, VERIFIER_LOG_SIZE);
+		/* Written only when a load fails: only its first byte touched now. */
+		pl->log = malloc(VERIFIER_LOG_SIZE);
+		if (!pl->log)
+			continue;
+		*pl->log = 0;
+		bpf_program__set_log_buf(pl->prog, pl->log, VERIFIER_LOG_SIZE);
 	}
 	log_capture(l->ctx->libbpf_err, sizeof(l->ctx->libbpf_err));
 	ret = bpf_object__load(l->obj);

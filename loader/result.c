@@ -42,14 +42,42 @@ const char *outcome_str(enum outcome o)
 
 /* ---- owners ---- */
 
+/*
+ * Each owner is looked up once per run (a run uses two or three): a lookup
+ * reads /etc/passwd or /etc/group, then asks every NSS module (systemd's
+ * userdb) about a name those lack.
+ */
+#define OWNERS_CACHED 4
+static struct {
+	char uid[64], gid[64];
+	uid_t u;
+	gid_t g;
+} owners[OWNERS_CACHED];
+
 static void resolve_owner(const char *uid, const char *gid, uid_t *u, gid_t *g)
 {
+	static unsigned int next;
 	static bool warned;
-	struct passwd *pw = getpwnam(uid);
-	struct group *gr = getgrnam(gid);
+	struct passwd *pw;
+	struct group *gr;
+	unsigned int i;
 
+	for (i = 0; i < OWNERS_CACHED; i++)
+		if (*owners[i].uid && !strcmp(owners[i].uid, uid) && !strcmp(owners[i].gid, gid)) {
+			*u = owners[i].u;
+			*g = owners[i].g;
+			return;
+		}
+	pw = getpwnam(uid);
+	gr = getgrnam(gid);
 	*u = pw ? pw->pw_uid : 0;
 	*g = gr ? gr->gr_gid : 0;
+	i = next++ % OWNERS_CACHED;
+	if (snprintf(owners[i].uid, sizeof(owners[i].uid), "%s", uid) >= (int)sizeof(owners[i].uid) ||
+	    snprintf(owners[i].gid, sizeof(owners[i].gid), "%s", gid) >= (int)sizeof(owners[i].gid))
+		owners[i].uid[0] = 0;	/* too long to keep: looked up each time */
+	owners[i].u = *u;
+	owners[i].g = *g;
 	if ((!pw || !gr) && !warned) {
 		warned = true;
 		/* Without the group only root can read: safe, so warn and go on. */

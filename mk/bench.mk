@@ -36,6 +36,7 @@ bench-loader: bench-build
 
 bench-read: bench-build
 	$(BUILD)/bench/read/bench_read $(BUILD)/kstats $(BENCH_ARGS)
+	bench/read/profile.sh $(BUILD)
 
 bench-stream: bench-build
 	KSTATS_BUILD=$(BUILD) $(BUILD)/bench/stream

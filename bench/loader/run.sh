@@ -8,7 +8,10 @@
 #           object (both tp_btf and raw_tp variants), pins, attaches nothing
 # on the objects the loader loads here, and on COPIES copies of one object;
 # plus vmlinux BTF parses per run (opens of /sys/kernel/btf/vmlinux, by
-# strace) and the cost of one parse.  Prints bench/lib/bstat.h RESULT lines.
+# strace) and the cost of one parse; then, for the objects it loads here,
+# instructions (callgrind, user space, the probe child included) and
+# syscalls (strace -c -f) of one run of each loader: the same on a busy
+# machine, unlike wall time.  Prints bench/lib/bstat.h RESULT lines.
 # Usage: bench/loader/run.sh [BUILD]     (root; make bench-loader builds it)
 set -eu
 BUILD=${1:-build}
@@ -22,10 +25,16 @@ cd "$(dirname "$0")/../.."
 [ -d /sys/kernel/tracing/events ] || mount -t tracefs nodev /sys/kernel/tracing || true
 tmp=$(mktemp -d /tmp/kstats-bench-loader-XXXXXX)
 pins=/sys/fs/bpf/kernelstats-bench-$$
-trap 'rm -rf "$tmp" "$pins"' EXIT
+# The status file goes to /run/kernelstats at boot, a tmpfs, where its
+# fsyncs cost nothing: so here too, whatever filesystem /tmp is.
+for run in /run /dev/shm "$tmp"; do
+	[ "$(stat -f -c %T "$run")" = tmpfs ] && break
+done
+run=$(mktemp -d "$run/kstats-bench-run-XXXXXX")
+trap 'rm -rf "$tmp" "$pins" "$run"' EXIT
 
 loader() {	# objdir
-	"$BUILD/kstats-loader" --obj-dir "$1" --pin-dir "$pins" --run-dir "$tmp/run" \
+	"$BUILD/kstats-loader" --obj-dir "$1" --pin-dir "$pins" --run-dir "$run/run" \
 		>/dev/null 2>&1
 }
 # min_loader's arguments: each object with the programs the loader pinned.
@@ -52,14 +61,14 @@ bpftool_all() {	# objdir
 			pinmaps "$pins/$(basename "$o" .bpf)" >/dev/null 2>&1
 	done
 }
-clean() { rm -rf "$pins" "$tmp/run"; }
+clean() { rm -rf "$pins" "$run/run"; }
 elapsed() {	# wall time (ms) of "$@"
 	local t0
 	t0=$(bstat_now_us); "$@"; awk -v d=$(( $(bstat_now_us) - t0 )) 'BEGIN { print d / 1000 }'
 }
 parses() {	# opens of vmlinux BTF by the function "$1" on objdir "$2"
 	clean
-	export BUILD BPFTOOL pins tmp
+	export BUILD BPFTOOL pins tmp run
 	export -f "$1" bstat_now_us
 	strace -f -qq -e trace=openat -o "$tmp/strace" bash -c "$1 $2" >/dev/null 2>&1 || true
 	grep -c 'sys/kernel/btf/vmlinux' "$tmp/strace" || true
@@ -96,7 +105,52 @@ for i in $(seq "$COPIES"); do
 		"$BUILD/bpf/compaction.bpf" >"$tmp/copies/compaction$i.bpf"
 done
 
+# One run of the command under callgrind: user-space instructions of its
+# processes (the loader's probe child too), summed.
+instructions() {
+	local f n=0
+	rm -f "$tmp"/cg.*
+	valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$tmp/cg.%p" \
+		"$@" >/dev/null 2>&1 || true
+	for f in "$tmp"/cg.*; do
+		n=$(( n + $(awk '/^(summary|totals):/ { print $2; exit }' "$f") ))
+	done
+	echo "$n"
+}
+progs() {	# programs pinned
+	local f n=0
+	for f in "$pins"/prog_*; do [ -e "$f" ] && n=$(( n + 1 )); done
+	echo "$n"
+}
+syscalls() {	# one run of the command: its syscalls, all processes
+	strace -f -c -o "$tmp/strace" "$@" >/dev/null 2>&1 || true
+	awk '$NF == "total" { print $4 }' "$tmp/strace"
+}
+profile() {	# key, objdir (its scenario ran: min_loader's arguments are known)
+	local l m lp mp lc mc
+	command -v valgrind >/dev/null || { echo "# loader profile: no valgrind, skipped"; return; }
+	lc=("$BUILD/kstats-loader" --obj-dir "$2" --pin-dir "$pins" --run-dir "$run/run")
+	# shellcheck disable=SC2207
+	mc=("$BUILD/bench/loader/min_loader" "$pins" $(cat "$tmp/min_args.$(basename "$2")"))
+	# From no pins, as in the timed runs (min_loader needs the directory);
+	# each must have pinned the same programs under callgrind.
+	clean; l=$(instructions "${lc[@]}"); lp=$(progs)
+	clean; mkdir -p "$pins"; m=$(instructions "${mc[@]}"); mp=$(progs)
+	[ "$lp" -gt 0 ] && [ "$lp" = "$mp" ] ||
+		{ echo "bench-loader: under callgrind the loader pinned $lp programs, min_loader $mp" >&2
+		  exit 1; }
+	echo "RESULT	loader.$1.instr_loader	Minstr	$(awk -v v="$l" 'BEGIN { printf "%.2f", v / 1e6 }')"
+	echo "RESULT	loader.$1.instr_min	Minstr	$(awk -v v="$m" 'BEGIN { printf "%.2f", v / 1e6 }')"
+	echo "RESULT	loader.$1.instr_loader_vs_min	x	$(awk -v l="$l" -v m="$m" 'BEGIN { printf "%.3f", l / m }')"
+	clean; echo "RESULT	loader.$1.syscalls_loader	n	$(syscalls "${lc[@]}")"
+	clean; mkdir -p "$pins"
+	echo "RESULT	loader.$1.syscalls_min	n	$(syscalls "${mc[@]}")"
+	clean
+}
+
 echo "# loader: $REPEATS interleaved repeats; objects: $(ls "$tmp/all" | tr '\n' ' ')"
+echo "# status file and flag under $run ($(stat -f -c %T "$run"); /run at boot is a tmpfs)"
 scenario all "$tmp/all"
 scenario copies "$tmp/copies"
 "$BUILD/bench/loader/btf_parse"
+profile all "$tmp/all"

@@ -15,10 +15,13 @@
  * The bpf() calls of one kstats read process are counted with strace -c.
  * Prints bench/lib/bstat.h RESULT lines.
  *
- * Usage: bench_read KSTATS [--entries N[,N...]] [--rounds R] [--cpu-time]   (root)
+ * Usage: bench_read KSTATS [--entries N[,N...]] [--rounds R] [--cpu-time]
+ *                   [--in-process] [--profile]   (root)
  *   --cpu-time: in-process modes timed by this thread's CPU time (user +
  *   kernel), not wall time: steadier on a machine others are using.
  *   --in-process: no process rounds.
+ *   --profile: one reader read and one whole-map batch per size, untimed,
+ *   for callgrind (bench/read/profile.sh).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -128,8 +131,9 @@ static int run_reader(struct bench *b)
 	return 0;
 }
 
-/* Bare batch calls of per entries each (0: the whole map), nothing decoded. */
-static int run_batch(struct bench *b, unsigned int per)
+/* Bare batch calls of per entries each (0: the whole map), nothing decoded.
+ * Not inlined: bench/read/profile.sh counts it by name. */
+static __attribute__((noinline)) int run_batch(struct bench *b, unsigned int per)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	__u32 done = 0, count;
@@ -243,6 +247,7 @@ static long bpf_calls(struct bench *b, enum mode m)
  */
 static bool cpu_time;	/* --cpu-time: this thread's CPU time, for a busy machine */
 static int proc_rounds = PROC_ROUNDS;	/* --in-process: 0 */
+static bool profile;	/* --profile: one read of each, untimed */
 
 static double now_s(enum mode m)
 {
@@ -350,8 +355,11 @@ static int bench_size(const char *dir, unsigned int entries, int rounds, const c
 	b.fd = bpf_obj_get(b.pin);
 	ret = !b.rows || !b.keys || !b.vals || b.fd < 0 ? -ENOMEM : 0;
 	ret = ret ?: open_reader(&b);
-	ret = ret ?: time_rounds(&b, t, rounds);
-	if (!ret)
+	if (profile)
+		ret = ret ?: run_mode(&b, READER) ?: run_mode(&b, BATCH_ALL);
+	else
+		ret = ret ?: time_rounds(&b, t, rounds);
+	if (!ret && !profile)
 		print_results(&b, t, rounds);
 	else
 		fprintf(stderr, "bench_read: %u entries failed: %s\n", entries, strerror(-ret));
@@ -372,6 +380,7 @@ int main(int argc, char **argv)
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "cpu-time", no_argument, NULL, 'c' },
 		{ "in-process", no_argument, NULL, 'i' },
+		{ "profile", no_argument, NULL, 'p' },
 		{},
 	};
 	unsigned int sizes[MAX_SIZES] = { 10000, 65536 }, nsizes = 2, i;
@@ -389,12 +398,14 @@ int main(int argc, char **argv)
 			cpu_time = true;
 		else if (c == 'i')
 			proc_rounds = 0;
+		else if (c == 'p')
+			profile = true;
 		else
 			return 2;
 	}
 	if (optind != argc - 1 || rounds < 1 || rounds > MAX_ROUNDS || !nsizes) {
 		fprintf(stderr, "Usage: bench_read KSTATS [--entries N[,N...]] [--rounds 1..%d] "
-			"[--cpu-time] [--in-process]\n",
+			"[--cpu-time] [--in-process] [--profile]\n",
 			MAX_ROUNDS);
 		return 2;
 	}
