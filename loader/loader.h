@@ -111,7 +111,7 @@ struct loader_ctx {
 	size_t nowners;
 	struct metric_claim *claims;	/* metric.c: metrics of loaded objects */
 	size_t nclaims;
-	unsigned int lock_timeout_s;	/* wait at most this for the run dir lock */
+	double lock_timeout_s;		/* wait at most this for the run dir lock */
 	char libbpf_err[512];		/* libbpf's first warning of a step */
 };
 

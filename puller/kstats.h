@@ -54,9 +54,6 @@ void kstats_add_fix(char *msg, size_t len, int err);
  * -ENODEV (no bpffs mounted there) or -EACCES, with the fix in msg.
  */
 int kstats_check_pin_dir(const char *pin_dir, char *msg, size_t len);
-/* Seconds in (0, max] from arg; else -EINVAL after a usage message. */
-int kstats_parse_seconds(const char *cmd, const char *opt, const char *arg,
-			 double max, double *secs);
 
 static inline struct timespec kstats_timespec(double secs)
 {
