@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "kstats_paths.h"
+#include "kstats_why.h"
 
 /* Exit codes, documented in kstats --help, kstats(1) and README. */
 #define KSTATS_EXIT_OK 0
@@ -20,8 +21,7 @@
 #define KSTATS_DEFAULT_STATUS_FILE "/run/kernelstats/loader-status.json"
 #define KSTATS_DEFAULT_ATOMS_DIR "/var/lib/kernelstats/atoms"
 
-/* The fixes that error messages name. */
-#define KSTATS_FIX_LOAD "run kstats-loader"
+/* The fixes that error messages name; KSTATS_FIX_LOAD is in kstats_why.h. */
 #define KSTATS_GROUP "kstats"
 #define KSTATS_FIX_PERM "needs CAP_BPF and group " KSTATS_GROUP
 

@@ -180,7 +180,7 @@ static void print_interval(FILE *f, const struct kstats_snapshot *s)
 static void print_not_loaded(FILE *f, const struct kstats_snapshot *s,
 			     const struct kstats_status *st)
 {
-	const char *where = KSTATS_WHY_FIX_STATUS;
+	const char *where = KSTATS_FIX_STATUS;
 	char why[KSTATS_WHY_LEN];
 	size_t i;
 
@@ -192,8 +192,8 @@ static void print_not_loaded(FILE *f, const struct kstats_snapshot *s,
 			continue;
 		fprintf(f, " %s", h->metric);
 		if (!strcmp(kstats_why(st ? kstats_status_obj(st, h->obj) : NULL, why,
-				       sizeof(why)), KSTATS_WHY_FIX_LOAD))
-			where = KSTATS_WHY_FIX_LOAD;
+				       sizeof(why)), KSTATS_FIX_LOAD))
+			where = KSTATS_FIX_LOAD;
 	}
 	fprintf(f, " (%s)\n", where);
 }

@@ -36,13 +36,13 @@ static void test_why_line_and_fix(void **state)
 				buf, sizeof(buf)), "");
 	assert_string_equal(buf, "SKIPPED_NO_ATTACH_POINT: no tracepoint");
 	assert_string_equal(why("FAILED_VERIFIER", "load: E2BIG", false, buf, sizeof(buf)),
-			    KSTATS_WHY_FIX_STATUS);
+			    KSTATS_FIX_STATUS);
 	assert_string_equal(buf, "FAILED_VERIFIER: load: E2BIG");
 	/* LOADED, yet its map is not pinned: gone since; the loader recreates it. */
-	assert_string_equal(why("LOADED", "", false, buf, sizeof(buf)), KSTATS_WHY_FIX_LOAD);
+	assert_string_equal(why("LOADED", "", false, buf, sizeof(buf)), KSTATS_FIX_LOAD);
 	assert_string_equal(buf, "LOADED");
 	/* Not in the status (or no status): what kstats sees itself. */
-	assert_string_equal(kstats_why(NULL, buf, sizeof(buf)), KSTATS_WHY_FIX_LOAD);
+	assert_string_equal(kstats_why(NULL, buf, sizeof(buf)), KSTATS_FIX_LOAD);
 	assert_string_equal(buf, "its map is not pinned");
 }
 
