@@ -110,7 +110,7 @@ struct loader_ctx {
 	struct kstats_status *prev;	/* previous status file, or NULL */
 	struct metric_claim *claims;	/* metric.c: metrics of loaded objects */
 	size_t nclaims;
-	unsigned int lock_timeout_s;	/* wait at most this for the run dir lock */
+	double lock_timeout_s;		/* wait at most this for the run dir lock */
 	char libbpf_err[512];		/* libbpf's first warning of a step */
 };
 

@@ -21,10 +21,12 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "kstats_args.h"
 #include "kstats_fileio.h"
 #include "kstats_objmeta.h"
 #include "kstats_paths.h"
 #include "kstats_pins.h"
+#include "kstats_why.h"
 #include "loader.h"
 #include "trust.h"
 
@@ -33,7 +35,7 @@
 #define STATUS_NAME "loader-status.json"
 #define FLAG_NAME "progs_loaded"
 #define LOCK_NAME "loader.lock"
-#define DEFAULT_LOCK_TIMEOUT 30u
+#define DEFAULT_LOCK_TIMEOUT 30
 
 struct options {
 	const char *config;
@@ -61,8 +63,8 @@ static void usage(FILE *f)
 "  --disable OBJ[,OBJ]     skip these objects; \"all\" skips every object\n"
 "  --kver X.Y.Z            gate programs as if the kernel were X.Y.Z\n"
 "                          (default: $KSTATS_KVER, else uname -r)\n"
-"  --lock-timeout SEC      wait at most SEC seconds (default %u) for another\n"
-"                          loader to release <run-dir>/" LOCK_NAME "\n"
+"  --lock-timeout SEC      wait at most SEC seconds (default %d; in (0, 86400])\n"
+"                          for another loader to release <run-dir>/" LOCK_NAME "\n"
 "  --replace-incompatible  move a pinned map of the wrong shape aside\n"
 "                          (aside_<ns>_<pin>) instead of refusing the object\n"
 "  --unload                remove everything the loader pinned, and nothing else\n"
@@ -87,19 +89,6 @@ static int bad_usage(const char *fmt, const char *arg)
 {
 	log_msg(LOG_ERR, fmt, arg);
 	return EXIT_USAGE;
-}
-
-static int parse_seconds(const char *s, unsigned int *out)
-{
-	unsigned long v;
-	char *end;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v > 86400)
-		return -EINVAL;
-	*out = v;
-	return 0;
 }
 
 static int parse_args(int argc, char **argv, struct loader_ctx *ctx,
@@ -134,9 +123,9 @@ static int parse_args(int argc, char **argv, struct loader_ctx *ctx,
 		case 'k': o->kver = optarg; break;
 		case 'R': ctx->replace_incompatible = true; break;
 		case 'L':
-			if (parse_seconds(optarg, &ctx->lock_timeout_s))
-				return bad_usage("--lock-timeout '%s' is not a number of "
-						 "seconds", optarg);
+			if (kstats_parse_seconds("--lock-timeout", optarg, 86400,
+						 &ctx->lock_timeout_s, err, sizeof(err)))
+				return bad_usage("%s", err);
 			break;
 		case 'U': o->unload = true; break;
 		case 'b': o->boot = true; break;
@@ -223,7 +212,7 @@ static int lock_run_dir(const struct loader_ctx *ctx, char *err, size_t len)
 {
 	const struct timespec pause = { 0, 50 * 1000 * 1000 };
 	__u64 deadline = clock_ns(CLOCK_MONOTONIC) +
-			 ctx->lock_timeout_s * 1000000000ull;
+			 (__u64)(ctx->lock_timeout_s * 1e9);
 	char path[LOADER_PATH_LEN + 16];
 	struct stat st;
 	int fd, ret;
@@ -244,7 +233,7 @@ static int lock_run_dir(const struct loader_ctx *ctx, char *err, size_t len)
 			goto fail;
 		}
 		if (clock_ns(CLOCK_MONOTONIC) >= deadline) {
-			snprintf(err, len, "another kstats-loader has held %s for %u s; wait "
+			snprintf(err, len, "another kstats-loader has held %s for %g s; wait "
 				 "for it to finish, or stop it, then run again (or pass "
 				 "--lock-timeout)", path, ctx->lock_timeout_s);
 			ret = -EWOULDBLOCK;
@@ -331,7 +320,10 @@ static int fail_env(struct loader_ctx *ctx, __u64 started, const char *fmt, ...)
 
 static void report(const struct obj_result *r)
 {
+	struct kstats_status_obj o = { .outcome = outcome_str(r->outcome),
+				       .reason = r->reason, .critical = r->critical };
 	unsigned int progs = 0, kept = 0, reused = 0;
+	char why[KSTATS_WHY_LEN];
 	size_t i;
 
 	for (i = 0; i < r->nprogs; i++) {
@@ -340,14 +332,13 @@ static void report(const struct obj_result *r)
 	}
 	for (i = 0; i < r->nmaps; i++)
 		reused += r->maps[i].reused;
+	kstats_why(&o, why, sizeof(why));
 	if (r->outcome == OUT_LOADED)
 		log_result(LOG_INFO, "%-16s LOADED: %u programs attached (%u kept), %zu "
 			   "maps pinned (%u reused)", r->name, progs, kept, r->nmaps, reused);
 	else
 		log_result(!outcome_failed(r->outcome) ? LOG_INFO :
-			   r->critical ? LOG_ERR : LOG_WARNING, "%-16s %s: %s%s", r->name,
-			   outcome_str(r->outcome), r->reason,
-			   r->critical ? " [critical]" : "");
+			   r->critical ? LOG_ERR : LOG_WARNING, "%-16s %s", r->name, why);
 	for (i = 0; r->outcome == OUT_LOADED && i < r->nprogs; i++)
 		if (outcome_failed(r->progs[i].outcome))
 			log_msg(LOG_WARNING, "%s: %s %s: %s", r->name, r->progs[i].name,

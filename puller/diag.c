@@ -6,7 +6,6 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -134,18 +133,4 @@ int kstats_check_pin_dir(const char *pin_dir, char *msg, size_t len)
 	}
 	snprintf(msg, len, "nothing is loaded: %s does not exist; " KSTATS_FIX_LOAD, pin_dir);
 	return -ENOENT;
-}
-
-int kstats_parse_seconds(const char *cmd, const char *opt, const char *arg,
-			 double max, double *secs)
-{
-	char *end;
-
-	*secs = strtod(arg, &end);
-	if (*end || end == arg || !(*secs > 0 && *secs <= max)) {
-		fprintf(stderr, "kstats %s: %s takes seconds in (0, %g], not '%s'\n",
-			cmd, opt, max, arg);
-		return -EINVAL;
-	}
-	return 0;
 }

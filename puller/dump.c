@@ -10,8 +10,10 @@
 
 #include "hist.h"
 #include "kstats.h"
+#include "kstats_args.h"
 #include "kstats_pins.h"
 #include "kstats_status.h"
+#include "kstats_why.h"
 
 enum dump_format { FMT_ASCII, FMT_JSON, FMT_PROMETHEUS, FMT_OPENMETRICS };
 
@@ -20,8 +22,10 @@ struct dump_opts {
 	enum dump_format fmt;
 	struct kstats_render_opts render;
 	double interval;		/* 0: one cumulative dump */
-	long count;			/* intervals; 0: until interrupted */
+	uint64_t count;			/* intervals; 0: until interrupted */
 	bool filtered;			/* metrics were named */
+	bool status_tried;
+	struct kstats_status status;	/* render.status points here once read */
 };
 
 static volatile sig_atomic_t stopping;
@@ -91,31 +95,22 @@ static int render(const struct dump_opts *o, const struct kstats_snapshot *s)
 	return ret;
 }
 
-/* A skip is this kernel's doing: running the loader again changes nothing. */
-static const char *missing_fix(const char *reason)
+/*
+ * The loader status, read once per run and only when a selected metric is
+ * not loaded: it says why.  A missing or bad file leaves it NULL.
+ */
+static void read_status(struct dump_opts *o, const struct kstats_snapshot *s)
 {
-	if (!strncmp(reason, "SKIPPED", 7))
-		return "";
-	if (!strncmp(reason, "FAILED", 6))
-		return "; see kstats status";
-	return "; " KSTATS_FIX_LOAD;
-}
-
-/* "OUTCOME: reason" of object obj in the loader status file. */
-static int status_reason(const char *status_file, const char *obj, char *buf, size_t len)
-{
-	const struct kstats_status_obj *o;
-	struct kstats_status st;
 	char err[512];
-	int ret = kstats_status_read(status_file, &st, err, sizeof(err));
+	size_t i;
 
-	if (ret)
-		return ret;
-	o = kstats_status_obj(&st, obj);
-	if (o)
-		snprintf(buf, len, "%s%s%s", o->outcome, *o->reason ? ": " : "", o->reason);
-	kstats_status_free(&st);
-	return o ? 0 : -ENOENT;
+	for (i = 0; !o->status_tried && i < s->nhists; i++) {
+		if (!s->hists[i].selected || s->hists[i].loaded)
+			continue;
+		o->status_tried = true;
+		if (!kstats_status_read(o->status_file, &o->status, err, sizeof(err)))
+			o->render.status = &o->status;
+	}
 }
 
 /*
@@ -125,7 +120,8 @@ static int status_reason(const char *status_file, const char *obj, char *buf, si
 static size_t report_missing(const struct dump_opts *o, const struct kstats_snapshot *s,
 			     size_t *missing)
 {
-	char reason[512];
+	char why[KSTATS_WHY_LEN];
+	const char *fix;
 	size_t i, loaded = 0;
 
 	*missing = 0;
@@ -138,10 +134,10 @@ static size_t report_missing(const struct dump_opts *o, const struct kstats_snap
 		if (h->loaded || !o->filtered)
 			continue;
 		(*missing)++;
-		if (status_reason(o->status_file, h->obj, reason, sizeof(reason)))
-			snprintf(reason, sizeof(reason), "its map is not pinned");
-		fprintf(stderr, "kstats dump: %s is not loaded under %s (%s: %s)%s\n",
-			h->metric, o->pin_dir, h->obj, reason, missing_fix(reason));
+		fix = kstats_why(o->render.status ? kstats_status_obj(o->render.status, h->obj)
+				 : NULL, why, sizeof(why));
+		fprintf(stderr, "kstats dump: %s is not loaded under %s (%s: %s)%s%s\n",
+			h->metric, o->pin_dir, h->obj, why, *fix ? "; " : "", fix);
 	}
 	if (!loaded && !o->filtered)
 		fprintf(stderr, "kstats dump: no metric is loaded under %s; " KSTATS_FIX_LOAD "\n",
@@ -163,22 +159,24 @@ static void sleep_interval(double secs)
 		;
 }
 
-static int read_or_report(const struct dump_opts *o, struct kstats_snapshot *s)
+static int read_or_report(struct dump_opts *o, struct kstats_snapshot *s)
 {
 	char err[1024];
 	int ret = kstats_snapshot_read(s, o->pin_dir, err, sizeof(err));
 
 	if (ret)
 		fprintf(stderr, "kstats dump: %s\n", err);
+	else
+		read_status(o, s);
 	return ret;
 }
 
 /* Like runqlat's interval/count: the events of each interval. */
-static int live(const struct dump_opts *o, struct kstats_snapshot *s)
+static int live(struct dump_opts *o, struct kstats_snapshot *s)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct kstats_snapshot prev, shown;
-	long n;
+	uint64_t n;
 	int ret;
 
 	sigaction(SIGINT, &sa, NULL);
@@ -213,6 +211,12 @@ static int live(const struct dump_opts *o, struct kstats_snapshot *s)
 	return ret;
 }
 
+static int bad_usage(const char *err)
+{
+	fprintf(stderr, "kstats dump: %s\n", err);
+	return -EINVAL;
+}
+
 static int parse_args(int argc, char **argv, struct dump_opts *o)
 {
 	static const struct option opts[] = {
@@ -230,7 +234,7 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 		{},
 	};
 	unsigned int formats = 0;	/* 1 << each format asked for */
-	char *end;
+	char err[256];
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -244,29 +248,23 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 		case 'p': o->pin_dir = optarg; break;
 		case 's': o->status_file = optarg; break;
 		case 'i':
-			if (kstats_parse_seconds("dump", "--interval", optarg, 86400, &o->interval))
-				return -EINVAL;
+			if (kstats_parse_seconds("--interval", optarg, 86400, &o->interval,
+						 err, sizeof(err)))
+				return bad_usage(err);
 			break;
 		case 'c':
-			o->count = strtol(optarg, &end, 10);
-			if (*end || o->count <= 0) {
-				fprintf(stderr, "kstats dump: --count takes a positive number, not '%s'\n",
-					optarg);
-				return -EINVAL;
-			}
+			if (kstats_parse_count("--count", optarg, UINT64_MAX, &o->count,
+					       err, sizeof(err)))
+				return bad_usage(err);
 			break;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -EINVAL;
 		}
 	}
-	if (formats & (formats - 1)) {
-		fprintf(stderr, "kstats dump: --json, --prometheus and --openmetrics exclude each other\n");
-		return -EINVAL;
-	}
-	if (o->count && !o->interval) {
-		fprintf(stderr, "kstats dump: --count needs --interval\n");
-		return -EINVAL;
-	}
+	if (formats & (formats - 1))
+		return bad_usage("--json, --prometheus and --openmetrics exclude each other");
+	if (o->count && !o->interval)
+		return bad_usage("--count needs --interval");
 	o->filtered = optind < argc;
 	return 0;
 }
@@ -309,5 +307,6 @@ int cmd_dump(int argc, char **argv)
 		ret = -ENOENT;
 out:
 	kstats_snapshot_free(&s);
+	kstats_status_free(&o.status);
 	return kstats_exit_code(ret);
 }

@@ -136,8 +136,10 @@ size_t kstats_display_width(const char *s);
 void kstats_put_padded(FILE *f, const char *s, size_t width, bool right);
 
 /* Renderers: 0 or -errno. */
+struct kstats_status;
 struct kstats_render_opts {
 	bool all;		/* every bucket and every zero series */
+	const struct kstats_status *status;	/* why metrics are not loaded; or NULL */
 };
 
 int kstats_render_ascii(FILE *f, const struct kstats_snapshot *s,

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "kstats_paths.h"
+#include "kstats_why.h"
 
 /* Exit codes, documented in kstats --help, kstats(1) and README. */
 #define KSTATS_EXIT_OK 0
@@ -20,8 +21,7 @@
 #define KSTATS_DEFAULT_STATUS_FILE "/run/kernelstats/loader-status.json"
 #define KSTATS_DEFAULT_ATOMS_DIR "/var/lib/kernelstats/atoms"
 
-/* The fixes that error messages name. */
-#define KSTATS_FIX_LOAD "run kstats-loader"
+/* The fixes that error messages name; KSTATS_FIX_LOAD is in kstats_why.h. */
 #define KSTATS_GROUP "kstats"
 #define KSTATS_FIX_PERM "needs CAP_BPF and group " KSTATS_GROUP
 
@@ -54,9 +54,6 @@ void kstats_add_fix(char *msg, size_t len, int err);
  * -ENODEV (no bpffs mounted there) or -EACCES, with the fix in msg.
  */
 int kstats_check_pin_dir(const char *pin_dir, char *msg, size_t len);
-/* Seconds in (0, max] from arg; else -EINVAL after a usage message. */
-int kstats_parse_seconds(const char *cmd, const char *opt, const char *arg,
-			 double max, double *secs);
 
 static inline struct timespec kstats_timespec(double secs)
 {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kstats.h"
+#include "kstats_args.h"
 #include "kstats_fileio.h"
 #include "kstats_pins.h"
 #include "pull_run.h"
@@ -51,13 +52,10 @@ static void usage(FILE *f)
 static int parse_scaled(const char *s, const char *units, const uint64_t *scale,
 			uint64_t *out)
 {
-	char *end;
-	const char *u;
-	unsigned long long v;
+	const char *end, *u;
+	uint64_t v;
 
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *s == '-')
+	if (kstats_strtou64(s, &v, &end))
 		return -EINVAL;
 	if (*end) {
 		u = strchr(units, *end);

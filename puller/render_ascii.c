@@ -14,6 +14,7 @@
 #include "hist.h"
 #include "kstats.h"
 #include "kstats_meta.h"
+#include "kstats_why.h"
 
 #define BAR_WIDTH 40
 #define LAST_BUCKET (BPF_TELEMETRY_NR_BUCKETS - 1)
@@ -172,6 +173,31 @@ static void print_interval(FILE *f, const struct kstats_snapshot *s)
 	fprintf(f, "\n%s  events in the last %.2fs\n", when, secs);
 }
 
+/*
+ * The metrics not loaded, and where their reasons are: kstats status, or,
+ * when it does not name an object (or its map is gone), the loader to run.
+ */
+static void print_not_loaded(FILE *f, const struct kstats_snapshot *s,
+			     const struct kstats_status *st)
+{
+	const char *where = KSTATS_FIX_STATUS;
+	char why[KSTATS_WHY_LEN];
+	size_t i;
+
+	fprintf(f, "\nnot loaded:");
+	for (i = 0; i < s->nhists; i++) {
+		const struct kstats_hist *h = &s->hists[i];
+
+		if (!h->selected || h->loaded)
+			continue;
+		fprintf(f, " %s", h->metric);
+		if (!strcmp(kstats_why(st ? kstats_status_obj(st, h->obj) : NULL, why,
+				       sizeof(why)), KSTATS_FIX_LOAD))
+			where = KSTATS_FIX_LOAD;
+	}
+	fprintf(f, " (%s)\n", where);
+}
+
 int kstats_render_ascii(FILE *f, const struct kstats_snapshot *s,
 			const struct kstats_render_opts *o)
 {
@@ -194,12 +220,7 @@ int kstats_render_ascii(FILE *f, const struct kstats_snapshot *s,
 		if (!shown)
 			fprintf(f, "\n%s  no events%s\n", h->metric, s->is_delta ? "" : " yet");
 	}
-	if (!missing)
-		return ferror(f) ? -EIO : 0;
-	fprintf(f, "\nnot loaded:");
-	for (i = 0; i < s->nhists; i++)
-		if (s->hists[i].selected && !s->hists[i].loaded)
-			fprintf(f, " %s", s->hists[i].metric);
-	fprintf(f, " (see kstats status)\n");
+	if (missing)
+		print_not_loaded(f, s, o->status);
 	return ferror(f) ? -EIO : 0;
 }

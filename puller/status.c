@@ -13,6 +13,8 @@
 #include <json-c/json.h>
 
 #include "kstats.h"
+#include "kstats_args.h"
+#include "kstats_why.h"
 #include "status.h"
 
 #define STATS_SYSCTL "/proc/sys/kernel/bpf_stats_enabled"
@@ -100,6 +102,7 @@ static int measure(struct status_view *v, double secs)
  */
 static bool any_failed(const struct kstats_status *st)
 {
+	char why[KSTATS_WHY_LEN];
 	bool failed = false;
 	size_t i;
 
@@ -108,11 +111,13 @@ static bool any_failed(const struct kstats_status *st)
 
 		if (!kstats_status_failed(o))
 			continue;
-		if (!strcmp(o->outcome, "FAILED_OBJECT") && !o->critical)
-			fprintf(stderr, "kstats status: warning: %s: %s: %s; skipped (fix or "
-				"remove %s)\n", o->name, o->outcome, o->reason, o->path);
-		else
+		if (strcmp(o->outcome, "FAILED_OBJECT") || o->critical) {
 			failed = true;
+			continue;
+		}
+		kstats_why(o, why, sizeof(why));
+		fprintf(stderr, "kstats status: warning: %s: %s; skipped (fix or remove %s)\n",
+			o->name, why, o->path);
 	}
 	return failed;
 }
@@ -138,6 +143,7 @@ static int parse_args(int argc, char **argv, struct status_opts *so)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
+	char err[256];
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -145,8 +151,11 @@ static int parse_args(int argc, char **argv, struct status_opts *so)
 		case 's': so->status_file = optarg; break;
 		case 'j': so->json = true; break;
 		case 'S':
-			if (kstats_parse_seconds("status", "--stats", optarg, 3600, &so->stats_secs))
+			if (kstats_parse_seconds("--stats", optarg, 3600, &so->stats_secs,
+						 err, sizeof(err))) {
+				fprintf(stderr, "kstats status: %s\n", err);
 				return -EINVAL;
+			}
 			break;
 		case 'h': usage(stdout); return 1;
 		default: usage(stderr); return -EINVAL;

@@ -10,6 +10,7 @@
 
 #include "hist.h"
 #include "kstats.h"
+#include "kstats_why.h"
 #include "status.h"
 
 /* A table whose column widths follow its cells; the last column is free. */
@@ -136,10 +137,11 @@ static void print_object(FILE *f, struct status_view *v, const struct kstats_sta
 	struct table t = { .ncols = 8 };
 	struct kstats_objmeta meta;
 	struct map_live ml;
+	char why[KSTATS_WHY_LEN];
 	size_t j;
 
-	fprintf(f, "\n%s  %s%s%s%s\n", o->name, o->outcome, *o->reason ? ": " : "",
-		o->reason, o->critical ? " (critical)" : "");
+	kstats_why(o, why, sizeof(why));
+	fprintf(f, "\n%s  %s\n", o->name, why);
 	if (o->nprogs) {
 		table_header(&t, (const char *const[]){ "program", "attach", "type", "outcome",
 			"runs", "avg/run", "missed", NULL });

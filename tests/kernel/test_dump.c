@@ -410,6 +410,16 @@ static void test_not_loaded(void **state)
 	assert_non_null(strstr(r.err, "(compaction: its map is not pinned); run kstats-loader\n"));
 	dt_result_free(&r);
 
+	/*
+	 * The footer said "see kstats status" even with no status to see; it
+	 * now names the fix the message above names (issue 28).
+	 */
+	assert_int_equal(dt_run(&d, &r, false, ARGS("dump", "--obj-dir", d.kt.obj_dir,
+		"--pin-dir", d.kt.pin_dir, "--status-file", "/nonexistent")), 0);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "\nnot loaded: CompactionDuration (run kstats-loader)\n"));
+	dt_result_free(&r);
+
 	/* A pin dir on bpffs that holds nothing. */
 	snprintf(empty, sizeof(empty), "%s-empty", d.kt.pin_dir);
 	assert_int_equal(mkdir(empty, 0755), 0);

@@ -152,6 +152,19 @@ static void test_held_lock(void **state)
 	assert_int_equal(ltest_run_bounded(t, -1, 60, "--lock-timeout", "1", NULL), EXIT_LOCKED);
 	assert_true(now_s() - started < 30);
 	assert_true(ltest_output_has(t, "another kstats-loader has held"));
+	/*
+	 * One seconds parser with kstats (issue 28): the loader's refused a
+	 * fraction and took 0; kstats' documented (0, max], fractions allowed,
+	 * won.
+	 */
+	started = now_s();
+	assert_int_equal(ltest_run_bounded(t, -1, 60, "--lock-timeout", "0.2", NULL),
+			 EXIT_LOCKED);
+	assert_true(now_s() - started < 30);
+	assert_true(ltest_output_has(t, "has held"));
+	assert_true(ltest_output_has(t, " for 0.2 s; wait"));
+	assert_int_equal(ltest_run_bounded(t, -1, 60, "--lock-timeout", "0", NULL), 2);
+	assert_true(ltest_output_has(t, "--lock-timeout takes seconds in (0, 86400], not '0'"));
 	close(fd);
 	assert_int_equal(ltest_run_bounded(t, -1, RUN_TIMEOUT_S, "--lock-timeout", "1", NULL), 0);
 	assert_string_equal(ltest_outcome(t, "compaction", NULL), "LOADED");

@@ -45,6 +45,11 @@ check "dump: --count without --interval" 2 "--count needs --interval" -- dump --
 check "dump: --interval 0" 2 "--interval takes seconds in (0, 86400], not '0'" -- dump --interval 0
 check "dump: --interval abc" 2 "not 'abc'" -- dump --interval abc
 check "dump: --count -1" 2 "--count takes a positive number, not '-1'" -- dump --interval 1 --count -1
+# One number syntax with kstats-loader (issue 28): strtod and strtol took these.
+check "dump: --interval 1e1" 2 "--interval takes seconds in (0, 86400], not '1e1'" -- dump --interval 1e1
+check "dump: --interval 0x10" 2 "not '0x10'" -- dump --interval 0x10
+check "dump: --count +2" 2 "--count takes a positive number, not '+2'" -- dump --interval 1 --count +2
+check "dump: --count 2^64" 2 "not '18446744073709551616'" -- dump --interval 1 --count 18446744073709551616
 check "dump: bad --obj-dir" 2 "cannot read object directory $tmp/none: No such file or directory; pass --obj-dir" -- dump --obj-dir "$tmp/none"
 mkdir "$tmp/empty"
 check "dump: --obj-dir without objects" 2 "no histogram in the objects of $tmp/empty; pass --obj-dir" -- dump --obj-dir "$tmp/empty"
