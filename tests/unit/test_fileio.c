@@ -21,31 +21,22 @@
 
 #include "kstats_fileio.h"
 
+/* Each test runs in a new temp directory, its cwd: paths are relative. */
 static char root[64];
 
-static const char *at(const char *rel)
+static void put(const char *name, const char *text)
 {
-	static char buf[4][256];
-	static int n;
-	char *p = buf[n++ % 4];
-
-	snprintf(p, sizeof(buf[0]), "%s/%s", root, rel);
-	return p;
-}
-
-static void put(const char *rel, const char *text)
-{
-	FILE *f = fopen(at(rel), "w");
+	FILE *f = fopen(name, "w");
 
 	assert_non_null(f);
 	fputs(text, f);
 	fclose(f);
 }
 
-static void assert_content(const char *rel, const char *text)
+static void assert_content(const char *name, const char *text)
 {
 	char buf[256] = "";
-	FILE *f = fopen(at(rel), "r");
+	FILE *f = fopen(name, "r");
 	size_t n;
 
 	assert_non_null(f);
@@ -55,11 +46,11 @@ static void assert_content(const char *rel, const char *text)
 	assert_string_equal(buf, text);
 }
 
-/* Nothing in root but the names listed (a temp file would be one more). */
+/* want entries in the directory: a temp file left would be one more. */
 static void assert_entries(int want)
 {
 	struct dirent *d;
-	DIR *dp = opendir(root);
+	DIR *dp = opendir(".");
 	int n = 0;
 
 	assert_non_null(dp);
@@ -80,13 +71,15 @@ static int setup(void **state)
 {
 	(void)state;
 	snprintf(root, sizeof(root), "/tmp/kstats-test-%d-fileio-XXXXXX", (int)getpid());
-	return mkdtemp(root) ? 0 : -1;
+	return mkdtemp(root) && !chdir(root) ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
 	umask(022);
+	if (chdir("/"))
+		return -1;
 	return nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS) ? -1 : 0;
 }
 
@@ -96,12 +89,12 @@ static void test_replace_renames_over(void **state)
 
 	(void)state;
 	put("f", "old\n");
-	assert_int_equal(stat(at("f"), &before), 0);
-	assert_int_equal(kstats_file_replace(at("f"), "new\n", 4, 0644), 0);
-	assert_int_equal(stat(at("f"), &after), 0);
+	assert_int_equal(stat("f", &before), 0);
+	assert_int_equal(kstats_file_replace("f", "new\n", 4, 0644), 0);
+	assert_int_equal(stat("f", &after), 0);
 	assert_int_not_equal(before.st_ino, after.st_ino);
 	assert_content("f", "new\n");
-	assert_int_equal(kstats_file_replace(at("g"), "", 0, 0644), 0);
+	assert_int_equal(kstats_file_replace("g", "", 0, 0644), 0);
 	assert_content("g", "");
 	assert_entries(2);
 }
@@ -118,26 +111,26 @@ static void test_mode_is_less_the_umask(void **state)
 
 	(void)state;
 	umask(027);
-	assert_int_equal(kstats_file_replace(at("status"), "{}", 2, 0644), 0);
-	assert_int_equal(stat(at("status"), &st), 0);
+	assert_int_equal(kstats_file_replace("status", "{}", 2, 0644), 0);
+	assert_int_equal(stat("status", &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0640);
 	umask(022);
-	assert_int_equal(kstats_file_replace(at("status"), "{}", 2, 0644), 0);
-	assert_int_equal(stat(at("status"), &st), 0);
+	assert_int_equal(kstats_file_replace("status", "{}", 2, 0644), 0);
+	assert_int_equal(stat("status", &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0644);
 }
 
 static void test_create_never_replaces(void **state)
 {
 	(void)state;
-	assert_int_equal(kstats_file_create(at("atoms-1.pb"), "one", 3, 0640), 0);
+	assert_int_equal(kstats_file_create("atoms-1.pb", "one", 3, 0640), 0);
 	assert_content("atoms-1.pb", "one");
-	assert_int_equal(kstats_file_create(at("atoms-1.pb"), "two", 3, 0640), -EEXIST);
+	assert_int_equal(kstats_file_create("atoms-1.pb", "two", 3, 0640), -EEXIST);
 	assert_content("atoms-1.pb", "one");
 	/* A dangling symlink is something: not replaced, not followed. */
-	assert_int_equal(symlink(at("nowhere"), at("atoms-2.pb")), 0);
-	assert_int_equal(kstats_file_create(at("atoms-2.pb"), "two", 3, 0640), -EEXIST);
-	assert_int_equal(access(at("nowhere"), F_OK), -1);
+	assert_int_equal(symlink("nowhere", "atoms-2.pb"), 0);
+	assert_int_equal(kstats_file_create("atoms-2.pb", "two", 3, 0640), -EEXIST);
+	assert_int_equal(access("nowhere", F_OK), -1);
 	assert_entries(2);
 }
 
@@ -148,14 +141,14 @@ static void test_replace_refuses_non_regular(void **state)
 
 	(void)state;
 	put("victim", "precious\n");
-	assert_int_equal(symlink(at("victim"), at("link")), 0);
-	assert_int_equal(kstats_file_replace(at("link"), "x", 1, 0644), -EINVAL);
+	assert_int_equal(symlink("victim", "link"), 0);
+	assert_int_equal(kstats_file_replace("link", "x", 1, 0644), -EINVAL);
 	assert_content("victim", "precious\n");
-	assert_int_equal(lstat(at("link"), &st), 0);
+	assert_int_equal(lstat("link", &st), 0);
 	assert_true(S_ISLNK(st.st_mode));
-	assert_int_equal(mkfifo(at("fifo"), 0600), 0);
-	assert_int_equal(kstats_file_replace(at("fifo"), "x", 1, 0644), -EINVAL);
-	assert_int_equal(lstat(at("fifo"), &st), 0);
+	assert_int_equal(mkfifo("fifo", 0600), 0);
+	assert_int_equal(kstats_file_replace("fifo", "x", 1, 0644), -EINVAL);
+	assert_int_equal(lstat("fifo", &st), 0);
 	assert_true(S_ISFIFO(st.st_mode));
 	assert_entries(3);
 }
@@ -163,8 +156,8 @@ static void test_replace_refuses_non_regular(void **state)
 static void test_missing_directory(void **state)
 {
 	(void)state;
-	assert_int_equal(kstats_file_replace(at("none/f"), "x", 1, 0644), -ENOENT);
-	assert_int_equal(kstats_file_create(at("none/f"), "x", 1, 0644), -ENOENT);
+	assert_int_equal(kstats_file_replace("none/f", "x", 1, 0644), -ENOENT);
+	assert_int_equal(kstats_file_create("none/f", "x", 1, 0644), -ENOENT);
 	assert_entries(0);
 }
 
@@ -173,14 +166,14 @@ static void test_rename_and_unlink_in(void **state)
 	(void)state;
 	put("state.pending", "new");
 	put("state", "old");
-	assert_int_equal(kstats_rename_in(root, "state", "state.corrupt-1", true), 0);
+	assert_int_equal(kstats_rename_in(".", "state", "state.corrupt-1", true), 0);
 	put("state", "old2");
-	assert_int_equal(kstats_rename_in(root, "state", "state.corrupt-1", true), -EEXIST);
+	assert_int_equal(kstats_rename_in(".", "state", "state.corrupt-1", true), -EEXIST);
 	assert_content("state.corrupt-1", "old");
-	assert_int_equal(kstats_rename_in(root, "state.pending", "state", false), 0);
+	assert_int_equal(kstats_rename_in(".", "state.pending", "state", false), 0);
 	assert_content("state", "new");
-	assert_int_equal(kstats_unlink_in(root, "state"), 0);
-	assert_int_equal(kstats_unlink_in(root, "state"), -ENOENT);
+	assert_int_equal(kstats_unlink_in(".", "state"), 0);
+	assert_int_equal(kstats_unlink_in(".", "state"), -ENOENT);
 	assert_entries(1);
 }
 
