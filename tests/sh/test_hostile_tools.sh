@@ -48,7 +48,7 @@ fi
 
 # Every file the pull creates: O_NOFOLLOW, and O_EXCL but for the lock.
 mkdir -m 0700 "$tmp/s2" "$tmp/o2"
-ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 run strace -f -qq -e trace=open,openat,creat,rename,renameat,renameat2 -o "$tmp/trace" \
+ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 run strace -f -qq -y -e trace=open,openat,creat,rename,renameat,renameat2 -o "$tmp/trace" \
 	"$K" pull --obj-dir "$B/bpf" --pin-dir "$PIN" --status-file "$STATUS" \
 	--state-dir "$tmp/s2" --out-dir "$tmp/o2"
 creates=$(grep -E 'open(at)?\(.*O_CREAT' "$tmp/trace" | grep -E "$tmp/[so]2")
