@@ -70,15 +70,16 @@ static int add_struct(struct fixture *f, const char *name, int size, ...)
 }
 
 /*
- * The value columns are exactly want: "name@offset+size kind, ...", the
- * size followed by s for a signed leaf, u for an unsigned one.
+ * Type id builds, and its value columns are exactly want: "name@offset+size
+ * kind, ...", the size followed by s for a signed leaf, u for an unsigned one.
  */
-static void expect_cols(const struct fixture *f, const char *want)
+static void expect_layout(struct fixture *f, int id, const char *want)
 {
 	static const char *const kinds[] = { "int", "bool", "char", "enum" };
 	char got[1024] = "";
 	size_t i, n = 0;
 
+	assert_int_equal(build(f, id), 0);
 	for (i = 0; i < f->l.ncols && n < sizeof(got); i++) {
 		const struct kstats_column *c = &f->l.cols[i];
 
@@ -119,11 +120,9 @@ static void test_ints_of_every_width(void **state)
 		assert_int_equal(btf__add_field(f->btf, ints[i].name, ids[i], off * 8, 0), 0);
 		off += ints[i].size;
 	}
-	assert_int_equal(build(f, s), 0);
+	expect_layout(f, s, "u8@0+1u int, s8@1+1s int, u16@2+2u int, s16@4+2s int, "
+		      "u32@8+4u int, s32@12+4s int, u64@16+8u int, s64@24+8s int");
 	assert_int_equal(f->l.size, 32);
-	assert_int_equal(f->l.ncols, 8);
-	expect_cols(f, "u8@0+1u int, s8@1+1s int, u16@2+2u int, s16@4+2s int, "
-		    "u32@8+4u int, s32@12+4s int, u64@16+8u int, s64@24+8s int");
 }
 
 static void test_bool_and_chars(void **state)
@@ -137,8 +136,8 @@ static void test_bool_and_chars(void **state)
 	int s = add_struct(f, "flags", 5, "b", b, 0, "c", c, 8, "sc", sc, 16,
 			   "uc", uc, 24, "cc", cc, 32, NULL);
 
-	assert_int_equal(build(f, s), 0);
-	expect_cols(f, "b@0+1u bool, c@1+1s char, sc@2+1s int, uc@3+1u int, cc@4+1u char");
+	expect_layout(f, s, "b@0+1u bool, c@1+1s char, sc@2+1s int, uc@3+1u int, "
+		      "cc@4+1u char");
 }
 
 static void test_enums(void **state)
@@ -160,9 +159,8 @@ static void test_enums(void **state)
 	btf__add_enum64_value(f->btf, "BN_A", (uint64_t)-7ll);
 	s = add_struct(f, "enums", 32, "e8", e8, 0, "e16", e16, 16, "e32", e32, 32,
 		       "es", es, 64, "e64u", e64u, 128, "e64s", e64s, 192, NULL);
-	assert_int_equal(build(f, s), 0);
-	expect_cols(f, "e8@0+1u enum, e16@2+2u enum, e32@4+4u enum, es@8+4s enum, "
-		    "e64u@16+8u enum, e64s@24+8s enum");
+	expect_layout(f, s, "e8@0+1u enum, e16@2+2u enum, e32@4+4u enum, es@8+4s enum, "
+		      "e64u@16+8u enum, e64s@24+8s enum");
 	assert_int_equal(f->l.cols[3].type_id, es);
 }
 
@@ -177,8 +175,7 @@ static void test_enum_sign_from_old_producer(void **state)
 	btf__add_enum_value(f->btf, "N_B", 2);
 	t = (struct btf_type *)btf__type_by_id(f->btf, e);
 	t->info &= ~(1u << 31);		/* as clang 14 writes it */
-	assert_int_equal(build(f, e), 0);
-	expect_cols(f, "value@0+4s enum");
+	expect_layout(f, e, "value@0+4s enum");
 }
 
 static void test_scalar_root_is_named(void **state)
@@ -203,9 +200,8 @@ static void test_nested_arrays(void **state)
 	int outer = btf__add_array(f->btf, idx, inner, 2);
 	int s = add_struct(f, "grid", 12, "a", outer, 0, NULL);
 
-	assert_int_equal(build(f, s), 0);
-	expect_cols(f, "a[0][0]@0+2u int, a[0][1]@2+2u int, a[0][2]@4+2u int, "
-		    "a[1][0]@6+2u int, a[1][1]@8+2u int, a[1][2]@10+2u int");
+	expect_layout(f, s, "a[0][0]@0+2u int, a[0][1]@2+2u int, a[0][2]@4+2u int, "
+		      "a[1][0]@6+2u int, a[1][1]@8+2u int, a[1][2]@10+2u int");
 }
 
 static void test_nested_structs_and_arrays_of_structs(void **state)
@@ -219,10 +215,9 @@ static void test_nested_structs_and_arrays_of_structs(void **state)
 	int outer = add_struct(f, "outer", 28, "id", u32, 0, "one", inner, 32,
 			       "many", arr, 96, NULL);
 
-	assert_int_equal(build(f, outer), 0);
-	expect_cols(f, "id@0+4u int, one.x@4+1u int, one.y@8+4u int, "
-		    "many[0].x@12+1u int, many[0].y@16+4u int, "
-		    "many[1].x@20+1u int, many[1].y@24+4u int");
+	expect_layout(f, outer, "id@0+4u int, one.x@4+1u int, one.y@8+4u int, "
+			"many[0].x@12+1u int, many[0].y@16+4u int, "
+			"many[1].x@20+1u int, many[1].y@24+4u int");
 }
 
 static void test_padding_holes(void **state)
@@ -233,9 +228,8 @@ static void test_padding_holes(void **state)
 	int u16 = btf__add_int(f->btf, "u16", 2, 0);
 	int s = add_struct(f, "holes", 24, "a", u8, 0, "b", u64, 64, "c", u16, 128, NULL);
 
-	assert_int_equal(build(f, s), 0);
+	expect_layout(f, s, "a@0+1u int, b@8+8u int, c@16+2u int");
 	assert_int_equal(f->l.size, 24);
-	expect_cols(f, "a@0+1u int, b@8+8u int, c@16+2u int");
 }
 
 static void test_modifier_chains(void **state)
@@ -251,9 +245,8 @@ static void test_modifier_chains(void **state)
 	int s = add_struct(f, "mods", 12, "one", tag, 0, "two", arr, 32, NULL);
 	int root = btf__add_const(f->btf, btf__add_typedef(f->btf, "mods_t", s));
 
-	assert_int_equal(build(f, root), 0);
+	expect_layout(f, root, "one@0+4s int, two[0]@4+4s int, two[1]@8+4s int");
 	assert_int_equal(f->l.size, 12);
-	expect_cols(f, "one@0+4s int, two[0]@4+4s int, two[1]@8+4s int");
 	assert_int_equal(f->l.cols[0].type_id, s32);
 }
 
@@ -264,8 +257,7 @@ static void test_anonymous_struct_member(void **state)
 	int anon = add_struct(f, NULL, 8, "lo", u32, 0, "hi", u32, 32, NULL);
 	int s = add_struct(f, "outer", 12, "id", u32, 0, "", anon, 32, NULL);
 
-	assert_int_equal(build(f, s), 0);
-	expect_cols(f, "id@0+4u int, lo@4+4u int, hi@8+4u int");
+	expect_layout(f, s, "id@0+4u int, lo@4+4u int, hi@8+4u int");
 }
 
 static void test_empty_array_has_no_leaves(void **state)
@@ -275,8 +267,7 @@ static void test_empty_array_has_no_leaves(void **state)
 	int flex = btf__add_array(f->btf, u32, u32, 0);
 	int s = add_struct(f, "flex", 4, "n", u32, 0, "items", flex, 32, NULL);
 
-	assert_int_equal(build(f, s), 0);
-	expect_cols(f, "n@0+4u int");
+	expect_layout(f, s, "n@0+4u int");
 }
 
 static void test_rejects_union(void **state)
