@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "ktest.h"
 #include "metrics.h"
 
 #define MAP "direct_reclaim_latency_map"
@@ -140,17 +139,12 @@ static void test_unmatched_end_counts_nothing(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_state_non_negative_adj, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_state_negative_adj_with_cap_sys_resource, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_latency_bucket, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unmatched_end_counts_nothing, setup, teardown),
+	struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_state_non_negative_adj),
+		cmocka_unit_test(test_state_negative_adj_with_cap_sys_resource),
+		cmocka_unit_test(test_latency_bucket),
+		cmocka_unit_test(test_unmatched_end_counts_nothing),
 	};
-	const char *missing = ktest_missing_feature();
 
-	if (missing) {
-		printf("SKIP: directReclaim: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("directReclaim", tests, NULL, NULL);
+	return MT_MAIN("directReclaim", tests, setup, teardown, NULL);
 }

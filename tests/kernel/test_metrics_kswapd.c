@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "ktest.h"
 #include "metrics.h"
 
 #define MAP "kswapd_latency_map"
@@ -127,18 +126,13 @@ static void test_node_out_of_range(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_wake_to_sleep_bucket, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_keeps_first_wake, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_nodes_are_separate, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unmatched_sleep_counts_nothing, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_node_out_of_range, setup, teardown),
+	struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_wake_to_sleep_bucket),
+		cmocka_unit_test(test_keeps_first_wake),
+		cmocka_unit_test(test_nodes_are_separate),
+		cmocka_unit_test(test_unmatched_sleep_counts_nothing),
+		cmocka_unit_test(test_node_out_of_range),
 	};
-	const char *missing = ktest_missing_feature();
 
-	if (missing) {
-		printf("SKIP: kswapd: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("kswapd", tests, NULL, NULL);
+	return MT_MAIN("kswapd", tests, setup, teardown, NULL);
 }

@@ -30,6 +30,7 @@
 #include "kstats_pins.h"
 #include "asuser.h"
 #include "kstats_reader.h"
+#include "kmain.h"
 #include "ktest.h"
 #include "ltest.h"
 
@@ -512,11 +513,6 @@ int main(void)
 		cmocka_unit_test(test_member_with_cap_bpf_reads_maps),
 		cmocka_unit_test(test_member_without_caps),
 	};
-	const char *missing = ktest_missing_feature();
 
-	if (missing) {
-		printf("SKIP: privileges: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("privileges", tests, setup, teardown);
+	return KTEST_MAIN("privileges", tests, setup, teardown);
 }
