@@ -45,8 +45,7 @@ static int setup(void **state)
 		return 0;
 	if (ktest_init(&t1, "btf1") || ktest_init(&t2, "btf2"))
 		return -1;
-	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/kstats-test-%d-btf-XXXXXX", (int)getpid());
-	if (!mkdtemp(tmp_dir))
+	if (ktest_tmpdir(tmp_dir, sizeof(tmp_dir), "btf"))
 		return -1;
 	rtest_obj_path(&t1, "reader_evolve_v1", v1_path, sizeof(v1_path));
 	rtest_obj_path(&t2, "reader_evolve_v2", v2_path, sizeof(v2_path));
