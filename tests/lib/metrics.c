@@ -166,13 +166,12 @@ int mt_hist_sum(const struct mt_obj *o, const char *map,
 	return ret == -ENOENT ? 0 : ret;
 }
 
-int mt_hist_total(const struct mt_obj *o, const char *map, uint64_t *total)
+void mt_expect_total(const struct mt_obj *o, const char *map, uint64_t want)
 {
 	struct bpf_telemetry_accumulator sum;
-	int ret = mt_hist_sum(o, map, &sum);
 
-	*total = ret ? 0 : acc_total(&sum);
-	return ret;
+	assert_int_equal(mt_hist_sum(o, map, &sum), 0);
+	assert_int_equal(acc_total(&sum), want);
 }
 
 int mt_bucket_between(const struct bpf_telemetry_accumulator *acc,
