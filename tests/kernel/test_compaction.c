@@ -16,6 +16,7 @@
 
 #include "bpf_telemetry.h"
 #include "kstats_pins.h"
+#include "kmain.h"
 #include "ktest.h"
 
 #define OBJ "compaction"
@@ -134,11 +135,6 @@ int main(void)
 		cmocka_unit_test(test_counts_after_loader_exit),
 		cmocka_unit_test(test_bucket_in_kernel),
 	};
-	const char *missing = ktest_missing_feature();
 
-	if (missing) {
-		printf("SKIP: compaction: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("compaction", tests, setup, teardown);
+	return KTEST_MAIN("compaction", tests, setup, teardown);
 }

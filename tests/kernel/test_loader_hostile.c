@@ -28,6 +28,7 @@
 #include <bpf/bpf.h>
 
 #include "kstats_pins.h"
+#include "kmain.h"
 #include "ltest.h"
 
 #define TB(name) "tests/bpf/loader_" name ".bpf"
@@ -380,11 +381,6 @@ int main(void)
 		T(test_bad_object_names_skipped),
 		T(test_bad_name_older_pins),
 	};
-	const char *missing = ktest_missing_feature();
 
-	if (missing) {
-		printf("SKIP: loader_hostile: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("loader_hostile", tests, NULL, NULL);
+	return KTEST_MAIN("loader_hostile", tests, NULL, NULL);
 }
