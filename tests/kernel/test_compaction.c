@@ -29,19 +29,9 @@ static int setup(void **state)
 {
 	static const char *const events[] = { "compaction/mm_compaction_end", NULL };
 
-	(void)state;
-	if (ktest_init(&t, "compaction"))
-		return -1;
-	if (ktest_run_loader(&t, NULL))
+	if (ktest_loader_up(state, &t, "compaction"))
 		return -1;
 	return ktest_trace_start(&t, events);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	ktest_fini(&t);
-	return 0;
 }
 
 /*
@@ -136,5 +126,5 @@ int main(void)
 		cmocka_unit_test(test_bucket_in_kernel),
 	};
 
-	return KTEST_MAIN("compaction", tests, setup, teardown);
+	return KTEST_MAIN("compaction", tests, setup, ktest_teardown);
 }

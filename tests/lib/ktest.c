@@ -98,6 +98,21 @@ void ktest_fini(struct ktest *t)
 	*t->trace_dir = 0;
 }
 
+int ktest_loader_up(void **state, struct ktest *t, const char *tag)
+{
+	*state = t;
+	if (ktest_init(t, tag))
+		return -1;
+	return ktest_run_loader(t, NULL);
+}
+
+int ktest_teardown(void **state)
+{
+	if (*state)
+		ktest_fini(*state);
+	return 0;
+}
+
 int ktest_loader_status(pid_t pid)
 {
 	int status;

@@ -29,6 +29,9 @@ int ktest_tmpdir(char *dir, size_t len, const char *tag);
  */
 int ktest_init_own_objs(struct ktest *t, const char *tag, char *dir, size_t len);
 void ktest_fini(struct ktest *t);
+/* Group fixtures: ktest_init(t, tag) and a loader run, *state = t; ktest_fini(*state). */
+int ktest_loader_up(void **state, struct ktest *t, const char *tag);
+int ktest_teardown(void **state);
 
 /* Runs build/kstats-loader with --obj-dir/--pin-dir plus extra args. */
 int ktest_run_loader(struct ktest *t, const char *const *extra);
