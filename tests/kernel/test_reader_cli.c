@@ -282,16 +282,15 @@ static void test_name_clash(void **state)
 
 static void test_per_cpu_rows(void **state)
 {
-	int ncpus = libbpf_num_possible_cpus();
 	json_object *rows, *row;
 
 	(void)state;
 	RTEST_NEED_KERNEL(&fx);
 	assert_int_equal(run_read("--obj", fx.obj_path, "--map", "pcpu_array_map",
 				  "--pin-dir", fx.t.pin_dir, "--per-cpu", "--json", NULL), 0);
-	rows = parse_rows(RD_ARRAY_ENTRIES * ncpus);
+	rows = parse_rows(RD_ARRAY_ENTRIES * fx.ncpus);
 	row = json_object_array_get_idx(rows, RD_ARRAY_ENTRIES);	/* sorted by cpu, key */
-	assert_int_equal(json_object_get_int64(field(row, "cpu")), ncpus > 1 ? 1 : 0);
+	assert_int_equal(json_object_get_int64(field(row, "cpu")), fx.ncpus > 1 ? 1 : 0);
 	assert_int_equal(json_object_get_int64(field(row, "key")), 0);
 	json_object_put(rows);
 }
