@@ -30,6 +30,7 @@
 
 #include "kstats_pins.h"
 #include "kstats_reader.h"
+#include "kmain.h"
 #include "ktest.h"
 #include "atom_schema.h"
 #include "hist.h"
@@ -534,8 +535,7 @@ static int setup(void **state)
 	memset(&e, 0, sizeof(e));
 	if (ktest_init(&e.t, "pull"))
 		return -1;
-	snprintf(e.tmp, sizeof(e.tmp), "/tmp/kstats-test-%d-pull-XXXXXX", (int)getpid());
-	if (!mkdtemp(e.tmp))
+	if (ktest_tmpdir(e.tmp, sizeof(e.tmp), "pull"))
 		return -1;
 	snprintf(e.state_dir, sizeof(e.state_dir), "%s/state", e.tmp);
 	snprintf(e.out_dir, sizeof(e.out_dir), "%s/atoms", e.tmp);
@@ -1232,12 +1232,7 @@ int main(void)
 		T(test_upgrade_keeps_state),
 		T(test_nothing_pinned),
 	};
-	const char *missing = ktest_missing_feature();
 
-	if (missing) {
-		printf("SKIP: pull: %s\n", missing);
-		return 0;
-	}
 	libbpf_set_print(libbpf_quiet);
-	return cmocka_run_group_tests_name("pull", tests, NULL, NULL);
+	return KTEST_MAIN("pull", tests, NULL, NULL);
 }
