@@ -263,15 +263,8 @@ static int pull_ok(void)
 static bool log_has(const char *needle)
 {
 	char buf[16384];
-	FILE *f = fopen(e.log, "r");
-	size_t n;
 
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return strstr(buf, needle) != NULL;
+	return ktest_read_file(e.log, buf, sizeof(buf)) >= 0 && strstr(buf, needle);
 }
 
 static void clear_log(void)
@@ -1121,13 +1114,9 @@ static void replace(char *body, const char *from, const char *to)
 static void write_upgrade_state(uint32_t kswapd_id, uint32_t compaction_id)
 {
 	char buf[4096], *body, id[64], path[256];
-	FILE *f = fopen(UPGRADE_FIXTURE, "r");
-	size_t n;
+	FILE *f;
 
-	assert_non_null(f);
-	n = fread(buf, 1, sizeof(buf) - 64, f);
-	fclose(f);
-	buf[n] = 0;
+	assert_true(ktest_read_file(UPGRADE_FIXTURE, buf, sizeof(buf) - 63) >= 0);
 	body = strchr(buf, '\n') + 1;
 	snprintf(id, sizeof(id), "\"map_id\":%u", kswapd_id);
 	replace(body, "\"map_id\":814", id);

@@ -88,16 +88,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void slurp(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	size_t n = f ? fread(buf, 1, len - 1, f) : 0;
-
-	buf[n] = 0;
-	if (f)
-		fclose(f);
-}
-
 /* Runs kstats read ARGS... (NULL-terminated); stdout in out, stderr in errout. */
 static int run_read(const char *first, ...)
 {
@@ -113,8 +103,8 @@ static int run_read(const char *first, ...)
 	pid = ktest_spawn(argv, out_file, err_file);
 	assert_true(pid > 0);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
-	slurp(out_file, out, sizeof(out));
-	slurp(err_file, errout, sizeof(errout));
+	ktest_read_file(out_file, out, sizeof(out));
+	ktest_read_file(err_file, errout, sizeof(errout));
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

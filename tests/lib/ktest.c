@@ -31,6 +31,22 @@ int ktest_write_file(const char *path, const char *s)
 	return n == (ssize_t)strlen(s) ? 0 : -EIO;
 }
 
+ssize_t ktest_read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+	ssize_t n = 0;
+
+	*buf = 0;
+	if (fd < 0)
+		return -errno;
+	while (got < len - 1 && (n = read(fd, buf + got, len - 1 - got)) > 0)
+		got += n;
+	close(fd);
+	buf[got] = 0;
+	return n < 0 ? -EIO : (ssize_t)got;
+}
+
 int ktest_init(struct ktest *t, const char *tag)
 {
 	const char *build = getenv("KSTATS_BUILD");

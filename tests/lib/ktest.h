@@ -56,6 +56,8 @@ long ktest_trace_count(struct ktest *t, const char *event, uint64_t from_ns,
 
 /* Writes s to path (created 0644 if missing); 0 or -errno. */
 int ktest_write_file(const char *path, const char *s);
+/* At most len - 1 bytes of path, NUL-terminated; their count, or -errno. */
+ssize_t ktest_read_file(const char *path, char *buf, size_t len);
 /* Removes path and everything under it. */
 int ktest_rm_tree(const char *path);
 
