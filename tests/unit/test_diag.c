@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kstats' pin directory check (puller/diag.c) as a user who cannot pass a
+ * kstats' pin directory check (cli/diag.c) as a user who cannot pass a
  * directory above the pins: the message names the real errno.  It said
  * "cannot access ...: Success" because the fix hint, evaluated before
  * strerror(errno) in the same call, reset errno (issue 25).
