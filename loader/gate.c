@@ -150,7 +150,8 @@ static int symbol_listed(const char *path, int field, const char *func)
 	return found;
 }
 
-static bool kprobe_exists(const char *target, char *why, size_t len)
+static bool kprobe_exists(struct loader_ctx *ctx, const char *target,
+			  char *why, size_t len)
 {
 	const char *root = tracefs();
 	char func[KSTATS_NAME_LEN * 2], path[128];
@@ -165,6 +166,9 @@ static bool kprobe_exists(const char *target, char *why, size_t len)
 	}
 	snprintf(func, sizeof(func), "%s", target);
 	func[strcspn(func, "+")] = 0;	/* "func+0x10" */
+	/* tracefs builds its list of 35k+ functions on each read: seconds at boot. */
+	if (btf_has(ctx, "", func, BTF_KIND_FUNC))
+		return true;
 	if (root) {
 		snprintf(path, sizeof(path), "%s/available_filter_functions", root);
 		found = symbol_listed(path, 0, func);
@@ -259,7 +263,7 @@ bool attach_point_exists(struct loader_ctx *ctx, const char *section,
 	    (name = after(section, "raw_tp.w/")) || (name = after(section, "raw_tracepoint.w/")))
 		return raw_tp_exists(ctx, name, why, len);
 	if ((name = after(section, "kprobe/")) || (name = after(section, "kretprobe/")))
-		return kprobe_exists(name, why, len);
+		return kprobe_exists(ctx, name, why, len);
 	if ((name = after(section, "fentry/")) || (name = after(section, "fexit/")) ||
 	    (name = after(section, "fmod_ret/")))
 		return func_exists(ctx, name, why, len);
