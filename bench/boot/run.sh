@@ -6,7 +6,9 @@
 # kstats-min-loader.service (min_loader on the same objects and programs,
 # same [Service] sandbox, its own pin directory), one after the other; the
 # order flips at each boot.  Per boot, each unit's activation time as
-# systemd-analyze blame computes it; prints bench/lib/bstat.h RESULT lines.
+# systemd-analyze blame computes it, and its CPU time; then, after boot, both
+# run by hand three times, interleaved, outside any unit.  Prints
+# bench/lib/bstat.h RESULT lines.
 # Usage: bench/boot/run.sh [BUILD]    (root; make bench-boot builds what it needs)
 # Environment: BOOTS (4 measured boots after the setup boot), BOOT_DEB (the
 # package; default BUILD/deb/kernelstats_*.deb), BOOT_BASE (a base image;
@@ -73,7 +75,7 @@ loadavg() { cut -d' ' -f1 /proc/loadavg; }
 
 boot setup
 sed -n 's/^@@ INFO: objects: */# objects: /p' "$tmp/setup.log"
-for f in loader min ratio ratio_After ratio_Before cpu_ratio; do : >"$tmp/$f"; done
+for f in loader min ratio ratio_After ratio_Before cpu_ratio warm_loader warm_min; do : >"$tmp/$f"; done
 for i in $(seq "$BOOTS"); do
 	l0=$(loadavg)
 	boot "measure$i"
@@ -81,12 +83,17 @@ for i in $(seq "$BOOTS"); do
 	# CPU ns> <min CPU ns>"; CPU time is "[not set]" without CPU accounting.
 	read -r order lus mus progs lcpu mcpu < <(sed -n 's/^@@ RESULT min_//p' "$tmp/measure$i.log")
 	awk -v l="$lcpu" -v m="$mcpu" 'BEGIN { if (l + 0 && m + 0) print l / m }' >>"$tmp/cpu_ratio"
+	# "@@ WARM <3 loader ms> <3 min ms>": by hand after boot, interleaved.
+	sed -n 's/^@@ WARM //p' "$tmp/measure$i.log" | tr ' ' '\n' | tee "$tmp/warm" |
+		head -3 >>"$tmp/warm_loader"
+	tail -3 "$tmp/warm" >>"$tmp/warm_min"
 	echo "$lus" | awk '{ print $1 / 1000 }' >>"$tmp/loader"
 	echo "$mus" | awk '{ print $1 / 1000 }' >>"$tmp/min"
 	awk -v l="$lus" -v m="$mus" 'BEGIN { print l / m }' | tee -a "$tmp/ratio_$order" >>"$tmp/ratio"
 	echo "# boot $i: min_loader ${order,,} the loader; loader $((lus / 1000)) ms," \
 		"min $((mus / 1000)) ms, ratio $(tail -1 "$tmp/ratio"); CPU ${lcpu%??????} ms" \
-		"vs ${mcpu%??????} ms; $progs programs each;" \
+		"vs ${mcpu%??????} ms; after boot by hand $(paste -sd' ' "$tmp/warm") ms;" \
+		"$progs programs each;" \
 		"host load $l0 -> $(loadavg); blame: $(sed -n 's/^@@ BLAME //p' "$tmp/measure$i.log");" \
 		"$(sed -n 's/^@@ TIME //p' "$tmp/measure$i.log")"
 done
@@ -95,5 +102,8 @@ for o in After Before; do
 	[ -s "$tmp/ratio_$o" ] && bstat_result "boot.loader_vs_min.min_${o,,}" x "$tmp/ratio_$o"
 done
 [ -s "$tmp/cpu_ratio" ] && bstat_result boot.loader_vs_min.cpu x "$tmp/cpu_ratio"
+bstat_ratio boot.loader_vs_min.after_boot "$tmp/warm_loader" "$tmp/warm_min"
 bstat_result boot.loader ms "$tmp/loader"
 bstat_result boot.min ms "$tmp/min"
+bstat_result boot.loader.after_boot ms "$tmp/warm_loader"
+bstat_result boot.min.after_boot ms "$tmp/warm_min"
