@@ -76,6 +76,20 @@ loadavg() { cut -d' ' -f1 /proc/loadavg; }
 boot setup
 sed -n 's/^@@ INFO: objects: */# objects: /p' "$tmp/setup.log"
 for f in loader min ratio ratio_After ratio_Before cpu_ratio warm_loader warm_min; do : >"$tmp/$f"; done
+
+# The unit that starts first pays the boot's cold caches and the units
+# started beside it: each loader is also set against the other at the same
+# place in the boot, as the ratio of the two medians (wall and CPU time).
+position() {	# first|second
+	local what l m
+	for what in wall cpu; do
+		[ -s "$tmp/loader_$1_$what" ] && [ -s "$tmp/min_$1_$what" ] || continue
+		l=$(bstat_result x x "$tmp/loader_$1_$what" | cut -f5)
+		m=$(bstat_result x x "$tmp/min_$1_$what" | cut -f5)
+		awk -v l="$l" -v m="$m" -v k="boot.loader_vs_min.$1_unit.$what" \
+			'BEGIN { printf "RESULT\t%s\tx\t%.6g\n", k, l / m }'
+	done
+}
 for i in $(seq "$BOOTS"); do
 	l0=$(loadavg)
 	boot "measure$i"
@@ -87,12 +101,15 @@ for i in $(seq "$BOOTS"); do
 	sed -n 's/^@@ WARM //p' "$tmp/measure$i.log" | tr ' ' '\n' | tee "$tmp/warm" |
 		head -3 >>"$tmp/warm_loader"
 	tail -3 "$tmp/warm" >>"$tmp/warm_min"
-	echo "$lus" | awk '{ print $1 / 1000 }' >>"$tmp/loader"
-	echo "$mus" | awk '{ print $1 / 1000 }' >>"$tmp/min"
+	[ "$order" = After ] && lp=first mp=second || lp=second mp=first
+	echo "$lus" | awk '{ print $1 / 1000 }' | tee -a "$tmp/loader" >>"$tmp/loader_${lp}_wall"
+	echo "$mus" | awk '{ print $1 / 1000 }' | tee -a "$tmp/min" >>"$tmp/min_${mp}_wall"
+	awk -v c="$lcpu" 'BEGIN { if (c + 0) print c / 1e6 }' >>"$tmp/loader_${lp}_cpu"
+	awk -v c="$mcpu" 'BEGIN { if (c + 0) print c / 1e6 }' >>"$tmp/min_${mp}_cpu"
 	awk -v l="$lus" -v m="$mus" 'BEGIN { print l / m }' | tee -a "$tmp/ratio_$order" >>"$tmp/ratio"
 	echo "# boot $i: min_loader ${order,,} the loader; loader $((lus / 1000)) ms," \
-		"min $((mus / 1000)) ms, ratio $(tail -1 "$tmp/ratio"); CPU ${lcpu%??????} ms" \
-		"vs ${mcpu%??????} ms; after boot by hand $(paste -sd' ' "$tmp/warm") ms;" \
+		"min $((mus / 1000)) ms, ratio $(tail -1 "$tmp/ratio");" \
+		"CPU $(awk -v l="$lcpu" -v m="$mcpu" 'BEGIN { print l / 1e6 " vs " m / 1e6 }') ms; after boot by hand $(paste -sd' ' "$tmp/warm") ms;" \
 		"$progs programs each;" \
 		"host load $l0 -> $(loadavg); blame: $(sed -n 's/^@@ BLAME //p' "$tmp/measure$i.log");" \
 		"$(sed -n 's/^@@ TIME //p' "$tmp/measure$i.log")"
@@ -102,6 +119,8 @@ for o in After Before; do
 	[ -s "$tmp/ratio_$o" ] && bstat_result "boot.loader_vs_min.min_${o,,}" x "$tmp/ratio_$o"
 done
 [ -s "$tmp/cpu_ratio" ] && bstat_result boot.loader_vs_min.cpu x "$tmp/cpu_ratio"
+position first
+position second
 bstat_ratio boot.loader_vs_min.after_boot "$tmp/warm_loader" "$tmp/warm_min"
 bstat_result boot.loader ms "$tmp/loader"
 bstat_result boot.min ms "$tmp/min"
