@@ -24,25 +24,13 @@ phase=$(sed -n 's/.*kstats_boot\.phase=\([a-z]*\).*/\1/p' /proc/cmdline)
 say() { echo "@@ $*"; }
 
 # systest.service is part of the boot transaction (blame needs the boot
-# finished): hand over to a unit a timer starts after boot, and hold the
-# image unit's poweroff off until that unit is done.
+# finished): go on in a transient unit started 2 s later, and hold the image
+# unit's poweroff off until the end of this script.
 if [ "${1:-}" != --after-boot ]; then
 	systemctl mask --runtime --quiet poweroff.target
-	cat >/run/systemd/system/kstats-boot.service <<UNIT
-[Unit]
-DefaultDependencies=no
-[Service]
-Type=oneshot
-ExecStart=/bin/bash $D/guest.sh --after-boot
-ExecStopPost=/bin/systemctl unmask --runtime --quiet poweroff.target
-ExecStopPost=/bin/systemctl --no-block poweroff
-StandardOutput=tty
-StandardError=tty
-TTYPath=/dev/ttyS0
-UNIT
-	printf '[Timer]\nOnActiveSec=2s\nAccuracySec=1us\n' >/run/systemd/system/kstats-boot.timer
-	systemctl daemon-reload
-	systemctl start kstats-boot.timer
+	systemd-run --quiet --unit=kstats-boot --on-active=2s --timer-property=AccuracySec=1us \
+		-p StandardOutput=tty -p StandardError=tty -p TTYPath=/dev/ttyS0 \
+		/bin/bash "$D/guest.sh" --after-boot
 	exit 0
 fi
 
@@ -150,3 +138,5 @@ measure) measure ;;
 *) say "FAIL: unknown phase '$phase'" ;;
 esac
 say "END $phase"
+systemctl unmask --runtime --quiet poweroff.target
+systemctl --no-block poweroff
