@@ -15,6 +15,7 @@
 
 #include "fields.h"
 #include "kstats.h"
+#include "kstats_args.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "kstats_stream.h"
@@ -347,18 +348,15 @@ static void print_summary(struct watcher *w)
 		w->printed, w->unprinted, w->write_err ? "output failed" : "past --count");
 }
 
-static int parse_u64(const char *s, const char *opt, uint64_t max, uint64_t *out)
+/* Prints the error; 0 or -EINVAL. */
+static int parse_count(const char *opt, const char *arg, uint64_t max, uint64_t *out)
 {
-	char *end;
+	char err[KSTATS_ERR_LEN];
+	int ret = kstats_parse_count(opt, arg, max, out, err, sizeof(err));
 
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || !*out || *out > max) {
-		fprintf(stderr, "kstats watch: %s wants a number 1..%" PRIu64 ", not '%s'\n",
-			opt, max, s);
-		return -EINVAL;
-	}
-	return 0;
+	if (ret)
+		fprintf(stderr, "kstats watch: %s\n", err);
+	return ret;
 }
 
 static int watch_stream(struct watcher *w, const struct stream_ref *ref,
@@ -412,11 +410,11 @@ int cmd_watch(int argc, char **argv)
 		switch (c) {
 		case 'j': w.json = true; break;
 		case 'c':
-			if (parse_u64(optarg, "--count", UINT64_MAX, &w.count))
+			if (parse_count("--count", optarg, UINT64_MAX, &w.count))
 				return KSTATS_EXIT_USAGE;
 			break;
 		case 'q':
-			if (parse_u64(optarg, "--queue", 1u << 24, &queue))
+			if (parse_count("--queue", optarg, 1u << 24, &queue))
 				return KSTATS_EXIT_USAGE;
 			break;
 		case 'o': obj_dir = optarg; break;
