@@ -67,6 +67,8 @@ struct metric_read {
 uint64_t pull_clock_ns(clockid_t id);
 void pull_now(uint64_t *boot, uint64_t *real);
 int pull_fix_clock(const char *spec);
+/* The loader status, read on first use; empty if none. */
+const struct kstats_status *pull_loader_status(struct pull_run *r);
 void pull_creation_time(struct pull_run *r, const struct pull_metric *pm,
 			const struct metric_read *mr, uint64_t *boot, uint64_t *real);
 
