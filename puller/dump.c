@@ -50,7 +50,7 @@ static void usage(FILE *f)
 		"                    (default: " KSTATS_DEFAULT_STATUS_FILE ")\n"
 		"  -h, --help        this text\n\n"
 		"Exit status: 0 ok, 1 runtime error, 2 bad usage or unknown metric,\n"
-		"3 not loaded (run kstats-loader), 5 permission denied.\n");
+		"3 not loaded (" KSTATS_FIX_LOAD "), 5 permission denied.\n");
 }
 
 static int render_to(FILE *f, const struct dump_opts *o, const struct kstats_snapshot *s)

@@ -15,6 +15,7 @@
 #include "kstats_pins.h"
 #include "kstats_reader.h"
 #include "kstats_status.h"
+#include "kstats_why.h"
 #include "pull.h"
 
 static int add_object(struct kstats_snapshot *s, const char *obj_dir,
@@ -124,7 +125,7 @@ void kstats_snapshot_unique(struct kstats_snapshot *s, const struct kstats_statu
 		first = &s->hists[j];
 		later = load_rank(st, h->obj) > load_rank(st, first->obj);
 		fprintf(stderr, "kstats %s: warning: metric %s is declared by objects %s "
-			"and %s; showing %s's only: remove the other (see kstats status)\n",
+			"and %s; showing %s's only: remove the other (" KSTATS_FIX_STATUS ")\n",
 			tool, h->metric, first->obj, h->obj, later ? h->obj : first->obj);
 		if (later)
 			*first = *h;

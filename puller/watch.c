@@ -19,6 +19,7 @@
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "kstats_stream.h"
+#include "kstats_why.h"
 
 #define DEFAULT_QUEUE 65536
 #define DROP_CHECK_MS 1000
@@ -247,11 +248,11 @@ static int pick_stream(const char *obj_dir, const char *pin_dir, const char *wan
 		ret = KSTATS_EXIT_OK;
 	} else if (hits == 1) {
 		fprintf(stderr, "kstats watch: stream %s is not loaded under %s; "
-			"run kstats-loader\n", want, pin_dir);
+			KSTATS_FIX_LOAD "\n", want, pin_dir);
 		ret = KSTATS_EXIT_NOT_LOADED;
 	} else if (!hits && !want) {
 		fprintf(stderr, "kstats watch: no stream is loaded under %s; "
-			"run kstats-loader\n", pin_dir);
+			KSTATS_FIX_LOAD "\n", pin_dir);
 		ret = KSTATS_EXIT_NOT_LOADED;
 	} else {
 		if (!hits)
