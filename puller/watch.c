@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* kstats watch: one event stream, live, as text or JSON lines. */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
-#include <glob.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -164,44 +164,56 @@ static void on_record(void *ctx, const struct kstats_stream_record *rec)
 		kstats_stream_request_stop(w->s);
 }
 
+/* Appends the streams of object file, one of obj_dir's; 0 or -ENOMEM. */
+static int add_streams(const char *obj_dir, const char *file, const char *pin_dir,
+		       struct stream_ref **refs, size_t *n)
+{
+	struct kstats_objmeta meta;
+	struct stream_ref *r;
+	char path[4096], err[512], pin[4096], obj[KSTATS_NAME_LEN];
+	size_t j;
+
+	snprintf(path, sizeof(path), "%s/%s", obj_dir, file);
+	if (kstats_obj_name(path, obj, sizeof(obj)) ||
+	    kstats_objmeta_read(path, &meta, err, sizeof(err)))
+		return 0;	/* a bad object hides no other stream */
+	r = realloc(*refs, (*n + meta.nstreams + 1) * sizeof(*r));
+	if (!r) {
+		kstats_objmeta_free(&meta);
+		return -ENOMEM;
+	}
+	*refs = r;
+	for (j = 0; j < meta.nstreams; j++) {
+		r = &(*refs)[(*n)++];
+		snprintf(r->obj_path, sizeof(r->obj_path), "%s", path);
+		snprintf(r->obj, sizeof(r->obj), "%s", obj);
+		snprintf(r->name, sizeof(r->name), "%s", meta.streams[j].name);
+		/* EACCES: maybe there; opening it says it is root's. */
+		r->loaded = !kstats_pin_path(pin, sizeof(pin), pin_dir, "map", obj,
+					     meta.streams[j].ringbuf) &&
+			    (!access(pin, F_OK) || errno == EACCES);
+	}
+	kstats_objmeta_free(&meta);
+	return 0;
+}
+
 static int list_streams(const char *obj_dir, const char *pin_dir,
 			struct stream_ref **out, size_t *n)
 {
-	struct kstats_objmeta meta;
-	struct stream_ref *refs = NULL, *r;
-	char pattern[4096], err[512], pin[4096], obj[KSTATS_NAME_LEN];
-	size_t i, j;
-	glob_t g;
+	struct dirent **ents;
+	int nents = kstats_scan_objects(obj_dir, &ents), i, ret = 0;
 
+	*out = NULL;
 	*n = 0;
-	snprintf(pattern, sizeof(pattern), "%s/*.bpf", obj_dir);
-	if (glob(pattern, 0, NULL, &g))
-		return access(obj_dir, R_OK) ? -errno : 0;
-	for (i = 0; i < g.gl_pathc; i++) {
-		if (kstats_obj_name(g.gl_pathv[i], obj, sizeof(obj)) ||
-		    kstats_objmeta_read(g.gl_pathv[i], &meta, err, sizeof(err)))
-			continue;
-		r = realloc(refs, (*n + meta.nstreams + 1) * sizeof(*refs));
-		if (!r) {
-			kstats_objmeta_free(&meta);
-			break;
-		}
-		refs = r;
-		for (j = 0; j < meta.nstreams; j++) {
-			r = &refs[(*n)++];
-			snprintf(r->obj_path, sizeof(r->obj_path), "%s", g.gl_pathv[i]);
-			snprintf(r->obj, sizeof(r->obj), "%s", obj);
-			snprintf(r->name, sizeof(r->name), "%s", meta.streams[j].name);
-			/* EACCES: maybe there; opening it says it is root's. */
-			r->loaded = !kstats_pin_path(pin, sizeof(pin), pin_dir, "map", obj,
-						     meta.streams[j].ringbuf) &&
-				    (!access(pin, F_OK) || errno == EACCES);
-		}
-		kstats_objmeta_free(&meta);
+	if (nents < 0)
+		return nents;
+	for (i = 0; i < nents; i++) {
+		if (!ret)
+			ret = add_streams(obj_dir, ents[i]->d_name, pin_dir, out, n);
+		free(ents[i]);
 	}
-	globfree(&g);
-	*out = refs;
-	return 0;
+	free(ents);
+	return ret;
 }
 
 static bool ref_matches(const struct stream_ref *r, const char *want)
@@ -234,9 +246,10 @@ static int pick_stream(const char *obj_dir, const char *pin_dir, const char *wan
 	int ret = list_streams(obj_dir, pin_dir, &refs, &n);
 
 	if (ret) {
-		fprintf(stderr, "kstats watch: cannot read object directory %s: %s; "
-			"pass --obj-dir\n", obj_dir, strerror(-ret));
-		return KSTATS_EXIT_USAGE;
+		fprintf(stderr, "kstats watch: cannot read object directory %s: %s%s\n",
+			obj_dir, strerror(-ret), ret == -ENOMEM ? "" : "; pass --obj-dir");
+		free(refs);
+		return ret == -ENOMEM ? KSTATS_EXIT_ERROR : KSTATS_EXIT_USAGE;
 	}
 	for (i = 0; i < n; i++)
 		if (ref_matches(&refs[i], want)) {
