@@ -8,21 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 
 #include "kstats_fileio.h"
-
-int kstats_fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd))
-		ret = -errno;
-	close(fd);
-	return ret;
-}
+#include "kstats_hooks.h"
 
 int kstats_write_full(int fd, const void *buf, size_t len)
 {
@@ -41,37 +33,161 @@ int kstats_write_full(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-int kstats_file_replace(const char *path, const void *buf, size_t len, mode_t mode)
+/* Unpredictable where the kernel has entropy yet; O_EXCL keeps it safe either way. */
+static void temp_suffix(char *sfx, size_t n)
 {
-	char dcopy[PATH_MAX], bcopy[PATH_MAX], tmp[PATH_MAX];
-	const char *dir;
-	int fd, ret;
+	static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	struct timespec ts;
+	uint64_t v;
+	size_t i;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v)) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		v = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 40;
+	}
+	for (i = 0; i < n; i++, v /= sizeof(chars) - 1)
+		sfx[i] = chars[v % (sizeof(chars) - 1)];
+	sfx[n] = 0;
+}
+
+/* A new file .NAME.XXXXXX.tmp in dfd, never one that exists nor through a link. */
+static int create_temp(int dfd, const char *name, mode_t mode, char *tmp, size_t len)
+{
+	char sfx[7];
+	int tries, fd = -EEXIST;
+
+	for (tries = 0; tries < 100 && fd == -EEXIST; tries++) {
+		temp_suffix(sfx, sizeof(sfx) - 1);
+		/* A leading '.' keeps globbing collectors (*.prom) off the temp file. */
+		if ((size_t)snprintf(tmp, len, ".%s.%s.tmp", name, sfx) >= len)
+			return -ENAMETOOLONG;
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    mode);
+		if (fd < 0)
+			fd = -errno;
+	}
+	return fd;
+}
+
+/* renameat2(RENAME_NOREPLACE), else link(2), which never replaces either. */
+static int rename_noreplace_at(int dfd, const char *from, const char *to)
+{
+	if (!renameat2(dfd, from, dfd, to, RENAME_NOREPLACE))
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -errno;
+	if (linkat(dfd, from, dfd, to, 0))
+		return -errno;
+	return unlinkat(dfd, from, 0) ? -errno : 0;
+}
+
+static int rename_at(int dfd, const char *from, const char *to, bool noreplace)
+{
+	if (noreplace)
+		return rename_noreplace_at(dfd, from, to);
+	return renameat(dfd, from, dfd, to) ? -errno : 0;
+}
+
+/* Only a regular file, or nothing, is replaced: never a link, a FIFO, a device. */
+static int check_target(int dfd, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return errno == ENOENT ? 0 : -errno;
+	return S_ISREG(st.st_mode) ? 0 : -EINVAL;
+}
+
+static int open_dir(const char *dir)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	return dfd < 0 ? -errno : dfd;
+}
+
+/* The directory's entries made durable (after ret == 0 only), and closed. */
+static int sync_close_dir(int dfd, int ret)
+{
+	if (!ret && fsync(dfd))
+		ret = -errno;
+	close(dfd);
+	return ret;
+}
+
+int kstats_fsync_dir(const char *dir)
+{
+	int dfd = open_dir(dir);
+
+	return dfd < 0 ? dfd : sync_close_dir(dfd, 0);
+}
+
+/* The temp file tmp in dfd, written in full and fsynced; removed on error. */
+static int write_temp(int dfd, const char *name, const void *buf, size_t len,
+		      mode_t mode, char *tmp, size_t tlen)
+{
+	int fd = create_temp(dfd, name, mode, tmp, tlen), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = kstats_write_full(fd, buf, len);
+	if (!ret && fsync(fd))
+		ret = -errno;
+	if (!ret)
+		kstats_hook_temp(name, fd);
+	if (close(fd) && !ret)
+		ret = -errno;
+	if (ret)
+		unlinkat(dfd, tmp, 0);
+	return ret;
+}
+
+static int file_put(const char *path, const void *buf, size_t len, mode_t mode,
+		    bool noreplace)
+{
+	char dcopy[PATH_MAX], bcopy[PATH_MAX], tmp[NAME_MAX + 1];
+	const char *name;
+	int dfd, ret;
 
 	if ((size_t)snprintf(dcopy, sizeof(dcopy), "%s", path) >= sizeof(dcopy))
 		return -ENAMETOOLONG;
 	snprintf(bcopy, sizeof(bcopy), "%s", path);
-	dir = dirname(dcopy);
-	/* A leading '.' keeps globbing collectors (*.prom) off the temp file. */
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dir,
-			     basename(bcopy)) >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = kstats_write_full(fd, buf, len);
-	if (!ret && fchmod(fd, mode))
-		ret = -errno;
-	if (!ret && fsync(fd))
-		ret = -errno;
-	if (close(fd) && !ret)
-		ret = -errno;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
-	if (ret) {
-		unlink(tmp);
-		return ret;
+	name = basename(bcopy);
+	dfd = open_dir(dirname(dcopy));
+	if (dfd < 0)
+		return dfd;
+	ret = noreplace ? 0 : check_target(dfd, name);
+	if (!ret)
+		ret = write_temp(dfd, name, buf, len, mode, tmp, sizeof(tmp));
+	if (!ret) {
+		ret = rename_at(dfd, tmp, name, noreplace);
+		if (ret)
+			unlinkat(dfd, tmp, 0);
 	}
-	return kstats_fsync_dir(dir);
+	return sync_close_dir(dfd, ret);
+}
+
+int kstats_file_replace(const char *path, const void *buf, size_t len, mode_t mode)
+{
+	return file_put(path, buf, len, mode, false);
+}
+
+int kstats_file_create(const char *path, const void *buf, size_t len, mode_t mode)
+{
+	return file_put(path, buf, len, mode, true);
+}
+
+int kstats_rename_in(const char *dir, const char *from, const char *to, bool noreplace)
+{
+	int dfd = open_dir(dir);
+
+	return dfd < 0 ? dfd : sync_close_dir(dfd, rename_at(dfd, from, to, noreplace));
+}
+
+int kstats_unlink_in(const char *dir, const char *name)
+{
+	int dfd = open_dir(dir);
+
+	return dfd < 0 ? dfd : sync_close_dir(dfd, unlinkat(dfd, name, 0) ? -errno : 0);
 }
 
 int kstats_mkdir_p(const char *path, mode_t mode)
@@ -93,14 +209,11 @@ int kstats_mkdir_p(const char *path, mode_t mode)
 
 int kstats_boot_id(char *buf, size_t len)
 {
-	const char *fake = getenv("KSTATS_BOOT_ID");
 	FILE *f;
 	int ret = 0;
 
-	if (fake && *fake) {
-		snprintf(buf, len, "%s", fake);
+	if (kstats_hook_boot_id(buf, len))
 		return 0;
-	}
 	f = fopen("/proc/sys/kernel/random/boot_id", "re");
 	if (!f)
 		return -errno;
@@ -226,18 +339,6 @@ int kstats_open_regular(const char *path, int flags, mode_t mode)
 	/* Regular files ignore O_NONBLOCK; clear it for clarity of later I/O. */
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	return fd;
-}
-
-int kstats_rename_noreplace(const char *from, const char *to)
-{
-	if (!renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE))
-		return 0;
-	if (errno != EINVAL && errno != ENOSYS)
-		return -errno;
-	/* No RENAME_NOREPLACE here: link(2) never replaces either. */
-	if (link(from, to))
-		return -errno;
-	return unlink(from) ? -errno : 0;
 }
 
 /* A directory that gets a new entry: only who could also rename it may write it. */

@@ -7,15 +7,29 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* fsync(2) of a directory: its new entries survive a crash; 0 or -errno. */
 int kstats_fsync_dir(const char *dir);
 /* write(2) until done, retrying EINTR; 0 or -errno. */
 int kstats_write_full(int fd, const void *buf, size_t len);
 /*
- * Replaces path with buf: a uniquely named temp file in the same directory
- * (mode), fsync, rename, fsync of the directory.  Readers see the old file or
- * the new one, never a torn one.  0 or -errno.
+ * The one crash-safe writer: buf becomes path.  The directory is opened
+ * once, and in it a new temp file ".NAME.XXXXXX.tmp" is created
+ * (O_CREAT|O_EXCL|O_NOFOLLOW, mode less the umask), written in full,
+ * fsynced, renamed over NAME, and the directory fsynced.  Readers see the
+ * old file or the new one, a crash leaves at most a temp file.  Only a
+ * regular file is replaced: a symlink, FIFO or other file at path is
+ * -EINVAL and left alone.  0 or -errno.
  */
 int kstats_file_replace(const char *path, const void *buf, size_t len, mode_t mode);
+/* Like kstats_file_replace(), but -EEXIST rather than replace anything at path. */
+int kstats_file_create(const char *path, const void *buf, size_t len, mode_t mode);
+/*
+ * dir/from renamed to dir/to, then dir fsynced.  noreplace: -EEXIST when
+ * to exists (link + unlink where the filesystem has no RENAME_NOREPLACE).
+ */
+int kstats_rename_in(const char *dir, const char *from, const char *to, bool noreplace);
+/* dir/name removed, then dir fsynced; 0 or -errno. */
+int kstats_unlink_in(const char *dir, const char *name);
 /*
  * Reads fd to its end into *buf (malloc'ed, NUL-terminated, *len bytes);
  * -EFBIG past max bytes.  0 or -errno.
@@ -55,12 +69,7 @@ int kstats_check_path_up(const char *path, kstats_path_check_fn check,
  * O_CREAT, mode.  Returns the fd or -errno.
  */
 int kstats_open_regular(const char *path, int flags, mode_t mode);
-/*
- * rename(2) that never replaces: -EEXIST when to exists.  Falls back to
- * link + unlink where the filesystem has no RENAME_NOREPLACE.
- */
-int kstats_rename_noreplace(const char *from, const char *to);
-/* /proc/sys/kernel/random/boot_id, or $KSTATS_BOOT_ID (tests fake a reboot). */
+/* /proc/sys/kernel/random/boot_id, its newline dropped; 0 or -errno. */
 int kstats_boot_id(char *buf, size_t len);
 
 #endif /* KSTATS_FILEIO_H */

@@ -134,19 +134,10 @@ const char *kstats_column_enum_name(const struct kstats_map *map,
 int kstats_map_read(struct kstats_map *map, int64_t *rows, size_t max_rows,
 		    size_t *nrows, char *err, size_t errlen);
 
-/* Syscalls the last read made (for tests and bench). */
-unsigned int kstats_map_last_syscalls(const struct kstats_map *map);
-/* Whether the last read used BPF_MAP_LOOKUP_BATCH. */
-bool kstats_map_last_batched(const struct kstats_map *map);
 /* The kernel's id of the map read (no open of its pin); changes when a read
  * followed the pin to a new map. */
 uint32_t kstats_map_id(const struct kstats_map *map);
 
-struct kstats_cache_stats {
-	unsigned long hits, misses;	/* layout resolutions reused / built */
-};
-
-void kstats_cache_stats(struct kstats_cache_stats *stats);
 /* Empties the layout cache; the layouts of open maps live until they close. */
 void kstats_cache_clear(void);
 

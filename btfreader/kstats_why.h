@@ -8,13 +8,11 @@
 
 #include <stddef.h>
 
+#include "kstats_fix.h"
 #include "kstats_status.h"
 
 /* Room for a line with any reason the loader writes. */
 #define KSTATS_WHY_LEN 4096
-/* The fixes that messages name. */
-#define KSTATS_FIX_LOAD "run kstats-loader"
-#define KSTATS_FIX_STATUS "see kstats status"
 
 /*
  * The outcome line of object o into buf: "OUTCOME: reason (critical)"

@@ -51,6 +51,18 @@ static inline bool map_type_array(__u32 type)
 	return type == BPF_MAP_TYPE_ARRAY || type == BPF_MAP_TYPE_PERCPU_ARRAY;
 }
 
+/* Syscalls the last read made (tests and bench count them). */
+static inline unsigned int kstats_map_last_syscalls(const struct kstats_map *m)
+{
+	return m->syscalls;
+}
+
+/* Whether the last read used BPF_MAP_LOOKUP_BATCH (tests). */
+static inline bool kstats_map_last_batched(const struct kstats_map *m)
+{
+	return m->last_batched;
+}
+
 /*
  * When the pin now names another map: reads that one from now on if its
  * columns are the same, else -ESTALE; -ENOENT when nothing is pinned.

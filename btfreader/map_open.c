@@ -372,8 +372,6 @@ void kstats_map_close(struct kstats_map *m)
 size_t kstats_map_ncols(const struct kstats_map *m) { return m->ncols; }
 size_t kstats_map_nkey_cols(const struct kstats_map *m) { return m->nkey_cols; }
 const struct btf *kstats_map_btf(const struct kstats_map *m) { return m->types->btf; }
-unsigned int kstats_map_last_syscalls(const struct kstats_map *m) { return m->syscalls; }
-bool kstats_map_last_batched(const struct kstats_map *m) { return m->last_batched; }
 uint32_t kstats_map_id(const struct kstats_map *m) { return m->info.id; }
 enum kstats_btf_source kstats_map_btf_source(const struct kstats_map *m) { return m->source; }
 const char *kstats_map_source_note(const struct kstats_map *m) { return m->note; }

@@ -51,4 +51,10 @@ int kstats_fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 bool kstats_types_equal(const struct kstats_types *a, const struct kstats_types *b);
 
+/* The cache's counts so far, for the tests that it serves what it should. */
+struct kstats_cache_stats {
+	unsigned long hits, misses;	/* layout resolutions reused / built */
+};
+void kstats_cache_stats(struct kstats_cache_stats *stats);
+
 #endif /* KSTATS_MAP_TYPES_H */

@@ -1,6 +1,6 @@
 # JNI binding (doc/jni.md): $(BUILD)/libkstats_jni.so and $(BUILD)/kstats.jar,
 # built by make when javac is found.  The .so links its own -fPIC build of
-# libkstats, plus the CLI's diag.c so that its errors read as kstats read's;
+# libkstats (its errors name the fixes kstats read's do: btfreader/fix.c);
 # nobody else's objects change flags.
 DEB_PKGS += openjdk-17-jdk-headless
 
@@ -10,7 +10,7 @@ JNI_DIR  := $(BUILD)/jni
 JNI_SO   := $(BUILD)/libkstats_jni.so
 JNI_JAR  := $(BUILD)/kstats.jar
 JNI_SRCS := $(shell find btfreader/jni/java -name '*.java')
-JNI_PIC_OBJS := $(patsubst %.c,$(JNI_DIR)/pic/%.o,$(wildcard btfreader/*.c) puller/diag.c \
+JNI_PIC_OBJS := $(patsubst %.c,$(JNI_DIR)/pic/%.o,$(wildcard btfreader/*.c) \
 		btfreader/jni/kstats_jni.c)
 JNI_TESTS := $(JNI_DIR)/tests/.stamp $(JNI_DIR)/libjnilayouts.so
 
@@ -26,7 +26,7 @@ endif
 
 $(JNI_DIR)/pic/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -Ipuller -I$(JDK_HOME)/include -I$(JDK_HOME)/include/linux -c $< -o $@
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -I$(JDK_HOME)/include -I$(JDK_HOME)/include/linux -c $< -o $@
 
 $(JNI_SO): $(JNI_PIC_OBJS)
 	$(CC) $(LDFLAGS) -shared -Wl,-z,defs -o $@ $^ $(LDLIBS)

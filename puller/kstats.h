@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "kstats_fix.h"
 #include "kstats_paths.h"
 #include "kstats_why.h"
 
@@ -20,10 +21,6 @@
 
 #define KSTATS_DEFAULT_STATUS_FILE "/run/kernelstats/loader-status.json"
 #define KSTATS_DEFAULT_ATOMS_DIR "/var/lib/kernelstats/atoms"
-
-/* The fixes that error messages name; KSTATS_FIX_LOAD is in kstats_why.h. */
-#define KSTATS_GROUP "kstats"
-#define KSTATS_FIX_PERM "needs CAP_BPF and group " KSTATS_GROUP
 
 int cmd_dump(int argc, char **argv);
 int cmd_read(int argc, char **argv);
@@ -42,13 +39,6 @@ void print_log2_hist(FILE *f, const int64_t *buckets, unsigned int unit);
 /* diag.c: what went wrong and how to fix it. */
 /* Exit code for a -errno: permission, not loaded, or runtime. */
 int kstats_exit_code(int err);
-/*
- * The fix for a permission denial, for this user: KSTATS_FIX_PERM outside
- * group kstats, else what a member still lacks (CAP_BPF, or root).
- */
-const char *kstats_perm_fix(void);
-/* Appends "; <kstats_perm_fix()>" when err is EPERM/EACCES. */
-void kstats_add_fix(char *msg, size_t len, int err);
 /*
  * 0 when pin_dir is a directory on bpffs; else -ENOENT (nothing loaded),
  * -ENODEV (no bpffs mounted there) or -EACCES, with the fix in msg.

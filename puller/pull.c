@@ -14,6 +14,7 @@
 
 #include "kstats.h"
 #include "kstats_fileio.h"
+#include "kstats_hooks.h"
 #include "pull_run.h"
 
 static void warn_line(void *ctx, const char *line)
@@ -102,7 +103,7 @@ int pull_run(const struct pull_opts *o)
 		ret = ret == -EBUSY ? KSTATS_EXIT_BUSY : KSTATS_EXIT_ERROR;
 		goto out;
 	}
-	pull_fault("locked");
+	kstats_hook_point("locked");
 	ret = pull_load_state(&r);
 	if (ret) {
 		ret = KSTATS_EXIT_ERROR;
@@ -114,7 +115,7 @@ int pull_run(const struct pull_opts *o)
 		ret = KSTATS_EXIT_ERROR;
 		goto out;
 	}
-	pull_fault("read");
+	kstats_hook_point("read");
 	if (!r.maps_read && !r.maps_failed) {
 		fprintf(stderr, "kstats pull: no histogram map is pinned under %s; run "
 			"kstats-loader\n", o->pin_dir);
@@ -128,7 +129,7 @@ int pull_run(const struct pull_opts *o)
 		ret = KSTATS_EXIT_ERROR;
 		goto out;
 	}
-	pull_fault("committed");
+	kstats_hook_point("committed");
 	if (r.natoms)
 		printf("kstats pull: pull %" PRIu64 ": %zu atoms from %u maps -> %s/%s\n",
 		       r.pull_id, r.natoms, r.maps_read, o->out_dir, atoms_file);

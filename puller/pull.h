@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * kstats pull internals: per-bucket delta arithmetic (delta.c), the state
- * file and crash-safe writes (state.c), fault injection for crash tests.
+ * kstats pull internals: per-bucket delta arithmetic (delta.c) and the
+ * state: its maps and keys in memory, its file's load and save (state.c).
  */
 #ifndef KSTATS_PULL_H
 #define KSTATS_PULL_H
@@ -89,7 +89,7 @@ struct pull_state {
 };
 
 void state_free(struct pull_state *st);
-/* Takes ownership of ms's keys. */
+/* Takes ownership of ms's keys, and sorts them. */
 int state_add_map(struct pull_state *st, struct pull_map_state *ms);
 const struct pull_map_state *state_find_map(const struct pull_state *st,
 					    const char *obj, const char *map);
@@ -104,46 +104,12 @@ int state_decode(const char *buf, size_t len, struct pull_state *st,
 /* -ENOENT when absent, -EBADMSG (reason in err) when corrupt. */
 int state_load(const char *path, struct pull_state *st, char *err, size_t errlen);
 
+/* dir/name replaced crash-safely by st (kstats_file_replace()); 0 or -errno. */
+int state_save(const char *dir, const char *name, const struct pull_state *st);
 /*
- * dir/name written crash-safely: dir/.name.tmp, fsync, rename, fsync dir.
- * fault names the injection points "<fault>-partial" and "<fault>-temp".
- */
-int durable_write(const char *dir, const char *name, const void *buf, size_t len,
-		  const char *fault);
-/* Like durable_write(), but -EEXIST rather than replace an existing dir/name. */
-int durable_create(const char *dir, const char *name, const void *buf, size_t len,
-		   const char *fault);
-int durable_rename(const char *dir, const char *from, const char *to);
-/* Removes dir/name, durably; 0 or -errno. */
-int state_drop(const char *dir, const char *name);
-/*
- * Renames dir/name to a new dir/name.corrupt-<secs>[-N] (into to), never
+ * Renames dir/name to a new name.corrupt-<secs>[-N] (into to) in dir, never
  * over an earlier copy; 0 or -errno.
  */
 int state_move_aside(const char *dir, const char *name, char *to, size_t len);
-
-/* The last pull id: pulls stop there rather than wrap to 0. */
-#define PULL_MAX_ID UINT64_MAX
-/* The id after the state's and the newest atoms file's; -EOVERFLOW at the end. */
-int pull_next_id(uint64_t state_id, uint64_t atoms_id, uint64_t *next);
-
-/* Why kstats_open_regular() failed, for a message. */
-const char *pull_open_error(int err);
-/*
- * Creates state_dir and out_dir, or refuses (one line on stderr, -EPERM,
- * nothing created) a dir others could plant files in or redirect.
- */
-int pull_check_dirs(const char *state_dir, const char *out_dir);
-
-/* Fault injection for the crash tests: SIGKILL at the named point. */
-struct pull_fault_point {
-	const char *name;
-	const char *needs;	/* what the pull must see to get there */
-	const char *where;
-};
-extern const struct pull_fault_point pull_fault_points[];
-extern const size_t pull_nfault_points;
-int pull_fault_set(const char *name);
-void pull_fault(const char *point);
 
 #endif /* KSTATS_PULL_H */

@@ -14,8 +14,6 @@
 
 static void usage(FILE *f)
 {
-	size_t i;
-
 	fprintf(f,
 		"Usage: kstats pull [OPTIONS]\n"
 		"Turn the counts every histogram of the objects gained since the last\n"
@@ -40,13 +38,7 @@ static void usage(FILE *f)
 		"or no histogram in --obj-dir, 3 nothing pinned (run kstats-loader),\n"
 		"4 another pull holds the lock, 5 every unreadable map was denied (needs\n"
 		"CAP_BPF and group kstats).  A histogram and an atom message that do not\n"
-		"match are a warning line each (doc/writing-a-metric.md).\n\n"
-		"Testing: --fault POINT (or KSTATS_FAULT) SIGKILLs the pull at POINT\n"
-		"(--list-faults); KSTATS_BOOT_ID overrides the boot id and\n"
-		"KSTATS_CLOCK=BOOT_NS:REAL_NS fixes the clock.  Points:\n");
-	for (i = 0; i < pull_nfault_points; i++)
-		fprintf(f, "  %-16s %s\n", pull_fault_points[i].name,
-			pull_fault_points[i].where);
+		"match are a warning line each (doc/writing-a-metric.md).\n");
 }
 
 static int parse_scaled(const char *s, const char *units, const uint64_t *scale,
@@ -101,8 +93,6 @@ int cmd_pull(int argc, char **argv)
 		{ "max-files", required_argument, NULL, 'n' },
 		{ "max-bytes", required_argument, NULL, 'b' },
 		{ "lock-timeout", required_argument, NULL, 't' },
-		{ "fault", required_argument, NULL, 'f' },
-		{ "list-faults", no_argument, NULL, 'L' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -113,9 +103,7 @@ int cmd_pull(int argc, char **argv)
 		.status_file = KSTATS_DEFAULT_STATUS_FILE, .max_age_s = 7 * 86400,
 		.max_files = 1000, .max_bytes = 50ull << 20, .lock_timeout_s = 60,
 	};
-	const char *fault = getenv("KSTATS_FAULT"), *clk = getenv("KSTATS_CLOCK");
 	uint64_t v;
-	size_t i;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
@@ -142,12 +130,6 @@ int cmd_pull(int argc, char **argv)
 				return bad_arg("--lock-timeout", optarg, "seconds, at most 1d");
 			o.lock_timeout_s = (unsigned int)v;
 			break;
-		case 'f': fault = optarg; break;
-		case 'L':
-			for (i = 0; i < pull_nfault_points; i++)
-				printf("%s %s\n", pull_fault_points[i].name,
-				       pull_fault_points[i].needs);
-			return KSTATS_EXIT_OK;
 		case 'v': o.verbose = true; break;
 		case 'h': usage(stdout); return KSTATS_EXIT_OK;
 		default: usage(stderr); return KSTATS_EXIT_USAGE;
@@ -155,10 +137,6 @@ int cmd_pull(int argc, char **argv)
 	}
 	if (optind < argc)
 		return bad_arg("argument", argv[optind], "no arguments; see --help");
-	if (fault && *fault && pull_fault_set(fault))
-		return bad_arg("--fault", fault, "a point from --list-faults");
-	if (clk && *clk && pull_fix_clock(clk))
-		return bad_arg("KSTATS_CLOCK", clk, "BOOT_NS:REAL_NS");
 	if (pull_check_dirs(o.state_dir, o.out_dir))
 		return KSTATS_EXIT_ERROR;
 	return pull_run(&o);

@@ -11,7 +11,12 @@
 #include <unistd.h>
 
 #include "kstats.h"
+#include "kstats_fileio.h"
+#include "kstats_hooks.h"
 #include "pull_run.h"
+
+/* Like the state: never writable by the group nor readable by others (UMask=0027). */
+#define ATOMS_MODE 0640
 
 static int atoms_file_id(const char *name, uint64_t *id)
 {
@@ -63,6 +68,7 @@ static int write_atoms(struct pull_run *r, char *name, size_t len)
 {
 	Kernelstats__AtomList list = KERNELSTATS__ATOM_LIST__INIT;
 	Kernelstats__Atom **ptrs;
+	char path[4096];
 	uint8_t *buf = NULL;
 	size_t i, size;
 	int ret = -ENOMEM;
@@ -79,7 +85,9 @@ static int write_atoms(struct pull_run *r, char *name, size_t len)
 	if (buf) {
 		kernelstats__atom_list__pack(&list, buf);
 		atoms_name(name, len, r->pull_id);
-		ret = durable_create(r->o->out_dir, name, buf, size, "atoms");
+		ret = snprintf(path, sizeof(path), "%s/%s", r->o->out_dir, name) >=
+		      (int)sizeof(path) ? -ENAMETOOLONG :
+		      kstats_file_create(path, buf, size, ATOMS_MODE);
 	}
 	free(buf);
 	free(ptrs);
@@ -88,32 +96,23 @@ static int write_atoms(struct pull_run *r, char *name, size_t len)
 
 int pull_commit(struct pull_run *r, char *atoms_file, size_t len)
 {
-	char *buf = NULL;
-	size_t size;
+	const char *dir = r->o->state_dir;
 	int ret;
 
 	r->new.pull_id = r->pull_id;
 	snprintf(r->new.boot_id, sizeof(r->new.boot_id), "%s", r->boot_id);
-	ret = state_encode(&r->new, &buf, &size);
+	if (!r->natoms)
+		return state_save(dir, PULL_STATE_FILE, &r->new);
+	ret = state_save(dir, PULL_PENDING_FILE, &r->new);
 	if (ret)
 		return ret;
-	if (!r->natoms) {
-		ret = durable_write(r->o->state_dir, PULL_STATE_FILE, buf, size, "state");
-		goto out;
-	}
-	ret = durable_write(r->o->state_dir, PULL_PENDING_FILE, buf, size, "pending");
-	if (ret)
-		goto out;
-	pull_fault("pending");
+	kstats_hook_point("pending");
 	ret = write_atoms(r, atoms_file, len);
 	/* Someone else's atoms-N: else the next pull would take it as ours. */
 	if (ret == -EEXIST)
-		state_drop(r->o->state_dir, PULL_PENDING_FILE);
+		kstats_unlink_in(dir, PULL_PENDING_FILE);
 	if (ret)
-		goto out;
-	pull_fault("atoms");
-	ret = durable_rename(r->o->state_dir, PULL_PENDING_FILE, PULL_STATE_FILE);
-out:
-	free(buf);
-	return ret;
+		return ret;
+	kstats_hook_point("atoms");
+	return kstats_rename_in(dir, PULL_PENDING_FILE, PULL_STATE_FILE, false);
 }

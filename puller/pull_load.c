@@ -8,9 +8,10 @@
 #include <unistd.h>
 
 #include "kstats_fileio.h"
+#include "kstats_hooks.h"
 #include "pull_run.h"
 
-/* Temp files of an interrupted pull (".NAME.tmp"), safe to drop under the lock. */
+/* Temp files of an interrupted pull (".NAME.XXXXXX.tmp"), safe to drop under the lock. */
 static void remove_temps(const char *dir)
 {
 	struct dirent *d;
@@ -32,7 +33,7 @@ static void remove_temps(const char *dir)
 
 static int move_aside(const char *dir, const char *name, const char *why)
 {
-	char to[4096];
+	char to[256];
 	int ret = state_move_aside(dir, name, to, sizeof(to));
 
 	if (ret) {
@@ -40,8 +41,8 @@ static int move_aside(const char *dir, const char *name, const char *why)
 			"aside: %s; remove it\n", dir, name, why, strerror(-ret));
 		return ret;
 	}
-	fprintf(stderr, "kstats pull: %s/%s is corrupt (%s); moved to %s\n", dir, name,
-		why, to);
+	fprintf(stderr, "kstats pull: %s/%s is corrupt (%s); moved to %s/%s\n", dir, name,
+		why, dir, to);
 	return 0;
 }
 
@@ -72,24 +73,36 @@ static int reconcile(struct pull_run *r)
 	if (ret)
 		return ret;
 	if (pend.pull_id > r->old.pull_id && pull_atoms_exist(r->o->out_dir, pend.pull_id)) {
-		ret = durable_rename(dir, PULL_PENDING_FILE, PULL_STATE_FILE);
+		ret = kstats_rename_in(dir, PULL_PENDING_FILE, PULL_STATE_FILE, false);
 		if (!ret) {
 			if (r->o->verbose)
 				fprintf(stderr, "kstats pull: completed interrupted pull %" PRIu64
 					"\n", pend.pull_id);
-			pull_fault("promoted");
+			kstats_hook_point("promoted");
 			state_free(&r->old);
 			r->old = pend;
 			r->lost = false;
 			return 0;
 		}
 	} else {
-		ret = state_drop(dir, PULL_PENDING_FILE);
+		ret = kstats_unlink_in(dir, PULL_PENDING_FILE);
 		if (!ret)
-			pull_fault("discarded");
+			kstats_hook_point("discarded");
 	}
 	state_free(&pend);
 	return ret;
+}
+
+/* The id after the state's and the newest atoms file's; -EOVERFLOW at the end. */
+static int next_id(uint64_t state_id, uint64_t atoms_id, uint64_t *next)
+{
+	uint64_t last = state_id > atoms_id ? state_id : atoms_id;
+
+	/* Wrapping would make this pull overwrite atoms-0000000000.pb. */
+	if (last >= PULL_MAX_ID)
+		return -EOVERFLOW;
+	*next = last + 1;
+	return 0;
 }
 
 int pull_load_state(struct pull_run *r)
@@ -110,7 +123,7 @@ int pull_load_state(struct pull_run *r)
 	if (ret)
 		return ret;
 	r->boot_changed = *r->old.boot_id && strcmp(r->old.boot_id, r->boot_id);
-	ret = pull_next_id(r->old.pull_id, pull_max_atoms_id(r->o->out_dir), &r->pull_id);
+	ret = next_id(r->old.pull_id, pull_max_atoms_id(r->o->out_dir), &r->pull_id);
 	if (ret)
 		fprintf(stderr, "kstats pull: pull ids are used up (the state or an atoms "
 			"file in %s has id %" PRIu64 "); move the atoms away and remove %s/"

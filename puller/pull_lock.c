@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* kstats pull: one pull at a time (flock on <state dir>/lock, with a timeout). */
+/*
+ * kstats pull: where it writes, checked (the state and atoms directories),
+ * and one pull at a time (flock on <state dir>/lock, with a timeout).
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -21,7 +24,9 @@ int pull_take_lock(const struct pull_opts *o, int *out)
 	snprintf(path, sizeof(path), "%s/lock", o->state_dir);
 	fd = kstats_open_regular(path, O_RDWR | O_CREAT, 0640);
 	if (fd < 0) {
-		fprintf(stderr, "kstats pull: cannot open %s: %s\n", path, pull_open_error(fd));
+		fprintf(stderr, "kstats pull: cannot open %s: %s\n", path,
+			fd == -ELOOP || fd == -EINVAL ?
+			"a symlink or not a regular file; remove it" : strerror(-fd));
 		return fd;
 	}
 	while (flock(fd, LOCK_EX | LOCK_NB)) {
@@ -48,4 +53,23 @@ int pull_take_lock(const struct pull_opts *o, int *out)
 		fprintf(stderr, "kstats pull: warning: cannot record pid in %s\n", path);
 	*out = fd;
 	return 0;
+}
+
+int pull_check_dirs(const char *state_dir, const char *out_dir)
+{
+	char msg[1024];
+	int ret;
+
+	/* Both checked before either is made: a refusal leaves nothing behind. */
+	ret = kstats_mkdir_private(state_dir, 0750, false, msg, sizeof(msg)) ?:
+	      kstats_mkdir_private(out_dir, 0750, false, msg, sizeof(msg)) ?:
+	      kstats_mkdir_private(state_dir, 0750, true, msg, sizeof(msg)) ?:
+	      kstats_mkdir_private(out_dir, 0750, true, msg, sizeof(msg));
+	if (!ret)
+		return 0;
+	/* Root on the packaged layout (a kstats-owned /var/lib/kernelstats). */
+	fprintf(stderr, "kstats pull: refusing %s%s\n", msg,
+		!geteuid() && strstr(msg, " is owned by uid ") ?
+		", or run the pull as that user, as the packaged timer does (doc/pull.md)" : "");
+	return ret;
 }

@@ -118,7 +118,6 @@ static int process_map(struct pull_run *r, const struct pull_metric *pm,
 		if (!ret && !all_zero(ms.keys[ms.nkeys].base))
 			ms.nkeys++;
 	}
-	state_sort_keys(&ms);
 	if (!ret)
 		ret = state_add_map(&r->new, &ms);
 	free(ms.keys);

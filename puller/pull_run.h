@@ -63,15 +63,20 @@ struct metric_read {
 	struct kstats_names *names;	/* NULL: ids have no names */
 };
 
-/* pull_window.c: clocks (KSTATS_CLOCK can fix them) and window starts. */
+/* pull_window.c: clocks and window starts. */
 uint64_t pull_clock_ns(clockid_t id);
 void pull_now(uint64_t *boot, uint64_t *real);
-int pull_fix_clock(const char *spec);
 /* The loader status, read on first use; empty if none. */
 const struct kstats_status *pull_loader_status(struct pull_run *r);
 void pull_creation_time(struct pull_run *r, const struct pull_metric *pm,
 			const struct metric_read *mr, uint64_t *boot, uint64_t *real);
 
+/*
+ * pull_lock.c: creates state_dir and out_dir, or refuses (one line on
+ * stderr, -EPERM, nothing created) a dir others could plant files in or
+ * redirect; then the lock.
+ */
+int pull_check_dirs(const char *state_dir, const char *out_dir);
 int pull_take_lock(const struct pull_opts *o, int *fd);
 int pull_load_state(struct pull_run *r);
 int pull_map(struct pull_run *r, const struct pull_metric *pm);
@@ -79,6 +84,9 @@ int pull_carry_over(struct pull_run *r, const char *obj, const char *map);
 int pull_emit_atom(struct pull_run *r, const struct pull_metric *pm,
 		   const struct window *w, const int64_t *key, size_t nkey,
 		   const char *name, const int32_t *buckets, unsigned int anomalies);
+
+/* The last pull id: pulls stop there rather than wrap to 0. */
+#define PULL_MAX_ID UINT64_MAX
 
 /* pull_commit.c: atoms-<pull id>.pb files and the commit. */
 bool pull_atoms_exist(const char *out_dir, uint64_t pull_id);

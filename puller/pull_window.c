@@ -6,18 +6,15 @@
  */
 #include <errno.h>
 #include <glob.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
+#include "kstats_hooks.h"
 #include "kstats_pins.h"
 #include "pull_run.h"
 #include "kstats_status.h"
-
-static bool fixed_clock;
-static uint64_t fixed_boot_ns, fixed_real_ns;
 
 uint64_t pull_clock_ns(clockid_t id)
 {
@@ -29,16 +26,9 @@ uint64_t pull_clock_ns(clockid_t id)
 
 void pull_now(uint64_t *boot, uint64_t *real)
 {
-	*boot = fixed_clock ? fixed_boot_ns : pull_clock_ns(CLOCK_BOOTTIME);
-	*real = fixed_clock ? fixed_real_ns : pull_clock_ns(CLOCK_REALTIME);
-}
-
-int pull_fix_clock(const char *s)
-{
-	if (sscanf(s, "%" SCNu64 ":%" SCNu64, &fixed_boot_ns, &fixed_real_ns) != 2)
-		return -EINVAL;
-	fixed_clock = true;
-	return 0;
+	*boot = pull_clock_ns(CLOCK_BOOTTIME);
+	*real = pull_clock_ns(CLOCK_REALTIME);
+	kstats_hook_clock(boot, real);
 }
 
 /* Map creation times and loaded objects only: a missing status is no error. */

@@ -3,7 +3,7 @@
  * The pull state: per map, its id, where its next window starts and the
  * counts already emitted per key.  Stored as a header line carrying the
  * version, a CRC32 and the length, then JSON (json-c), and always written
- * through durable_write() so that a crash leaves the old or the new file.
+ * through kstats_file_replace() so that a crash leaves the old or the new file.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -23,6 +23,8 @@
 #define STATE_MAGIC "kernelstats-state"
 #define STATE_VERSION 1
 #define STATE_MAX_BYTES (64u << 20)
+/* Under the units' UMask=0027: never writable by the group nor readable by others. */
+#define STATE_MODE 0640
 
 void state_free(struct pull_state *st)
 {
@@ -41,6 +43,7 @@ int state_add_map(struct pull_state *st, struct pull_map_state *ms)
 	if (!maps)
 		return -ENOMEM;
 	st->maps = maps;
+	state_sort_keys(ms);
 	st->maps[st->nmaps++] = *ms;
 	memset(ms, 0, sizeof(*ms));
 	return 0;
@@ -230,7 +233,6 @@ static int decode_map(json_object *o, struct pull_map_state *ms)
 	for (i = 0; i < ms->nkeys; i++)
 		if (decode_key(json_object_array_get_idx(keys, i), ncols, &ms->keys[i]))
 			return -EBADMSG;
-	state_sort_keys(ms);
 	return 0;
 }
 
@@ -351,137 +353,34 @@ int state_load(const char *path, struct pull_state *st, char *err, size_t errlen
 	return ret;
 }
 
-/* ---- crash-safe files ---- */
-
-static int write_temp(const char *tmp, const void *buf, size_t len, const char *fault)
+int state_save(const char *dir, const char *name, const struct pull_state *st)
 {
-	char point[64];
-	int fd, ret;
-
-	/* A leftover, or a name someone planted: unlink(2) never follows it. */
-	if (unlink(tmp) && errno != ENOENT)
-		return -errno;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
-	if (fd < 0)
-		return -errno;
-	snprintf(point, sizeof(point), "%s-partial", fault);
-	ret = kstats_write_full(fd, buf, len / 2);
-	if (!ret) {
-		if (len)
-			pull_fault(point);
-		ret = kstats_write_full(fd, (const char *)buf + len / 2, len - len / 2);
-	}
-	if (!ret && fsync(fd))
-		ret = -errno;
-	if (close(fd) && !ret)
-		ret = -errno;
-	return ret;
-}
-
-static int durable_put(const char *dir, const char *name, const void *buf, size_t len,
-		       const char *fault, bool replace)
-{
-	char tmp[4096], dst[4096], point[64];
+	char path[4096], *buf = NULL;
+	size_t len;
 	int ret;
 
-	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
-	snprintf(dst, sizeof(dst), "%s/%s", dir, name);
-	ret = write_temp(tmp, buf, len, fault);
-	if (ret)
-		goto err_out;
-	snprintf(point, sizeof(point), "%s-temp", fault);
-	pull_fault(point);
-	ret = replace ? (rename(tmp, dst) ? -errno : 0) : kstats_rename_noreplace(tmp, dst);
-	if (ret)
-		goto err_out;
-	return kstats_fsync_dir(dir);
-err_out:
-	unlink(tmp);
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+		return -ENAMETOOLONG;
+	ret = state_encode(st, &buf, &len);
+	if (!ret)
+		ret = kstats_file_replace(path, buf, len, STATE_MODE);
+	free(buf);
 	return ret;
-}
-
-int durable_write(const char *dir, const char *name, const void *buf, size_t len,
-		  const char *fault)
-{
-	return durable_put(dir, name, buf, len, fault, true);
-}
-
-int durable_create(const char *dir, const char *name, const void *buf, size_t len,
-		   const char *fault)
-{
-	return durable_put(dir, name, buf, len, fault, false);
-}
-
-int durable_rename(const char *dir, const char *from, const char *to)
-{
-	char src[4096], dst[4096];
-
-	snprintf(src, sizeof(src), "%s/%s", dir, from);
-	snprintf(dst, sizeof(dst), "%s/%s", dir, to);
-	if (rename(src, dst))
-		return -errno;
-	return kstats_fsync_dir(dir);
-}
-
-int state_drop(const char *dir, const char *name)
-{
-	char path[4096];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return unlink(path) ? -errno : kstats_fsync_dir(dir);
 }
 
 int state_move_aside(const char *dir, const char *name, char *to, size_t len)
 {
-	char from[4096];
 	uint64_t secs = (uint64_t)time(NULL);
 	unsigned int n;
 	int ret = -EEXIST;
 
-	snprintf(from, sizeof(from), "%s/%s", dir, name);
 	/* Never over an earlier saved copy: each one is evidence. */
 	for (n = 0; n < 1000 && ret == -EEXIST; n++) {
 		if (n)
-			snprintf(to, len, "%s/%s.corrupt-%" PRIu64 "-%u", dir, name, secs, n);
+			snprintf(to, len, "%s.corrupt-%" PRIu64 "-%u", name, secs, n);
 		else
-			snprintf(to, len, "%s/%s.corrupt-%" PRIu64, dir, name, secs);
-		ret = kstats_rename_noreplace(from, to);
+			snprintf(to, len, "%s.corrupt-%" PRIu64, name, secs);
+		ret = kstats_rename_in(dir, name, to, true);
 	}
-	return ret ?: kstats_fsync_dir(dir);
-}
-
-int pull_next_id(uint64_t state_id, uint64_t atoms_id, uint64_t *next)
-{
-	uint64_t last = state_id > atoms_id ? state_id : atoms_id;
-
-	/* Wrapping would make this pull overwrite atoms-0000000000.pb. */
-	if (last >= PULL_MAX_ID)
-		return -EOVERFLOW;
-	*next = last + 1;
-	return 0;
-}
-
-const char *pull_open_error(int err)
-{
-	return err == -ELOOP || err == -EINVAL ?
-	       "a symlink or not a regular file; remove it" : strerror(-err);
-}
-
-int pull_check_dirs(const char *state_dir, const char *out_dir)
-{
-	char msg[1024];
-	int ret;
-
-	/* Both checked before either is made: a refusal leaves nothing behind. */
-	ret = kstats_mkdir_private(state_dir, 0750, false, msg, sizeof(msg)) ?:
-	      kstats_mkdir_private(out_dir, 0750, false, msg, sizeof(msg)) ?:
-	      kstats_mkdir_private(state_dir, 0750, true, msg, sizeof(msg)) ?:
-	      kstats_mkdir_private(out_dir, 0750, true, msg, sizeof(msg));
-	if (!ret)
-		return 0;
-	/* Root on the packaged layout (a kstats-owned /var/lib/kernelstats). */
-	fprintf(stderr, "kstats pull: refusing %s%s\n", msg,
-		!geteuid() && strstr(msg, " is owned by uid ") ?
-		", or run the pull as that user, as the packaged timer does (doc/pull.md)" : "");
 	return ret;
 }

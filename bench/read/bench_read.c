@@ -41,6 +41,7 @@
 #include "bstat.h"
 #include "kstats_pins.h"
 #include "kstats_reader.h"
+#include "map_internal.h"	/* kstats_map_last_syscalls */
 
 #define MAX_SIZES 8
 #define MAX_ROUNDS 64

@@ -23,40 +23,25 @@
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <linux/capability.h>
 #include <cmocka.h>
 #include <bpf/bpf.h>
 
+#include "asuser.h"
 #include "kstats_pins.h"
 #include "ltest.h"
 
 #define GROUP "kstats"
 #define RUN_TIMEOUT_S 120
 
-static gid_t kstats_gid;
-static uid_t member_uid;
+static struct asuser member;	/* group kstats and CAP_BPF */
 
 static int setup(void **state)
 {
 	int ret = ltest_setup(state, 'm', true);
 
 	return ret ?: ltest_add(*state, "bpf/slowCompaction.bpf", "slowCompaction");
-}
-
-static int drop_to_member(void)
-{
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2] = {};
-
-	if (prctl(PR_SET_KEEPCAPS, 1) || setgroups(0, NULL) ||
-	    setresgid(kstats_gid, kstats_gid, kstats_gid) ||
-	    setresuid(member_uid, member_uid, member_uid))
-		return -errno;
-	data[CAP_BPF / 32].effective = data[CAP_BPF / 32].permitted = 1u << (CAP_BPF % 32);
-	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
 }
 
 /* The ring pin of slowCompaction's stream. */
@@ -115,8 +100,9 @@ static int try_to_break(const char *pin, char *why, size_t len)
 	return 0;
 }
 
-static int member_breaks_pins(const char *pin_dir, char *why, size_t len)
+static int member_breaks_pins(void *arg, char *why, size_t len)
 {
+	const char *pin_dir = arg;
 	char pin[600];
 	struct dirent *de;
 	DIR *d = opendir(pin_dir);
@@ -136,46 +122,16 @@ static int member_breaks_pins(const char *pin_dir, char *why, size_t len)
 	return broken;
 }
 
-/* Runs fn in a child dropped to a member; fails the test with its why. */
-static void as_member(const char *pin_dir)
-{
-	char why[2048] = "";
-	int pfd[2], status;
-	ssize_t n;
-	pid_t pid;
-
-	assert_int_equal(pipe(pfd), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (!pid) {
-		int ret = drop_to_member();
-
-		close(pfd[0]);
-		if (ret)
-			snprintf(why, sizeof(why), "cannot drop privileges: %s", strerror(-ret));
-		else
-			ret = member_breaks_pins(pin_dir, why, sizeof(why));
-		n = write(pfd[1], why, strlen(why));
-		_exit(ret || n < 0 ? 1 : 0);
-	}
-	close(pfd[1]);
-	n = read(pfd[0], why, sizeof(why) - 1);
-	why[n > 0 ? n : 0] = 0;
-	close(pfd[0]);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		fail_msg("group member uid %u: %s", member_uid, why);
-}
-
 /* No pin opens writable for a member; no read-only fd freezes or writes. */
 static void test_member_cannot_break_pins(void **state)
 {
 	struct ltest *t = *state;
-	char ring[512];
+	char ring[512], why[2048];
 	int fd;
 
 	assert_int_equal(load(t), 0);
-	as_member(t->kt.pin_dir);
+	if (asuser_run(&member, member_breaks_pins, t->kt.pin_dir, why, sizeof(why)))
+		fail_msg("group member uid %u: %s", member.uid, why);
 	/* Root still consumes its stream. */
 	ring_pin(t, ring, sizeof(ring));
 	fd = bpf_obj_get(ring);
@@ -198,7 +154,7 @@ static void test_member_lock_does_not_block_loader(void **state)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (!pid) {
-		int fd = drop_to_member() ? -1 :
+		int fd = asuser_drop(&member) ? -1 :
 			 open(t->kt.pin_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 		c = fd >= 0 && !flock(fd, LOCK_EX) ? 'l' : 'x';
@@ -280,10 +236,11 @@ static const char *prepare(void)
 	gr = ktest_ensure_group(GROUP);
 	if (!gr)
 		return "no group " GROUP " and groupadd -f --system " GROUP " failed";
-	kstats_gid = gr->gr_gid;
-	member_uid = 3100000000u + (uid_t)getpid() % 100000;
-	while (getpwuid(member_uid))
-		member_uid++;
+	member.gid = gr->gr_gid;
+	member.caps = 1ull << CAP_BPF;
+	member.uid = 3100000000u + (uid_t)getpid() % 100000;
+	while (getpwuid(member.uid))
+		member.uid++;
 	return NULL;
 }
 

@@ -15,26 +15,12 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "ktest.h"
 #include "metrics.h"
 
 #define MAP "cma_alloc_latency_map"
 #define NAMES "cma_pool_names_map"
 
-static struct mt_env env;
-
-static int setup(void **state)
-{
-	(void)state;
-	return mt_env_open(&env, "cma");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	mt_env_close(&env);
-	return 0;
-}
+static struct mt_env env = { .name = "cma" };
 
 /* 6.18 argument lists; only ctx[0] (the name) is read. */
 static void alloc_start(__u64 name)
@@ -141,36 +127,28 @@ static void test_long_name_truncated(void **state)
 static void test_unmatched_finish_counts_nothing(void **state)
 {
 	__u64 pool = mt_kmem_str(&env.kmem, "reserved");
-	uint64_t total;
 	__u32 id = mt_name_hash("reserved");
 	struct kstats_name name;
 
 	(void)state;
 	alloc_finish(pool);
-	assert_int_equal(mt_hist_total(&env.obj, MAP, &total), 0);
-	assert_int_equal(total, 0);
+	mt_expect_total(&env.obj, MAP, 0);
 	assert_int_equal(mt_dict_name(&env.obj, NAMES, id, &name), -ENOENT);
 	alloc_start(pool);
 	alloc_finish(pool);
 	alloc_finish(pool);
-	assert_int_equal(mt_hist_total(&env.obj, MAP, &total), 0);
-	assert_int_equal(total, 1);
+	mt_expect_total(&env.obj, MAP, 1);
 }
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_pool_latency_and_name, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pools_are_separate, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_colliding_names_stay_exact, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_long_name_truncated, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unmatched_finish_counts_nothing, setup, teardown),
+	struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pool_latency_and_name),
+		cmocka_unit_test(test_pools_are_separate),
+		cmocka_unit_test(test_colliding_names_stay_exact),
+		cmocka_unit_test(test_long_name_truncated),
+		cmocka_unit_test(test_unmatched_finish_counts_nothing),
 	};
-	const char *missing = ktest_missing_feature();
 
-	if (missing) {
-		printf("SKIP: cma: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("cma", tests, NULL, NULL);
+	return MT_MAIN("cma", tests, mt_env_setup, mt_env_teardown, &env);
 }

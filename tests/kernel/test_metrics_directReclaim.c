@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "ktest.h"
 #include "metrics.h"
 
 #define MAP "direct_reclaim_latency_map"
@@ -127,30 +126,22 @@ static void test_latency_bucket(void **state)
 
 static void test_unmatched_end_counts_nothing(void **state)
 {
-	uint64_t total;
-
 	(void)state;
 	end();
 	begin();
 	end();
 	end();
-	assert_int_equal(mt_hist_total(&obj, MAP, &total), 0);
-	assert_int_equal(total, 1);
+	mt_expect_total(&obj, MAP, 1);
 }
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_state_non_negative_adj, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_state_negative_adj_with_cap_sys_resource, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_latency_bucket, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unmatched_end_counts_nothing, setup, teardown),
+	struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_state_non_negative_adj),
+		cmocka_unit_test(test_state_negative_adj_with_cap_sys_resource),
+		cmocka_unit_test(test_latency_bucket),
+		cmocka_unit_test(test_unmatched_end_counts_nothing),
 	};
-	const char *missing = ktest_missing_feature();
 
-	if (missing) {
-		printf("SKIP: directReclaim: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("directReclaim", tests, NULL, NULL);
+	return MT_MAIN("directReclaim", tests, setup, teardown, NULL);
 }

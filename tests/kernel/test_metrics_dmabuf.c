@@ -17,26 +17,12 @@
 #include <cmocka.h>
 
 #include "kstats_objmeta.h"
-#include "ktest.h"
 #include "metrics.h"
 
 #define MAP "dmabuf_request_sizes_map"
 #define NAMES "dmabuf_exporter_names_map"
 
-static struct mt_env env;
-
-static int setup(void **state)
-{
-	(void)state;
-	return mt_env_open(&env, "dmabuf");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	mt_env_close(&env);
-	return 0;
-}
+static struct mt_env env = { .name = "dmabuf" };
 
 /* A struct dma_buf with only the fields the handler reads set. */
 static __u64 fake_dma_buf(const char *exp_name, __u64 size)
@@ -138,17 +124,12 @@ static void test_kprobe_variant_passes_verifier(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_sizes_per_exporter, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unreadable_name_counts_as_empty, setup, teardown),
+	struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sizes_per_exporter),
+		cmocka_unit_test(test_unreadable_name_counts_as_empty),
 		cmocka_unit_test(test_hook_chain_metadata),
 		cmocka_unit_test(test_kprobe_variant_passes_verifier),
 	};
-	const char *missing = ktest_missing_feature();
 
-	if (missing) {
-		printf("SKIP: dmabuf: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("dmabuf", tests, NULL, NULL);
+	return MT_MAIN("dmabuf", tests, mt_env_setup, mt_env_teardown, &env);
 }

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "ktest.h"
 #include "metrics.h"
 
 #define MAP "kswapd_latency_map"
@@ -102,43 +101,32 @@ static void test_nodes_are_separate(void **state)
 
 static void test_unmatched_sleep_counts_nothing(void **state)
 {
-	uint64_t total;
-
 	(void)state;
 	sleep_event(3);
 	wake(2);
 	sleep_event(2);
 	sleep_event(2);	/* the second sleep has no wake */
-	assert_int_equal(mt_hist_total(&obj, MAP, &total), 0);
-	assert_int_equal(total, 1);
+	mt_expect_total(&obj, MAP, 1);
 }
 
 /* Node ids past the map's size are dropped, not folded into another node. */
 static void test_node_out_of_range(void **state)
 {
-	uint64_t total;
-
 	(void)state;
 	wake(16);
 	sleep_event(16);
-	assert_int_equal(mt_hist_total(&obj, MAP, &total), 0);
-	assert_int_equal(total, 0);
+	mt_expect_total(&obj, MAP, 0);
 }
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_wake_to_sleep_bucket, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_keeps_first_wake, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_nodes_are_separate, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unmatched_sleep_counts_nothing, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_node_out_of_range, setup, teardown),
+	struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_wake_to_sleep_bucket),
+		cmocka_unit_test(test_keeps_first_wake),
+		cmocka_unit_test(test_nodes_are_separate),
+		cmocka_unit_test(test_unmatched_sleep_counts_nothing),
+		cmocka_unit_test(test_node_out_of_range),
 	};
-	const char *missing = ktest_missing_feature();
 
-	if (missing) {
-		printf("SKIP: kswapd: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("kswapd", tests, NULL, NULL);
+	return MT_MAIN("kswapd", tests, setup, teardown, NULL);
 }

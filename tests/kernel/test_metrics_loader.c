@@ -15,6 +15,7 @@
 #include <bpf/btf.h>
 
 #include "kstats_pins.h"
+#include "kmain.h"
 #include "ktest.h"
 
 static struct ktest t;
@@ -105,11 +106,6 @@ int main(void)
 		cmocka_unit_test(test_attached_through_tp_btf),
 		cmocka_unit_test(test_absent_hooks_skip_cleanly),
 	};
-	const char *missing = ktest_missing_feature();
 
-	if (missing) {
-		printf("SKIP: metrics_loader: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("metrics_loader", tests, setup, teardown);
+	return KTEST_MAIN("metrics_loader", tests, setup, teardown);
 }

@@ -12,25 +12,11 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "ktest.h"
 #include "metrics.h"
 
 #define MAP "suspend_resume_latency_map"
 
-static struct mt_env env;
-
-static int setup(void **state)
-{
-	(void)state;
-	return mt_env_open(&env, "suspendResume");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	mt_env_close(&env);
-	return 0;
-}
+static struct mt_env env = { .name = "suspendResume" };
 
 static void event(__u64 action, int start)
 {
@@ -162,18 +148,13 @@ static void test_unmatched_end_counts_nothing(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_every_phase_has_its_key, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unknown_action_is_other, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_nested_phases, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_latest_begin_wins, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_unmatched_end_counts_nothing, setup, teardown),
+	struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_phase_has_its_key),
+		cmocka_unit_test(test_unknown_action_is_other),
+		cmocka_unit_test(test_nested_phases),
+		cmocka_unit_test(test_latest_begin_wins),
+		cmocka_unit_test(test_unmatched_end_counts_nothing),
 	};
-	const char *missing = ktest_missing_feature();
 
-	if (missing) {
-		printf("SKIP: suspendResume: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("suspendResume", tests, NULL, NULL);
+	return MT_MAIN("suspendResume", tests, mt_env_setup, mt_env_teardown, &env);
 }

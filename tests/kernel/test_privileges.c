@@ -19,11 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <linux/capability.h>
 #include <cmocka.h>
 #include <bpf/bpf.h>
@@ -31,7 +28,9 @@
 
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
+#include "asuser.h"
 #include "kstats_reader.h"
+#include "kmain.h"
 #include "ktest.h"
 #include "ltest.h"
 
@@ -344,58 +343,21 @@ static void test_reader_fd_cannot_update_the_map(void **state)
 	kstats_map_close(m);
 }
 
-/* Checks run in a child: 0 when all is as expected, else -1 and why in msg. */
-typedef int (*as_user_fn)(char *msg);
-
-static int drop_privileges(gid_t gid, const gid_t *groups, size_t ngroups,
-			   __u64 caps)
-{
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2] = {};
-
-	if (prctl(PR_SET_KEEPCAPS, 1) || setgroups(ngroups, groups) ||
-	    setresgid(gid, gid, gid) || setresuid(nobody_uid, nobody_uid, nobody_uid))
-		return -errno;
-	data[0].effective = data[0].permitted = (__u32)caps;
-	data[1].effective = data[1].permitted = (__u32)(caps >> 32);
-	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
-}
-
-/* Runs fn as nobody_uid:gid with only groups and exactly caps. */
+/* Fails the test with what fn (a check as nobody_uid) found wrong. */
 static void run_as(gid_t gid, const gid_t *groups, size_t ngroups, __u64 caps,
-		   as_user_fn fn)
+		   asuser_fn fn)
 {
-	char msg[MSG_LEN] = "";
-	int pfd[2], status;
-	ssize_t n;
-	pid_t pid;
+	struct asuser u = { .uid = nobody_uid, .gid = gid, .groups = groups,
+			    .ngroups = ngroups, .caps = caps };
+	char msg[MSG_LEN];
 
-	assert_int_equal(pipe(pfd), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (!pid) {
-		int ret = drop_privileges(gid, groups, ngroups, caps);
-
-		close(pfd[0]);
-		if (ret)
-			snprintf(msg, sizeof(msg), "cannot drop privileges: %s", strerror(-ret));
-		else
-			ret = fn(msg);
-		n = write(pfd[1], msg, strlen(msg));
-		_exit(ret || n < 0 ? 1 : 0);
-	}
-	close(pfd[1]);
-	n = read(pfd[0], msg, sizeof(msg) - 1);
-	msg[n > 0 ? n : 0] = 0;
-	close(pfd[0]);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
+	if (asuser_run(&u, fn, NULL, msg, sizeof(msg)))
 		fail_msg("as uid %u: %s", nobody_uid, *msg ? msg : "child failed");
 }
 
 #define EXPECT(cond, ...) do {						\
 	if (!(cond)) {							\
-		snprintf(msg, MSG_LEN, __VA_ARGS__);			\
+		snprintf(msg, len, __VA_ARGS__);			\
 		return -1;						\
 	}								\
 } while (0)
@@ -420,12 +382,13 @@ static int have_cap_bpf(void)
 	return fd >= 0;
 }
 
-static int outsider_with_cap_bpf(char *msg)
+static int outsider_with_cap_bpf(void *arg, char *msg, size_t len)
 {
 	char err[KSTATS_ERR_LEN] = "";
 	__u32 next;
 	int ret;
 
+	(void)arg;
 	EXPECT(have_cap_bpf(), "CAP_BPF is not effective: map create failed");
 	ret = open_pin(shared_map.pin, BPF_F_RDONLY);
 	EXPECT(ret == -EACCES, "opening %s read-only gave %d, want -EACCES",
@@ -448,7 +411,7 @@ static void test_outsider_with_cap_bpf_cannot_open_maps(void **state)
 }
 
 /* Reads every row through libkstats, as kstats dump and pull do. */
-static int read_shared_map(char *msg)
+static int read_shared_map(char *msg, size_t len)
 {
 	char err[KSTATS_ERR_LEN] = "";
 	struct kstats_map *m = reader_open(shared_map.obj, shared_map.name,
@@ -468,15 +431,16 @@ static int read_shared_map(char *msg)
 	return 0;
 }
 
-static int member_with_cap_bpf(char *msg)
+static int member_with_cap_bpf(void *arg, char *msg, size_t len)
 {
 	char err[KSTATS_ERR_LEN] = "";
 	struct kstats_map_opts no_obj = { .pin_path = shared_map.pin };
 	struct kstats_map *m = NULL;
 	int ret;
 
+	(void)arg;
 	EXPECT(have_cap_bpf(), "CAP_BPF is not effective: map create failed");
-	if (read_shared_map(msg))
+	if (read_shared_map(msg, len))
 		return -1;
 	ret = open_pin(shared_map.pin, 0);
 	EXPECT(ret == -EACCES, "read-write open gave %d, want -EACCES", ret);
@@ -513,13 +477,14 @@ static bool kernel_at_least(int major, int minor)
  * program creation: opening a pin and reading the map need no capability,
  * only the pin's file permissions.  Before, every bpf() call needed CAP_BPF.
  */
-static int member_without_caps(char *msg)
+static int member_without_caps(void *arg, char *msg, size_t len)
 {
 	int ret = open_pin(shared_map.pin, BPF_F_RDONLY);
 
+	(void)arg;
 	EXPECT(!have_cap_bpf(), "map create worked without CAP_BPF");
 	if (kernel_at_least(5, 19))
-		return read_shared_map(msg);
+		return read_shared_map(msg, len);
 	EXPECT(ret == -EPERM, "before 5.19 want -EPERM, got %d", ret);
 	return 0;
 }
@@ -548,11 +513,6 @@ int main(void)
 		cmocka_unit_test(test_member_with_cap_bpf_reads_maps),
 		cmocka_unit_test(test_member_without_caps),
 	};
-	const char *missing = ktest_missing_feature();
 
-	if (missing) {
-		printf("SKIP: privileges: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("privileges", tests, setup, teardown);
+	return KTEST_MAIN("privileges", tests, setup, teardown);
 }

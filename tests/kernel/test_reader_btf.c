@@ -16,15 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <grp.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <cmocka.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "asuser.h"
 #include "ktest.h"
 #include "reader.h"
 #include "../bpf/reader_evolve.h"
@@ -46,8 +45,7 @@ static int setup(void **state)
 		return 0;
 	if (ktest_init(&t1, "btf1") || ktest_init(&t2, "btf2"))
 		return -1;
-	snprintf(tmp_dir, sizeof(tmp_dir), "/tmp/kstats-test-%d-btf-XXXXXX", (int)getpid());
-	if (!mkdtemp(tmp_dir))
+	if (ktest_tmpdir(tmp_dir, sizeof(tmp_dir), "btf"))
 		return -1;
 	rtest_obj_path(&t1, "reader_evolve_v1", v1_path, sizeof(v1_path));
 	rtest_obj_path(&t2, "reader_evolve_v2", v2_path, sizeof(v2_path));
@@ -76,8 +74,20 @@ static int teardown(void **state)
 
 #define NEED_KERNEL() do { if (no_kernel) skip(); } while (0)
 
-static void v1_entry(int k, struct evolve_v1_key *key, struct evolve_v1_value *v)
+/* Entry k of a version of evolve_map: its key and value, and their row. */
+typedef void (*entry_fn)(int k, void *key, void *value, int64_t *row);
+
+struct version {
+	const char *cols;	/* the columns' names, in order */
+	size_t ncols, nkey;
+	entry_fn entry;
+};
+
+static void v1_entry(int k, void *kp, void *vp, int64_t *row)
 {
+	struct evolve_v1_key *key = kp;
+	struct evolve_v1_value *v = vp;
+
 	memset(key, 0, sizeof(*key));
 	memset(v, 0, sizeof(*v));
 	key->id = k * 13;
@@ -85,10 +95,15 @@ static void v1_entry(int k, struct evolve_v1_key *key, struct evolve_v1_value *v
 	v->count = 0x80000000u + k;
 	v->total = (1ull << 50) + k;
 	v->max = 65535 - k;
+	memcpy(row, (int64_t[]){ key->id, key->cpu, v->count, v->total, v->max },
+	       5 * sizeof(*row));
 }
 
-static void v2_entry(int k, struct evolve_v2_key *key, struct evolve_v2_value *v)
+static void v2_entry(int k, void *kp, void *vp, int64_t *row)
 {
+	struct evolve_v2_key *key = kp;
+	struct evolve_v2_value *v = vp;
+
 	memset(key, 0, sizeof(*key));
 	memset(v, 0, sizeof(*v));
 	key->cpu = k % 4;
@@ -98,85 +113,53 @@ static void v2_entry(int k, struct evolve_v2_key *key, struct evolve_v2_value *v
 	v->count = (1ull << 33) + k;	/* needs the widened u64 */
 	v->max = 70000 + k;		/* needs the widened u32 */
 	v->min = k;
+	memcpy(row, (int64_t[]){ key->cpu, key->zone, key->id, v->total, v->count,
+				 v->max, v->min }, 7 * sizeof(*row));
 }
 
-static void fill_v1(int fd)
+static const struct version ver1 = { "id cpu count total max", 5, 2, v1_entry };
+static const struct version ver2 = { "cpu zone id total count max min", 7, 3, v2_entry };
+
+/* Room for either version's key, value and row. */
+struct entry {
+	__u64 key[2], value[4];
+	int64_t row[8];
+};
+
+static void fill(int fd, const struct version *ver)
 {
-	struct evolve_v1_key key;
-	struct evolve_v1_value v;
+	struct entry e;
 	int k;
 
 	for (k = 0; k < NKEYS; k++) {
-		v1_entry(k, &key, &v);
-		assert_int_equal(bpf_map_update_elem(fd, &key, &v, BPF_ANY), 0);
+		ver->entry(k, e.key, e.value, e.row);
+		assert_int_equal(bpf_map_update_elem(fd, e.key, e.value, BPF_ANY), 0);
 	}
 }
 
-static void fill_v2(int fd)
+/* r holds exactly the NKEYS entries of ver, with its columns. */
+static void expect_version(const struct rtest_read *r, const struct version *ver)
 {
-	struct evolve_v2_key key;
-	struct evolve_v2_value v;
+	char names[256] = "";
+	const int64_t *row;
+	struct entry e;
+	size_t i, n = 0;
 	int k;
 
-	for (k = 0; k < NKEYS; k++) {
-		v2_entry(k, &key, &v);
-		assert_int_equal(bpf_map_update_elem(fd, &key, &v, BPF_ANY), 0);
-	}
-}
-
-static void expect_v1(const struct rtest_read *r)
-{
-	static const char *const cols[] = { "id", "cpu", "count", "total", "max" };
-	struct evolve_v1_key key;
-	struct evolve_v1_value v;
-	size_t i;
-	int k;
-
-	assert_int_equal(r->ncols, 5);
-	for (i = 0; i < 5; i++)
-		assert_string_equal(kstats_map_column(r->m, i)->name, cols[i]);
+	for (i = 0; i < r->ncols; i++)
+		n += snprintf(names + n, sizeof(names) - n, "%s%s", i ? " " : "",
+			      kstats_map_column(r->m, i)->name);
+	assert_string_equal(names, ver->cols);
 	assert_int_equal(r->nrows, NKEYS);
 	for (k = 0; k < NKEYS; k++) {
-		int64_t want[2];
-		const int64_t *row;
-
-		v1_entry(k, &key, &v);
-		want[0] = key.id;
-		want[1] = key.cpu;
-		row = rtest_find_row(r, want, 2);
+		ver->entry(k, e.key, e.value, e.row);
+		row = rtest_find_row(r, e.row, ver->nkey);
 		assert_non_null(row);
-		assert_int_equal(rtest_get(r, row, "count"), v.count);
-		assert_int_equal(rtest_get(r, row, "total"), v.total);
-		assert_int_equal(rtest_get(r, row, "max"), v.max);
-	}
-}
-
-static void expect_v2(const struct rtest_read *r)
-{
-	static const char *const cols[] = { "cpu", "zone", "id", "total", "count", "max", "min" };
-	struct evolve_v2_key key;
-	struct evolve_v2_value v;
-	size_t i;
-	int k;
-
-	assert_int_equal(r->ncols, 7);
-	for (i = 0; i < 7; i++)
-		assert_string_equal(kstats_map_column(r->m, i)->name, cols[i]);
-	assert_int_equal(r->nrows, NKEYS);
-	for (k = 0; k < NKEYS; k++) {
-		int64_t want[3];
-		const int64_t *row;
-
-		v2_entry(k, &key, &v);
-		want[0] = key.cpu;
-		want[1] = key.zone;
-		want[2] = key.id;
-		row = rtest_find_row(r, want, 3);
-		assert_non_null(row);
-		assert_int_equal(rtest_get(r, row, "total"), v.total);
-		assert_int_equal(rtest_get(r, row, "count"), v.count);
-		assert_int_equal(rtest_get(r, row, "max"), v.max);
-		assert_int_equal(rtest_get(r, row, "min"), v.min);
+		for (i = ver->nkey; i < ver->ncols; i++)
+			if (row[i] != e.row[i])
+				fail_msg("entry %d: %s is %lld, want %lld", k,
+					 kstats_map_column(r->m, i)->name,
+					 (long long)row[i], (long long)e.row[i]);
 	}
 }
 
@@ -201,20 +184,20 @@ static void test_two_versions_one_binary(void **state)
 
 	(void)state;
 	NEED_KERNEL();
-	fill_v1(bpf_map__fd(bpf_object__find_map_by_name(obj1, MAP)));
-	fill_v2(bpf_map__fd(bpf_object__find_map_by_name(obj2, MAP)));
+	fill(bpf_map__fd(bpf_object__find_map_by_name(obj1, MAP)), &ver1);
+	fill(bpf_map__fd(bpf_object__find_map_by_name(obj2, MAP)), &ver2);
 	read_ok(v1_path, pin1, &r, KSTATS_BTF_OBJECT, NULL);
-	expect_v1(&r);
+	expect_version(&r, &ver1);
 	rtest_read_free(&r);
 	read_ok(v2_path, pin2, &r, KSTATS_BTF_OBJECT, NULL);
-	expect_v2(&r);
+	expect_version(&r, &ver2);
 	rtest_read_free(&r);
 	/* Same sizes, other fields: only the map's own BTF reads it right. */
 	read_ok(v2_path, pin1, &r, KSTATS_BTF_MAP, "differ from the pinned map's");
-	expect_v1(&r);
+	expect_version(&r, &ver1);
 	rtest_read_free(&r);
 	read_ok(v1_path, pin2, &r, KSTATS_BTF_MAP, "differ from the pinned map's");
-	expect_v2(&r);
+	expect_version(&r, &ver2);
 	rtest_read_free(&r);
 }
 
@@ -227,10 +210,10 @@ static void test_object_missing_uses_map_btf(void **state)
 	NEED_KERNEL();
 	snprintf(missing, sizeof(missing), "%s/gone.bpf", tmp_dir);
 	read_ok(missing, pin1, &r, KSTATS_BTF_MAP, "gone.bpf: no such object");
-	expect_v1(&r);
+	expect_version(&r, &ver1);
 	rtest_read_free(&r);
 	read_ok(NULL, pin2, &r, KSTATS_BTF_MAP, NULL);
-	expect_v2(&r);
+	expect_version(&r, &ver2);
 	rtest_read_free(&r);
 }
 
@@ -263,61 +246,62 @@ static void test_object_replaced_on_disk(void **state)
 	snprintf(next, sizeof(next), "%s.new", path);
 	assert_int_equal(copy_file(v1_path, path), 0);
 	read_ok(path, pin1, &r, KSTATS_BTF_OBJECT, NULL);
-	expect_v1(&r);
+	expect_version(&r, &ver1);
 	rtest_read_free(&r);
 	assert_int_equal(copy_file(v2_path, next), 0);
 	assert_int_equal(rename(next, path), 0);
 	kstats_cache_stats(&before);
 	read_ok(path, pin2, &r, KSTATS_BTF_OBJECT, NULL);
-	expect_v2(&r);
+	expect_version(&r, &ver2);
 	rtest_read_free(&r);
 	kstats_cache_stats(&after);
 	assert_true(after.misses > before.misses);
 	read_ok(path, pin1, &r, KSTATS_BTF_MAP, "differ");
-	expect_v1(&r);
+	expect_version(&r, &ver1);
 	rtest_read_free(&r);
 }
 
+struct member_case {
+	const char *obj, *pin;
+	const char *want;	/* in the note; NULL: no note */
+};
+
 /*
- * As a member (no CAP_SYS_ADMIN: the map's own BTF is out of reach): the
- * note of pin read with obj, or the open's error; exit 0 when it is as
- * want says (NULL: no note).
+ * As a member (no CAP_SYS_ADMIN: the map's own BTF is out of reach): 0 when
+ * the note of the pin read with the object is as wanted.
  */
-static int member_note(const char *obj, const char *pin, const char *want)
+static int member_note(void *arg, char *msg, size_t len)
 {
-	struct kstats_map_opts o = { .obj_path = obj, .map_name = MAP, .pin_path = pin };
+	const struct member_case *c = arg;
+	struct kstats_map_opts o = { .obj_path = c->obj, .map_name = MAP,
+				     .pin_path = c->pin };
 	char err[KSTATS_ERR_LEN] = "";
 	struct kstats_map *m;
 	const char *note;
 	int ok;
 
-	if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
-	    setresuid(65534, 65534, 65534))
-		return 2;
 	if (kstats_map_open(&o, &m, err, sizeof(err))) {
-		fprintf(stderr, "member: %s\n", err);
-		return 3;
+		snprintf(msg, len, "member: %s", err);
+		return -1;
 	}
 	note = kstats_map_source_note(m);
 	ok = kstats_map_btf_source(m) == KSTATS_BTF_OBJECT &&
-	     (want ? strstr(note, want) != NULL : !*note);
+	     (c->want ? strstr(note, c->want) != NULL : !*note);
 	if (!ok)
-		fprintf(stderr, "member: %s with %s: note \"%s\", want %s\n", pin, obj,
-			note, want ?: "none");
+		snprintf(msg, len, "member: %s with %s: note \"%s\", want %s", c->pin,
+			 c->obj, note, c->want ?: "none");
 	kstats_map_close(m);
-	return ok ? 0 : 1;
+	return !ok;
 }
 
-static int as_member(const char *obj, const char *pin, const char *want)
+static void as_member(const char *obj, const char *pin, const char *want)
 {
-	int status;
-	pid_t pid = fork();
+	struct member_case c = { obj, pin, want };
+	char msg[KSTATS_ERR_LEN * 2];
 
-	if (!pid)
-		_exit(member_note(obj, pin, want));
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
+	if (asuser_run(&(struct asuser){ .uid = 65534, .gid = 65534 }, member_note, &c,
+		       msg, sizeof(msg)))
+		fail_msg("%s", msg);
 }
 
 /*
@@ -332,9 +316,8 @@ static void test_member_notes_other_type_ids(void **state)
 	NEED_KERNEL();
 	assert_int_equal(chmod(t1.pin_dir, 0755), 0);
 	assert_int_equal(chmod(pin1, 0444), 0);
-	assert_int_equal(as_member(v1_path, pin1, NULL), 0);
-	assert_int_equal(as_member(v2_path, pin1, "may not be the map's (BTF type ids 8/17, "
-				   "the map's 8/15"), 0);
+	as_member(v1_path, pin1, NULL);
+	as_member(v2_path, pin1, "may not be the map's (BTF type ids 8/17, the map's 8/15");
 	assert_int_equal(chmod(pin1, 0600), 0);
 	assert_int_equal(chmod(t1.pin_dir, 0700), 0);
 }
@@ -377,7 +360,7 @@ static void test_object_opened_once(void **state)
 	/* With reads and closes between, so two opens are not merged into one event. */
 	assert_true(inotify_add_watch(ifd, path, IN_OPEN | IN_ACCESS | IN_CLOSE) >= 0);
 	read_ok(path, pin1, &r, KSTATS_BTF_OBJECT, NULL);
-	expect_v1(&r);
+	expect_version(&r, &ver1);
 	rtest_read_free(&r);
 	assert_int_equal(count_opens(ifd), 1);
 	close(ifd);
@@ -399,45 +382,60 @@ static void test_layouts_are_cached(void **state)
 	assert_int_equal(s1.misses - s0.misses, 2);
 	assert_int_equal(s1.hits - s0.hits, 0);
 	read_ok(v1_path, pin1, &r, KSTATS_BTF_OBJECT, NULL);
-	expect_v1(&r);
+	expect_version(&r, &ver1);
 	kstats_cache_clear();	/* an open map keeps its types */
-	expect_v1(&r);
+	expect_version(&r, &ver1);
 	assert_int_equal(rtest_reread(&r), 0);
-	expect_v1(&r);
+	expect_version(&r, &ver1);
 	rtest_read_free(&r);
 	kstats_cache_stats(&s2);
 	assert_int_equal(s2.misses - s1.misses, 0);
 	assert_int_equal(s2.hits - s1.hits, 2);
 }
 
-/* A map created by hand, with BTF loaded into the kernel by libbpf. */
-static void test_map_with_loaded_btf(void **state)
+/*
+ * A hash map of u32 -> { count or total: u64, max: u32 }, created by hand
+ * with BTF loaded into the kernel by libbpf, pinned at pin.
+ */
+static int create_btf_map(const char *name, bool total, const char *pin)
 {
 	struct btf *btf = btf__new_empty();
 	int u32 = btf__add_int(btf, "unsigned int", 4, 0);
 	int u64 = btf__add_int(btf, "long long unsigned int", 8, 0);
-	int s = btf__add_struct(btf, "stat", 16), fd, k;
-	char pin[512];
-	struct rtest_read r;
+	int s = btf__add_struct(btf, "stat", 16), fd;
 
-	(void)state;
-	NEED_KERNEL();
-	btf__add_field(btf, "count", u64, 0, 0);
+	btf__add_field(btf, total ? "total" : "count", u64, 0, 0);
 	btf__add_field(btf, "max", u32, 64, 0);
 	assert_int_equal(btf__load_into_kernel(btf), 0);
 	LIBBPF_OPTS(bpf_map_create_opts, mo, .btf_fd = btf__fd(btf),
 		    .btf_key_type_id = u32, .btf_value_type_id = s);
-	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "btf_only", 4, 16, 32, &mo);
+	fd = bpf_map_create(BPF_MAP_TYPE_HASH, name, 4, 16, 32, &mo);
 	assert_true(fd >= 0);
 	btf__free(btf);
-	for (k = 0; k < 20; k++) {
-		struct { __u64 count; __u32 max, pad; } v = { 1000ull * k, 7u * k, 0xdeadbeef };
-		__u32 key = k;
-
-		assert_int_equal(bpf_map_update_elem(fd, &key, &v, BPF_NOEXIST), 0);
-	}
-	snprintf(pin, sizeof(pin), "%s/map_handmade_btf_only", t1.pin_dir);
 	assert_int_equal(bpf_obj_pin(fd, pin), 0);
+	return fd;
+}
+
+/* The padding after max is not a column: it gets garbage. */
+static void put_stat(int fd, __u32 key, __u64 count, __u32 max)
+{
+	struct { __u64 count; __u32 max, pad; } v = { count, max, 0xdeadbeef };
+
+	assert_int_equal(bpf_map_update_elem(fd, &key, &v, BPF_ANY), 0);
+}
+
+static void test_map_with_loaded_btf(void **state)
+{
+	char pin[512];
+	struct rtest_read r;
+	int fd, k;
+
+	(void)state;
+	NEED_KERNEL();
+	snprintf(pin, sizeof(pin), "%s/map_handmade_btf_only", t1.pin_dir);
+	fd = create_btf_map("btf_only", false, pin);
+	for (k = 0; k < 20; k++)
+		put_stat(fd, k, 1000ull * k, 7u * k);
 	close(fd);
 	read_ok(NULL, pin, &r, KSTATS_BTF_MAP, NULL);
 	assert_int_equal(r.ncols, 3);
@@ -452,29 +450,6 @@ static void test_map_with_loaded_btf(void **state)
 		assert_int_equal(rtest_get(&r, row, "max"), 7 * k);
 	}
 	rtest_read_free(&r);
-}
-
-/* A hash map of u32 -> { count or total: u64, max: u32 } with its BTF, pinned. */
-static int create_btf_map(bool total, const char *pin, __u64 count)
-{
-	struct btf *btf = btf__new_empty();
-	int u32 = btf__add_int(btf, "unsigned int", 4, 0);
-	int u64 = btf__add_int(btf, "long long unsigned int", 8, 0);
-	int s = btf__add_struct(btf, "stat", 16), fd;
-	struct { __u64 count; __u32 max, pad; } v = { count, 1, 0 };
-	__u32 key = 0;
-
-	btf__add_field(btf, total ? "total" : "count", u64, 0, 0);
-	btf__add_field(btf, "max", u32, 64, 0);
-	assert_int_equal(btf__load_into_kernel(btf), 0);
-	LIBBPF_OPTS(bpf_map_create_opts, mo, .btf_fd = btf__fd(btf),
-		    .btf_key_type_id = u32, .btf_value_type_id = s);
-	fd = bpf_map_create(BPF_MAP_TYPE_HASH, "reload", 4, 16, 32, &mo);
-	assert_true(fd >= 0);
-	btf__free(btf);
-	assert_int_equal(bpf_map_update_elem(fd, &key, &v, BPF_ANY), 0);
-	assert_int_equal(bpf_obj_pin(fd, pin), 0);
-	return fd;
 }
 
 static __u32 map_id_of(int fd)
@@ -512,12 +487,14 @@ static void test_read_follows_replaced_pin(void **state)
 	NEED_KERNEL();
 	snprintf(pin, sizeof(pin), "%s/map_handmade_reload", t1.pin_dir);
 	o.pin_path = pin;
-	a = create_btf_map(false, pin, 63);
+	a = create_btf_map("reload", false, pin);
+	put_stat(a, 0, 63, 1);
 	if (rtest_read(&o, &r))
 		fail_msg("%s", r.err);
 	expect_count(&r, a, 63);
 	assert_int_equal(unlink(pin), 0);
-	b = create_btf_map(false, pin, 15);
+	b = create_btf_map("reload", false, pin);
+	put_stat(b, 0, 15, 1);
 	expect_count(&r, b, 15);
 	assert_int_equal(unlink(pin), 0);
 	assert_int_equal(rtest_reread(&r), -ENOENT);
@@ -525,7 +502,8 @@ static void test_read_follows_replaced_pin(void **state)
 	assert_int_equal(bpf_obj_pin(b, pin), 0);	/* the same map again */
 	expect_count(&r, b, 15);
 	assert_int_equal(unlink(pin), 0);
-	c = create_btf_map(true, pin, 7);
+	c = create_btf_map("reload", true, pin);
+	put_stat(c, 0, 7, 1);
 	assert_int_equal(rtest_reread(&r), -ESTALE);
 	assert_non_null(strstr(r.err, "other columns; open it again"));
 	rtest_read_free(&r);
@@ -564,9 +542,9 @@ static void test_map_without_btf(void **state)
 	NEED_KERNEL();
 	fd = create_plain_map("plain", sizeof(struct evolve_v1_key),
 			      sizeof(struct evolve_v1_value), pin, sizeof(pin));
-	fill_v1(fd);
+	fill(fd, &ver1);
 	read_ok(v1_path, pin, &r, KSTATS_BTF_OBJECT, NULL);
-	expect_v1(&r);
+	expect_version(&r, &ver1);
 	rtest_read_free(&r);
 	snprintf(missing, sizeof(missing), "%s/gone.bpf", tmp_dir);
 	expect_open_error(NULL, pin, ENODATA, "the map has no BTF");

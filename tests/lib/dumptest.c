@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0
-#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -45,18 +44,12 @@ int dt_init(struct dumptest *d, const char *tag, const char *const *objs)
 	int ret;
 
 	memset(d, 0, sizeof(*d));
-	ret = ktest_init(&d->kt, tag);
+	ret = ktest_init_own_objs(&d->kt, tag, d->tmp, sizeof(d->tmp));
 	if (ret)
 		return ret;
-	snprintf(d->tmp, sizeof(d->tmp), "/tmp/kstats-test-%d-%s-XXXXXX", (int)getpid(), tag);
-	static_assert(sizeof(d->tmp) + 4 <= sizeof(d->kt.obj_dir), "obj dir fits");
-	if (!mkdtemp(d->tmp) || chmod(d->tmp, 0755))
+	if (chmod(d->tmp, 0755))
 		return -errno;
 	snprintf(d->kstats, sizeof(d->kstats), "%s/kstats", d->kt.build);
-	strcpy(d->kt.obj_dir, d->tmp);
-	strcat(d->kt.obj_dir, "/obj");
-	if (mkdir(d->kt.obj_dir, 0755))
-		return -errno;
 	for (; objs && *objs; objs++) {
 		ret = dt_add_object(d, *objs);
 		if (ret)

@@ -48,6 +48,26 @@ int ktest_init(struct ktest *t, const char *tag)
 	return ret;
 }
 
+int ktest_tmpdir(char *dir, size_t len, const char *tag)
+{
+	if ((size_t)snprintf(dir, len, "/tmp/kstats-test-%d-%s-XXXXXX", (int)getpid(),
+			     tag) >= len)
+		return -ENAMETOOLONG;
+	return mkdtemp(dir) ? 0 : -errno;
+}
+
+int ktest_init_own_objs(struct ktest *t, const char *tag, char *dir, size_t len)
+{
+	int ret = ktest_init(t, tag) ?: ktest_tmpdir(dir, len, tag);
+
+	if (ret)
+		return ret;
+	if ((size_t)snprintf(t->obj_dir, sizeof(t->obj_dir), "%s/obj", dir) >=
+	    sizeof(t->obj_dir))
+		return -ENAMETOOLONG;
+	return mkdir(t->obj_dir, 0755) ? -errno : 0;
+}
+
 static int rm_entry(const char *path, const struct stat *st, int flag,
 		    struct FTW *ftw)
 {

@@ -8,6 +8,7 @@
 #define KSTATS_KTEST_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -20,6 +21,13 @@ struct ktest {
 
 /* KSTATS_BUILD names the build tree; pin dir is kernelstats-test-<pid>. */
 int ktest_init(struct ktest *t, const char *tag);
+/* A new directory /tmp/kstats-test-<pid>-<tag>-XXXXXX (0700) in dir. */
+int ktest_tmpdir(char *dir, size_t len, const char *tag);
+/*
+ * ktest_init, with the objects in an empty obj/ of a new ktest_tmpdir
+ * (in dir), for a test that chooses them.
+ */
+int ktest_init_own_objs(struct ktest *t, const char *tag, char *dir, size_t len);
 void ktest_fini(struct ktest *t);
 
 /* Runs build/kstats-loader with --obj-dir/--pin-dir plus extra args. */

@@ -23,22 +23,16 @@
 
 int ltest_init(struct ltest *t, const char *tag)
 {
-	char obj_dir[sizeof(t->kt.obj_dir)];
 	int ret;
 
 	memset(t, 0, sizeof(*t));
-	ret = ktest_init(&t->kt, tag);
+	ret = ktest_init_own_objs(&t->kt, tag, t->dir, sizeof(t->dir));
 	if (ret)
 		return ret;
-	snprintf(t->dir, sizeof(t->dir), "/tmp/kstats-test-%d-%s-XXXXXX", (int)getpid(), tag);
-	if (!mkdtemp(t->dir))
-		return -errno;
-	snprintf(obj_dir, sizeof(obj_dir), "%s/obj", t->dir);
-	snprintf(t->kt.obj_dir, sizeof(t->kt.obj_dir), "%s", obj_dir);
 	snprintf(t->run_dir, sizeof(t->run_dir), "%s/run", t->dir);
 	snprintf(t->status_path, sizeof(t->status_path), "%s/loader-status.json", t->run_dir);
 	snprintf(t->out_path, sizeof(t->out_path), "%s/output", t->dir);
-	return mkdir(obj_dir, 0755) ? -errno : 0;
+	return 0;
 }
 
 int ltest_setup(void **state, char prefix, bool with_compaction)

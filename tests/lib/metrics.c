@@ -2,6 +2,9 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +12,9 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <cmocka.h>
 
+#include "kmain.h"
 #include "metrics.h"
 
 const char *mt_build(void)
@@ -161,13 +166,12 @@ int mt_hist_sum(const struct mt_obj *o, const char *map,
 	return ret == -ENOENT ? 0 : ret;
 }
 
-int mt_hist_total(const struct mt_obj *o, const char *map, uint64_t *total)
+void mt_expect_total(const struct mt_obj *o, const char *map, uint64_t want)
 {
 	struct bpf_telemetry_accumulator sum;
-	int ret = mt_hist_sum(o, map, &sum);
 
-	*total = ret ? 0 : acc_total(&sum);
-	return ret;
+	assert_int_equal(mt_hist_sum(o, map, &sum), 0);
+	assert_int_equal(acc_total(&sum), want);
 }
 
 int mt_bucket_between(const struct bpf_telemetry_accumulator *acc,
@@ -377,4 +381,30 @@ void mt_env_close(struct mt_env *e)
 {
 	mt_obj_close(&e->obj);
 	mt_kmem_close(&e->kmem);
+}
+
+int mt_env_setup(void **state)
+{
+	struct mt_env *e = *state;
+
+	return mt_env_open(e, e->name);
+}
+
+int mt_env_teardown(void **state)
+{
+	mt_env_close(*state);
+	return 0;
+}
+
+int mt_main(const char *name, struct CMUnitTest *tests, size_t n,
+	    int (*setup)(void **state), int (*teardown)(void **state), void *state)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		tests[i].setup_func = setup;
+		tests[i].teardown_func = teardown;
+		tests[i].initial_state = state;
+	}
+	return ktest_main(name, tests, n, NULL, NULL);
 }

@@ -59,7 +59,8 @@ int mt_hist_sum(const struct mt_obj *o, const char *map,
 /* Sum over every bucket of key, or of every key. */
 int mt_key_total(const struct mt_obj *o, const char *map, __u32 key,
 		 uint64_t *total);
-int mt_hist_total(const struct mt_obj *o, const char *map, uint64_t *total);
+/* The test fails unless map holds want events in all (cmocka). */
+void mt_expect_total(const struct mt_obj *o, const char *map, uint64_t want);
 /* The bucket of the only event in acc; -1 unless acc holds exactly one. */
 int mt_single_bucket(const struct bpf_telemetry_accumulator *acc);
 
@@ -114,11 +115,25 @@ int mt_set_oom_score_adj(int adj);
 
 /* An object's raw_tp programs plus kernel memory for their arguments. */
 struct mt_env {
+	const char *name;	/* the object, for mt_env_setup */
 	struct mt_obj obj;
 	struct mt_kmem kmem;
 };
 
 int mt_env_open(struct mt_env *e, const char *name);
 void mt_env_close(struct mt_env *e);
+/* Test fixtures: mt_env_open and mt_env_close of the struct mt_env *state. */
+int mt_env_setup(void **state);
+int mt_env_teardown(void **state);
+
+struct CMUnitTest;
+/*
+ * A metric test's main(): ktest_main, each of the n tests run between setup
+ * and teardown with state.
+ */
+int mt_main(const char *name, struct CMUnitTest *tests, size_t n,
+	    int (*setup)(void **state), int (*teardown)(void **state), void *state);
+#define MT_MAIN(name, tests, setup, teardown, state) \
+	mt_main(name, tests, sizeof(tests) / sizeof((tests)[0]), setup, teardown, state)
 
 #endif /* KSTATS_TEST_METRICS_H */

@@ -13,6 +13,9 @@
 
 #include "kstats_reader.h"
 #include "ktest.h"
+/* Not the product's interface: the syscalls and batching of the last read,
+ * the layout cache's hits and misses. */
+#include "map_internal.h"
 
 struct bpf_object;
 

@@ -22,6 +22,15 @@ testuser_setup() {
 		{ echo "FAIL: setup: useradd $U failed"; exit 1; }
 }
 
+# testuser_load: the build in $B has the tools and compaction.bpf, and the
+# loader loads $B/bpf into "$PIN" (its status in $tmp/run); else FAIL, exit.
+testuser_load() {
+	[ -x "$B/kstats" ] && [ -f "$B/bpf/compaction.bpf" ] ||
+		{ echo "FAIL: setup: build $B first"; exit 1; }
+	"$B/kstats-loader" --obj-dir "$B/bpf" --pin-dir "$PIN" --run-dir "$tmp/run" >/dev/null ||
+		{ fail "setup: the loader failed on $B/bpf"; exit 1; }
+}
+
 testuser_cleanup() {
 	userdel "$U" 2>/dev/null
 	rm -rf "$PIN" "$PIN"-* "$tmp"

@@ -2,13 +2,15 @@
 # Hostile layouts, clocks and files against kstats pull and kstats atoms
 # (issue 26, items 1 and 5-8): a root pull on a layout owned by the pulling
 # user creates nothing; clock steps neither age nor garble atoms (the
-# KSTATS_CLOCK and KSTATS_BOOT_ID hooks, never the host clock); kstats atoms
+# KSTATS_CLOCK and KSTATS_BOOT_ID hooks of the test build, hooks/kstats,
+# never the host clock); kstats atoms
 # has bounded memory, reads regular files only and escapes what it prints.
 # Runs as root; removes its user, pins and files at the end.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 B=${KSTATS_BUILD:-build}
 K=$B/kstats
+KH=$B/hooks/kstats	# the test build: clock and boot id hooks (mk/pull_hooks.mk)
 PIN=/sys/fs/bpf/kernelstats-test-$$-hpull
 U=kst$$
 PROTO=proto/kernelstats_atoms.proto
@@ -16,7 +18,7 @@ BOOT=00000000-0000-4000-8000-0000000000b1
 
 . tests/lib/testuser.sh
 testuser_setup "hostile pull" hpull protoc bpftool jq
-[ -x "$K" ] && [ -f "$B/bpf/compaction.bpf" ] || { echo "FAIL: setup: build $B first"; exit 1; }
+[ -x "$K" ] && [ -x "$KH" ] && [ -f "$B/bpf/compaction.bpf" ] || { echo "FAIL: setup: build $B first"; exit 1; }
 # encode FILE: the AtomList in text format on stdin, as an atoms file.
 encode() {
 	protoc --encode=kernelstats.AtomList "$PROTO" >"$1" ||
@@ -29,7 +31,9 @@ encode() {
 rm -f "$PIN"/link_*
 MAP=$PIN/map_compaction_compaction_duration_map
 ID=$(bpftool -j map show pinned "$MAP" | jq .id) || { fail "setup: bpftool map show"; exit 1; }
-NOWB=$(awk '{ printf "%.0f", $1 * 1e9 }' /proc/uptime)
+# Up time 2 h ahead of the real one: the files of item 5 go 75 minutes back
+# in this boot on a machine up for less (the hooked pulls take this clock).
+NOWB=$(awk '{ printf "%.0f", ($1 + 7200) * 1e9 }' /proc/uptime)
 NOWR=$(($(date +%s) * 1000000000))
 cat >"$tmp/status.json" <<JSON
 {"version":1,"objects":[{"name":"compaction","maps":[{"name":"compaction_duration_map",
@@ -56,6 +60,9 @@ pull() {	# pull STATE_DIR OUT_DIR [ARGS...]
 	run timeout 60 "$K" pull --obj-dir "$B/bpf" --pin-dir "$PIN" \
 		--status-file "$tmp/status.json" --state-dir "$s" --out-dir "$o" \
 		--lock-timeout 5 "$@"
+}
+pull_at() {	# pull_at BOOT_NS:REAL_NS STATE_DIR OUT_DIR [ARGS...]: this boot, that clock
+	KSTATS_BOOT_ID=$BOOT KSTATS_CLOCK=$1 K=$KH pull "${@:2}"
 }
 
 # ---- item 1: a root pull on the packaged layout creates nothing ----
@@ -88,8 +95,8 @@ for i in $(seq 1 75); do
 	echo "atom { pull_id: $i boot_id: \"$BOOT\" window_end_boottime_ns: $((NOWB - (76 - i) * 60000000000)) }" | encode "$f"
 	touch -d '8 days ago' "$f"
 done
-KSTATS_BOOT_ID=$BOOT KSTATS_CLOCK=$NOWB:$((NOWR + 8 * 86400 * 1000000000)) \
-	pull "$tmp/s5" "$tmp/o5" --max-age 7d --max-files 0 --max-bytes 0
+pull_at $NOWB:$((NOWR + 8 * 86400 * 1000000000)) \
+	"$tmp/s5" "$tmp/o5" --max-age 7d --max-files 0 --max-bytes 0
 left=$(ls "$tmp/o5" | grep -c '^atoms-')
 if [ $rc -eq 0 ] && [ "$left" -ge 75 ] && ! grep -q retention <<<"$err"; then
 	pass "pull: 75 atom files minutes old survive a clock 8 days ahead (mtimes too)"
@@ -104,7 +111,7 @@ echo "atom { boot_id: \"boot-a\" window_end_boottime_ns: 3600000000000 }" | enco
 echo "atom { boot_id: \"boot-a\" window_end_boottime_ns: $((3600000000000 + 8 * 86400000000000)) }" |
 	encode "$tmp/o5b/atoms-0000000002.pb"
 echo "atom { boot_id: \"$BOOT\" window_end_boottime_ns: $((NOWB - 60000000000)) }" | encode "$tmp/o5b/atoms-0000000003.pb"
-KSTATS_BOOT_ID=$BOOT KSTATS_CLOCK=$NOWB:$NOWR pull "$tmp/s5b" "$tmp/o5b" --max-age 7d --max-files 0 --max-bytes 0
+pull_at $NOWB:$NOWR "$tmp/s5b" "$tmp/o5b" --max-age 7d --max-files 0 --max-bytes 0
 if [ $rc -eq 0 ] && [ ! -e "$tmp/o5b/atoms-0000000001.pb" ] && [ -e "$tmp/o5b/atoms-0000000002.pb" ] &&
    grep -q "retention removed 1 atom file" <<<"$err"; then
 	pass "pull: a file up 8 days ago (an earlier boot) goes by --max-age 7d, the rest stay"
@@ -116,10 +123,9 @@ fi
 
 mkdir -m 0700 "$tmp/s6" "$tmp/o6"
 set_bucket3 5
-KSTATS_BOOT_ID=$BOOT KSTATS_CLOCK=$NOWB:$NOWR pull "$tmp/s6" "$tmp/o6"
+pull_at $NOWB:$NOWR "$tmp/s6" "$tmp/o6"
 set_bucket3 9
-KSTATS_BOOT_ID=$BOOT KSTATS_CLOCK=$((NOWB + 60000000000)):$((NOWR + 60000000000 - 7200000000000)) \
-	pull "$tmp/s6" "$tmp/o6"
+pull_at $((NOWB + 60000000000)):$((NOWR + 60000000000 - 7200000000000)) "$tmp/s6" "$tmp/o6"
 f6=$tmp/o6/atoms-0000000002.pb
 if [ -f "$f6" ]; then
 	protoc --decode=kernelstats.AtomList "$PROTO" <"$f6" >"$tmp/dec6"

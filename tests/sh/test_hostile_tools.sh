@@ -12,17 +12,11 @@ K=$B/kstats
 PIN=/sys/fs/bpf/kernelstats-test-$$-hostile
 OBJ=$B/bpf/compaction.bpf
 MAP=compaction_duration_map
-U=kst$$
 
 . tests/lib/testuser.sh
 testuser_setup "hostile tools" hostile jq strace
-[ -x "$K" ] && [ -f "$OBJ" ] || { echo "FAIL: setup: build $B first"; exit 1; }
-
+testuser_load
 # Status files are root's: the test copy lives in a private directory.
-if ! "$B/kstats-loader" --obj-dir "$B/bpf" --pin-dir "$PIN" --run-dir "$tmp/run" >/dev/null; then
-	fail "setup: the loader failed on $B/bpf"
-	exit 1
-fi
 STATUS=$tmp/run/loader-status.json
 chmod 0755 "$tmp/run" && chmod 0644 "$STATUS"
 echo 1 > /proc/sys/vm/compact_memory 2>/dev/null	# real events for the atoms
@@ -48,7 +42,7 @@ fi
 
 # Every file the pull creates: O_NOFOLLOW, and O_EXCL but for the lock.
 mkdir -m 0700 "$tmp/s2" "$tmp/o2"
-ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 run strace -f -qq -e trace=open,openat,creat,rename,renameat,renameat2 -o "$tmp/trace" \
+ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 run strace -f -qq -y -e trace=open,openat,creat,rename,renameat,renameat2 -o "$tmp/trace" \
 	"$K" pull --obj-dir "$B/bpf" --pin-dir "$PIN" --status-file "$STATUS" \
 	--state-dir "$tmp/s2" --out-dir "$tmp/o2"
 creates=$(grep -E 'open(at)?\(.*O_CREAT' "$tmp/trace" | grep -E "$tmp/[so]2")

@@ -10,17 +10,11 @@ PIN=/sys/fs/bpf/kernelstats-test-$$-privsh
 OBJ=$B/bpf/compaction.bpf
 MAP=compaction_duration_map
 MAP_PIN=$PIN/map_compaction_$MAP
-U=kst$$
 
 . tests/lib/testuser.sh
 # make install creates group kstats; the throwaway user gets its own group.
 testuser_setup privileges privsh
-[ -x "$B/kstats" ] && [ -f "$OBJ" ] || { echo "FAIL: setup: build $B first"; exit 1; }
-
-if ! "$B/kstats-loader" --obj-dir "$B/bpf" --pin-dir "$PIN" --run-dir "$tmp/run" >/dev/null; then
-	fail "setup: the loader failed on $B/bpf"
-	exit 1
-fi
+testuser_load
 
 # The capabilities really are CAP_BPF alone (bit 39), effective.
 caps=$(as "$U" grep -E '^Cap(Eff|Prm)' /proc/self/status | awk '{print $2}' | sort -u)

@@ -2,7 +2,8 @@
 # Format: protoc --decode of kstats pull's output, and kstats atoms' text,
 # equal the golden files.  The real loader pins the real compaction object;
 # its links are unpinned so only this test writes the map (bpftool), and the
-# clock, boot id and map creation time (loader status) are fixed.
+# clock, boot id and map creation time (loader status) are fixed: the clock
+# and boot id by the test build of kstats (hooks/kstats, mk/pull_hooks.mk).
 # KSTATS_UPDATE_GOLDEN=1 rewrites the golden files instead.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -50,7 +51,7 @@ set_buckets() {
 
 pull() {
 	KSTATS_CLOCK=$1 KSTATS_BOOT_ID=00000000-0000-4000-8000-000000000001 \
-		"$BUILD/kstats" pull --obj-dir "$BUILD/bpf" --pin-dir "$PIN" \
+		"$BUILD/hooks/kstats" pull --obj-dir "$BUILD/bpf" --pin-dir "$PIN" \
 		--state-dir "$TMP/state" --out-dir "$TMP/atoms" \
 		--status-file "$TMP/status.json" >>"$TMP/log" 2>&1 ||
 		fail "kstats pull failed: $(tail -1 "$TMP/log")"

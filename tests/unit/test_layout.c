@@ -48,20 +48,48 @@ static int build(struct fixture *f, int id)
 				   sizeof(f->err));
 }
 
-static void expect_col(const struct fixture *f, size_t i, const char *name,
-		       uint32_t off, uint8_t size, bool is_signed,
-		       enum kstats_leaf_kind kind)
+/*
+ * A struct of the fields that follow, each a name ("" for an anonymous
+ * one), a type id and a bit offset; NULL ends them.
+ */
+static int add_struct(struct fixture *f, const char *name, int size, ...)
 {
-	const struct kstats_column *c;
+	int s = btf__add_struct(f->btf, name, size), type, bit;
+	const char *field;
+	va_list ap;
 
-	assert_true(i < f->l.ncols);
-	c = &f->l.cols[i];
-	assert_string_equal(c->name, name);
-	assert_int_equal(c->offset, off);
-	assert_int_equal(c->size, size);
-	assert_int_equal(c->is_signed, is_signed);
-	assert_int_equal(c->kind, kind);
-	assert_false(c->in_key);
+	assert_true(s > 0);
+	va_start(ap, size);
+	while ((field = va_arg(ap, const char *))) {
+		type = va_arg(ap, int);
+		bit = va_arg(ap, int);
+		assert_int_equal(btf__add_field(f->btf, *field ? field : NULL, type, bit, 0), 0);
+	}
+	va_end(ap);
+	return s;
+}
+
+/*
+ * Type id builds, and its value columns are exactly want: "name@offset+size
+ * kind, ...", the size followed by s for a signed leaf, u for an unsigned one.
+ */
+static void expect_layout(struct fixture *f, int id, const char *want)
+{
+	static const char *const kinds[] = { "int", "bool", "char", "enum" };
+	char got[1024] = "";
+	size_t i, n = 0;
+
+	assert_int_equal(build(f, id), 0);
+	for (i = 0; i < f->l.ncols && n < sizeof(got); i++) {
+		const struct kstats_column *c = &f->l.cols[i];
+
+		assert_false(c->in_key);
+		assert_true((size_t)c->kind < sizeof(kinds) / sizeof(kinds[0]));
+		n += snprintf(got + n, sizeof(got) - n, "%s%s@%u+%u%c %s", i ? ", " : "",
+			      c->name, c->offset, c->size, c->is_signed ? 's' : 'u',
+			      kinds[c->kind]);
+	}
+	assert_string_equal(got, want);
 }
 
 static void expect_reject(struct fixture *f, int id, int errnum, const char *why)
@@ -92,15 +120,9 @@ static void test_ints_of_every_width(void **state)
 		assert_int_equal(btf__add_field(f->btf, ints[i].name, ids[i], off * 8, 0), 0);
 		off += ints[i].size;
 	}
-	assert_int_equal(build(f, s), 0);
+	expect_layout(f, s, "u8@0+1u int, s8@1+1s int, u16@2+2u int, s16@4+2s int, "
+		      "u32@8+4u int, s32@12+4s int, u64@16+8u int, s64@24+8s int");
 	assert_int_equal(f->l.size, 32);
-	assert_int_equal(f->l.ncols, 8);
-	for (i = 0, off = 0; i < 8; i++) {
-		off = (off + ints[i].size - 1) / ints[i].size * ints[i].size;
-		expect_col(f, i, ints[i].name, off, ints[i].size, ints[i].sign,
-			   KSTATS_LEAF_INT);
-		off += ints[i].size;
-	}
 }
 
 static void test_bool_and_chars(void **state)
@@ -111,20 +133,11 @@ static void test_bool_and_chars(void **state)
 	int sc = btf__add_int(f->btf, "signed char", 1, BTF_INT_SIGNED);
 	int uc = btf__add_int(f->btf, "unsigned char", 1, 0);
 	int cc = btf__add_int(f->btf, "my_char", 1, BTF_INT_CHAR);
-	int s = btf__add_struct(f->btf, "flags", 5);
+	int s = add_struct(f, "flags", 5, "b", b, 0, "c", c, 8, "sc", sc, 16,
+			   "uc", uc, 24, "cc", cc, 32, NULL);
 
-	btf__add_field(f->btf, "b", b, 0, 0);
-	btf__add_field(f->btf, "c", c, 8, 0);
-	btf__add_field(f->btf, "sc", sc, 16, 0);
-	btf__add_field(f->btf, "uc", uc, 24, 0);
-	btf__add_field(f->btf, "cc", cc, 32, 0);
-	assert_int_equal(build(f, s), 0);
-	assert_int_equal(f->l.ncols, 5);
-	expect_col(f, 0, "b", 0, 1, false, KSTATS_LEAF_BOOL);
-	expect_col(f, 1, "c", 1, 1, true, KSTATS_LEAF_CHAR);
-	expect_col(f, 2, "sc", 2, 1, true, KSTATS_LEAF_INT);
-	expect_col(f, 3, "uc", 3, 1, false, KSTATS_LEAF_INT);
-	expect_col(f, 4, "cc", 4, 1, false, KSTATS_LEAF_CHAR);
+	expect_layout(f, s, "b@0+1u bool, c@1+1s char, sc@2+1s int, uc@3+1u int, "
+		      "cc@4+1u char");
 }
 
 static void test_enums(void **state)
@@ -144,21 +157,10 @@ static void test_enums(void **state)
 	btf__add_enum64_value(f->btf, "B_A", 1ull << 63);
 	e64s = btf__add_enum64(f->btf, "bigneg", 8, true);
 	btf__add_enum64_value(f->btf, "BN_A", (uint64_t)-7ll);
-	s = btf__add_struct(f->btf, "enums", 32);
-	btf__add_field(f->btf, "e8", e8, 0, 0);
-	btf__add_field(f->btf, "e16", e16, 16, 0);
-	btf__add_field(f->btf, "e32", e32, 32, 0);
-	btf__add_field(f->btf, "es", es, 64, 0);
-	btf__add_field(f->btf, "e64u", e64u, 128, 0);
-	btf__add_field(f->btf, "e64s", e64s, 192, 0);
-	assert_int_equal(build(f, s), 0);
-	assert_int_equal(f->l.ncols, 6);
-	expect_col(f, 0, "e8", 0, 1, false, KSTATS_LEAF_ENUM);
-	expect_col(f, 1, "e16", 2, 2, false, KSTATS_LEAF_ENUM);
-	expect_col(f, 2, "e32", 4, 4, false, KSTATS_LEAF_ENUM);
-	expect_col(f, 3, "es", 8, 4, true, KSTATS_LEAF_ENUM);
-	expect_col(f, 4, "e64u", 16, 8, false, KSTATS_LEAF_ENUM);
-	expect_col(f, 5, "e64s", 24, 8, true, KSTATS_LEAF_ENUM);
+	s = add_struct(f, "enums", 32, "e8", e8, 0, "e16", e16, 16, "e32", e32, 32,
+		       "es", es, 64, "e64u", e64u, 128, "e64s", e64s, 192, NULL);
+	expect_layout(f, s, "e8@0+1u enum, e16@2+2u enum, e32@4+4u enum, es@8+4s enum, "
+		      "e64u@16+8u enum, e64s@24+8s enum");
 	assert_int_equal(f->l.cols[3].type_id, es);
 }
 
@@ -173,8 +175,7 @@ static void test_enum_sign_from_old_producer(void **state)
 	btf__add_enum_value(f->btf, "N_B", 2);
 	t = (struct btf_type *)btf__type_by_id(f->btf, e);
 	t->info &= ~(1u << 31);		/* as clang 14 writes it */
-	assert_int_equal(build(f, e), 0);
-	expect_col(f, 0, "value", 0, 4, true, KSTATS_LEAF_ENUM);
+	expect_layout(f, e, "value@0+4s enum");
 }
 
 static void test_scalar_root_is_named(void **state)
@@ -197,18 +198,10 @@ static void test_nested_arrays(void **state)
 	int idx = btf__add_int(f->btf, "int", 4, BTF_INT_SIGNED);
 	int inner = btf__add_array(f->btf, idx, u16, 3);
 	int outer = btf__add_array(f->btf, idx, inner, 2);
-	int s = btf__add_struct(f->btf, "grid", 12), i, j;
-	char name[32];
+	int s = add_struct(f, "grid", 12, "a", outer, 0, NULL);
 
-	btf__add_field(f->btf, "a", outer, 0, 0);
-	assert_int_equal(build(f, s), 0);
-	assert_int_equal(f->l.ncols, 6);
-	for (i = 0; i < 2; i++)
-		for (j = 0; j < 3; j++) {
-			snprintf(name, sizeof(name), "a[%d][%d]", i, j);
-			expect_col(f, i * 3 + j, name, (i * 3 + j) * 2, 2, false,
-				   KSTATS_LEAF_INT);
-		}
+	expect_layout(f, s, "a[0][0]@0+2u int, a[0][1]@2+2u int, a[0][2]@4+2u int, "
+		      "a[1][0]@6+2u int, a[1][1]@8+2u int, a[1][2]@10+2u int");
 }
 
 static void test_nested_structs_and_arrays_of_structs(void **state)
@@ -216,25 +209,15 @@ static void test_nested_structs_and_arrays_of_structs(void **state)
 	struct fixture *f = *state;
 	int u32 = btf__add_int(f->btf, "u32", 4, 0);
 	int u8 = btf__add_int(f->btf, "u8", 1, 0);
-	int inner = btf__add_struct(f->btf, "inner", 8);
-	int arr, outer;
+	/* x, then 3 bytes of padding */
+	int inner = add_struct(f, "inner", 8, "x", u8, 0, "y", u32, 32, NULL);
+	int arr = btf__add_array(f->btf, u32, inner, 2);
+	int outer = add_struct(f, "outer", 28, "id", u32, 0, "one", inner, 32,
+			       "many", arr, 96, NULL);
 
-	btf__add_field(f->btf, "x", u8, 0, 0);	/* 3 bytes of padding */
-	btf__add_field(f->btf, "y", u32, 32, 0);
-	arr = btf__add_array(f->btf, u32, inner, 2);
-	outer = btf__add_struct(f->btf, "outer", 28);
-	btf__add_field(f->btf, "id", u32, 0, 0);
-	btf__add_field(f->btf, "one", inner, 32, 0);
-	btf__add_field(f->btf, "many", arr, 96, 0);
-	assert_int_equal(build(f, outer), 0);
-	assert_int_equal(f->l.ncols, 7);
-	expect_col(f, 0, "id", 0, 4, false, KSTATS_LEAF_INT);
-	expect_col(f, 1, "one.x", 4, 1, false, KSTATS_LEAF_INT);
-	expect_col(f, 2, "one.y", 8, 4, false, KSTATS_LEAF_INT);
-	expect_col(f, 3, "many[0].x", 12, 1, false, KSTATS_LEAF_INT);
-	expect_col(f, 4, "many[0].y", 16, 4, false, KSTATS_LEAF_INT);
-	expect_col(f, 5, "many[1].x", 20, 1, false, KSTATS_LEAF_INT);
-	expect_col(f, 6, "many[1].y", 24, 4, false, KSTATS_LEAF_INT);
+	expect_layout(f, outer, "id@0+4u int, one.x@4+1u int, one.y@8+4u int, "
+			"many[0].x@12+1u int, many[0].y@16+4u int, "
+			"many[1].x@20+1u int, many[1].y@24+4u int");
 }
 
 static void test_padding_holes(void **state)
@@ -243,17 +226,10 @@ static void test_padding_holes(void **state)
 	int u8 = btf__add_int(f->btf, "u8", 1, 0);
 	int u64 = btf__add_int(f->btf, "u64", 8, 0);
 	int u16 = btf__add_int(f->btf, "u16", 2, 0);
-	int s = btf__add_struct(f->btf, "holes", 24);
+	int s = add_struct(f, "holes", 24, "a", u8, 0, "b", u64, 64, "c", u16, 128, NULL);
 
-	btf__add_field(f->btf, "a", u8, 0, 0);
-	btf__add_field(f->btf, "b", u64, 64, 0);
-	btf__add_field(f->btf, "c", u16, 128, 0);
-	assert_int_equal(build(f, s), 0);
+	expect_layout(f, s, "a@0+1u int, b@8+8u int, c@16+2u int");
 	assert_int_equal(f->l.size, 24);
-	assert_int_equal(f->l.ncols, 3);
-	expect_col(f, 0, "a", 0, 1, false, KSTATS_LEAF_INT);
-	expect_col(f, 1, "b", 8, 8, false, KSTATS_LEAF_INT);
-	expect_col(f, 2, "c", 16, 2, false, KSTATS_LEAF_INT);
 }
 
 static void test_modifier_chains(void **state)
@@ -266,17 +242,11 @@ static void test_modifier_chains(void **state)
 	int r = btf__add_restrict(f->btf, v);
 	int tag = btf__add_type_tag(f->btf, "user", r);
 	int arr = btf__add_array(f->btf, s32, tag, 2);
-	int s = btf__add_struct(f->btf, "mods", 12), root;
+	int s = add_struct(f, "mods", 12, "one", tag, 0, "two", arr, 32, NULL);
+	int root = btf__add_const(f->btf, btf__add_typedef(f->btf, "mods_t", s));
 
-	btf__add_field(f->btf, "one", tag, 0, 0);
-	btf__add_field(f->btf, "two", arr, 32, 0);
-	root = btf__add_const(f->btf, btf__add_typedef(f->btf, "mods_t", s));
-	assert_int_equal(build(f, root), 0);
+	expect_layout(f, root, "one@0+4s int, two[0]@4+4s int, two[1]@8+4s int");
 	assert_int_equal(f->l.size, 12);
-	assert_int_equal(f->l.ncols, 3);
-	expect_col(f, 0, "one", 0, 4, true, KSTATS_LEAF_INT);
-	expect_col(f, 1, "two[0]", 4, 4, true, KSTATS_LEAF_INT);
-	expect_col(f, 2, "two[1]", 8, 4, true, KSTATS_LEAF_INT);
 	assert_int_equal(f->l.cols[0].type_id, s32);
 }
 
@@ -284,18 +254,10 @@ static void test_anonymous_struct_member(void **state)
 {
 	struct fixture *f = *state;
 	int u32 = btf__add_int(f->btf, "u32", 4, 0);
-	int anon = btf__add_struct(f->btf, NULL, 8);
-	int s;
+	int anon = add_struct(f, NULL, 8, "lo", u32, 0, "hi", u32, 32, NULL);
+	int s = add_struct(f, "outer", 12, "id", u32, 0, "", anon, 32, NULL);
 
-	btf__add_field(f->btf, "lo", u32, 0, 0);
-	btf__add_field(f->btf, "hi", u32, 32, 0);
-	s = btf__add_struct(f->btf, "outer", 12);
-	btf__add_field(f->btf, "id", u32, 0, 0);
-	btf__add_field(f->btf, NULL, anon, 32, 0);
-	assert_int_equal(build(f, s), 0);
-	assert_int_equal(f->l.ncols, 3);
-	expect_col(f, 1, "lo", 4, 4, false, KSTATS_LEAF_INT);
-	expect_col(f, 2, "hi", 8, 4, false, KSTATS_LEAF_INT);
+	expect_layout(f, s, "id@0+4u int, lo@4+4u int, hi@8+4u int");
 }
 
 static void test_empty_array_has_no_leaves(void **state)
@@ -303,12 +265,9 @@ static void test_empty_array_has_no_leaves(void **state)
 	struct fixture *f = *state;
 	int u32 = btf__add_int(f->btf, "u32", 4, 0);
 	int flex = btf__add_array(f->btf, u32, u32, 0);
-	int s = btf__add_struct(f->btf, "flex", 4);
+	int s = add_struct(f, "flex", 4, "n", u32, 0, "items", flex, 32, NULL);
 
-	btf__add_field(f->btf, "n", u32, 0, 0);
-	btf__add_field(f->btf, "items", flex, 32, 0);
-	assert_int_equal(build(f, s), 0);
-	assert_int_equal(f->l.ncols, 1);
+	expect_layout(f, s, "n@0+4u int");
 }
 
 static void test_rejects_union(void **state)
@@ -320,9 +279,7 @@ static void test_rejects_union(void **state)
 
 	btf__add_field(f->btf, "a", u32, 0, 0);
 	btf__add_field(f->btf, "b", u32, 0, 0);
-	s = btf__add_struct(f->btf, "holder", 8);
-	btf__add_field(f->btf, "id", u32, 0, 0);
-	btf__add_field(f->btf, "u", u, 32, 0);
+	s = add_struct(f, "holder", 8, "id", u32, 0, "u", u, 32, NULL);
 	expect_reject(f, s, EOPNOTSUPP, "u: union");
 	expect_reject(f, u, EOPNOTSUPP, "value: union");
 }
@@ -335,8 +292,7 @@ static void test_rejects_anonymous_union(void **state)
 	int s;
 
 	btf__add_field(f->btf, "a", u32, 0, 0);
-	s = btf__add_struct(f->btf, "holder", 4);
-	btf__add_field(f->btf, NULL, u, 0, 0);
+	s = add_struct(f, "holder", 4, "", u, 0, NULL);
 	expect_reject(f, s, EOPNOTSUPP, "union");
 }
 
@@ -364,11 +320,9 @@ static void test_rejects_pointer_and_float(void **state)
 	int u32 = btf__add_int(f->btf, "u32", 4, 0);
 	int p = btf__add_ptr(f->btf, u32);
 	int fl = btf__add_float(f->btf, "double", 8);
-	int sp = btf__add_struct(f->btf, "sp", 8), sf;
+	int sp = add_struct(f, "sp", 8, "next", p, 0, NULL);
+	int sf = add_struct(f, "sf", 8, "ratio", fl, 0, NULL);
 
-	btf__add_field(f->btf, "next", p, 0, 0);
-	sf = btf__add_struct(f->btf, "sf", 8);
-	btf__add_field(f->btf, "ratio", fl, 0, 0);
 	expect_reject(f, sp, EOPNOTSUPP, "next: pointer");
 	expect_reject(f, sf, EOPNOTSUPP, "ratio: float");
 }
@@ -393,9 +347,8 @@ static void test_rejects_other_kinds(void **state)
 	int u32 = btf__add_int(f->btf, "u32", 4, 0);
 	int fwd = btf__add_fwd(f->btf, "later", BTF_FWD_STRUCT);
 	int proto = btf__add_func_proto(f->btf, u32);
-	int s = btf__add_struct(f->btf, "s", 8);
+	int s = add_struct(f, "s", 8, "later", fwd, 0, NULL);
 
-	btf__add_field(f->btf, "later", fwd, 0, 0);
 	expect_reject(f, s, EINVAL, "later: type 2 does not resolve");
 	expect_reject(f, proto, EINVAL, "cannot size");
 	assert_int_equal(kstats_layout_build(f->btf, 0, "key", true, &f->l, f->err,
@@ -409,15 +362,11 @@ static void test_rejects_leaf_outside_type(void **state)
 {
 	struct fixture *f = *state;
 	int u64 = btf__add_int(f->btf, "u64", 8, 0);
-	int s = btf__add_struct(f->btf, "short", 8);
-	int arr, s2;
+	int s = add_struct(f, "short", 8, "a", u64, 0, "b", u64, 32, NULL);
+	int arr = btf__add_array(f->btf, u64, u64, 4);
+	int s2 = add_struct(f, "shorter", 16, "a", arr, 0, NULL);
 
-	btf__add_field(f->btf, "a", u64, 0, 0);
-	btf__add_field(f->btf, "b", u64, 32, 0);
 	expect_reject(f, s, EINVAL, "outside the 8-byte type");
-	arr = btf__add_array(f->btf, u64, u64, 4);
-	s2 = btf__add_struct(f->btf, "shorter", 16);
-	btf__add_field(f->btf, "a", arr, 0, 0);
 	expect_reject(f, s2, EINVAL, "runs past");
 }
 
@@ -475,17 +424,12 @@ static void test_layout_equal(void **state)
 	struct fixture *f = *state;
 	int u32 = btf__add_int(f->btf, "u32", 4, 0);
 	int u64 = btf__add_int(f->btf, "u64", 8, 0);
-	int a = btf__add_struct(f->btf, "a", 16), b, c;
+	int a = add_struct(f, "a", 16, "x", u32, 0, "y", u64, 64, NULL);
+	/* the same fields, another type name; reordered */
+	int b = add_struct(f, "b", 16, "x", u32, 0, "y", u64, 64, NULL);
+	int c = add_struct(f, "c", 16, "y", u64, 0, "x", u32, 64, NULL);
 	struct kstats_layout la, lb, lc;
 
-	btf__add_field(f->btf, "x", u32, 0, 0);
-	btf__add_field(f->btf, "y", u64, 64, 0);
-	b = btf__add_struct(f->btf, "b", 16);	/* same fields, other type name */
-	btf__add_field(f->btf, "x", u32, 0, 0);
-	btf__add_field(f->btf, "y", u64, 64, 0);
-	c = btf__add_struct(f->btf, "c", 16);	/* reordered */
-	btf__add_field(f->btf, "y", u64, 0, 0);
-	btf__add_field(f->btf, "x", u32, 64, 0);
 	assert_int_equal(layout_of(f, a, &la), 0);
 	assert_int_equal(layout_of(f, b, &lb), 0);
 	assert_int_equal(layout_of(f, c, &lc), 0);
