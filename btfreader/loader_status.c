@@ -9,8 +9,8 @@
 #include <json-c/json.h>
 
 #include "kstats_fileio.h"
+#include "kstats_fix.h"
 #include "kstats_status.h"
-#include "kstats_why.h"
 
 /* The loader writes a few KiB; anything past this is not its file. */
 #define STATUS_MAX_BYTES (16u << 20)

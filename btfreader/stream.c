@@ -20,9 +20,9 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "kstats_fix.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
-#include "kstats_why.h"
 #include "map_types.h"
 #include "stream_internal.h"
 

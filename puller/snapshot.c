@@ -15,7 +15,6 @@
 #include "kstats_pins.h"
 #include "kstats_reader.h"
 #include "kstats_status.h"
-#include "kstats_why.h"
 #include "pull.h"
 
 static int add_object(struct kstats_snapshot *s, const char *obj_dir,

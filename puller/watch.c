@@ -19,7 +19,6 @@
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "kstats_stream.h"
-#include "kstats_why.h"
 
 #define DEFAULT_QUEUE 65536
 #define DROP_CHECK_MS 1000
