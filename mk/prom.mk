@@ -3,5 +3,5 @@
 # Prometheus (tests/sh/test_prometheus_e2e.sh).
 DEB_PKGS += prometheus-node-exporter curl python3-prometheus-client
 
-$(BUILD)/tests/unit/test_prom_render: $(BUILD)/puller/render_openmetrics.o $(BUILD)/puller/hist.o
-$(BUILD)/tests/unit/test_prom_render.o: CFLAGS += -Ipuller
+$(BUILD)/tests/unit/test_prom_render: $(BUILD)/cli/render_openmetrics.o $(BUILD)/cli/hist.o
+$(BUILD)/tests/unit/test_prom_render.o: CFLAGS += -Icli

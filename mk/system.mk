@@ -5,5 +5,5 @@ DEB_PKGS += mmdebstrap e2fsprogs qemu-utils qemu-system-x86 acl
 
 SYSTEM_CACHE ?= build/system
 
-$(BUILD)/tests/unit/test_diag: $(BUILD)/puller/diag.o
-$(BUILD)/tests/unit/test_diag.o: CFLAGS += -Ipuller
+$(BUILD)/tests/unit/test_diag: $(BUILD)/cli/diag.o
+$(BUILD)/tests/unit/test_diag.o: CFLAGS += -Icli

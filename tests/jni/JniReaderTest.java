@@ -104,7 +104,7 @@ public final class JniReaderTest {
         return new Cli(p.waitFor(), out, err.strip());
     }
 
-    /* kstats read --json: an array of flat objects of numbers and strings. */
+    /* kstats read --json: an array of flat objects of numbers, bools and strings. */
     private static List<Map<String, String>> parseJson(String s) {
         List<Map<String, String>> rows = new ArrayList<>();
         int[] at = {0};
@@ -145,7 +145,14 @@ public final class JniReaderTest {
         at[0]++;
     }
 
+    /* A number as written, a bool as the 1 or 0 the reader returns for it. */
     private static String jsonNumber(String s, int[] at) {
+        for (String[] b : new String[][] {{"true", "1"}, {"false", "0"}}) {
+            if (s.startsWith(b[0], at[0])) {
+                at[0] += b[0].length();
+                return b[1];
+            }
+        }
         int start = at[0];
         while (at[0] < s.length() && "-0123456789".indexOf(s.charAt(at[0])) >= 0) {
             at[0]++;

@@ -16,6 +16,7 @@
 
 #include "bpf_telemetry.h"
 #include "kstats_pins.h"
+#include "kmain.h"
 #include "ktest.h"
 
 #define OBJ "compaction"
@@ -28,19 +29,9 @@ static int setup(void **state)
 {
 	static const char *const events[] = { "compaction/mm_compaction_end", NULL };
 
-	(void)state;
-	if (ktest_init(&t, "compaction"))
-		return -1;
-	if (ktest_run_loader(&t, NULL))
+	if (ktest_loader_up(state, &t, "compaction"))
 		return -1;
 	return ktest_trace_start(&t, events);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	ktest_fini(&t);
-	return 0;
 }
 
 /*
@@ -134,11 +125,6 @@ int main(void)
 		cmocka_unit_test(test_counts_after_loader_exit),
 		cmocka_unit_test(test_bucket_in_kernel),
 	};
-	const char *missing = ktest_missing_feature();
 
-	if (missing) {
-		printf("SKIP: compaction: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("compaction", tests, setup, teardown);
+	return KTEST_MAIN("compaction", tests, setup, ktest_teardown);
 }

@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "kmain.h"
 #include "ktest.h"
 #include "metrics.h"
 
@@ -244,11 +245,6 @@ int main(void)
 		cmocka_unit_test(test_page_start_at),
 		cmocka_unit_test(test_stream_exact),
 	};
-	const char *missing = ktest_missing_feature();
 
-	if (missing) {
-		printf("SKIP: latency_clock: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("latency_clock", tests, NULL, NULL);
+	return KTEST_MAIN("latency_clock", tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
+#include "kmain.h"
 #include "ltest.h"
 
 #define CONFIG_MAX 65536
@@ -196,11 +197,6 @@ int main(void)
 		T(test_size_cap),
 		T(test_only_regular_files),
 	};
-	const char *missing = ktest_missing_feature();
 
-	if (missing) {
-		printf("SKIP: loader_config: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("loader_config", tests, NULL, NULL);
+	return KTEST_MAIN("loader_config", tests, NULL, NULL);
 }

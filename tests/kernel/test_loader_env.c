@@ -27,6 +27,7 @@
 
 #include "kstats_meta.h"
 #include "kstats_pins.h"
+#include "kmain.h"
 #include "ltest.h"
 
 #define TB(name) "tests/bpf/loader_" name ".bpf"
@@ -363,11 +364,6 @@ int main(void)
 		T(test_concurrent_runs),
 		T(test_damaged_status_file),
 	};
-	const char *missing = ktest_missing_feature();
 
-	if (missing) {
-		printf("SKIP: loader_env: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("loader_env", tests, NULL, NULL);
+	return KTEST_MAIN("loader_env", tests, NULL, NULL);
 }

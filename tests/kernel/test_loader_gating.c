@@ -19,6 +19,7 @@
 
 #include "kstats_meta.h"
 #include "kstats_pins.h"
+#include "kmain.h"
 #include "ltest.h"
 
 #define TB(name) "tests/bpf/loader_" name ".bpf"
@@ -430,11 +431,6 @@ int main(void)
 		T(test_kprobe_variant),
 		T(test_cma_skips_cleanly),
 	};
-	const char *missing = ktest_missing_feature();
 
-	if (missing) {
-		printf("SKIP: loader_gating: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("loader_gating", tests, NULL, NULL);
+	return KTEST_MAIN("loader_gating", tests, NULL, NULL);
 }

@@ -28,6 +28,7 @@
 #include <bpf/bpf.h>
 
 #include "kstats_pins.h"
+#include "kmain.h"
 #include "ltest.h"
 
 #define TB(name) "tests/bpf/loader_" name ".bpf"
@@ -309,13 +310,9 @@ static void replace_all(const char *s, const char *from, const char *to, char *o
 static void edit_status(const struct ltest *t, const char *from, const char *to)
 {
 	static char buf[32768], out[40000];
-	FILE *f = fopen(t->status_path, "r");
-	size_t n;
+	FILE *f;
 
-	assert_non_null(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
+	assert_true(ktest_read_file(t->status_path, buf, sizeof(buf)) >= 0);
 	replace_all(buf, from, to, out, sizeof(out));
 	f = fopen(t->status_path, "w");
 	assert_non_null(f);
@@ -380,11 +377,6 @@ int main(void)
 		T(test_bad_object_names_skipped),
 		T(test_bad_name_older_pins),
 	};
-	const char *missing = ktest_missing_feature();
 
-	if (missing) {
-		printf("SKIP: loader_hostile: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("loader_hostile", tests, NULL, NULL);
+	return KTEST_MAIN("loader_hostile", tests, NULL, NULL);
 }

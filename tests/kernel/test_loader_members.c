@@ -29,6 +29,7 @@
 #include <bpf/bpf.h>
 
 #include "asuser.h"
+#include "kmain.h"
 #include "kstats_pins.h"
 #include "ltest.h"
 
@@ -226,22 +227,21 @@ static void test_frozen_ring_recreated(void **state)
 	assert_int_equal(ltest_links_using_map(old_id), 0);
 }
 
-static const char *prepare(void)
+static int prepare(void **state)
 {
-	const char *missing = ktest_missing_feature();
-	struct group *gr;
+	struct group *gr = ktest_ensure_group(GROUP);
 
-	if (missing)
-		return missing;
-	gr = ktest_ensure_group(GROUP);
-	if (!gr)
-		return "no group " GROUP " and groupadd -f --system " GROUP " failed";
+	(void)state;
+	if (!gr) {
+		fprintf(stderr, "no group " GROUP " and groupadd -f --system " GROUP " failed\n");
+		return -1;
+	}
 	member.gid = gr->gr_gid;
 	member.caps = 1ull << CAP_BPF;
 	member.uid = 3100000000u + (uid_t)getpid() % 100000;
 	while (getpwuid(member.uid))
 		member.uid++;
-	return NULL;
+	return 0;
 }
 
 int main(void)
@@ -252,11 +252,6 @@ int main(void)
 		T(test_member_lock_does_not_block_loader),
 		T(test_frozen_ring_recreated),
 	};
-	const char *missing = prepare();
 
-	if (missing) {
-		printf("SKIP: loader_members: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("loader_members", tests, NULL, NULL);
+	return KTEST_MAIN("loader_members", tests, prepare, NULL);
 }

@@ -23,6 +23,7 @@
 
 #include "bpf_telemetry.h"
 #include "dumptest.h"
+#include "kmain.h"
 #include "kstats_pins.h"
 
 #define MAP "compaction_duration_map"
@@ -208,11 +209,6 @@ int main(void)
 		cmocka_unit_test(test_pull_one_atom),
 		cmocka_unit_test(test_one_object_two_maps),
 	};
-	const char *missing = ktest_missing_feature();
 
-	if (missing) {
-		printf("SKIP: loader_metric: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("loader_metric", tests, setup, teardown);
+	return KTEST_MAIN("loader_metric", tests, setup, teardown);
 }

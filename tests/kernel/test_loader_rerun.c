@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 
 #include "kstats_pins.h"
+#include "kmain.h"
 #include "ltest.h"
 
 #define TB(name) "tests/bpf/loader_" name ".bpf"
@@ -425,11 +426,6 @@ int main(void)
 		T(test_absent_object_kept),
 		T(test_rerun_with_unit_capabilities),
 	};
-	const char *missing = ktest_missing_feature();
 
-	if (missing) {
-		printf("SKIP: loader_rerun: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("loader_rerun", tests, NULL, NULL);
+	return KTEST_MAIN("loader_rerun", tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "kmain.h"
 #include "ltest.h"
 
 static int setup(void **state)
@@ -68,11 +69,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_each_field_alone_refused, setup,
 						ltest_teardown),
 	};
-	const char *missing = ktest_missing_feature();
 
-	if (missing) {
-		printf("SKIP: loader_shape: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("loader_shape", tests, NULL, NULL);
+	return KTEST_MAIN("loader_shape", tests, NULL, NULL);
 }

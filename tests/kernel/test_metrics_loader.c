@@ -22,17 +22,7 @@ static struct ktest t;
 
 static int setup(void **state)
 {
-	(void)state;
-	if (ktest_init(&t, "metrics"))
-		return -1;
-	return ktest_run_loader(&t, NULL);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	ktest_fini(&t);
-	return 0;
+	return ktest_loader_up(state, &t, "metrics");
 }
 
 static bool pinned(const char *kind, const char *obj, const char *name)
@@ -107,5 +97,5 @@ int main(void)
 		cmocka_unit_test(test_absent_hooks_skip_cleanly),
 	};
 
-	return KTEST_MAIN("metrics_loader", tests, setup, teardown);
+	return KTEST_MAIN("metrics_loader", tests, setup, ktest_teardown);
 }

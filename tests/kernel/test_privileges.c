@@ -193,9 +193,8 @@ static void remember_pins(const char *path, const char *obj,
 
 static int setup(void **state)
 {
-	(void)state;
 	nobody_uid = unused_uid();
-	if (ensure_group() || ktest_init(&t, "privs") || ktest_run_loader(&t, NULL) ||
+	if (ensure_group() || ktest_loader_up(state, &t, "privs") ||
 	    for_each_object(remember_pins, NULL))
 		return -1;
 	if (!*shared_map.name || !shared_map.id || !*private_map.name || !*prog_pin) {
@@ -203,13 +202,6 @@ static int setup(void **state)
 			t.pin_dir);
 		return -1;
 	}
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	ktest_fini(&t);
 	return 0;
 }
 
@@ -514,5 +506,5 @@ int main(void)
 		cmocka_unit_test(test_member_without_caps),
 	};
 
-	return KTEST_MAIN("privileges", tests, setup, teardown);
+	return KTEST_MAIN("privileges", tests, setup, ktest_teardown);
 }

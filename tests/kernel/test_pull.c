@@ -30,6 +30,7 @@
 
 #include "kstats_pins.h"
 #include "kstats_reader.h"
+#include "kmain.h"
 #include "ktest.h"
 #include "atom_schema.h"
 #include "hist.h"
@@ -262,15 +263,8 @@ static int pull_ok(void)
 static bool log_has(const char *needle)
 {
 	char buf[16384];
-	FILE *f = fopen(e.log, "r");
-	size_t n;
 
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return strstr(buf, needle) != NULL;
+	return ktest_read_file(e.log, buf, sizeof(buf)) >= 0 && strstr(buf, needle);
 }
 
 static void clear_log(void)
@@ -534,8 +528,7 @@ static int setup(void **state)
 	memset(&e, 0, sizeof(e));
 	if (ktest_init(&e.t, "pull"))
 		return -1;
-	snprintf(e.tmp, sizeof(e.tmp), "/tmp/kstats-test-%d-pull-XXXXXX", (int)getpid());
-	if (!mkdtemp(e.tmp))
+	if (ktest_tmpdir(e.tmp, sizeof(e.tmp), "pull"))
 		return -1;
 	snprintf(e.state_dir, sizeof(e.state_dir), "%s/state", e.tmp);
 	snprintf(e.out_dir, sizeof(e.out_dir), "%s/atoms", e.tmp);
@@ -1121,13 +1114,9 @@ static void replace(char *body, const char *from, const char *to)
 static void write_upgrade_state(uint32_t kswapd_id, uint32_t compaction_id)
 {
 	char buf[4096], *body, id[64], path[256];
-	FILE *f = fopen(UPGRADE_FIXTURE, "r");
-	size_t n;
+	FILE *f;
 
-	assert_non_null(f);
-	n = fread(buf, 1, sizeof(buf) - 64, f);
-	fclose(f);
-	buf[n] = 0;
+	assert_true(ktest_read_file(UPGRADE_FIXTURE, buf, sizeof(buf) - 63) >= 0);
 	body = strchr(buf, '\n') + 1;
 	snprintf(id, sizeof(id), "\"map_id\":%u", kswapd_id);
 	replace(body, "\"map_id\":814", id);
@@ -1232,12 +1221,7 @@ int main(void)
 		T(test_upgrade_keeps_state),
 		T(test_nothing_pinned),
 	};
-	const char *missing = ktest_missing_feature();
 
-	if (missing) {
-		printf("SKIP: pull: %s\n", missing);
-		return 0;
-	}
 	libbpf_set_print(libbpf_quiet);
-	return cmocka_run_group_tests_name("pull", tests, NULL, NULL);
+	return KTEST_MAIN("pull", tests, NULL, NULL);
 }

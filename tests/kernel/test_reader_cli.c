@@ -88,16 +88,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void slurp(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	size_t n = f ? fread(buf, 1, len - 1, f) : 0;
-
-	buf[n] = 0;
-	if (f)
-		fclose(f);
-}
-
 /* Runs kstats read ARGS... (NULL-terminated); stdout in out, stderr in errout. */
 static int run_read(const char *first, ...)
 {
@@ -113,9 +103,15 @@ static int run_read(const char *first, ...)
 	pid = ktest_spawn(argv, out_file, err_file);
 	assert_true(pid > 0);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
-	slurp(out_file, out, sizeof(out));
-	slurp(err_file, errout, sizeof(errout));
+	ktest_read_file(out_file, out, sizeof(out));
+	ktest_read_file(err_file, errout, sizeof(errout));
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int run_map(const char *map, bool json)
+{
+	return run_read("--obj", fx.obj_path, "--map", map, "--pin-dir", fx.t.pin_dir,
+			json ? "--json" : NULL, NULL);
 }
 
 static json_object *parse_rows(size_t want)
@@ -146,8 +142,7 @@ static void test_json_enums_and_bools(void **state)
 
 	(void)state;
 	RTEST_NEED_KERNEL(&fx);
-	assert_int_equal(run_read("--obj", fx.obj_path, "--map", "flags_map",
-				  "--pin-dir", fx.t.pin_dir, "--json", NULL), 0);
+	assert_int_equal(run_map("flags_map", true), 0);
 	rows = parse_rows(3);
 	for (i = 0; i < 3; i++) {
 		row = json_object_array_get_idx(rows, i);
@@ -172,8 +167,7 @@ static void test_json_strings(void **state)
 
 	(void)state;
 	RTEST_NEED_KERNEL(&fx);
-	assert_int_equal(run_read("--obj", fx.obj_path, "--map", "name_map",
-				  "--pin-dir", fx.t.pin_dir, "--json", NULL), 0);
+	assert_int_equal(run_map("name_map", true), 0);
 	rows = parse_rows(NNAMES);
 	for (i = 0; i < NNAMES; i++) {
 		row = json_object_array_get_idx(rows, i);
@@ -209,24 +203,16 @@ static void test_text(void **state)
 {
 	(void)state;
 	RTEST_NEED_KERNEL(&fx);
-	assert_int_equal(run_read("--obj", fx.obj_path, "--map", "small_map",
-				  "--pin-dir", fx.t.pin_dir, NULL), 0);
+	assert_int_equal(run_map("small_map", false), 0);
 	assert_string_equal(out, "a\tb\ts\tu\n"
 			    "1\t2000\t-2\t18446744073709551613\n"
 			    "2\t1000\t-1\t18446744073709551614\n"
 			    "3\t0\t0\t18446744073709551615\n");
-	assert_int_equal(run_read("--obj", fx.obj_path, "--map", "name_map",
-				  "--pin-dir", fx.t.pin_dir, NULL), 0);
+	assert_int_equal(run_map("name_map", false), 0);
 	assert_non_null(strstr(out, "key\tname\tlen\n0\t\"compaction\"\t10\n"));
 }
 
 /* kstats read --obj --map map --pin-dir, as text or --json. */
-static int run_map(const char *map, bool json)
-{
-	return run_read("--obj", fx.obj_path, "--map", map, "--pin-dir", fx.t.pin_dir,
-			json ? "--json" : NULL, NULL);
-}
-
 static void assert_bool(json_object *rows, size_t i, bool want)
 {
 	json_object *on = field(json_object_array_get_idx(rows, i), "on");
@@ -267,31 +253,28 @@ static void test_name_clash(void **state)
 
 	(void)state;
 	RTEST_NEED_KERNEL(&fx);
-	assert_int_equal(run_read("--obj", fx.obj_path, "--map", "clash_map",
-				  "--pin-dir", fx.t.pin_dir, "--json", NULL), 0);
+	assert_int_equal(run_map("clash_map", true), 0);
 	rows = parse_rows(3);
 	row = json_object_array_get_idx(rows, 2);
 	assert_int_equal(json_object_get_int64(field(row, "key.id")), 2);
 	assert_int_equal(json_object_get_int64(field(row, "value.id")), 102);
 	assert_int_equal(json_object_get_int64(field(row, "n")), 7);
 	json_object_put(rows);
-	assert_int_equal(run_read("--obj", fx.obj_path, "--map", "clash_map",
-				  "--pin-dir", fx.t.pin_dir, NULL), 0);
+	assert_int_equal(run_map("clash_map", false), 0);
 	assert_non_null(strstr(out, "key.id\tvalue.id\tn\n0\t100\t7\n"));
 }
 
 static void test_per_cpu_rows(void **state)
 {
-	int ncpus = libbpf_num_possible_cpus();
 	json_object *rows, *row;
 
 	(void)state;
 	RTEST_NEED_KERNEL(&fx);
 	assert_int_equal(run_read("--obj", fx.obj_path, "--map", "pcpu_array_map",
 				  "--pin-dir", fx.t.pin_dir, "--per-cpu", "--json", NULL), 0);
-	rows = parse_rows(RD_ARRAY_ENTRIES * ncpus);
+	rows = parse_rows(RD_ARRAY_ENTRIES * fx.ncpus);
 	row = json_object_array_get_idx(rows, RD_ARRAY_ENTRIES);	/* sorted by cpu, key */
-	assert_int_equal(json_object_get_int64(field(row, "cpu")), ncpus > 1 ? 1 : 0);
+	assert_int_equal(json_object_get_int64(field(row, "cpu")), fx.ncpus > 1 ? 1 : 0);
 	assert_int_equal(json_object_get_int64(field(row, "key")), 0);
 	json_object_put(rows);
 }
@@ -308,11 +291,9 @@ static void test_exit_codes(void **state)
 	assert_int_equal(run_read("--obj", fx.obj_path, "--map", "small_map",
 				  "--pin-dir", "/sys/fs/bpf/kernelstats-test-none", NULL), 3);
 	assert_non_null(strstr(errout, "run kstats-loader"));
-	assert_int_equal(run_read("--obj", fx.obj_path, "--map", "nope",
-				  "--pin-dir", fx.t.pin_dir, NULL), 2);
+	assert_int_equal(run_map("nope", false), 2);
 	assert_non_null(strstr(errout, "defines no map named nope"));
-	assert_int_equal(run_read("--obj", fx.obj_path, "--map", "union_map",
-				  "--pin-dir", fx.t.pin_dir, NULL), 1);
+	assert_int_equal(run_map("union_map", false), 1);
 	assert_non_null(strstr(errout, "union is not supported"));
 }
 

@@ -32,7 +32,6 @@
 #define MAX_RUN_NS (25 * RUN_NS)	/* to get both sides going on a loaded machine */
 
 static struct rtest_fixture fx;
-static int ncpus;
 
 struct writer {
 	int fd;
@@ -43,22 +42,6 @@ struct writer {
 	int error;
 };
 
-static int setup(void **state)
-{
-	(void)state;
-	ncpus = libbpf_num_possible_cpus();
-	if (ncpus <= 0)
-		return -1;
-	return rtest_fixture_setup(&fx, "concurrency");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	rtest_fixture_teardown(&fx);
-	return 0;
-}
-
 static __u64 checksum(__u64 seq, __u32 key)
 {
 	return seq * 0x9e3779b97f4a7c15ull ^ ((__u64)key << 32 | key);
@@ -67,7 +50,7 @@ static __u64 checksum(__u64 seq, __u32 key)
 static void *writer_main(void *arg)
 {
 	struct writer *w = arg;
-	struct rd_churn_value vals[ncpus];
+	struct rd_churn_value vals[fx.ncpus];
 	unsigned int rnd = 12345;
 	__u64 seq = 1;
 	int cpu;
@@ -82,7 +65,7 @@ static void *writer_main(void *arg)
 				w->deletes++;
 			continue;
 		}
-		for (cpu = 0; cpu < (w->percpu ? ncpus : 1); cpu++) {
+		for (cpu = 0; cpu < (w->percpu ? fx.ncpus : 1); cpu++) {
 			vals[cpu].seq = seq;
 			vals[cpu].check = checksum(seq, key);
 			vals[cpu].key_copy = key;
@@ -105,7 +88,7 @@ static int check_rows(const struct rtest_read *r, int copies, bool per_cpu_rows,
 	size_t i, off = per_cpu_rows ? 1 : 0;
 
 	if (r->ncols != off + 5 ||
-	    r->nrows > (size_t)MAX_ENTRIES * (per_cpu_rows ? ncpus : 1))
+	    r->nrows > (size_t)MAX_ENTRIES * (per_cpu_rows ? fx.ncpus : 1))
 		return snprintf(why, len, "%zu rows of %zu columns", r->nrows, r->ncols);
 	memset(seen, 0, sizeof(seen));
 	for (i = 0; i < r->nrows; i++) {
@@ -114,7 +97,7 @@ static int check_rows(const struct rtest_read *r, int copies, bool per_cpu_rows,
 		__u64 seq = (__u64)row[off + 1], check = (__u64)row[off + 2];
 		int cpu = per_cpu_rows ? (int)row[0] : 0;
 
-		if (key >= FULL_KEY_SPACE || cpu < 0 || cpu >= ncpus || cpu >= 64)
+		if (key >= FULL_KEY_SPACE || cpu < 0 || cpu >= fx.ncpus || cpu >= 64)
 			return snprintf(why, len, "row %zu: key %u cpu %d", i, key, cpu);
 		if (seen[key * 64 + cpu]++)
 			return snprintf(why, len, "row %zu: key %u twice", i, key);
@@ -151,7 +134,7 @@ static int read_once(struct rtest_read *r, const struct kstats_map_opts *o,
 		return snprintf(res->why, sizeof(res->why), "read: %s", r->err);
 	res->reads++;
 	res->rows += r->nrows;
-	return check_rows(r, o->per_cpu_rows || !strstr(o->map_name, "pcpu") ? 1 : ncpus,
+	return check_rows(r, o->per_cpu_rows || !strstr(o->map_name, "pcpu") ? 1 : fx.ncpus,
 			  o->per_cpu_rows, res->why, sizeof(res->why));
 }
 
@@ -270,5 +253,5 @@ int main(void)
 		cmocka_unit_test(test_full_map_churning),
 	};
 
-	return cmocka_run_group_tests_name("reader_concurrency", tests, setup, teardown);
+	return RTEST_MAIN("reader_concurrency", tests, &fx, "concurrency");
 }

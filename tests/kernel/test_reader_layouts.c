@@ -21,19 +21,6 @@
 
 static struct rtest_fixture fx;
 
-static int setup(void **state)
-{
-	(void)state;
-	return rtest_fixture_setup(&fx, "layouts");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	rtest_fixture_teardown(&fx);
-	return 0;
-}
-
 static void read_map(const char *name, struct rtest_read *r)
 {
 	char pin[512];
@@ -321,5 +308,5 @@ int main(void)
 		cmocka_unit_test(test_rejections),
 	};
 
-	return cmocka_run_group_tests_name("reader_layouts", tests, setup, teardown);
+	return RTEST_MAIN("reader_layouts", tests, &fx, "layouts");
 }

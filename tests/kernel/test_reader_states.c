@@ -23,23 +23,6 @@
 #include "../bpf/reader_layouts.h"
 
 static struct rtest_fixture fx;
-static int ncpus;
-
-static int setup(void **state)
-{
-	(void)state;
-	ncpus = libbpf_num_possible_cpus();
-	if (ncpus <= 0)
-		return -1;
-	return rtest_fixture_setup(&fx, "states");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	rtest_fixture_teardown(&fx);
-	return 0;
-}
 
 static void read_ok(const struct kstats_map_opts *o, struct rtest_read *r)
 {
@@ -186,7 +169,7 @@ static struct rd_percpu_value percpu_value(__u32 key, int cpu)
 		.n = (1ull << 40) + key * 1000 + cpu,
 		.s = -(int)(key * 10 + cpu),
 		/* On one CPU, or on all for every third key: OR, not a sum. */
-		.seen = cpu == (int)key % ncpus || key % 3 == 0,
+		.seen = cpu == (int)key % fx.ncpus || key % 3 == 0,
 		.color = cpu % 2 ? RD_COLOR_BLUE : RD_COLOR_NEG,
 	};
 
@@ -195,12 +178,12 @@ static struct rd_percpu_value percpu_value(__u32 key, int cpu)
 
 static void fill_percpu(int fd, __u32 nkeys)
 {
-	struct rd_percpu_value vals[ncpus];
+	struct rd_percpu_value vals[fx.ncpus];
 	__u32 k;
 	int cpu;
 
 	for (k = 0; k < nkeys; k++) {
-		for (cpu = 0; cpu < ncpus; cpu++)
+		for (cpu = 0; cpu < fx.ncpus; cpu++)
 			vals[cpu] = percpu_value(k, cpu);
 		assert_int_equal(bpf_map_update_elem(fd, &k, vals, BPF_ANY), 0);
 	}
@@ -218,7 +201,7 @@ static void expect_percpu_summed(const struct rtest_read *r, __u32 nkeys)
 		const int64_t *row = rtest_find_row(r, &key, 1);
 
 		assert_non_null(row);
-		for (cpu = 0; cpu < ncpus; cpu++) {
+		for (cpu = 0; cpu < fx.ncpus; cpu++) {
 			n += percpu_value(k, cpu).n;
 			s += percpu_value(k, cpu).s;
 		}
@@ -226,7 +209,7 @@ static void expect_percpu_summed(const struct rtest_read *r, __u32 nkeys)
 		assert_int_equal(rtest_get(r, row, "s"), s);
 		assert_int_equal(rtest_get(r, row, "seen"), 1);
 		assert_int_equal(rtest_get(r, row, "color"),
-				 ncpus > 1 ? RD_COLOR_BLUE : RD_COLOR_NEG);
+				 fx.ncpus > 1 ? RD_COLOR_BLUE : RD_COLOR_NEG);
 	}
 }
 
@@ -235,11 +218,11 @@ static void expect_percpu_rows(const struct rtest_read *r, __u32 nkeys)
 	__u32 k;
 	int cpu;
 
-	assert_int_equal(r->nrows, nkeys * ncpus);
+	assert_int_equal(r->nrows, nkeys * fx.ncpus);
 	assert_string_equal(kstats_map_column(r->m, 0)->name, "cpu");
 	assert_int_equal(kstats_map_nkey_cols(r->m), 2);
 	for (k = 0; k < nkeys; k++)
-		for (cpu = 0; cpu < ncpus; cpu++) {
+		for (cpu = 0; cpu < fx.ncpus; cpu++) {
 			int64_t key[2] = { cpu, k };
 			const int64_t *row = rtest_find_row(r, key, 2);
 			struct rd_percpu_value v = percpu_value(k, cpu);
@@ -266,7 +249,7 @@ static void check_percpu_map(const char *name, __u32 nkeys, __u32 max_entries)
 	o.per_cpu_rows = true;
 	read_ok(&o, &r);
 	expect_percpu_rows(&r, nkeys);
-	assert_int_equal(kstats_map_max_rows(r.m), (size_t)max_entries * ncpus);
+	assert_int_equal(kstats_map_max_rows(r.m), (size_t)max_entries * fx.ncpus);
 	rtest_read_free(&r);
 	o.no_batch = true;
 	read_ok(&o, &r);
@@ -292,7 +275,7 @@ static void test_percpu_array(void **state)
 {
 	char pin[512];
 	struct kstats_map_opts o = rtest_opts(&fx, "pcpu_array_map", pin, sizeof(pin));
-	__u64 vals[ncpus];
+	__u64 vals[fx.ncpus];
 	struct rtest_read r;
 	__u32 k;
 	int cpu;
@@ -300,7 +283,7 @@ static void test_percpu_array(void **state)
 	(void)state;
 	RTEST_NEED_KERNEL(&fx);
 	for (k = 0; k < RD_ARRAY_ENTRIES; k++) {
-		for (cpu = 0; cpu < ncpus; cpu++)
+		for (cpu = 0; cpu < fx.ncpus; cpu++)
 			vals[cpu] = UINT64_MAX - k - cpu;	/* the sum wraps */
 		assert_int_equal(bpf_map_update_elem(rtest_map_fd(&fx, "pcpu_array_map"), &k, vals,
 						     BPF_ANY), 0);
@@ -311,7 +294,7 @@ static void test_percpu_array(void **state)
 	for (k = 0; k < RD_ARRAY_ENTRIES; k++) {
 		uint64_t sum = 0;
 
-		for (cpu = 0; cpu < ncpus; cpu++)
+		for (cpu = 0; cpu < fx.ncpus; cpu++)
 			sum += UINT64_MAX - k - cpu;
 		assert_int_equal(r.rows[k * r.ncols], k);
 		assert_int_equal((uint64_t)r.rows[k * r.ncols + 1], sum);
@@ -320,8 +303,8 @@ static void test_percpu_array(void **state)
 	rtest_read_free(&r);
 	o.per_cpu_rows = true;
 	read_ok(&o, &r);
-	assert_int_equal(kstats_map_max_rows(r.m), RD_ARRAY_ENTRIES * ncpus);
-	assert_int_equal(r.nrows, RD_ARRAY_ENTRIES * ncpus);
+	assert_int_equal(kstats_map_max_rows(r.m), RD_ARRAY_ENTRIES * fx.ncpus);
+	assert_int_equal(r.nrows, RD_ARRAY_ENTRIES * fx.ncpus);
 	for (k = 0; k < r.nrows; k++) {
 		const int64_t *row = r.rows + k * r.ncols;
 
@@ -335,7 +318,7 @@ static void test_percpu_padded_values(void **state)
 {
 	char pin[512];
 	struct kstats_map_opts o = rtest_opts(&fx, "pcpu_odd_map", pin, sizeof(pin));
-	struct { struct rd_odd_value v; __u32 pad; } vals[ncpus];
+	struct { struct rd_odd_value v; __u32 pad; } vals[fx.ncpus];
 	struct rtest_read r;
 	__u32 k;
 	int cpu;
@@ -345,7 +328,7 @@ static void test_percpu_padded_values(void **state)
 	assert_int_equal(sizeof(vals[0]), 8);
 	for (k = 0; k < RD_ARRAY_ENTRIES; k++) {
 		memset(vals, 0xee, sizeof(vals));
-		for (cpu = 0; cpu < ncpus; cpu++) {
+		for (cpu = 0; cpu < fx.ncpus; cpu++) {
 			vals[cpu].v.a = 1000 * k + cpu;
 			vals[cpu].v.b = 10 * k + cpu;
 		}
@@ -354,7 +337,7 @@ static void test_percpu_padded_values(void **state)
 	}
 	o.per_cpu_rows = true;
 	read_ok(&o, &r);
-	assert_int_equal(r.nrows, RD_ARRAY_ENTRIES * ncpus);
+	assert_int_equal(r.nrows, RD_ARRAY_ENTRIES * fx.ncpus);
 	for (k = 0; k < r.nrows; k++) {
 		const int64_t *row = r.rows + k * r.ncols;
 
@@ -479,5 +462,5 @@ int main(void)
 		cmocka_unit_test(test_rows_buffer_too_small),
 	};
 
-	return cmocka_run_group_tests_name("reader_states", tests, setup, teardown);
+	return RTEST_MAIN("reader_states", tests, &fx, "states");
 }

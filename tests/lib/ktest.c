@@ -31,6 +31,22 @@ int ktest_write_file(const char *path, const char *s)
 	return n == (ssize_t)strlen(s) ? 0 : -EIO;
 }
 
+ssize_t ktest_read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+	ssize_t n = 0;
+
+	*buf = 0;
+	if (fd < 0)
+		return -errno;
+	while (got < len - 1 && (n = read(fd, buf + got, len - 1 - got)) > 0)
+		got += n;
+	close(fd);
+	buf[got] = 0;
+	return n < 0 ? -EIO : (ssize_t)got;
+}
+
 int ktest_init(struct ktest *t, const char *tag)
 {
 	const char *build = getenv("KSTATS_BUILD");
@@ -96,6 +112,21 @@ void ktest_fini(struct ktest *t)
 	run_dir_of(t, run_dir, sizeof(run_dir));
 	ktest_rm_tree(run_dir);
 	*t->trace_dir = 0;
+}
+
+int ktest_loader_up(void **state, struct ktest *t, const char *tag)
+{
+	*state = t;
+	if (ktest_init(t, tag))
+		return -1;
+	return ktest_run_loader(t, NULL);
+}
+
+int ktest_teardown(void **state)
+{
+	if (*state)
+		ktest_fini(*state);
+	return 0;
 }
 
 int ktest_loader_status(pid_t pid)

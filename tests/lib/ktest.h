@@ -29,6 +29,9 @@ int ktest_tmpdir(char *dir, size_t len, const char *tag);
  */
 int ktest_init_own_objs(struct ktest *t, const char *tag, char *dir, size_t len);
 void ktest_fini(struct ktest *t);
+/* Group fixtures: ktest_init(t, tag) and a loader run, *state = t; ktest_fini(*state). */
+int ktest_loader_up(void **state, struct ktest *t, const char *tag);
+int ktest_teardown(void **state);
 
 /* Runs build/kstats-loader with --obj-dir/--pin-dir plus extra args. */
 int ktest_run_loader(struct ktest *t, const char *const *extra);
@@ -53,6 +56,8 @@ long ktest_trace_count(struct ktest *t, const char *event, uint64_t from_ns,
 
 /* Writes s to path (created 0644 if missing); 0 or -errno. */
 int ktest_write_file(const char *path, const char *s);
+/* At most len - 1 bytes of path, NUL-terminated; their count, or -errno. */
+ssize_t ktest_read_file(const char *path, char *buf, size_t len);
 /* Removes path and everything under it. */
 int ktest_rm_tree(const char *path);
 

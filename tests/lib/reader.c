@@ -62,6 +62,9 @@ err:
 int rtest_fixture_setup(struct rtest_fixture *f, const char *tag)
 {
 	memset(f, 0, sizeof(*f));
+	f->ncpus = libbpf_num_possible_cpus();
+	if (f->ncpus <= 0)
+		return -1;
 	f->no_kernel = ktest_missing_feature();
 	if (f->no_kernel)
 		return 0;
@@ -77,6 +80,30 @@ void rtest_fixture_teardown(struct rtest_fixture *f)
 		return;
 	bpf_object__close(f->obj);
 	ktest_fini(&f->t);
+}
+
+static struct rtest_fixture *group_fx;
+static const char *group_tag;
+
+static int group_setup(void **state)
+{
+	(void)state;
+	return rtest_fixture_setup(group_fx, group_tag);
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	rtest_fixture_teardown(group_fx);
+	return 0;
+}
+
+int rtest_main(const char *name, const struct CMUnitTest *tests, size_t n,
+	       struct rtest_fixture *f, const char *tag)
+{
+	group_fx = f;
+	group_tag = tag;
+	return _cmocka_run_group_tests(name, tests, n, group_setup, group_teardown);
 }
 
 int rtest_map_fd(const struct rtest_fixture *f, const char *name)

@@ -25,11 +25,18 @@ struct rtest_fixture {
 	struct bpf_object *obj;
 	char obj_path[512];
 	const char *no_kernel;		/* why this kernel cannot run the tests */
+	int ncpus;			/* libbpf_num_possible_cpus() */
 };
 
 /* 0 also when the kernel cannot run the tests (no_kernel says why). */
 int rtest_fixture_setup(struct rtest_fixture *f, const char *tag);
 void rtest_fixture_teardown(struct rtest_fixture *f);
+struct CMUnitTest;
+/* The n tests as group name, between rtest_fixture_setup(f, tag) and its teardown. */
+int rtest_main(const char *name, const struct CMUnitTest *tests, size_t n,
+	       struct rtest_fixture *f, const char *tag);
+#define RTEST_MAIN(name, tests, f, tag) \
+	rtest_main(name, tests, sizeof(tests) / sizeof((tests)[0]), f, tag)
 /* cmocka: skips the test when the kernel cannot run it. */
 #define RTEST_NEED_KERNEL(f) do { if ((f)->no_kernel) skip(); } while (0)
 /* The fixture's map called name (the test fails if there is none). */

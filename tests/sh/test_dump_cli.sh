@@ -78,7 +78,7 @@ done
 [ -z "$missing" ] && echo "PASS: man page documents every option" ||
 	echo "FAIL: man page lacks:$missing"
 # The exit codes of kstats.h are the ones the man page documents.
-codes=$(grep -o 'KSTATS_EXIT_[A-Z_]* [0-9]' puller/kstats.h | awk '{print $2}' | sort | tr '\n' ' ')
+codes=$(grep -o 'KSTATS_EXIT_[A-Z_]* [0-9]' cli/kstats.h | awk '{print $2}' | sort | tr '\n' ' ')
 man_codes=$(sed -n '/^\.SH "EXIT STATUS"/,/^\.SH FILES/p' "$MAN" | grep -A1 '^\.TP' |
 	grep -o '^\.B [0-9]' | awk '{print $2}' | sort | tr '\n' ' ')
 [ "$codes" = "$man_codes" ] && echo "PASS: man page exit codes match kstats.h" ||

@@ -18,7 +18,7 @@ BOOT=00000000-0000-4000-8000-0000000000b1
 
 . tests/lib/testuser.sh
 testuser_setup "hostile pull" hpull protoc bpftool jq
-[ -x "$K" ] && [ -x "$KH" ] && [ -f "$B/bpf/compaction.bpf" ] || { echo "FAIL: setup: build $B first"; exit 1; }
+[ -x "$KH" ] || { echo "FAIL: setup: build $B first"; exit 1; }
 # encode FILE: the AtomList in text format on stdin, as an atoms file.
 encode() {
 	protoc --encode=kernelstats.AtomList "$PROTO" >"$1" ||
@@ -26,8 +26,7 @@ encode() {
 }
 
 # Links unpinned: only this test changes the map (bpftool), with fixed clocks.
-"$B/kstats-loader" --obj-dir "$B/bpf" --pin-dir "$PIN" --run-dir "$tmp/run" >/dev/null ||
-	{ fail "setup: the loader failed on $B/bpf"; exit 1; }
+testuser_load
 rm -f "$PIN"/link_*
 MAP=$PIN/map_compaction_compaction_duration_map
 ID=$(bpftool -j map show pinned "$MAP" | jq .id) || { fail "setup: bpftool map show"; exit 1; }

@@ -12,18 +12,8 @@ BUILD=${KSTATS_BUILD:-build}
 T=pull_durability
 TARGETS='^(state|state\.pending|atoms-[0-9]+\.pb)$'
 
-skip() { echo "SKIP: $T: $1"; exit 0; }
-fail() { echo "FAIL: $T: $1"; exit 1; }
-
-[ "$(id -u)" -eq 0 ] || skip "needs root"
-for tool in strace bpftool jq; do
-	command -v $tool >/dev/null || skip "$tool is not installed (make deps)"
-done
-PIN=/sys/fs/bpf/kernelstats-test-$$-durable
-TMP=$(mktemp -d /tmp/kstats-test-$$-durable-XXXXXX)
-trap 'rm -rf "$PIN" "$TMP"' EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+. tests/lib/shtest.sh
+shtest_setup durable strace bpftool jq
 
 "$BUILD/kstats-loader" --obj-dir "$BUILD/bpf" --pin-dir "$PIN" --run-dir "$TMP/run" >"$TMP/log" 2>&1 ||
 	fail "kstats-loader failed"

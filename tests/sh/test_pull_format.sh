@@ -11,18 +11,8 @@ BUILD=${KSTATS_BUILD:-build}
 T=pull_format
 GOLDEN=tests/golden/pull_compaction
 
-skip() { echo "SKIP: $T: $1"; exit 0; }
-fail() { echo "FAIL: $T: $1"; exit 1; }
-
-[ "$(id -u)" -eq 0 ] || skip "needs root"
-for tool in protoc bpftool jq; do
-	command -v $tool >/dev/null || skip "$tool is not installed (make deps)"
-done
-PIN=/sys/fs/bpf/kernelstats-test-$$-format
-TMP=$(mktemp -d /tmp/kstats-test-$$-format-XXXXXX)
-trap 'rm -rf "$PIN" "$TMP"' EXIT
-trap 'exit 130' INT	# the EXIT trap cleans up; bash runs it on exit only
-trap 'exit 143' TERM
+. tests/lib/shtest.sh
+shtest_setup format protoc bpftool jq
 
 "$BUILD/kstats-loader" --obj-dir "$BUILD/bpf" --pin-dir "$PIN" --run-dir "$TMP/run" >/dev/null ||
 	fail "kstats-loader failed"

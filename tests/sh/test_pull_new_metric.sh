@@ -11,26 +11,19 @@ BUILD=${KSTATS_BUILD:-build}
 T=pull_new_metric
 NEW=tests/new_metric
 
-skip() { echo "SKIP: $T: $1"; exit 0; }
-fail() { echo "FAIL: $T: $1"; exit 1; }
 pass() { echo "PASS: $T: $1"; }
 
-[ "$(id -u)" -eq 0 ] || skip "needs root"
-command -v protoc >/dev/null || skip "protoc is not installed (make deps)"
+. tests/lib/shtest.sh
+shtest_setup newmetric protoc
 [ -d /sys/kernel/tracing/events/block/block_rq_issue ] ||
 	skip "the kernel has no block:block_rq_issue tracepoint"
-PIN=/sys/fs/bpf/kernelstats-test-$$-newmetric
-TMP=$(mktemp -d /tmp/kstats-test-$$-newmetric-XXXXXX)
-trap 'rm -rf "$PIN" "$TMP"' EXIT
-trap 'exit 130' INT	# the EXIT trap cleans up; bash runs it on exit only
-trap 'exit 143' TERM
 dev=$(df --output=source "$TMP" | tail -1)
 [ -b "$dev" ] || skip "$TMP is not on a block device ($dev): no block I/O to count"
 
 # The copy: what a fresh clone builds from, then the two-file change.
 SRC=$TMP/src
 mkdir -p "$SRC/build"
-cp -a Makefile mk include bpfprogs btfreader puller proto loader "$SRC"/ || fail "copy"
+cp -a Makefile mk include bpfprogs libkstats cli proto loader "$SRC"/ || fail "copy"
 cp "$BUILD/vmlinux.h" "$SRC/build/" 2>/dev/null	# saves a bpftool dump
 cp -a "$SRC" "$TMP/orig"
 cp "$NEW/blockIo.c" "$SRC/bpfprogs/blockIo.c"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kstats' pin directory check (puller/diag.c) as a user who cannot pass a
+ * kstats' pin directory check (cli/diag.c) as a user who cannot pass a
  * directory above the pins: the message names the real errno.  It said
  * "cannot access ...: Success" because the fix hint, evaluated before
  * strerror(errno) in the same call, reset errno (issue 25).
@@ -19,6 +19,7 @@
 
 #include "asuser.h"
 #include "kstats.h"
+#include "ktest.h"
 
 /* As nobody (65534): the check's return, its message in msg. */
 static int check_pin_dir(void *pin_dir, char *msg, size_t len)
@@ -36,8 +37,7 @@ static void test_denied_names_errno(void **state)
 		skip();	/* needs root to drop to another user */
 		return;
 	}
-	snprintf(dir, sizeof(dir), "/tmp/kstats-test-%d-diag-XXXXXX", (int)getpid());
-	assert_non_null(mkdtemp(dir));	/* 0700 root: nobody cannot pass */
+	assert_int_equal(ktest_tmpdir(dir, sizeof(dir), "diag"), 0);	/* 0700 root: nobody cannot pass */
 	snprintf(pins, sizeof(pins), "%s/kernelstats", dir);
 	assert_int_equal(mkdir(pins, 0755), 0);
 	ret = asuser_run(&(struct asuser){ .uid = 65534, .gid = 65534 }, check_pin_dir,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The histogram arithmetic of kstats dump (puller/hist.c), on known buckets. */
+/* The histogram arithmetic of kstats dump (cli/hist.c), on known buckets. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

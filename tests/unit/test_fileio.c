@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "kstats_fileio.h"
+#include "ktest.h"
 
 /* Each test runs in a new temp directory, its cwd: paths are relative. */
 static char root[64];
@@ -35,14 +36,9 @@ static void put(const char *name, const char *text)
 
 static void assert_content(const char *name, const char *text)
 {
-	char buf[256] = "";
-	FILE *f = fopen(name, "r");
-	size_t n;
+	char buf[256];
 
-	assert_non_null(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
+	assert_true(ktest_read_file(name, buf, sizeof(buf)) >= 0);
 	assert_string_equal(buf, text);
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The typed loader-status reader (btfreader/kstats_status.h): tolerant of
+ * The typed loader-status reader (libkstats/kstats_status.h): tolerant of
  * what a newer writer may add or change in type, strict about the version,
  * and hostile-file safe (no symlink followed, no FIFO opened blocking).
  * No kernel needed.
@@ -19,14 +19,14 @@
 #include <cmocka.h>
 
 #include "kstats_status.h"
+#include "ktest.h"
 
 static char dir[64], path[128];
 
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/kstats-test-%d-status-XXXXXX", (int)getpid());
-	if (!mkdtemp(dir))
+	if (ktest_tmpdir(dir, sizeof(dir), "status"))
 		return -1;
 	snprintf(path, sizeof(path), "%s/loader-status.json", dir);
 	return 0;

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
+#include "ktest.h"
 #include "trust.h"
 
 #define OTHER_UID 4242
@@ -51,8 +52,7 @@ static void make_file(const char *rel, mode_t mode)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(root, sizeof(root), "/tmp/kstats-test-%d-trust-XXXXXX", (int)getpid());
-	if (!mkdtemp(root) || chmod(root, 0755))
+	if (ktest_tmpdir(root, sizeof(root), "trust") || chmod(root, 0755))
 		return -1;
 	return 0;
 }

@@ -58,7 +58,7 @@ static int bucket_unit(const ProtobufCFieldDescriptor *f,
 	*unit = kstats_unit_by_atom_word(word);
 	if (!*unit) {
 		snprintf(why, len, "bucket field %s: unit '%s' is not one of "
-			 "btfreader/units.c (micros, bytes, count)", f->name, word);
+			 "libkstats/units.c (micros, bytes, count)", f->name, word);
 		return -EINVAL;
 	}
 	return 0;
