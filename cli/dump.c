@@ -24,7 +24,6 @@ struct dump_opts {
 	double interval;		/* 0: one cumulative dump */
 	uint64_t count;			/* intervals; 0: until interrupted */
 	bool filtered;			/* metrics were named */
-	bool status_tried;
 	struct kstats_status status;	/* render.status points here once read */
 };
 
@@ -51,7 +50,7 @@ static void usage(FILE *f)
 		"                    (default: " KSTATS_DEFAULT_STATUS_FILE ")\n"
 		"  -h, --help        this text\n\n"
 		"Exit status: 0 ok, 1 runtime error, 2 bad usage or unknown metric,\n"
-		"3 not loaded (run kstats-loader), 5 permission denied.\n");
+		"3 not loaded (" KSTATS_FIX_LOAD "), 5 permission denied.\n");
 }
 
 static int render_to(FILE *f, const struct dump_opts *o, const struct kstats_snapshot *s)
@@ -96,21 +95,16 @@ static int render(const struct dump_opts *o, const struct kstats_snapshot *s)
 }
 
 /*
- * The loader status, read once per run and only when a selected metric is
- * not loaded: it says why.  A missing or bad file leaves it NULL.
+ * The loader status, read once per run: which of two objects declaring a
+ * metric to show, and why a metric is not loaded.  A missing or bad file
+ * leaves it NULL.
  */
-static void read_status(struct dump_opts *o, const struct kstats_snapshot *s)
+static void read_status(struct dump_opts *o)
 {
 	char err[512];
-	size_t i;
 
-	for (i = 0; !o->status_tried && i < s->nhists; i++) {
-		if (!s->hists[i].selected || s->hists[i].loaded)
-			continue;
-		o->status_tried = true;
-		if (!kstats_status_read(o->status_file, &o->status, err, sizeof(err)))
-			o->render.status = &o->status;
-	}
+	if (!kstats_status_read(o->status_file, &o->status, err, sizeof(err)))
+		o->render.status = &o->status;
 }
 
 /*
@@ -166,8 +160,6 @@ static int read_or_report(struct dump_opts *o, struct kstats_snapshot *s)
 
 	if (ret)
 		fprintf(stderr, "kstats dump: %s\n", err);
-	else
-		read_status(o, s);
 	return ret;
 }
 
@@ -288,11 +280,13 @@ int cmd_dump(int argc, char **argv)
 		return ret == -ENOENT || ret == -ENOTDIR ? KSTATS_EXIT_USAGE
 							 : kstats_exit_code(ret);
 	}
-	kstats_snapshot_unique(&s, o.status_file, "dump");
+	read_status(&o);
+	kstats_snapshot_unique(&s, o.render.status, "dump");
 	ret = kstats_snapshot_select(&s, argv + optind, argc - optind, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "kstats dump: %s\n", err);
 		kstats_snapshot_free(&s);
+		kstats_status_free(&o.status);
 		return KSTATS_EXIT_USAGE;
 	}
 	ret = read_or_report(&o, &s);

@@ -21,6 +21,8 @@
 #define KSTATS_LABEL_LEN 64
 #define KSTATS_OBJ_LEN 64
 
+struct kstats_status;
+
 /* One key of one histogram map. */
 struct kstats_series {
 	int64_t key[KSTATS_MAX_LABELS];			/* raw key leaves */
@@ -62,11 +64,11 @@ int kstats_snapshot_init(struct kstats_snapshot *s, const char *obj_dir,
 			 char *err, size_t errlen);
 /*
  * Keeps one histogram per metric name (kstats_metric_same): the one whose
- * object the loader status file calls LOADED, else one with a program still
- * attached, else the first;
+ * object the loader status st (NULL: none) calls LOADED, else one with a
+ * program still attached, else the first;
  * warns on stderr as "kstats <tool>: warning: ..." for each one dropped.
  */
-void kstats_snapshot_unique(struct kstats_snapshot *s, const char *status_file,
+void kstats_snapshot_unique(struct kstats_snapshot *s, const struct kstats_status *st,
 			    const char *tool);
 /* Selects metrics by name (case-insensitive); none selects all. */
 int kstats_snapshot_select(struct kstats_snapshot *s, char *const *names,
@@ -136,7 +138,6 @@ size_t kstats_display_width(const char *s);
 void kstats_put_padded(FILE *f, const char *s, size_t width, bool right);
 
 /* Renderers: 0 or -errno. */
-struct kstats_status;
 struct kstats_render_opts {
 	bool all;		/* every bucket and every zero series */
 	const struct kstats_status *status;	/* why metrics are not loaded; or NULL */

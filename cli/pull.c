@@ -24,9 +24,10 @@ static void warn_line(void *ctx, const char *line)
 }
 
 /* The objects' histograms, each checked against the schema (warnings). */
-static int catalog(const struct pull_opts *o, struct kstats_snapshot *cat,
+static int catalog(struct pull_run *r, struct kstats_snapshot *cat,
 		   struct pull_metric **out)
 {
+	const struct pull_opts *o = r->o;
 	struct atom_check c = { .atom = &kernelstats__atom__descriptor,
 				.warn = warn_line };
 	char err[KSTATS_ERR_LEN] = "";
@@ -39,7 +40,7 @@ static int catalog(const struct pull_opts *o, struct kstats_snapshot *cat,
 		fprintf(stderr, "kstats pull: %s\n", err);
 		return ret;
 	}
-	kstats_snapshot_unique(cat, o->status_file, "pull");
+	kstats_snapshot_unique(cat, pull_loader_status(r), "pull");
 	shapes = calloc(cat->nhists, sizeof(*shapes));
 	pms = calloc(cat->nhists, sizeof(*pms));
 	if (shapes && pms) {
@@ -93,9 +94,9 @@ int pull_run(const struct pull_opts *o)
 		fprintf(stderr, "kstats pull: cannot read the boot id: %s\n", strerror(-ret));
 		return KSTATS_EXIT_ERROR;
 	}
-	if (catalog(o, &cat, &pms)) {
-		kstats_snapshot_free(&cat);
-		return KSTATS_EXIT_USAGE;
+	if (catalog(&r, &cat, &pms)) {
+		ret = KSTATS_EXIT_USAGE;
+		goto out;
 	}
 	ret = pull_take_lock(o, &lock_fd);
 	if (ret) {

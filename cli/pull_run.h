@@ -66,6 +66,8 @@ struct metric_read {
 /* pull_window.c: clocks and window starts. */
 uint64_t pull_clock_ns(clockid_t id);
 void pull_now(uint64_t *boot, uint64_t *real);
+/* The loader status, read on first use; empty if none. */
+const struct kstats_status *pull_loader_status(struct pull_run *r);
 void pull_creation_time(struct pull_run *r, const struct pull_metric *pm,
 			const struct metric_read *mr, uint64_t *boot, uint64_t *real);
 

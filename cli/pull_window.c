@@ -31,8 +31,8 @@ void pull_now(uint64_t *boot, uint64_t *real)
 	kstats_hook_clock(boot, real);
 }
 
-/* Only the maps' creation times are used: a missing status is no error. */
-static const struct kstats_status *loader_status(struct pull_run *r)
+/* Map creation times and loaded objects only: a missing status is no error. */
+const struct kstats_status *pull_loader_status(struct pull_run *r)
 {
 	char err[1024];
 	int ret;
@@ -50,7 +50,7 @@ static const struct kstats_status *loader_status(struct pull_run *r)
 static bool status_created(struct pull_run *r, uint32_t map_id, uint64_t *boot,
 			   uint64_t *real)
 {
-	const struct kstats_status_map *m = kstats_status_map_by_id(loader_status(r), map_id);
+	const struct kstats_status_map *m = kstats_status_map_by_id(pull_loader_status(r), map_id);
 
 	if (!m || !m->created_boot_ns)
 		return false;

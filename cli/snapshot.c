@@ -108,12 +108,10 @@ static int load_rank(const struct kstats_status *st, const char *obj)
  * (loader/metric.c): loaded, else attached, else the first in sorted order.
  * Pins of a second object from an older loader are then never exported.
  */
-void kstats_snapshot_unique(struct kstats_snapshot *s, const char *status_file,
+void kstats_snapshot_unique(struct kstats_snapshot *s, const struct kstats_status *st,
 			    const char *tool)
 {
-	struct kstats_status st, *stp = NULL;
-	bool tried = false, later;
-	char err[512];
+	bool later;
 	size_t i, j;
 
 	for (i = 0; i < s->nhists; i++) {
@@ -123,14 +121,10 @@ void kstats_snapshot_unique(struct kstats_snapshot *s, const char *status_file,
 			;
 		if (j == i)
 			continue;
-		if (!tried) {
-			tried = true;
-			stp = kstats_status_read(status_file, &st, err, sizeof(err)) ? NULL : &st;
-		}
 		first = &s->hists[j];
-		later = load_rank(stp, h->obj) > load_rank(stp, first->obj);
+		later = load_rank(st, h->obj) > load_rank(st, first->obj);
 		fprintf(stderr, "kstats %s: warning: metric %s is declared by objects %s "
-			"and %s; showing %s's only: remove the other (see kstats status)\n",
+			"and %s; showing %s's only: remove the other (" KSTATS_FIX_STATUS ")\n",
 			tool, h->metric, first->obj, h->obj, later ? h->obj : first->obj);
 		if (later)
 			*first = *h;
@@ -138,8 +132,6 @@ void kstats_snapshot_unique(struct kstats_snapshot *s, const char *status_file,
 		s->nhists--;
 		i--;
 	}
-	if (stp)
-		kstats_status_free(stp);
 }
 
 void kstats_snapshot_known(const struct kstats_snapshot *s, char *buf, size_t len)

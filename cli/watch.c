@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* kstats watch: one event stream, live, as text or JSON lines. */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
-#include <glob.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -15,6 +15,7 @@
 
 #include "fields.h"
 #include "kstats.h"
+#include "kstats_args.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "kstats_stream.h"
@@ -162,44 +163,56 @@ static void on_record(void *ctx, const struct kstats_stream_record *rec)
 		kstats_stream_request_stop(w->s);
 }
 
+/* Appends the streams of object file, one of obj_dir's; 0 or -ENOMEM. */
+static int add_streams(const char *obj_dir, const char *file, const char *pin_dir,
+		       struct stream_ref **refs, size_t *n)
+{
+	struct kstats_objmeta meta;
+	struct stream_ref *r;
+	char path[4096], err[512], pin[4096], obj[KSTATS_NAME_LEN];
+	size_t j;
+
+	snprintf(path, sizeof(path), "%s/%s", obj_dir, file);
+	if (kstats_obj_name(path, obj, sizeof(obj)) ||
+	    kstats_objmeta_read(path, &meta, err, sizeof(err)))
+		return 0;	/* a bad object hides no other stream */
+	r = realloc(*refs, (*n + meta.nstreams + 1) * sizeof(*r));
+	if (!r) {
+		kstats_objmeta_free(&meta);
+		return -ENOMEM;
+	}
+	*refs = r;
+	for (j = 0; j < meta.nstreams; j++) {
+		r = &(*refs)[(*n)++];
+		snprintf(r->obj_path, sizeof(r->obj_path), "%s", path);
+		snprintf(r->obj, sizeof(r->obj), "%s", obj);
+		snprintf(r->name, sizeof(r->name), "%s", meta.streams[j].name);
+		/* EACCES: maybe there; opening it says it is root's. */
+		r->loaded = !kstats_pin_path(pin, sizeof(pin), pin_dir, "map", obj,
+					     meta.streams[j].ringbuf) &&
+			    (!access(pin, F_OK) || errno == EACCES);
+	}
+	kstats_objmeta_free(&meta);
+	return 0;
+}
+
 static int list_streams(const char *obj_dir, const char *pin_dir,
 			struct stream_ref **out, size_t *n)
 {
-	struct kstats_objmeta meta;
-	struct stream_ref *refs = NULL, *r;
-	char pattern[4096], err[512], pin[4096], obj[KSTATS_NAME_LEN];
-	size_t i, j;
-	glob_t g;
+	struct dirent **ents;
+	int nents = kstats_scan_objects(obj_dir, &ents), i, ret = 0;
 
+	*out = NULL;
 	*n = 0;
-	snprintf(pattern, sizeof(pattern), "%s/*.bpf", obj_dir);
-	if (glob(pattern, 0, NULL, &g))
-		return access(obj_dir, R_OK) ? -errno : 0;
-	for (i = 0; i < g.gl_pathc; i++) {
-		if (kstats_obj_name(g.gl_pathv[i], obj, sizeof(obj)) ||
-		    kstats_objmeta_read(g.gl_pathv[i], &meta, err, sizeof(err)))
-			continue;
-		r = realloc(refs, (*n + meta.nstreams + 1) * sizeof(*refs));
-		if (!r) {
-			kstats_objmeta_free(&meta);
-			break;
-		}
-		refs = r;
-		for (j = 0; j < meta.nstreams; j++) {
-			r = &refs[(*n)++];
-			snprintf(r->obj_path, sizeof(r->obj_path), "%s", g.gl_pathv[i]);
-			snprintf(r->obj, sizeof(r->obj), "%s", obj);
-			snprintf(r->name, sizeof(r->name), "%s", meta.streams[j].name);
-			/* EACCES: maybe there; opening it says it is root's. */
-			r->loaded = !kstats_pin_path(pin, sizeof(pin), pin_dir, "map", obj,
-						     meta.streams[j].ringbuf) &&
-				    (!access(pin, F_OK) || errno == EACCES);
-		}
-		kstats_objmeta_free(&meta);
+	if (nents < 0)
+		return nents;
+	for (i = 0; i < nents; i++) {
+		if (!ret)
+			ret = add_streams(obj_dir, ents[i]->d_name, pin_dir, out, n);
+		free(ents[i]);
 	}
-	globfree(&g);
-	*out = refs;
-	return 0;
+	free(ents);
+	return ret;
 }
 
 static bool ref_matches(const struct stream_ref *r, const char *want)
@@ -232,9 +245,10 @@ static int pick_stream(const char *obj_dir, const char *pin_dir, const char *wan
 	int ret = list_streams(obj_dir, pin_dir, &refs, &n);
 
 	if (ret) {
-		fprintf(stderr, "kstats watch: cannot read object directory %s: %s; "
-			"pass --obj-dir\n", obj_dir, strerror(-ret));
-		return KSTATS_EXIT_USAGE;
+		fprintf(stderr, "kstats watch: cannot read object directory %s: %s%s\n",
+			obj_dir, strerror(-ret), ret == -ENOMEM ? "" : "; pass --obj-dir");
+		free(refs);
+		return ret == -ENOMEM ? KSTATS_EXIT_ERROR : KSTATS_EXIT_USAGE;
 	}
 	for (i = 0; i < n; i++)
 		if (ref_matches(&refs[i], want)) {
@@ -246,11 +260,11 @@ static int pick_stream(const char *obj_dir, const char *pin_dir, const char *wan
 		ret = KSTATS_EXIT_OK;
 	} else if (hits == 1) {
 		fprintf(stderr, "kstats watch: stream %s is not loaded under %s; "
-			"run kstats-loader\n", want, pin_dir);
+			KSTATS_FIX_LOAD "\n", want, pin_dir);
 		ret = KSTATS_EXIT_NOT_LOADED;
 	} else if (!hits && !want) {
 		fprintf(stderr, "kstats watch: no stream is loaded under %s; "
-			"run kstats-loader\n", pin_dir);
+			KSTATS_FIX_LOAD "\n", pin_dir);
 		ret = KSTATS_EXIT_NOT_LOADED;
 	} else {
 		if (!hits)
@@ -347,18 +361,15 @@ static void print_summary(struct watcher *w)
 		w->printed, w->unprinted, w->write_err ? "output failed" : "past --count");
 }
 
-static int parse_u64(const char *s, const char *opt, uint64_t max, uint64_t *out)
+/* Prints the error; 0 or -EINVAL. */
+static int parse_count(const char *opt, const char *arg, uint64_t max, uint64_t *out)
 {
-	char *end;
+	char err[KSTATS_ERR_LEN];
+	int ret = kstats_parse_count(opt, arg, max, out, err, sizeof(err));
 
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || !*out || *out > max) {
-		fprintf(stderr, "kstats watch: %s wants a number 1..%" PRIu64 ", not '%s'\n",
-			opt, max, s);
-		return -EINVAL;
-	}
-	return 0;
+	if (ret)
+		fprintf(stderr, "kstats watch: %s\n", err);
+	return ret;
 }
 
 static int watch_stream(struct watcher *w, const struct stream_ref *ref,
@@ -412,11 +423,11 @@ int cmd_watch(int argc, char **argv)
 		switch (c) {
 		case 'j': w.json = true; break;
 		case 'c':
-			if (parse_u64(optarg, "--count", UINT64_MAX, &w.count))
+			if (parse_count("--count", optarg, UINT64_MAX, &w.count))
 				return KSTATS_EXIT_USAGE;
 			break;
 		case 'q':
-			if (parse_u64(optarg, "--queue", 1u << 24, &queue))
+			if (parse_count("--queue", optarg, 1u << 24, &queue))
 				return KSTATS_EXIT_USAGE;
 			break;
 		case 'o': obj_dir = optarg; break;

@@ -9,11 +9,11 @@
 #include <json-c/json.h>
 
 #include "kstats_fileio.h"
+#include "kstats_fix.h"
 #include "kstats_status.h"
 
 /* The loader writes a few KiB; anything past this is not its file. */
 #define STATUS_MAX_BYTES (16u << 20)
-#define FIX_LOAD "run kstats-loader"
 
 static json_object *member(json_object *o, const char *key, json_type type)
 {
@@ -163,7 +163,7 @@ int kstats_status_parse(const char *buf, size_t len, const char *name,
 	json_tokener_free(tok);
 	if (!st->json || jerr != json_tokener_success ||
 	    !json_object_is_type(st->json, json_type_object)) {
-		snprintf(err, errlen, "%s is not a loader status file: %s; " FIX_LOAD
+		snprintf(err, errlen, "%s is not a loader status file: %s; " KSTATS_FIX_LOAD
 			 " to rewrite it", name, jerr == json_tokener_continue ? "truncated" :
 			 st->json && jerr == json_tokener_success ? "not a JSON object" :
 			 json_tokener_error_desc(jerr));
@@ -174,7 +174,7 @@ int kstats_status_parse(const char *buf, size_t len, const char *name,
 		  json_object_get_int64(member(st->json, "version", json_type_int)) : 0;
 	if (version != KSTATS_STATUS_VERSION || !member(st->json, "objects", json_type_array)) {
 		snprintf(err, errlen, "%s: status version %lld, this kstats reads version %d "
-			 "with an objects array; " FIX_LOAD " from the same release", name,
+			 "with an objects array; " KSTATS_FIX_LOAD " from the same release", name,
 			 (long long)version, KSTATS_STATUS_VERSION);
 		kstats_status_free(st);
 		return -EINVAL;
@@ -196,10 +196,10 @@ int kstats_status_read(const char *path, struct kstats_status *st,
 
 	memset(st, 0, sizeof(*st));
 	if (fd == -ENOENT)
-		snprintf(err, errlen, "no loader status at %s; " FIX_LOAD
+		snprintf(err, errlen, "no loader status at %s; " KSTATS_FIX_LOAD
 			 " (or pass --status-file)", path);
 	else if (fd == -ELOOP || fd == -EINVAL)
-		snprintf(err, errlen, "%s is a symlink or not a regular file; " FIX_LOAD
+		snprintf(err, errlen, "%s is a symlink or not a regular file; " KSTATS_FIX_LOAD
 			 " to rewrite it", path);
 	else if (fd < 0)
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-fd));

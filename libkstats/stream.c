@@ -20,6 +20,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "kstats_fix.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "map_types.h"
@@ -223,7 +224,7 @@ static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t
 		ret = -s->ring_fd;
 		if (ret == ENOENT)
 			return kstats_fail(err, errlen, ret,
-					   "%s is not pinned; run kstats-loader", pin);
+					   "%s is not pinned; " KSTATS_FIX_LOAD, pin);
 		return kstats_fail(err, errlen, ret, "%s: %s%s", pin, strerror(ret),
 				   ret == EACCES ? " (stream rings are root-only: run kstats "
 				   "watch as root)" : "");
@@ -234,8 +235,8 @@ static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t
 	s->rb = ring_buffer__new(s->ring_fd, kstats_stream_on_record, s, NULL);
 	if (!s->rb && errno == EPERM)
 		return kstats_fail(err, errlen, errno, "%s: the ring was frozen "
-				   "(BPF_MAP_FREEZE) and can no longer be read; run "
-				   "kstats-loader to recreate it", pin);
+				   "(BPF_MAP_FREEZE) and can no longer be read; "
+				   KSTATS_FIX_LOAD " to recreate it", pin);
 	if (!s->rb)
 		return kstats_fail(err, errlen, errno, "%s: cannot map the ring: %s", pin,
 				   strerror(errno));

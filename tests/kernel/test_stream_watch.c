@@ -336,7 +336,7 @@ static void test_errors_name_the_fix(void **state)
 	assert_int_equal(watch(none), 2);
 	assert_non_null(strstr(slurp(err_path), "OBJ:STREAM"));
 	assert_int_equal(watch(zero), 2);
-	assert_non_null(strstr(slurp(err_path), "--count wants a number"));
+	assert_non_null(strstr(slurp(err_path), "--count takes a positive number, not '0'"));
 	assert_int_equal(watch(help), 0);
 	assert_non_null(strstr(slurp(out_path), "Exit status"));
 	snprintf(empty_pins, sizeof(empty_pins), "%s-empty", t.pin_dir);
