@@ -15,7 +15,7 @@ cache=${SYSTEM_CACHE:-build/system}
 kcache=${KERNELS_CACHE:-build/kernels}
 cuts=${SYSTEM_CUTS:-20}
 timeout_s=${SYSTEM_TIMEOUT:-300}
-cut_wait_s=120	# a cut boot reaches its pull loop in about 10 s
+cut_wait_s=120	# a cut boot ends its first pull in about 10 s
 work=
 qpid=
 lane=
@@ -90,8 +90,9 @@ cp tests/system/guest.sh tests/system/cut.sh "$work/disk/"
 mke2fs -q -t ext4 -L systest -d "$work/disk" "$work/systest.img" 64M >/dev/null
 qemu-img create -q -f qcow2 -F raw -b "$(realpath "$base")" "$work/run.qcow2"
 
-# One boot; the console log in $work/<name>.log.  With kill_after, qemu is
-# killed that many seconds after the guest printed "@@ LOOP".
+# One boot; the console log in $work/<name>.log.  With kill_after (a
+# fraction), qemu is killed that many of its loops after the guest's first
+# pull ended.
 boot() {	# name disk cmdline [kill_after]
 	local name=$1 disk=$2 append=$3 kill_after=${4:-} log=$work/$1.log t0 i
 	t0=$(date +%s%N) ticks=0
@@ -108,11 +109,11 @@ boot() {	# name disk cmdline [kill_after]
 	qpid=$!
 	if [ -n "$kill_after" ]; then
 		for ((i = 0; i < cut_wait_s * 10; i++)); do
-			grep -q '^@@ LOOP' "$log" && break
+			grep -qE '^@@ T [^ ]+ [^ ]+ pull 1\s*$' "$log" && break
 			kill -0 "$qpid" 2>/dev/null || break
 			sleep 0.1
 		done
-		sleep "$kill_after"
+		sleep "$(loops "$log" "$kill_after")"
 		cpu_ticks
 		kill -9 "$qpid" 2>/dev/null
 	else
@@ -217,15 +218,13 @@ if [ -n "${SYSTEM_PHASES:-}" ]; then
 	exit 0
 fi
 
-# How long after "@@ LOOP" a cut may come: 1.5 loops (compaction, count,
-# pull) as the cut boots so far timed them on the guest's clock, which is
-# the host's under TCG, so it follows the host's load; 8 s before any.
-loop_secs() {
-	cat "$work"/cut*.log 2>/dev/null | awk '$1 == "@@" && $2 == "T" {
-			if ($5 == "pull" && p && $4 - p > m) m = $4 - p
-			p = ($5 == "pull" || $5 == "loaded") ? $4 : 0
-		}
-		END {printf "%.2f", m ? 1.5 * m : 8}'
+# Seconds for a fraction of a cut boot's loop (compaction, count, pull), as
+# its first loop took on the guest's clock, which under TCG is the host's:
+# the cut point follows the host's load.
+loops() {	# log fraction
+	tr -d '\r' <"$1" | awk -v f="$2" '$1 == "@@" && $2 == "T" && $5 == "loaded" {l = $4}
+		$1 == "@@" && $2 == "T" && $5 == "pull" && $6 == 1 {p = $4}
+		END {printf "%.2f", f * (l && p ? p - l : 1)}'
 }
 
 # The power cuts: a chain of cut boots on a copy of the installed disk, then
@@ -236,7 +235,7 @@ power_cuts() {
 	trap 'exit 143' TERM
 	for ((c = 1; c <= cuts; c++)); do
 		cut_boot "cut$c" "$work/cut.qcow2" "rw init=/usr/local/sbin/systest-cut systest.cut=loop" \
-			"$(awk -v s="$RANDOM" -v w="$(loop_secs)" 'BEGIN {srand(s); printf "%.2f", rand() * w}')"
+			"$(awk -v s="$RANDOM" 'BEGIN {srand(s); printf "%.3f", rand() * 1.5}')"
 	done
 	cut_boot cutfinal "$work/cut.qcow2" "rw init=/usr/local/sbin/systest-cut systest.cut=final"
 	echo "# system: power cuts: $(($(date +%s) - t0))s wall"
