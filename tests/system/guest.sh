@@ -105,10 +105,9 @@ counts() {
 
 # Waits up to $2 s for a command to succeed, trying every 0.2 s.
 wait_for() {
-	local cmd=$1 t=$(($2 * 5))
+	local cmd=$1 end=$((SECONDS + $2))
 	while ! eval "$cmd" >/dev/null 2>&1; do
-		t=$((t - 1))
-		[ "$t" -gt 0 ] || return 1
+		[ "$SECONDS" -lt "$end" ] || return 1
 		sleep 0.2
 	done
 }
@@ -128,8 +127,8 @@ timer_fires() {
 	wait_for '[ "$(systemctl show -P ActiveState kernelstats-pull.service)" = inactive ] &&
 		  [ "$(systemctl show -P ExecMainExitTimestampMonotonic kernelstats-pull.service)" != 0 ]' 60 ||
 		{ echo "pull service did not finish"; return 1; }
+	# No daemon-reload for this: the upgrade's dpkg -i reloads next.
 	rm -rf /run/systemd/system/kernelstats-pull.timer.d
-	systemctl daemon-reload
 	[ "$(systemctl show -P Result kernelstats-pull.service)" = success ] ||
 		{ journalctl -b -u kernelstats-pull.service --no-pager | tail -5; return 1; }
 	[ "$(ls "$ATOMS" | wc -l)" -gt "$before" ] || { echo "no new atoms file"; return 1; }
@@ -149,12 +148,16 @@ textfile_scraped() {
 	local TEXTFILE
 	TEXTFILE=$(grep -o -- '--output [^ ]*' /lib/systemd/system/kernelstats-textfile.service | cut -d' ' -f2)
 	echo "ARGS=\"--collector.textfile.directory=${TEXTFILE%/*}\"" >/etc/default/prometheus-node-exporter
+	SECONDS=0
 	systemctl restart prometheus-node-exporter.service || return 1
+	echo -n "node_exporter restarted after ${SECONDS}s, " >"$out.tf"
 	systemctl start kernelstats-textfile.service ||
 		{ journalctl -b -u kernelstats-textfile.service --no-pager | tail -5; return 1; }
+	echo -n "the textfile written after ${SECONDS}s, " >>"$out.tf"
 	[ -s "$TEXTFILE" ] || { echo "no $TEXTFILE"; return 1; }
-	wait_for 'curl -sf http://127.0.0.1:9100/metrics >/dev/null' 30 || { echo "node_exporter does not answer"; return 1; }
-	curl -sf http://127.0.0.1:9100/metrics >"$out.metrics"
+	wait_for 'curl -sf -o "$out.metrics" http://127.0.0.1:9100/metrics' 60 ||
+		{ echo "node_exporter does not answer"; return 1; }
+	echo "scraped after ${SECONDS}s" >>"$out.tf"
 	grep -E '^kstats_.*compaction.*_bucket\{' "$out.metrics" | head -2
 	grep -qE '^kstats_.*compaction.*_bucket\{.*le="\+Inf"' "$out.metrics" ||
 		{ grep -i textfile "$out.metrics" | head -5; return 1; }
@@ -221,6 +224,7 @@ install)
 	check "install: kernelstats-pull.service writes atoms" pull_service
 	compact
 	check "install: kernelstats-textfile.service writes the file node_exporter serves (buckets scraped on 127.0.0.1:9100)" textfile_scraped
+	say "INFO: install: $(cat "$out.tf" 2>/dev/null)"
 	check "install: kstats member without capabilities runs kstats dump" member_dump
 	say "INFO: $(head -3 "$out" | tr '\n' ' ')"
 	check "install: bpffs 0700 (as systemd mounts it) stops the member; the package's tmpfiles line lets it through" member_needs_0711
