@@ -208,7 +208,7 @@ say "BEGIN $phase $(uname -r) systemd $(systemctl --version | sed -n '1s/systemd
 stamp "boot finished: $(systemd-analyze time --no-pager | head -1)"
 
 say "BOOT $boot_id"
-say "INFO: $phase: kernel.perf_event_paranoid=$(sysctl -n kernel.perf_event_paranoid) kernel.unprivileged_bpf_disabled=$(sysctl -n kernel.unprivileged_bpf_disabled)"
+say "INFO: $phase: kernel.perf_event_paranoid=$(sysctl -n kernel.perf_event_paranoid) kernel.unprivileged_bpf_disabled=$(sysctl -n kernel.unprivileged_bpf_disabled), $(grep -E '^MemAvailable' /proc/meminfo | tr -s ' ')"
 
 case $phase in
 install)
