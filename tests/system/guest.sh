@@ -78,14 +78,14 @@ member_dump() {
 	stat -c '%n %A %U:%G' /sys/fs/bpf "$PIN"
 	as member kstats dump CompactionDuration && as member kstats dump | grep -q CompactionDuration
 }
-# Can the member check fail?  bpffs as systemd mounts it (0700): the member
+# Can the member check fail?  bpffs as systemd mounts it (1700, printed before dpkg -i): the member
 # is stopped; the package's tmpfiles line (applied again here) opens it.
 member_needs_0711() {
-	chmod 0700 /sys/fs/bpf
+	chmod 1700 /sys/fs/bpf
 	as member kstats dump CompactionDuration >"$out.m" 2>&1
 	local rc=$?
 	systemd-tmpfiles --create kernelstats.conf
-	echo "member's kstats dump under 0700: exit $rc: $(head -2 "$out.m")"
+	echo "member's kstats dump under 1700: exit $rc: $(head -2 "$out.m")"
 	stat -c '%n %a after systemd-tmpfiles --create kernelstats.conf' /sys/fs/bpf
 	[ "$rc" -ne 0 ] && [ "$(stat -c %a /sys/fs/bpf)" = 711 ] && member_dump
 }
@@ -227,7 +227,7 @@ install)
 	say "INFO: install: $(cat "$out.tf" 2>/dev/null)"
 	check "install: kstats member without capabilities runs kstats dump" member_dump
 	say "INFO: $(head -3 "$out" | tr '\n' ' ')"
-	check "install: bpffs 0700 (as systemd mounts it) stops the member; the package's tmpfiles line lets it through" member_needs_0711
+	check "install: bpffs 1700 (as systemd mounts it) stops the member; the package's tmpfiles line lets it through" member_needs_0711
 	say "INFO: $(head -3 "$out" | tr '\n' ' ')"
 	check "install: a user outside group kstats cannot (and the error names it)" outsider_denied
 	security
@@ -240,7 +240,7 @@ install)
 	;;
 upgrade)
 	loader_checks boot
-	check "boot: the member dumps after a reboot (systemd mounted bpffs 0700, tmpfiles made it 0711)" member_dump
+	check "boot: the member dumps after a reboot (systemd mounted bpffs 1700, tmpfiles made it 0711)" member_dump
 	say "INFO: $(head -1 "$out")"
 	say "INFO: systemd-analyze blame: $(systemd-analyze blame --no-pager | grep kernelstats-loader)"
 	check "boot: kernelstats-pull-shutdown.service active (pulls at shutdown)" \
