@@ -78,8 +78,9 @@ member_dump() {
 	stat -c '%n %A %U:%G' /sys/fs/bpf "$PIN"
 	as member kstats dump CompactionDuration && as member kstats dump | grep -q CompactionDuration
 }
-# Can the member check fail?  bpffs as systemd mounts it (1700, printed before dpkg -i): the member
-# is stopped; the package's tmpfiles line (applied again here) opens it.
+# Can the member check fail?  bpffs as systemd mounts it (1700, printed
+# before dpkg -i) stops the member; the package's tmpfiles line (applied
+# again here) lets it through.
 member_needs_0711() {
 	chmod 1700 /sys/fs/bpf
 	as member kstats dump CompactionDuration >"$out.m" 2>&1
