@@ -235,7 +235,8 @@ loops() {	# log fraction
 # The power cuts: a chain of cut boots on a copy of the installed disk, then
 # a boot that pulls and prints every atoms file.
 power_cuts() {
-	local c t0=$(date +%s)
+	local c t0
+	t0=$(date +%s)
 	trap '[ -n "$qpid" ] && kill -9 "$qpid" 2>/dev/null' EXIT
 	trap 'exit 143' TERM
 	for ((c = 1; c <= cuts; c++)); do
