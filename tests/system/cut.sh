@@ -5,7 +5,7 @@
 # kstats (CAP_BPF only, like kernelstats-pull.service) until the host kills
 # qemu.  Lines:
 #   @@ CUTBOOT <boot_id>            @@ FILE <name> <sha256>   (before any pull)
-#   @@ STATE ok|missing|corrupt ..  @@ PRE <seq> <events>     (before pull seq)
+#   @@ STATE ok|missing|corrupt ..  @@ PRE <seq> <events> [<uptime>] (before pull seq)
 #   @@ DONE <seq> <rc> <newest file>
 # With systest.cut=final it pulls once, prints every atoms file and powers off.
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
@@ -68,7 +68,7 @@ echo "@@ LOOP"
 while :; do
 	echo 1 >/proc/sys/vm/compact_memory
 	seq=$((seq + 1))
-	echo "@@ PRE $seq $(events)"
+	echo "@@ PRE $seq $(events) $(cut -d' ' -f1 /proc/uptime)"
 	pull >/run/pull.out 2>&1
 	rc=$?
 	echo "@@ DONE $seq $rc $(newest)"

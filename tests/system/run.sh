@@ -15,7 +15,7 @@ cache=${SYSTEM_CACHE:-build/system}
 kcache=${KERNELS_CACHE:-build/kernels}
 cuts=${SYSTEM_CUTS:-20}
 timeout_s=${SYSTEM_TIMEOUT:-900}	# a systemd boot took 624 s on a host with load 13
-cut_wait_s=120	# a cut boot ends its first pull in about 10 s
+cut_wait_s=120	# a cut boot starts its second pull in about 10 s
 work=
 qpid=
 lane=
@@ -96,8 +96,8 @@ mke2fs -q -t ext4 -L systest -d "$work/disk" "$work/systest.img" 64M >/dev/null
 qemu-img create -q -f qcow2 -F raw -b "$(realpath "$base")" "$work/run.qcow2"
 
 # One boot; the console log in $work/<name>.log.  With kill_after (a
-# fraction), qemu is killed that many of its loops after the guest's first
-# pull ended.
+# fraction), qemu is killed that much of the boot's first pull after its
+# second pull started.
 boot() {	# name disk cmdline [kill_after]
 	local name=$1 disk=$2 append=$3 kill_after=${4:-} log=$work/$1.log t0 i
 	t0=$(date +%s%N) ticks=0
@@ -114,11 +114,11 @@ boot() {	# name disk cmdline [kill_after]
 	qpid=$!
 	if [ -n "$kill_after" ]; then
 		for ((i = 0; i < cut_wait_s * 10; i++)); do
-			grep -qE '^@@ T [^ ]+ [^ ]+ pull 1\s*$' "$log" && break
+			grep -q '^@@ PRE 2 ' "$log" && break
 			kill -0 "$qpid" 2>/dev/null || break
 			sleep 0.1
 		done
-		sleep "$(loops "$log" "$kill_after")"
+		sleep "$(pull_secs "$log" "$kill_after")"
 		cpu_ticks
 		kill -9 "$qpid" 2>/dev/null
 	else
@@ -223,13 +223,12 @@ if [ -n "${SYSTEM_PHASES:-}" ]; then
 	exit 0
 fi
 
-# Seconds for a fraction of a cut boot's loop (compaction, count, pull), as
-# its first loop took on the guest's clock, which under TCG is the host's:
-# the cut point follows the host's load.
-loops() {	# log fraction
-	tr -d '\r' <"$1" | awk -v f="$2" '$1 == "@@" && $2 == "T" && $5 == "loaded" {l = $4}
-		$1 == "@@" && $2 == "T" && $5 == "pull" && $6 == 1 {p = $4}
-		END {printf "%.2f", f * (l && p ? p - l : 1)}'
+# Seconds for a fraction of a cut boot's first pull, as the guest's clock
+# timed it (under TCG the host's: the cut point follows the host's load).
+pull_secs() {	# log fraction
+	tr -d '\r' <"$1" | awk -v f="$2" '$1 == "@@" && $2 == "PRE" && $3 == 1 {s = $5}
+		$1 == "@@" && $2 == "T" && $5 == "pull" && $6 == 1 {e = $4}
+		END {printf "%.2f", f * (s && e ? e - s : 1)}'
 }
 
 # The power cuts: a chain of cut boots on a copy of the installed disk, then
@@ -241,7 +240,7 @@ power_cuts() {
 	trap 'exit 143' TERM
 	for ((c = 1; c <= cuts; c++)); do
 		cut_boot "cut$c" "$work/cut.qcow2" "rw init=/usr/local/sbin/systest-cut systest.cut=loop" \
-			"$(awk -v s="$RANDOM" 'BEGIN {srand(s); printf "%.3f", rand() * 1.5}')"
+			"$(awk -v s="$RANDOM" 'BEGIN {srand(s); printf "%.3f", rand() * 1.2}')"
 	done
 	cut_boot cutfinal "$work/cut.qcow2" "rw init=/usr/local/sbin/systest-cut systest.cut=final"
 	echo "# system: power cuts: $(($(date +%s) - t0))s wall"
