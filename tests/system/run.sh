@@ -103,7 +103,7 @@ boot() {	# name disk cmdline [kill_after]
 	t0=$(date +%s%N) ticks=0
 	: >"$log"
 	# -cx16: qemu 7.2's TCG breaks SLUB's cmpxchg16b (doc/kernel-matrix.md).
-	qemu-system-x86_64 -accel tcg -cpu qemu64,-cx16 -m 512 -smp 1 -nodefaults -display none -nic none \
+	qemu-system-x86_64 -accel tcg -cpu qemu64,-cx16 -m 1024 -smp 1 -nodefaults -display none -nic none \
 		-monitor none -no-reboot -serial "file:$log" -kernel "$kernel" \
 		-append "root=/dev/nvme0n1 console=ttyS0 loglevel=1 panic=-1 trace_event=compaction:mm_compaction_end $append" \
 		-device nvme,id=nvme0,serial=systest \
