@@ -21,6 +21,7 @@
 
 #include "bpf_telemetry.h"
 #include "dumptest.h"
+#include "kmain.h"
 #include "kstats_keys.h"
 
 #define OBJ "dumpLabels"
@@ -578,11 +579,5 @@ int main(void)
 		cmocka_unit_test(test_live_json),
 		cmocka_unit_test(test_live_ascii),
 	};
-	const char *missing = ktest_missing_feature();
-
-	if (missing) {
-		printf("SKIP: dump: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("dump", tests, setup, teardown);
+	return KTEST_MAIN("dump", tests, setup, teardown);
 }

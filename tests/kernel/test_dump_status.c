@@ -23,6 +23,7 @@
 
 #include "bpf_telemetry.h"
 #include "dumptest.h"
+#include "kmain.h"
 #include "kstats_pins.h"
 
 static struct dumptest d;
@@ -132,11 +133,10 @@ static int write_status(const char *path, const char *release, const char *extra
 
 static int kernel_release(char *buf, size_t len)
 {
-	FILE *f = fopen("/proc/sys/kernel/osrelease", "r");
+	ssize_t n = ktest_read_file("/proc/sys/kernel/osrelease", buf, len);
 
-	if (!f || !fgets(buf, (int)len, f))
-		return -errno;
-	fclose(f);
+	if (n < 0)
+		return (int)n;
 	buf[strcspn(buf, "\n")] = 0;
 	return 0;
 }
@@ -446,11 +446,5 @@ int main(void)
 		cmocka_unit_test(test_status_failed_and_stale),
 		cmocka_unit_test(test_status_detached),
 	};
-	const char *missing = ktest_missing_feature();
-
-	if (missing) {
-		printf("SKIP: status: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("status", tests, setup, teardown);
+	return KTEST_MAIN("status", tests, setup, teardown);
 }

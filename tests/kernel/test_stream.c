@@ -24,6 +24,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "kmain.h"
 #include "kstats_pins.h"
 #include "kstats_stream.h"
 #include "ktest.h"
@@ -507,11 +508,5 @@ int main(void)
 		T(test_unknown_stream_lists_known),
 		T(test_columns_from_btf),
 	};
-	const char *missing = ktest_missing_feature();
-
-	if (missing) {
-		printf("SKIP: stream: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("stream", tests, NULL, NULL);
+	return KTEST_MAIN("stream", tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 #include <bpf/bpf.h>
 
+#include "kmain.h"
 #include "kstats_keys.h"
 #include "kstats_pins.h"
 #include "kstats_stream.h"
@@ -115,17 +116,11 @@ static void run_compactions(struct kstats_stream *s, int n, uint64_t *t0, uint64
 
 static void own_identity(char comm[16], enum kstats_process_state *state)
 {
-	char buf[32] = "";
-	FILE *f = fopen("/proc/self/comm", "r");
+	char buf[32];
 
-	assert_non_null(f);
-	assert_non_null(fgets(comm, 16, f));
+	assert_true(ktest_read_file("/proc/self/comm", comm, 16) > 0);
 	comm[strcspn(comm, "\n")] = 0;
-	fclose(f);
-	f = fopen("/proc/self/oom_score_adj", "r");
-	assert_non_null(f);
-	assert_non_null(fgets(buf, sizeof(buf), f));
-	fclose(f);
+	assert_true(ktest_read_file("/proc/self/oom_score_adj", buf, sizeof(buf)) > 0);
 	*state = kstats_process_state_from_adj(atoi(buf));
 }
 
@@ -209,11 +204,5 @@ int main(void)
 		cmocka_unit_test(test_events_reach_two_consumers_in_order),
 		cmocka_unit_test(test_threshold_filters_in_kernel),
 	};
-	const char *missing = ktest_missing_feature();
-
-	if (missing) {
-		printf("SKIP: stream_compaction: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("stream_compaction", tests, setup, teardown);
+	return KTEST_MAIN("stream_compaction", tests, setup, teardown);
 }

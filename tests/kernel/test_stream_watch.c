@@ -21,6 +21,7 @@
 #include <json-c/json.h>
 #include <bpf/bpf.h>
 
+#include "kmain.h"
 #include "kstats_pins.h"
 #include "ktest.h"
 #include "stream.h"
@@ -76,13 +77,8 @@ static int watch(const char *const *args)
 static char *slurp(const char *path)
 {
 	static char buf[1 << 22];
-	FILE *f = fopen(path, "r");
-	size_t n;
 
-	assert_non_null(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	fclose(f);
+	assert_true(ktest_read_file(path, buf, sizeof(buf)) >= 0);
 	return buf;
 }
 
@@ -358,11 +354,5 @@ int main(void)
 		T(test_reload_stops_watch),
 		T(test_not_root_is_told_so),
 	};
-	const char *missing = ktest_missing_feature();
-
-	if (missing) {
-		printf("SKIP: stream_watch: %s\n", missing);
-		return 0;
-	}
-	return cmocka_run_group_tests_name("stream_watch", tests, NULL, NULL);
+	return KTEST_MAIN("stream_watch", tests, NULL, NULL);
 }
