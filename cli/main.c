@@ -28,8 +28,8 @@ static void usage(FILE *f)
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
 	fprintf(f, "\nExit status: 0 ok, 1 runtime error, 2 bad usage, "
-		"3 nothing loaded (run kstats-loader),\n4 another kstats pull holds "
-		"the lock, 5 permission denied (needs CAP_BPF and group kstats).\n"
+		"3 nothing loaded (" KSTATS_FIX_LOAD "),\n4 another kstats pull holds "
+		"the lock, 5 permission denied (" KSTATS_FIX_PERM ").\n"
 		"KSTATS_DEBUG=1 also shows libbpf's own messages.\n");
 }
 

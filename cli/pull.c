@@ -117,8 +117,8 @@ int pull_run(const struct pull_opts *o)
 	}
 	kstats_hook_point("read");
 	if (!r.maps_read && !r.maps_failed) {
-		fprintf(stderr, "kstats pull: no histogram map is pinned under %s; run "
-			"kstats-loader\n", o->pin_dir);
+		fprintf(stderr, "kstats pull: no histogram map is pinned under %s; "
+			KSTATS_FIX_LOAD "\n", o->pin_dir);
 		ret = KSTATS_EXIT_NOT_LOADED;
 		goto out;
 	}

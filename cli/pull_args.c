@@ -35,9 +35,9 @@ static void usage(FILE *f)
 		"  -v, --verbose       notes on skipped maps and window starts\n"
 		"  -h, --help          this text\n\n"
 		"Exit status: 0 ok, 1 runtime error (a map unreadable, I/O), 2 bad usage\n"
-		"or no histogram in --obj-dir, 3 nothing pinned (run kstats-loader),\n"
-		"4 another pull holds the lock, 5 every unreadable map was denied (needs\n"
-		"CAP_BPF and group kstats).  A histogram and an atom message that do not\n"
+		"or no histogram in --obj-dir, 3 nothing pinned (" KSTATS_FIX_LOAD "),\n"
+		"4 another pull holds the lock, 5 every unreadable map was denied\n"
+		"(" KSTATS_FIX_PERM ").  A histogram and an atom message that do not\n"
 		"match are a warning line each (doc/writing-a-metric.md).\n");
 }
 

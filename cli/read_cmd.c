@@ -179,7 +179,7 @@ out:
 	kstats_add_fix(err, sizeof(err), ret);
 	if (ret)
 		fprintf(stderr, "kstats read: %s%s\n", err,
-			ret == -ENOENT ? "; run kstats-loader, or pass --pin" : "");
+			ret == -ENOENT ? "; " KSTATS_FIX_LOAD ", or pass --pin" : "");
 	kstats_fields_free(&fs);
 	free(rows);
 	kstats_map_close(m);

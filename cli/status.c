@@ -41,7 +41,7 @@ static void usage(FILE *f)
 		"  -h, --help          this text\n\n"
 		"Exit status (a health check): 0 ok, 1 an object failed to load (or\n"
 		"runtime error), 2 bad usage, 3 no status, or a map of a loaded object\n"
-		"is gone (run kstats-loader), 5 permission denied.  An object whose\n"
+		"is gone (" KSTATS_FIX_LOAD "), 5 permission denied.  An object whose\n"
 		"file is bad (FAILED_OBJECT, not critical) is a warning, not a failure.\n");
 }
 
