@@ -6,6 +6,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,37 +213,38 @@ void kstats_objmeta_free(struct kstats_objmeta *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/* The entry of arr (n entries of size bytes) whose string at off is name. */
+static const void *find_named(const void *arr, size_t n, size_t size, size_t off,
+			      const char *name)
+{
+	const char *e = arr;
+	size_t i;
+
+	for (i = 0; i < n; i++, e += size)
+		if (!strcmp(e + off, name))
+			return e;
+	return NULL;
+}
+
 const struct kstats_map_meta *
 kstats_objmeta_map(const struct kstats_objmeta *m, const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < m->nmaps; i++)
-		if (!strcmp(m->maps[i].name, name))
-			return &m->maps[i];
-	return NULL;
+	return find_named(m->maps, m->nmaps, sizeof(*m->maps),
+			  offsetof(struct kstats_map_meta, name), name);
 }
 
 const struct kstats_prog_meta *
 kstats_objmeta_prog(const struct kstats_objmeta *m, const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < m->nprogs; i++)
-		if (!strcmp(m->progs[i].name, name))
-			return &m->progs[i];
-	return NULL;
+	return find_named(m->progs, m->nprogs, sizeof(*m->progs),
+			  offsetof(struct kstats_prog_meta, name), name);
 }
 
 const struct kstats_hist_meta *
 kstats_objmeta_hist(const struct kstats_objmeta *m, const char *map)
 {
-	size_t i;
-
-	for (i = 0; i < m->nhists; i++)
-		if (!strcmp(m->hists[i].map, map))
-			return &m->hists[i];
-	return NULL;
+	return find_named(m->hists, m->nhists, sizeof(*m->hists),
+			  offsetof(struct kstats_hist_meta, map), map);
 }
 
 static const char *next_alnum(const char *s)
@@ -265,12 +267,8 @@ bool kstats_metric_same(const char *a, const char *b)
 const struct kstats_stream_meta *
 kstats_objmeta_stream(const struct kstats_objmeta *m, const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < m->nstreams; i++)
-		if (!strcmp(m->streams[i].name, name))
-			return &m->streams[i];
-	return NULL;
+	return find_named(m->streams, m->nstreams, sizeof(*m->streams),
+			  offsetof(struct kstats_stream_meta, name), name);
 }
 
 static int bpf_filter(const struct dirent *d)
