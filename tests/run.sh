@@ -137,7 +137,7 @@ leak_after_failure() {	# report pid
 # Runs one test in its own process group (so an interrupt can stop all of
 # it) and counts its results; exit status, signal and sanitizer reports too.
 run_one() {
-	local kind=$1 suite=$2 out=$work/out rc failed_before=$fail f pid
+	local kind=$1 suite=$2 out=$work/out rc failed_before=$fail f pid t0=$SECONDS
 	shift 2
 	# exec: with traps set, bash would fork setsid instead of becoming it.
 	(trap - EXIT INT TERM; exec setsid "$@" >"$out" 2>&1 </dev/null) &
@@ -165,6 +165,7 @@ run_one() {
 	if [ "$fail" -ne "$failed_before" ]; then
 		sed 's/^/    | /' "$out" | tail -40
 	fi
+	echo "# time: $suite $((SECONDS - t0)) s"	# what each suite adds to make test
 }
 
 cleanup_stale
