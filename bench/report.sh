@@ -45,6 +45,14 @@ meets() {
 rounds() { awk -F'\t' -v k="$1" '$2 == k { print $7; exit }' "$log/results"; }
 mrec() { awk -v v="$(med "$1")" 'BEGIN { printf "%.1f M", v / 1e6 }'; }
 
+# The ratios a second run is checked against (bench/reproduce.sh).
+headlines="stream.ours_vs_libbpf
+	read.10000.reader_vs_fastest_batch read.65536.reader_vs_fastest_batch
+	read.10000.bpftool_vs_kstats_process read.65536.bpftool_vs_kstats_process
+	handlers.compaction.ours_vs_floor handlers.kswapd.ours_vs_floor
+	handlers.direct_reclaim.ours_vs_floor
+	loader.all.loader_vs_min loader.copies.loader_vs_min"
+
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 ncpu=$(nproc)
 libbpf=$(pkg-config --modversion libbpf 2>/dev/null || echo unknown)
@@ -225,18 +233,14 @@ the probe child's fork, each pin made under a temporary name and renamed
 
 ## Notes
 
-**Loader cost at boot** (not measured by \`make bench\`: it needs the
-systemd guest of the issue "The installed system under a real systemd"). In
-the guest, with the package installed and \`kernelstats-loader.service\`
-enabled, boot and run \`systemd-analyze blame | grep kernelstats-loader\` (the
-unit's activation time) and \`systemd-analyze critical-chain
-kernelstats-loader.service\`. Then, same image, \`systemctl edit
-kernelstats-loader.service\` to run \`bench/loader/min_loader PIN_DIR OBJ:SECS...\`
-(the arguments \`bench/loader/run.sh\` builds from the loader's own pins)
-instead, reboot, and read the same two lines. Compare medians of at least 5
-boots each, loader against minimal loader: boot figures vary more than the
-interleaved runs above, and vmlinux BTF reads early in boot are slower.
+**Loader cost at boot** is not measured by \`make bench\`: it needs the
+system test's guest (systemd 252, Debian's 6.1 kernel, qemu TCG) and
+20-30 minutes. \`make bench-boot\` measures it, the loader and the minimal
+loader as units of the same sandbox at the same boots, then by hand after
+boot; doc/boot-cost.md has the method and the figures.
+
 EOF
+bench/reproduce.sh "$OUT" "$log/results" $headlines
 } >"$OUT.tmp"
 mv "$OUT.tmp" "$OUT"
 echo "make bench: wrote $OUT" >&2
