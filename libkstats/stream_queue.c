@@ -132,9 +132,15 @@ int kstats_stream_on_record(void *ctx, void *data, size_t size)
 static uint32_t deliver_run(struct consumer *c, uint32_t tail, uint32_t head)
 {
 	const struct kstats_stream *s = c->s;
+	/* Locals: the callback could write anything as far as the compiler knows. */
+	const struct leaf *leaves = s->leaves, *leaves_end = leaves + s->nleaves;
 	struct kstats_stream_record rec = { .vals = c->vals };
 	size_t slot_size = s->slot_size;
 	const unsigned char *slot, *end;
+	kstats_consumer_fn fn = c->fn;
+	bool flat = s->leaves_flat;
+	int64_t *vals = c->vals;
+	void *ctx = c->ctx;
 	uint32_t n, at;
 
 	while (tail != head) {
@@ -148,8 +154,8 @@ static uint32_t deliver_run(struct consumer *c, uint32_t tail, uint32_t head)
 			memcpy(&rec.seq, slot, sizeof(rec.seq));
 			/* hdr.ts_ns, checked at open */
 			memcpy(&rec.ts_ns, rec.data, sizeof(rec.ts_ns));
-			kstats_stream_decode(s, rec.data, c->vals);
-			c->fn(c->ctx, &rec);
+			kstats_stream_decode(leaves, leaves_end, flat, rec.data, vals);
+			fn(ctx, &rec);
 		}
 		tail += n;
 		atomic_store_explicit(&c->tail, tail, memory_order_release);
