@@ -9,6 +9,8 @@
  *   batch    the same threads over mutex+condvar queues, one lock and one
  *            signal per batch of records per consumer (the fair baseline)
  *   record   the same, one lock and one signal per record per consumer
+ *   best     the best achievable for this job: the same threads, written
+ *            for this one record type (see struct best_queue)
  *
  * The baselines' consumers decode the same columns at the offsets the
  * stream's BTF gives, and every queue is faulted in before timing, as
@@ -20,15 +22,17 @@
  * loss is counted.  Prints bench/lib/bstat.h RESULT lines.
  *
  * Usage: bench/stream [ROUNDS]            (root; make bench-stream)
- *        bench/stream --profile libbpf|ours
+ *        bench/stream --profile libbpf|ours|best
  *   one drain of that case only, for callgrind's instruction counts
  *   (bench/stream_profile.sh)
  */
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdalign.h>
 #include <stdbool.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +50,8 @@
 #define DRAIN_RECORDS 400000u	/* the 16 MiB burst ring holds 524287 */
 #define QUEUE_LEN (1u << 19)	/* >= DRAIN_RECORDS: a drain loses nothing */
 #define ROUND_S 0.2		/* measured drain time per case per round, at least */
-#define BATCH 64		/* the batch baseline's records per lock */
+#define BATCH 64		/* the batch baseline's records per lock; best's per publish */
+#define WAKE_BACKLOG 4096	/* best: records that wake a sleeping consumer mid-pass */
 #define OVERLOAD_RUNS 2000000u
 #define NR_CONSUMERS 2
 #define NR_COLS 3
@@ -383,6 +388,32 @@ static void *touched(size_t len)
 	return p;
 }
 
+/*
+ * The baselines' drains: the main thread reads, pass_end(reader) after
+ * each pass, until the consumers have the drain (*seq: records read).
+ */
+static void time_drains(struct pace *p, int max_drains, struct ring_buffer *rb,
+			const uint64_t *seq, void (*pass_end)(void *), void *reader,
+			sem_t *drained)
+{
+	double t0;
+
+	while (more(p, max_drains)) {
+		fill_quiet();
+		t0 = wake_reader();
+		while (*seq < (p->drains + 1) * DRAIN_RECORDS && ring_buffer__consume(rb) >= 0)
+			pass_end(reader);
+		wait_drained(drained);
+		p->busy += bstat_now_s() - t0;
+		p->drains++;
+	}
+}
+
+static void locked_pass_end(void *r)
+{
+	flush(r);
+}
+
 /* The baselines: their consumer threads started once, idle between drains. */
 static double drain_locked(unsigned int batch, int max_drains)
 {
@@ -392,7 +423,6 @@ static double drain_locked(unsigned int batch, int max_drains)
 	struct counter c[NR_CONSUMERS];
 	struct pace p = {};
 	sem_t drained;
-	double t0;
 	int i;
 
 	sem_init(&drained, 0, 0);
@@ -408,15 +438,7 @@ static double drain_locked(unsigned int batch, int max_drains)
 		if (pthread_create(&q->thread, NULL, locked_consumer, q))
 			die("pthread_create", strerror(errno));
 	}
-	while (more(&p, max_drains)) {
-		fill_quiet();
-		t0 = wake_reader();
-		while (r.seq < (p.drains + 1) * DRAIN_RECORDS && ring_buffer__consume(rb) >= 0)
-			flush(&r);
-		wait_drained(&drained);
-		p.busy += bstat_now_s() - t0;
-		p.drains++;
-	}
+	time_drains(&p, max_drains, rb, &r.seq, locked_pass_end, &r, &drained);
 	for (i = 0; i < NR_CONSUMERS; i++) {
 		pthread_mutex_lock(&r.q[i].lock);
 		r.q[i].closed = true;
@@ -427,6 +449,197 @@ static double drain_locked(unsigned int batch, int max_drains)
 		munmap(r.q[i].slots, QUEUE_LEN * slot_size);
 	}
 	munmap(r.staged, batch * slot_size);
+	ring_buffer__free(rb);
+	check_drained(c, p.drains * DRAIN_RECORDS);
+	sem_destroy(&drained);
+	return rate(&p);
+}
+
+/*
+ * The best achievable: what ours does, by hand for struct flood_record
+ * (tests/bpf/stream_flood.c).  Per consumer a lock-free single-producer/
+ * single-consumer ring of (seq, record) copies.  The ring buffer's callback
+ * copies each record once, with a fixed-size copy, into a run of BATCH
+ * slots, copied whole into every ring and published at once when full and
+ * at the end of each pass (cheaper than a copy per record per consumer); a
+ * full ring drops and counts that consumer's copy only, as ours does.  The
+ * consumers read the columns at fixed offsets (no BTF, no callback) and
+ * sleep on a semaphore when idle.
+ */
+struct flood_rec {
+	uint64_t ts_ns, seq;
+	uint32_t cpu;
+	int32_t neg;
+};
+
+struct best_slot {
+	uint64_t seq;
+	struct flood_rec rec;
+};
+
+struct best_queue {
+	/* The reader's own. */
+	alignas(64) uint32_t next, tail_seen;
+	uint64_t dropped;
+	alignas(64) _Atomic uint32_t head;
+	alignas(64) _Atomic uint32_t tail;
+	alignas(64) _Atomic uint32_t sleeping;
+	_Atomic bool closed;
+	sem_t wake;
+	struct best_slot *slots;
+	struct counter c;
+	pthread_t thread;
+};
+
+struct best_reader {
+	struct best_queue q[NR_CONSUMERS];
+	struct best_slot run[BATCH];
+	unsigned int nrun;
+	uint64_t seq;
+};
+
+/* Wakes a sleeping consumer at the end of a pass or once its backlog is large, as ours. */
+static void best_publish(struct best_queue *q, bool pass_end)
+{
+	/* seq_cst store then load, against the consumer's store then load. */
+	atomic_store(&q->head, q->next);
+	if (!atomic_load(&q->sleeping) ||
+	    (!pass_end && q->next - atomic_load_explicit(&q->tail, memory_order_relaxed) <
+			  WAKE_BACKLOG))
+		return;
+	if (atomic_exchange(&q->sleeping, 0))
+		sem_post(&q->wake);
+}
+
+/* The run into q, as much as fits. */
+static void best_enqueue(struct best_queue *q, const struct best_slot *run, uint32_t n,
+			 bool pass_end)
+{
+	uint32_t room = QUEUE_LEN - (q->next - q->tail_seen), at = q->next % QUEUE_LEN;
+	uint32_t first;
+
+	if (room < n) {
+		q->tail_seen = atomic_load_explicit(&q->tail, memory_order_acquire);
+		room = QUEUE_LEN - (q->next - q->tail_seen);
+	}
+	if (room < n) {
+		q->dropped += n - room;
+		n = room;
+	}
+	first = n < QUEUE_LEN - at ? n : QUEUE_LEN - at;
+	memcpy(&q->slots[at], run, first * sizeof(*run));
+	memcpy(q->slots, run + first, (n - first) * sizeof(*run));
+	q->next += n;
+	best_publish(q, pass_end);
+}
+
+static void best_flush(struct best_reader *r, bool pass_end)
+{
+	int i;
+
+	for (i = 0; i < NR_CONSUMERS; i++)
+		best_enqueue(&r->q[i], r->run, r->nrun, pass_end);
+	r->nrun = 0;
+}
+
+static int best_record(void *ctx, void *data, size_t size)
+{
+	struct best_reader *r = ctx;
+	struct best_slot *slot = &r->run[r->nrun];
+
+	if (size != sizeof(slot->rec))
+		return 0;
+	slot->seq = r->seq++;
+	memcpy(&slot->rec, data, sizeof(slot->rec));
+	if (++r->nrun == BATCH)
+		best_flush(r, false);
+	return 0;
+}
+
+/* Nothing queued: true once closed, else sleeps until woken. */
+static bool best_idle(struct best_queue *q, uint32_t tail)
+{
+	atomic_store(&q->sleeping, 1);
+	if (atomic_load(&q->head) == tail) {
+		/* Closed after the last publish: head is final. */
+		if (atomic_load(&q->closed))
+			return true;
+		while (sem_wait(&q->wake) && errno == EINTR)
+			;
+	}
+	atomic_store(&q->sleeping, 0);
+	return false;
+}
+
+static void *best_consumer(void *arg)
+{
+	struct best_queue *q = arg;
+	const struct best_slot *slot;
+	uint32_t tail = 0, head;
+	int64_t vals[NR_COLS];
+
+	do {
+		head = atomic_load_explicit(&q->head, memory_order_acquire);
+		for (; tail != head; tail++) {
+			slot = &q->slots[tail % QUEUE_LEN];
+			vals[0] = (int64_t)slot->rec.seq;
+			vals[1] = slot->rec.cpu;
+			vals[2] = slot->rec.neg;
+			consume(&q->c, slot->seq, vals);
+			if (tail % BATCH == BATCH - 1)
+				atomic_store_explicit(&q->tail, tail + 1, memory_order_release);
+		}
+		atomic_store_explicit(&q->tail, tail, memory_order_release);
+	} while (!best_idle(q, tail));
+	return NULL;
+}
+
+/* The columns the best case reads at fixed offsets: where the BTF puts them? */
+static void check_best_layout(void)
+{
+	if (record_size != sizeof(struct flood_rec) ||
+	    cols[0].off != offsetof(struct flood_rec, seq) ||
+	    cols[1].off != offsetof(struct flood_rec, cpu) ||
+	    cols[2].off != offsetof(struct flood_rec, neg))
+		die("best case", "struct flood_record changed: update struct flood_rec");
+}
+
+static void best_pass_end(void *r)
+{
+	best_flush(r, true);
+}
+
+static double drain_best(int max_drains)
+{
+	static struct best_reader r;
+	struct ring_buffer *rb = open_ring(best_record, &r);
+	struct counter c[NR_CONSUMERS];
+	struct pace p = {};
+	sem_t drained;
+	int i;
+
+	sem_init(&drained, 0, 0);
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < NR_CONSUMERS; i++) {
+		struct best_queue *q = &r.q[i];
+
+		q->slots = touched(QUEUE_LEN * sizeof(*q->slots));
+		q->c = (struct counter){ .drained = &drained, .post_at = DRAIN_RECORDS };
+		sem_init(&q->wake, 0, 0);
+		if (pthread_create(&q->thread, NULL, best_consumer, q))
+			die("pthread_create", strerror(errno));
+	}
+	time_drains(&p, max_drains, rb, &r.seq, best_pass_end, &r, &drained);
+	for (i = 0; i < NR_CONSUMERS; i++) {
+		atomic_store(&r.q[i].closed, true);
+		sem_post(&r.q[i].wake);
+		pthread_join(r.q[i].thread, NULL);
+		c[i] = r.q[i].c;
+		if (r.q[i].dropped)
+			die("best drain", "lost records");
+		sem_destroy(&r.q[i].wake);
+		munmap(r.q[i].slots, QUEUE_LEN * sizeof(*r.q[i].slots));
+	}
 	ring_buffer__free(rb);
 	check_drained(c, p.drains * DRAIN_RECORDS);
 	sem_destroy(&drained);
@@ -493,10 +706,13 @@ static int profile(const char *which)
 {
 	load_flood();
 	learn_layout();
+	check_best_layout();
 	if (!strcmp(which, "libbpf"))
 		drain_libbpf(1);
 	else if (!strcmp(which, "ours"))
 		drain_ours(1);
+	else if (!strcmp(which, "best"))
+		drain_best(1);
 	else
 		return 2;
 	kstream_flood_close(&flood);
@@ -507,7 +723,8 @@ static int profile(const char *which)
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 9, i;
-	double floor_[MAX_ROUNDS], ours[MAX_ROUNDS], batch[MAX_ROUNDS], record[MAX_ROUNDS];
+	double floor_[MAX_ROUNDS], ours[MAX_ROUNDS], best[MAX_ROUNDS], batch[MAX_ROUNDS];
+	double record[MAX_ROUNDS];
 	double prod[MAX_ROUNDS], deliv[MAX_ROUNDS], klost[MAX_ROUNDS], qlost[MAX_ROUNDS];
 	struct overload o;
 	bool exact = true;
@@ -517,15 +734,17 @@ int main(int argc, char **argv)
 	if (rounds == 0)
 		return 0;
 	if (rounds < 1 || rounds > MAX_ROUNDS) {
-		fprintf(stderr, "Usage: bench/stream [ROUNDS 1..%d] | --profile libbpf|ours\n",
+		fprintf(stderr, "Usage: bench/stream [ROUNDS 1..%d] | --profile libbpf|ours|best\n",
 			MAX_ROUNDS);
 		return 2;
 	}
 	load_flood();
 	learn_layout();
+	check_best_layout();
 	for (i = 0; i < rounds; i++) {
 		floor_[i] = drain_libbpf(0);
 		ours[i] = drain_ours(0);
+		best[i] = drain_best(0);
 		batch[i] = drain_locked(BATCH, 0);
 		record[i] = drain_locked(1, 0);
 		o = overload_once();
@@ -541,10 +760,13 @@ int main(int argc, char **argv)
 	printf("RESULT\tstream.drain_records\tn\t%u\n", DRAIN_RECORDS);
 	printf("RESULT\tstream.round_ms\tms\t%.0f\n", ROUND_S * 1e3);
 	bstat_ratio("stream.ours_vs_libbpf", ours, floor_, rounds);
+	bstat_ratio("stream.ours_vs_best", ours, best, rounds);
+	bstat_ratio("stream.best_vs_libbpf", best, floor_, rounds);
 	bstat_ratio("stream.ours_vs_batch", ours, batch, rounds);
 	bstat_ratio("stream.ours_vs_record", ours, record, rounds);
 	bstat_result("stream.libbpf", "rec/s", floor_, rounds);
 	bstat_result("stream.ours", "rec/s", ours, rounds);
+	bstat_result("stream.best", "rec/s", best, rounds);
 	bstat_result("stream.batch", "rec/s", batch, rounds);
 	bstat_result("stream.record", "rec/s", record, rounds);
 	bstat_result("stream.overload_produced", "rec/s", prod, rounds);

@@ -33,27 +33,38 @@ total() {	# file: all its instructions
 	awk '/PROGRAM TOTALS/ { gsub(/,/, "", $1); print $1; exit }' "$tmp/annotated"
 }
 
+threads() {	# case reader-function consumer-function: "reader consumer" per record
+	local reader=0 consumer=0 nconsumers=0 f
+	for f in "$tmp/$1".*-*; do
+		annotate "$f"
+		if grep -q ":$3 " "$tmp/annotated"; then
+			consumer=$(( consumer + $(total "$f") )); nconsumers=$(( nconsumers + 1 ))
+		elif grep -q ":$2 " "$tmp/annotated"; then
+			# ours: its reader thread; best: the main thread's reading loop
+			[ "$1" = ours ] && reader=$(total "$f") || reader=$(inclusive "$f" ring_buffer__consume)
+		fi
+	done
+	[ "$reader" -gt 0 ] && [ "$nconsumers" -gt 0 ] ||
+		{ echo "stream_profile: cannot find the $1 threads in callgrind's output" >&2; exit 1; }
+	echo "$reader $(( consumer / nconsumers ))"
+}
+report() {	# case floor reader consumer: per record, and the bound
+	awk -v p="$1" -v f="$2" -v r="$3" -v k="$4" -v nk=2 -v n="$records" -v c="$(nproc)" 'BEGIN {
+		f /= n; r /= n; k /= n
+		b = c * f / (r + nk * k); if (f / r < b) b = f / r; if (f / k < b) b = f / k
+		printf "RESULT\tstream.instr.%sreader\tinstr/rec\t%.1f\n", p, r
+		printf "RESULT\tstream.instr.%sconsumer\tinstr/rec\t%.1f\n", p, k
+		printf "RESULT\tstream.instr.%stotal\tinstr/rec\t%.1f\n", p == "" ? "ours_" : p, r + nk * k
+		printf "RESULT\tstream.%sbound_vs_libbpf\tx\t%.3f\n", p, b
+	}'
+}
+
 profile libbpf
 profile ours
+profile best
 floor=$(inclusive "$(ls "$tmp"/libbpf.*-01)" ring_buffer__consume)
-reader=0 consumer=0 nconsumers=0
-for f in "$tmp"/ours.*-*; do
-	annotate "$f"
-	if grep -q ':consumer_main ' "$tmp/annotated"; then
-		consumer=$(( consumer + $(total "$f") )); nconsumers=$(( nconsumers + 1 ))
-	elif grep -q ':kstats_stream_on_record ' "$tmp/annotated"; then
-		reader=$(total "$f")
-	fi
-done
-[ -n "$floor" ] && [ "$reader" -gt 0 ] && [ "$nconsumers" -gt 0 ] ||
-	{ echo "stream_profile: cannot find the threads in callgrind's output" >&2; exit 1; }
-awk -v f="$floor" -v r="$reader" -v k="$consumer" -v nk="$nconsumers" -v n="$records" \
-    -v c="$(nproc)" 'BEGIN {
-	f /= n; r /= n; k /= n * nk
-	b = c * f / (r + nk * k); if (f / r < b) b = f / r; if (f / k < b) b = f / k
-	printf "RESULT\tstream.instr.libbpf\tinstr/rec\t%.1f\n", f
-	printf "RESULT\tstream.instr.reader\tinstr/rec\t%.1f\n", r
-	printf "RESULT\tstream.instr.consumer\tinstr/rec\t%.1f\n", k
-	printf "RESULT\tstream.instr.ours_total\tinstr/rec\t%.1f\n", r + nk * k
-	printf "RESULT\tstream.bound_vs_libbpf\tx\t%.3f\n", b
-}'
+[ -n "$floor" ] || { echo "stream_profile: no floor in callgrind's output" >&2; exit 1; }
+awk -v f="$floor" -v n="$records" \
+	'BEGIN { printf "RESULT\tstream.instr.libbpf\tinstr/rec\t%.1f\n", f / n }'
+report "" "$floor" $(threads ours kstats_stream_on_record consumer_main)
+report best_ "$floor" $(threads best best_record best_consumer)

@@ -182,13 +182,48 @@ static int open_drops(struct kstats_stream *s, const struct kstats_stream_opts *
 	return read_drops(s, &s->drops_at_open, err, errlen);
 }
 
+static struct leaf leaf_of(const struct kstats_column *c)
+{
+	unsigned int bits = 8 * c->size;
+
+	return (struct leaf){ .end8 = c->offset + c->size - 8, .shift = 64 - bits,
+			      .mask = c->is_signed || bits == 64 ? UINT64_MAX :
+				      (UINT64_C(1) << bits) - 1 };
+}
+
+int kstats_stream_plan(struct kstats_stream *s, const char *record, char *err, size_t errlen)
+{
+	const struct kstats_column *c = s->layout.cols;
+	size_t i;
+
+	if (!s->layout.ncols || strcmp(c->name, HDR_PREFIX "ts_ns") || c->offset || c->size != 8)
+		return kstats_fail(err, errlen, EINVAL, "struct %s does not begin with "
+				   "struct kstats_stream_hdr hdr", record);
+	while (s->first_col < s->layout.ncols &&
+	       !strncmp(c[s->first_col].name, HDR_PREFIX, strlen(HDR_PREFIX)))
+		s->first_col++;
+	s->nleaves = s->layout.ncols - s->first_col;
+	s->leaves = calloc(s->nleaves + 1, sizeof(*s->leaves));
+	s->slot_size = sizeof(uint64_t) + (s->layout.size + 7) / 8 * 8;
+	s->stage = malloc(STAGE_RECORDS * s->slot_size);
+	if (!s->leaves || !s->stage)
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
+	s->leaves_flat = true;
+	for (c += s->first_col, i = 0; i < s->nleaves; c++, i++) {
+		if (c->offset + c->size < 8)
+			return kstats_fail(err, errlen, EINVAL, "struct %s: %s overlaps the header",
+					   record, c->name);
+		s->leaves[i] = leaf_of(c);
+		s->leaves_flat &= c->size == 8 && c->offset == c[-i].offset + 8 * i;
+	}
+	return 0;
+}
+
 static int build_layout(struct kstats_stream *s, const struct kstats_stream_meta *sm,
 			char *err, size_t errlen)
 {
 	const struct btf *btf = kstats_map_btf(s->drops);
-	const struct kstats_column *c;
 	int id = btf__find_by_name_kind(btf, sm->record, BTF_KIND_STRUCT);
-	size_t i;
 	int ret;
 
 	if (id < 0)
@@ -196,21 +231,7 @@ static int build_layout(struct kstats_stream *s, const struct kstats_stream_meta
 				   "stream %s: no struct %s in the object's BTF",
 				   sm->name, sm->record);
 	ret = kstats_layout_build(btf, id, sm->record, false, &s->layout, err, errlen);
-	if (ret)
-		return ret;
-	c = s->layout.cols;
-	if (!s->layout.ncols || strcmp(c->name, HDR_PREFIX "ts_ns") || c->offset || c->size != 8)
-		return kstats_fail(err, errlen, EINVAL, "struct %s does not begin with "
-				   "struct kstats_stream_hdr hdr", sm->record);
-	while (s->first_col < s->layout.ncols &&
-	       !strncmp(c[s->first_col].name, HDR_PREFIX, strlen(HDR_PREFIX)))
-		s->first_col++;
-	s->leaves = calloc(s->layout.ncols - s->first_col + 1, sizeof(*s->leaves));
-	if (!s->leaves)
-		return kstats_fail(err, errlen, ENOMEM, "out of memory");
-	for (c += s->first_col, i = 0; c < s->layout.cols + s->layout.ncols; c++, i++)
-		s->leaves[i] = (struct leaf){ c->offset, c->size, c->is_signed };
-	return 0;
+	return ret ? ret : kstats_stream_plan(s, sm->record, err, errlen);
 }
 
 static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t errlen)
@@ -321,6 +342,7 @@ void kstats_stream_close(struct kstats_stream *s)
 	kstats_map_close(s->drops);
 	kstats_layout_free(&s->layout);
 	free(s->leaves);
+	free(s->stage);
 	close_fd(s->ring_fd);
 	if (s->lock_fd >= 0)	/* while still holding it: see claim_ring */
 		unlinkat(s->lock_dir_fd, s->lock_name, 0);

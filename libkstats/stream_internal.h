@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "kstats_meta.h"
@@ -20,7 +21,8 @@
 
 #define CACHELINE 64
 #define MAX_QUEUE_LEN (1u << 24)
-#define PUBLISH_EVERY 64		/* records per head update, within one consume pass */
+#define STAGE_RECORDS 64	/* records per copy into the queues, within one consume pass */
+#define TAIL_EVERY 64		/* records per tail update by a consumer */
 #define WAKE_BACKLOG 4096		/* records that wake a sleeping consumer mid-pass */
 #define HDR_PREFIX "hdr."
 #define TAG_RING 0
@@ -45,18 +47,23 @@ struct consumer {
 	kstats_consumer_fn fn;
 	void *ctx;
 	unsigned char *slots;		/* (seq, raw record) * (mask + 1) */
-	size_t slot_size, slots_len;
+	size_t slots_len;
 	uint32_t mask;
 	int64_t *vals;
 	pthread_t thread;
 	bool started;
 };
 
-/* What decoding needs of a column, packed for the per-record loop. */
+/*
+ * What decoding needs of a column, packed for the per-record loop: one
+ * 8-byte load ending where the column ends (the 8-byte header comes first,
+ * so it begins inside the record), shifted right past the bytes before the
+ * column (little-endian) and masked to its size unless signed.
+ */
 struct leaf {
-	uint32_t offset;
-	uint8_t size;
-	bool is_signed;
+	uint32_t end8;			/* offset + size - 8 */
+	uint32_t shift;			/* 64 - 8 * size */
+	uint64_t mask;
 };
 
 struct kstats_stream {
@@ -71,6 +78,11 @@ struct kstats_stream {
 	struct kstats_layout layout;	/* the whole record, header first */
 	size_t first_col;		/* first column after the header */
 	struct leaf *leaves;		/* layout.cols[first_col...], packed */
+	size_t nleaves;
+	bool leaves_flat;		/* all 8 bytes, in order, back to back: one memcpy */
+	size_t slot_size;		/* a queue slot: seq, then the record padded to 8 bytes */
+	unsigned char *stage;		/* STAGE_RECORDS slots, filled by the reader */
+	uint32_t nstaged;
 	struct consumer **consumers;
 	size_t nconsumers;
 	pthread_t reader;
@@ -81,6 +93,38 @@ struct kstats_stream {
 	_Atomic bool stop_requested;
 	uint64_t drops_at_open;
 };
+
+/* Fills the decoding plan (leaves...) from the record's layout. */
+int kstats_stream_plan(struct kstats_stream *s, const char *record, char *err, size_t errlen);
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+	       "struct leaf's loads are little-endian");
+
+static inline int64_t kstats_leaf_value(const unsigned char *rec, const struct leaf *l)
+{
+	uint64_t w;
+
+	memcpy(&w, rec + l->end8, sizeof(w));
+	return ((int64_t)w >> l->shift) & (int64_t)l->mask;
+}
+
+/* A record's columns, one int64 each (kstats_stream_record.vals). */
+static inline void kstats_stream_decode(const struct leaf *l, const struct leaf *end, bool flat,
+					const unsigned char *rec, int64_t *vals)
+{
+	if (flat) {
+		/* All 8 bytes wide: end8 is the first one's offset. */
+		memcpy(vals, rec + l->end8, (size_t)(end - l) * sizeof(*vals));
+		return;
+	}
+	/* Two at a time: the loop's own instructions cost as much as a column's. */
+	for (; end - l >= 2; l += 2, vals += 2) {
+		vals[0] = kstats_leaf_value(rec, &l[0]);
+		vals[1] = kstats_leaf_value(rec, &l[1]);
+	}
+	if (l != end)
+		*vals = kstats_leaf_value(rec, l);
+}
 
 /* The ring's record callback (ring_buffer__new): the reader thread's work. */
 int kstats_stream_on_record(void *ctx, void *data, size_t size);

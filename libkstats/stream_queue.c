@@ -26,29 +26,11 @@
 #include "kstats_reader.h"
 #include "stream_internal.h"
 
-static void bump(_Atomic uint64_t *counter)
+static void add(_Atomic uint64_t *counter, uint64_t n)
 {
 	/* Single writer: no locked add needed, readers see whole values. */
-	atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + 1,
+	atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
 			      memory_order_relaxed);
-}
-
-/* Fixed-size loads: a variable-length memcpy costs more than the rest. */
-static int64_t leaf_value(const unsigned char *rec, const struct leaf *c)
-{
-	const unsigned char *p = rec + c->offset;
-	unsigned int shift = 64 - 8 * c->size;
-	uint16_t v16;
-	uint32_t v32;
-	uint64_t v;
-
-	switch (c->size) {
-	case 1: v = *p; break;
-	case 2: memcpy(&v16, p, 2); v = v16; break;
-	case 4: memcpy(&v32, p, 4); v = v32; break;
-	default: memcpy(&v, p, 8); break;
-	}
-	return c->is_signed ? (int64_t)(v << shift) >> shift : (int64_t)v;
 }
 
 static void futex_wake(_Atomic uint32_t *word)
@@ -90,67 +72,105 @@ static void publish(struct consumer *c, bool pass_end)
 		wake_consumer(c);
 }
 
-/* Reader thread: copies one record into c's queue, or counts it lost. */
-static void enqueue(struct consumer *c, uint64_t seq, const void *data, uint32_t size)
+/*
+ * Reader thread: copies the staged run into c's queue, as much of it as
+ * fits; the rest is c's loss.  One look at tail per run, not per record.
+ */
+static void enqueue_run(struct consumer *c, const unsigned char *run, uint32_t n)
 {
-	unsigned char *slot;
+	size_t slot_size = c->s->slot_size;
+	uint32_t room = c->mask + 1 - (c->next - c->tail_seen), at, first;
 
-	if (c->next - c->tail_seen > c->mask) {
+	if (room < n) {
 		c->tail_seen = atomic_load_explicit(&c->tail, memory_order_acquire);
-		if (c->next - c->tail_seen > c->mask) {
-			bump(&c->dropped);
-			return;
+		room = c->mask + 1 - (c->next - c->tail_seen);
+		if (room < n) {
+			add(&c->dropped, n - room);
+			n = room;
 		}
 	}
-	slot = c->slots + (size_t)(c->next & c->mask) * c->slot_size;
-	memcpy(slot, &seq, sizeof(seq));
-	memcpy(slot + sizeof(seq), data, size);
-	if (++c->next - atomic_load_explicit(&c->head, memory_order_relaxed) >= PUBLISH_EVERY)
-		publish(c, false);
+	at = c->next & c->mask;
+	first = n < c->mask + 1 - at ? n : c->mask + 1 - at;
+	memcpy(c->slots + at * slot_size, run, first * slot_size);
+	memcpy(c->slots, run + first * slot_size, (n - first) * slot_size);
+	c->next += n;
+}
+
+/* Reader thread: the staged records to every queue, then published. */
+static void flush(struct kstats_stream *s, bool pass_end)
+{
+	size_t i;
+
+	/* First: handled + dropped never exceeds it. */
+	atomic_store_explicit(&s->delivered, s->next_seq, memory_order_release);
+	for (i = 0; i < s->nconsumers; i++) {
+		if (s->nstaged)
+			enqueue_run(s->consumers[i], s->stage, s->nstaged);
+		publish(s->consumers[i], pass_end);
+	}
+	s->nstaged = 0;
 }
 
 int kstats_stream_on_record(void *ctx, void *data, size_t size)
 {
 	struct kstats_stream *s = ctx;
-	size_t i;
+	unsigned char *slot = s->stage + s->nstaged * s->slot_size;
 
 	if (size != s->layout.size) {
-		bump(&s->malformed);
+		add(&s->malformed, 1);
 		return 0;
 	}
-	for (i = 0; i < s->nconsumers; i++)
-		enqueue(s->consumers[i], s->next_seq, data, (uint32_t)size);
+	memcpy(slot, &s->next_seq, sizeof(s->next_seq));
+	memcpy(slot + sizeof(s->next_seq), data, size);
 	s->next_seq++;
-	atomic_store_explicit(&s->delivered, s->next_seq, memory_order_relaxed);
+	if (++s->nstaged == STAGE_RECORDS)
+		flush(s, false);
 	return 0;
 }
 
-static void deliver(struct consumer *c, const unsigned char *slot)
+/* Consumer thread: the records of slots tail..head, tail published as it goes. */
+static uint32_t deliver_run(struct consumer *c, uint32_t tail, uint32_t head)
 {
-	const struct kstats_layout *l = &c->s->layout;
-	struct kstats_stream_record rec = { .data = slot + sizeof(rec.seq), .vals = c->vals };
-	const struct leaf *leaves = c->s->leaves;
-	size_t i, n = l->ncols - c->s->first_col;
+	const struct kstats_stream *s = c->s;
+	/* Locals: the callback could write anything as far as the compiler knows. */
+	const struct leaf *leaves = s->leaves, *leaves_end = leaves + s->nleaves;
+	struct kstats_stream_record rec = { .vals = c->vals };
+	size_t slot_size = s->slot_size;
+	const unsigned char *slot, *end;
+	kstats_consumer_fn fn = c->fn;
+	bool flat = s->leaves_flat;
+	int64_t *vals = c->vals;
+	void *ctx = c->ctx;
+	uint32_t n, at;
 
-	memcpy(&rec.seq, slot, sizeof(rec.seq));
-	memcpy(&rec.ts_ns, rec.data, sizeof(rec.ts_ns));	/* hdr.ts_ns, checked at open */
-	for (i = 0; i < n; i++)
-		c->vals[i] = leaf_value(rec.data, &leaves[i]);
-	c->fn(c->ctx, &rec);
-	bump(&c->handled);
+	while (tail != head) {
+		/* Up to TAIL_EVERY slots, not past the queue's end. */
+		at = tail & c->mask;
+		n = head - tail < TAIL_EVERY ? head - tail : TAIL_EVERY;
+		n = n < c->mask + 1 - at ? n : c->mask + 1 - at;
+		slot = c->slots + (size_t)at * slot_size;
+		for (end = slot + n * slot_size; slot != end; slot += slot_size) {
+			rec.data = slot + sizeof(rec.seq);
+			memcpy(&rec.seq, slot, sizeof(rec.seq));
+			/* hdr.ts_ns, checked at open */
+			memcpy(&rec.ts_ns, rec.data, sizeof(rec.ts_ns));
+			kstats_stream_decode(leaves, leaves_end, flat, rec.data, vals);
+			fn(ctx, &rec);
+		}
+		tail += n;
+		atomic_store_explicit(&c->tail, tail, memory_order_release);
+		add(&c->handled, n);
+	}
+	return tail;
 }
 
 static void *consumer_main(void *arg)
 {
 	struct consumer *c = arg;
-	uint32_t tail = 0, head, seen;
+	uint32_t tail = 0, seen;
 
 	for (;;) {
-		head = atomic_load_explicit(&c->head, memory_order_acquire);
-		for (; tail != head; tail++) {
-			deliver(c, c->slots + (size_t)(tail & c->mask) * c->slot_size);
-			atomic_store_explicit(&c->tail, tail + 1, memory_order_release);
-		}
+		tail = deliver_run(c, tail, atomic_load_explicit(&c->head, memory_order_acquire));
 		seen = atomic_load(&c->wake_seq);
 		atomic_store(&c->sleeping, 1);
 		if (atomic_load(&c->head) != tail)
@@ -187,8 +207,7 @@ static void *reader_main(void *arg)
 			stop |= ev[i].data.u32 == TAG_STOP;
 		/* After the stop too: drains whatever the ring holds now. */
 		ret = ring_buffer__consume(s->rb);
-		for (i = 0; i < (int)s->nconsumers; i++)
-			publish(s->consumers[i], true);
+		flush(s, true);
 		if (ret < 0)
 			break;
 		ret = 0;
@@ -252,9 +271,8 @@ int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
 	c->fn = fn;
 	c->ctx = ctx;
 	c->mask = round_pow2(queue_len) - 1;
-	c->slot_size = sizeof(uint64_t) + (s->layout.size + 7) / 8 * 8;
 	c->wake_backlog = c->mask < WAKE_BACKLOG * 4 ? (c->mask + 1) / 4 : WAKE_BACKLOG;
-	c->slots_len = ((size_t)c->mask + 1) * c->slot_size;
+	c->slots_len = ((size_t)c->mask + 1) * s->slot_size;
 	/* Faulted in now: one page fault per 4 KiB on the reader's first lap costs more than the copies. */
 	c->slots = mmap(NULL, c->slots_len, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
