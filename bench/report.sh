@@ -46,7 +46,7 @@ rounds() { awk -F'\t' -v k="$1" '$2 == k { print $7; exit }' "$log/results"; }
 mrec() { awk -v v="$(med "$1")" 'BEGIN { printf "%.1f M", v / 1e6 }'; }
 
 # The ratios a second run is checked against (bench/reproduce.sh).
-headlines="stream.ours_vs_libbpf
+headlines="stream.ours_vs_libbpf stream.ours_vs_best
 	read.10000.reader_vs_fastest_batch read.65536.reader_vs_fastest_batch
 	read.10000.bpftool_vs_kstats_process read.65536.bpftool_vs_kstats_process
 	handlers.compaction.ours_vs_floor handlers.kswapd.ours_vs_floor
