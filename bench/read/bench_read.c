@@ -5,7 +5,8 @@
  * rounds, each mode warmed first):
  *   reader      libkstats kstats_map_read: rows decoded to int64
  *   batch-all   one bare BPF_MAP_LOOKUP_BATCH for the whole map
- *   batch-K     bare BPF_MAP_LOOKUP_BATCH calls of K entries until ENOENT
+ *   batch-K     bare BPF_MAP_LOOKUP_BATCH calls of K entries (4096, 2048, 1024,
+ *               256) until ENOENT
  *   walk        a bare get_next_key + lookup loop (what most tools do)
  * "Fastest batch" is the bare strategy with the lowest median; the reader
  * is compared with it round by round.  Then, process against process,
@@ -48,15 +49,15 @@
 #define PROC_ROUNDS 5		/* a 65k-entry JSON dump takes seconds */
 #define ROUND_S 0.2		/* measured work per mode per round, at least */
 
-enum mode { READER, BATCH_ALL, BATCH_4096, BATCH_1024, BATCH_256, WALK, NR_INPROC,
-	    KSTATS = NR_INPROC, BPFTOOL, NR_MODES };
+enum mode { READER, BATCH_ALL, BATCH_4096, BATCH_2048, BATCH_1024, BATCH_256, WALK,
+	    NR_INPROC, KSTATS = NR_INPROC, BPFTOOL, NR_MODES };
 
 static const char *const mode_names[NR_MODES] = {
-	"reader", "batch_all", "batch_4096", "batch_1024", "batch_256", "walk",
+	"reader", "batch_all", "batch_4096", "batch_2048", "batch_1024", "batch_256", "walk",
 	"kstats_process", "bpftool_process",
 };
-static const unsigned int chunk[NR_INPROC] = { [BATCH_4096] = 4096, [BATCH_1024] = 1024,
-						[BATCH_256] = 256 };
+static const unsigned int chunk[NR_INPROC] = { [BATCH_4096] = 4096, [BATCH_2048] = 2048,
+						[BATCH_1024] = 1024, [BATCH_256] = 256 };
 
 struct bench {
 	char pin[256];
