@@ -17,12 +17,14 @@
  * Prints bench/lib/bstat.h RESULT lines.
  *
  * Usage: bench_read KSTATS [--entries N[,N...]] [--rounds R] [--cpu-time]
- *                   [--in-process] [--profile]   (root)
+ *                   [--in-process] [--profile] [--chunk K]   (root)
  *   --cpu-time: in-process modes timed by this thread's CPU time (user +
  *   kernel), not wall time: steadier on a machine others are using.
  *   --in-process: no process rounds.
  *   --profile: one reader read and one whole-map batch per size, untimed,
  *   for callgrind (bench/read/profile.sh).
+ *   --chunk K: one more mode, reader_chunk, the reader asking for K entries
+ *   per batch call (how the reader's call sizes were chosen).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -50,11 +52,11 @@
 #define ROUND_S 0.2		/* measured work per mode per round, at least */
 
 enum mode { READER, BATCH_ALL, BATCH_4096, BATCH_2048, BATCH_1024, BATCH_256, WALK,
-	    NR_INPROC, KSTATS = NR_INPROC, BPFTOOL, NR_MODES };
+	    READER_CHUNK, NR_INPROC, KSTATS = NR_INPROC, BPFTOOL, NR_MODES };
 
 static const char *const mode_names[NR_MODES] = {
 	"reader", "batch_all", "batch_4096", "batch_2048", "batch_1024", "batch_256", "walk",
-	"kstats_process", "bpftool_process",
+	"reader_chunk", "kstats_process", "bpftool_process",
 };
 static const unsigned int chunk[NR_INPROC] = { [BATCH_4096] = 4096, [BATCH_2048] = 2048,
 						[BATCH_1024] = 1024, [BATCH_256] = 256 };
@@ -119,11 +121,17 @@ static int open_reader(struct bench *b)
 	return ret;
 }
 
-static int run_reader(struct bench *b)
+static unsigned int reader_chunk;	/* --chunk: entries per call of reader_chunk */
+
+/* chunk: entries per batch call, 0: the reader's own choice. */
+static int run_reader(struct bench *b, unsigned int chunk)
 {
 	char err[KSTATS_ERR_LEN];
 	size_t n;
-	int ret = kstats_map_read(b->reader, b->rows, kstats_map_max_rows(b->reader), &n,
+	int ret;
+
+	b->reader->chunk = chunk;
+	ret = kstats_map_read(b->reader, b->rows, kstats_map_max_rows(b->reader), &n,
 				  err, sizeof(err));
 
 	if (ret || n != b->entries) {
@@ -205,7 +213,8 @@ static int run_process(struct bench *b, enum mode m, const char *strace_out)
 static int run_mode(struct bench *b, enum mode m)
 {
 	switch (m) {
-	case READER: return run_reader(b);
+	case READER: return run_reader(b, 0);
+	case READER_CHUNK: return run_reader(b, reader_chunk);
 	case WALK: return run_walk(b);
 	case KSTATS: case BPFTOOL: return run_process(b, m, NULL);
 	default: return run_batch(b, chunk[m]);
@@ -289,6 +298,8 @@ static int time_rounds(struct bench *b, double t[NR_MODES][MAX_ROUNDS], int roun
 	for (r = 0; !ret && r < rounds; r++)
 		for (i = 0; !ret && i < NR_INPROC; i++) {
 			m = (r + i) % NR_INPROC;
+			if (m == READER_CHUNK && !reader_chunk)
+				continue;
 			ret = time_one(b, m, &t[m][r]);
 		}
 	for (r = 0; !ret && r < rounds && r < proc_rounds; r++)
@@ -328,10 +339,19 @@ static void print_results(struct bench *b, double t[NR_MODES][MAX_ROUNDS], int r
 	snprintf(key, sizeof(key), "read.%u.bpftool_vs_kstats_process", b->entries);
 	if (proc)
 		bstat_ratio(key, t[BPFTOOL], t[KSTATS], proc);
+	if (reader_chunk) {
+		snprintf(key, sizeof(key), "read.%u.reader_chunk_%u_vs_reader", b->entries,
+			 reader_chunk);
+		bstat_ratio(key, t[READER_CHUNK], t[READER], rounds);
+	}
 	for (m = 0; m < (proc ? NR_MODES : NR_INPROC); m++) {
+		if (m == READER_CHUNK && !reader_chunk)
+			continue;
 		snprintf(key, sizeof(key), "read.%u.%s", b->entries, mode_names[m]);
 		bstat_result(key, "ms", t[m], m < NR_INPROC ? rounds : proc);
 	}
+	if (reader_chunk)
+		run_reader(b, 0);	/* the calls of the reader's own choice */
 	printf("RESULT\tread.%u.reader_bpf_calls\tn\t%u\n", b->entries,
 	       kstats_map_last_syscalls(b->reader));
 	if (proc)
@@ -383,6 +403,7 @@ int main(int argc, char **argv)
 		{ "cpu-time", no_argument, NULL, 'c' },
 		{ "in-process", no_argument, NULL, 'i' },
 		{ "profile", no_argument, NULL, 'p' },
+		{ "chunk", required_argument, NULL, 'k' },
 		{},
 	};
 	unsigned int sizes[MAX_SIZES] = { 10000, 65536 }, nsizes = 2, i;
@@ -402,12 +423,14 @@ int main(int argc, char **argv)
 			proc_rounds = 0;
 		else if (c == 'p')
 			profile = true;
+		else if (c == 'k')
+			reader_chunk = strtoul(optarg, NULL, 0);
 		else
 			return 2;
 	}
 	if (optind != argc - 1 || rounds < 1 || rounds > MAX_ROUNDS || !nsizes) {
 		fprintf(stderr, "Usage: bench_read KSTATS [--entries N[,N...]] [--rounds 1..%d] "
-			"[--cpu-time] [--in-process] [--profile]\n",
+			"[--cpu-time] [--in-process] [--profile] [--chunk K]\n",
 			MAX_ROUNDS);
 		return 2;
 	}
