@@ -123,17 +123,16 @@ static int open_reader(struct bench *b)
 
 static unsigned int reader_chunk;	/* --chunk: entries per call of reader_chunk */
 
-/* chunk: entries per batch call, 0: the reader's own choice. */
-static int run_reader(struct bench *b, unsigned int chunk)
+/* per: entries per batch call, 0: the reader's own choice. */
+static int run_reader(struct bench *b, unsigned int per)
 {
 	char err[KSTATS_ERR_LEN];
 	size_t n;
 	int ret;
 
-	b->reader->chunk = chunk;
-	ret = kstats_map_read(b->reader, b->rows, kstats_map_max_rows(b->reader), &n,
-				  err, sizeof(err));
-
+	b->reader->chunk = per;
+	ret = kstats_map_read(b->reader, b->rows, kstats_map_max_rows(b->reader), &n, err,
+			      sizeof(err));
 	if (ret || n != b->entries) {
 		fprintf(stderr, "bench_read: read %zu of %u: %s\n", n, b->entries, err);
 		return ret ?: -EIO;
