@@ -382,7 +382,7 @@ static int bench_size(const char *dir, unsigned int entries, int rounds, const c
 		ret = ret ?: time_rounds(&b, t, rounds);
 	if (!ret && !profile)
 		print_results(&b, t, rounds);
-	else
+	else if (ret)
 		fprintf(stderr, "bench_read: %u entries failed: %s\n", entries, strerror(-ret));
 	kstats_map_close(b.reader);
 	if (b.fd >= 0)
