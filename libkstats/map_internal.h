@@ -43,6 +43,7 @@ struct kstats_map {
 	size_t entry_bytes;		/* bytes of one entry's values, all CPUs */
 	void *keys, *vals;
 	size_t cap;			/* entries the buffers hold */
+	size_t chunk;			/* entries per batch call into rows; 0: by size (tests set it) */
 	unsigned int syscalls;
 };
 

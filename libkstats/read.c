@@ -14,53 +14,93 @@
 #endif
 
 #define READ_ATTEMPTS 3
+/*
+ * A direct read of a map whose values exceed ONE_CALL_BYTES asks for
+ * CHUNK_BYTES of them per call, so that spread_rows moves each chunk while
+ * it is still in the cache the kernel wrote it to (L2-sized), not back from
+ * memory; smaller maps take one call (bench/read measured both).
+ */
+#define ONE_CALL_BYTES (8u << 20)
+#define CHUNK_BYTES (512u << 10)
+
+/*
+ * A direct read (read_direct) batches into the caller's rows: each call of
+ * at most chunk entries writes its values to the end of the rows they
+ * become, and spread_rows moves them into place.
+ */
+struct direct {
+	int64_t *rows;
+	size_t cap;		/* entries the rows (and m->keys) hold */
+	size_t chunk;		/* entries per call; doubled when a bucket does not fit */
+};
+
+static void spread_rows(const struct kstats_map *m, int64_t *rows, const int64_t *vals,
+			const unsigned char *k, size_t n);
+
+/* A bucket did not fit in room: -EOVERFLOW when room was all the rows left. */
+static int widen_chunk(struct direct *d, size_t room, size_t done)
+{
+	if (room == d->cap - done)
+		return -EOVERFLOW;
+	d->chunk *= 2;
+	return 0;
+}
 
 /*
  * BPF_MAP_LOOKUP_BATCH until the kernel says ENOENT (hash maps) or every
- * index is read (arrays).  A hash bucket that does not fit the space left
- * gives ENOSPC when nothing else fit, else a short count: grow either way.
+ * index is read (arrays).  A hash bucket that does not fit the room left
+ * gives ENOSPC when nothing else fit (then the room grows), else a short
+ * count (the next call has more room).
  */
-static int read_batch(struct kstats_map *m, char *direct, size_t direct_cap, size_t *n,
-		      char *err, size_t errlen)
+static int read_batch(struct kstats_map *m, struct direct *d, size_t *n, char *err,
+		      size_t errlen)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	__u64 token_in = 0, token_out = 0;	/* bucket index, or array key */
-	size_t done = 0, cap;
+	size_t done = 0, room, ks = m->info.key_size;
 	bool started = false;
+	int64_t *row = NULL;
+	void *vals;
 	int ret;
 
 	for (;;) {
 		__u32 count;
 
-		cap = direct ? direct_cap : m->cap;
-		if (done == cap) {
-			if (direct)
+		room = (d ? d->cap : m->cap) - done;
+		if (!room) {
+			if (d)
 				return -EOVERFLOW;
 			ret = kstats_map_grow(m, m->cap * 2, err, errlen);
 			if (ret)
 				return ret;
-			cap = m->cap;
+			room = m->cap - done;
 		}
-		count = cap - done > UINT32_MAX ? UINT32_MAX : (__u32)(cap - done);
+		if (d) {
+			room = room < d->chunk ? room : d->chunk;
+			row = d->rows + done * m->ncols;
+			vals = row + room * m->nkey_cols;	/* ends where row + room ends */
+		} else {
+			vals = (char *)m->vals + done * m->entry_bytes;
+		}
+		count = room > UINT32_MAX ? UINT32_MAX : (__u32)room;
 		m->syscalls++;
 		ret = bpf_map_lookup_batch(m->fd, started ? &token_in : NULL, &token_out,
-					   (char *)m->keys + done * m->info.key_size,
-					   (direct ?: (char *)m->vals) + done * m->entry_bytes,
-					   &count, &opts);
+					   (char *)m->keys + done * ks, vals, &count, &opts);
 		ret = ret < 0 ? -errno : 0;
 		if (ret && ret != -ENOENT && ret != -ENOSPC)
 			return ret;
+		if (d)
+			spread_rows(m, row, vals, (unsigned char *)m->keys + done * ks, count);
 		done += count;
 		if (ret == -ENOENT || (map_type_array(m->info.type) &&
 				       done >= m->info.max_entries))
 			break;
-		if (ret == -ENOSPC && direct)
-			return -EOVERFLOW;
-		if (ret == -ENOSPC) {
-			ret = kstats_map_grow(m, m->cap * 2, err, errlen);
+		if (ret == -ENOSPC) {	/* the same bucket again, with more room */
+			ret = d ? widen_chunk(d, room, done) :
+				  kstats_map_grow(m, m->cap * 2, err, errlen);
 			if (ret)
 				return ret;
-			continue;	/* retry the same bucket */
+			continue;
 		}
 		token_in = token_out;
 		started = true;
@@ -160,14 +200,14 @@ static int read_walk(struct kstats_map *m, size_t *n, char *err, size_t errlen)
 	return map_type_array(m->info.type) ? 0 : dedup_walk(m, n, err, errlen);
 }
 
-static int read_entries(struct kstats_map *m, char *direct, size_t direct_cap, size_t *n,
+static int read_entries(struct kstats_map *m, struct direct *direct, size_t *n,
 			char *err, size_t errlen)
 {
 	int ret;
 
 	m->last_batched = false;
 	if (!m->no_batch) {
-		ret = read_batch(m, direct, direct_cap, n, err, errlen);
+		ret = read_batch(m, direct, n, err, errlen);
 		if (ret == -EOVERFLOW)
 			return ret;
 		if (ret != -EINVAL && ret != -ENOTSUPP && ret != -EOPNOTSUPP) {
@@ -305,50 +345,70 @@ static void fill_keys(const struct kstats_map *m, int64_t *row, const unsigned c
 }
 
 /*
- * Decode in place: the batch wrote the values into the tail of rows, at
- * max_rows * nkey_cols int64s from its start.  Row i ends at or before
- * value i + 1 begins, so moving forward never overwrites an unread value.
- * The loop is the reader's whole per-row cost beyond the kernel's copy
- * (bench/read/profile.sh counts it): what it reads from m stays in locals.
+ * One key leaf (the usual u32 or u64 key): inlined for each key size that
+ * spread_rows passes as a constant, so the loop decodes the key without a
+ * switch (a sixth of the loop's instructions, bench/read/profile.sh).
  */
-static void spread_rows(const struct kstats_map *m, int64_t *rows, size_t max_rows, size_t n)
+static inline __attribute__((always_inline)) void
+spread_one_key(int64_t *rows, const int64_t *vals, const unsigned char *k, size_t n,
+	       const struct kstats_map *m, uint8_t size, bool is_signed)
 {
-	const struct leaf_run key = m->runs[0];
-	size_t ncols = m->ncols, nk = m->nkey_cols, ks = m->info.key_size;
-	size_t vsize = m->info.value_size, nv = vsize / 8, i;
-	const int64_t *vals = rows + max_rows * nk;
-	const unsigned char *k = m->keys;
+	size_t ncols = m->ncols, ks = m->info.key_size, vsize = m->info.value_size;
+	size_t nv = vsize / 8, i;
 
-	if (nk == 1 && key.in_key) {	/* one key leaf: the usual u32 or u64 key */
-		for (i = 0; i < n; i++, rows += ncols, vals += nv, k += ks) {
-			rows[0] = load_leaf(k + key.off, key.size, key.is_signed);
-			memmove(rows + 1, vals, vsize);
-		}
-		return;
-	}
-	for (i = 0; i < n; i++, rows += ncols, vals += nv, k += ks) {
-		fill_keys(m, rows, k);
-		memmove(rows + nk, vals, vsize);
+	for (k += m->runs[0].off, i = 0; i < n; i++, rows += ncols, vals += nv, k += ks) {
+		rows[0] = load_leaf(k, size, is_signed);
+		memmove(rows + 1, vals, vsize);
 	}
 }
 
 /*
- * One read into rows directly, when the values are rows already and the
+ * Decode in place: the batch wrote n values back to back at vals, at least
+ * n * nkey_cols int64s past rows, so row i ends at or before value i + 1
+ * begins and moving forward never overwrites an unread value.  The loop is
+ * the reader's whole per-row cost beyond the kernel's copy
+ * (bench/read/profile.sh counts it): what it reads from m stays in locals.
+ */
+static void spread_rows(const struct kstats_map *m, int64_t *rows, const int64_t *vals,
+			const unsigned char *k, size_t n)
+{
+	const struct leaf_run key = m->runs[0];
+	size_t ncols = m->ncols, nk = m->nkey_cols, ks = m->info.key_size;
+	size_t vsize = m->info.value_size, nv = vsize / 8, i;
+
+	if (nk == 1 && key.in_key && key.size == 4 && !key.is_signed)
+		spread_one_key(rows, vals, k, n, m, 4, false);
+	else if (nk == 1 && key.in_key && key.size == 8)
+		spread_one_key(rows, vals, k, n, m, 8, false);
+	else if (nk == 1 && key.in_key)
+		spread_one_key(rows, vals, k, n, m, key.size, key.is_signed);
+	else
+		for (i = 0; i < n; i++, rows += ncols, vals += nv, k += ks) {
+			fill_keys(m, rows, k);
+			memmove(rows + nk, vals, vsize);
+		}
+}
+
+/*
+ * Read into rows directly, when the values are rows already and the
  * buffer holds the whole map: -EOVERFLOW when it does not (the map grew
  * meanwhile), and the caller reads the usual way.
  */
 static int read_direct(struct kstats_map *m, int64_t *rows, size_t max_rows, size_t *nrows,
 		       char *err, size_t errlen)
 {
-	size_t cap = m->cap < m->info.max_entries ? m->cap : m->info.max_entries, n = 0;
+	struct direct d = { .rows = rows };
+	size_t n = 0;
 	int ret;
 
 	if (!value_is_row(m) || max_rows < m->info.max_entries)
 		return -EOVERFLOW;
-	ret = read_entries(m, (char *)(rows + max_rows * m->nkey_cols), cap, &n, err, errlen);
+	d.cap = m->cap < m->info.max_entries ? m->cap : m->info.max_entries;
+	d.chunk = d.cap * m->entry_bytes > ONE_CALL_BYTES ? CHUNK_BYTES / m->entry_bytes : d.cap;
+	d.chunk = m->chunk ?: d.chunk ?: 1;
+	ret = read_entries(m, &d, &n, err, errlen);
 	if (ret)
 		return ret;
-	spread_rows(m, rows, max_rows, n);
 	*nrows = n;
 	return 0;
 }
@@ -370,7 +430,7 @@ int kstats_map_read(struct kstats_map *m, int64_t *rows, size_t max_rows,
 	for (attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
 		if (attempt)
 			m->syscalls = 0;	/* the last attempt's */
-		ret = read_entries(m, NULL, 0, &n, err, errlen);
+		ret = read_entries(m, NULL, &n, err, errlen);
 		if (ret)
 			return ret;
 		/* More keys than the map holds: entries came and went meanwhile. */

@@ -5,7 +5,8 @@
  * rounds, each mode warmed first):
  *   reader      libkstats kstats_map_read: rows decoded to int64
  *   batch-all   one bare BPF_MAP_LOOKUP_BATCH for the whole map
- *   batch-K     bare BPF_MAP_LOOKUP_BATCH calls of K entries until ENOENT
+ *   batch-K     bare BPF_MAP_LOOKUP_BATCH calls of K entries (4096, 2048, 1024,
+ *               256) until ENOENT
  *   walk        a bare get_next_key + lookup loop (what most tools do)
  * "Fastest batch" is the bare strategy with the lowest median; the reader
  * is compared with it round by round.  Then, process against process,
@@ -16,12 +17,14 @@
  * Prints bench/lib/bstat.h RESULT lines.
  *
  * Usage: bench_read KSTATS [--entries N[,N...]] [--rounds R] [--cpu-time]
- *                   [--in-process] [--profile]   (root)
+ *                   [--in-process] [--profile] [--chunk K]   (root)
  *   --cpu-time: in-process modes timed by this thread's CPU time (user +
  *   kernel), not wall time: steadier on a machine others are using.
  *   --in-process: no process rounds.
  *   --profile: one reader read and one whole-map batch per size, untimed,
  *   for callgrind (bench/read/profile.sh).
+ *   --chunk K: one more mode, reader_chunk, the reader asking for K entries
+ *   per batch call (how the reader's call sizes were chosen).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,15 +51,15 @@
 #define PROC_ROUNDS 5		/* a 65k-entry JSON dump takes seconds */
 #define ROUND_S 0.2		/* measured work per mode per round, at least */
 
-enum mode { READER, BATCH_ALL, BATCH_4096, BATCH_1024, BATCH_256, WALK, NR_INPROC,
-	    KSTATS = NR_INPROC, BPFTOOL, NR_MODES };
+enum mode { READER, BATCH_ALL, BATCH_4096, BATCH_2048, BATCH_1024, BATCH_256, WALK,
+	    READER_CHUNK, NR_INPROC, KSTATS = NR_INPROC, BPFTOOL, NR_MODES };
 
 static const char *const mode_names[NR_MODES] = {
-	"reader", "batch_all", "batch_4096", "batch_1024", "batch_256", "walk",
-	"kstats_process", "bpftool_process",
+	"reader", "batch_all", "batch_4096", "batch_2048", "batch_1024", "batch_256", "walk",
+	"reader_chunk", "kstats_process", "bpftool_process",
 };
-static const unsigned int chunk[NR_INPROC] = { [BATCH_4096] = 4096, [BATCH_1024] = 1024,
-						[BATCH_256] = 256 };
+static const unsigned int chunk[NR_INPROC] = { [BATCH_4096] = 4096, [BATCH_2048] = 2048,
+						[BATCH_1024] = 1024, [BATCH_256] = 256 };
 
 struct bench {
 	char pin[256];
@@ -118,13 +121,18 @@ static int open_reader(struct bench *b)
 	return ret;
 }
 
-static int run_reader(struct bench *b)
+static unsigned int reader_chunk;	/* --chunk: entries per call of reader_chunk */
+
+/* per: entries per batch call, 0: the reader's own choice. */
+static int run_reader(struct bench *b, unsigned int per)
 {
 	char err[KSTATS_ERR_LEN];
 	size_t n;
-	int ret = kstats_map_read(b->reader, b->rows, kstats_map_max_rows(b->reader), &n,
-				  err, sizeof(err));
+	int ret;
 
+	b->reader->chunk = per;
+	ret = kstats_map_read(b->reader, b->rows, kstats_map_max_rows(b->reader), &n, err,
+			      sizeof(err));
 	if (ret || n != b->entries) {
 		fprintf(stderr, "bench_read: read %zu of %u: %s\n", n, b->entries, err);
 		return ret ?: -EIO;
@@ -204,7 +212,8 @@ static int run_process(struct bench *b, enum mode m, const char *strace_out)
 static int run_mode(struct bench *b, enum mode m)
 {
 	switch (m) {
-	case READER: return run_reader(b);
+	case READER: return run_reader(b, 0);
+	case READER_CHUNK: return run_reader(b, reader_chunk);
 	case WALK: return run_walk(b);
 	case KSTATS: case BPFTOOL: return run_process(b, m, NULL);
 	default: return run_batch(b, chunk[m]);
@@ -288,6 +297,8 @@ static int time_rounds(struct bench *b, double t[NR_MODES][MAX_ROUNDS], int roun
 	for (r = 0; !ret && r < rounds; r++)
 		for (i = 0; !ret && i < NR_INPROC; i++) {
 			m = (r + i) % NR_INPROC;
+			if (m == READER_CHUNK && !reader_chunk)
+				continue;
 			ret = time_one(b, m, &t[m][r]);
 		}
 	for (r = 0; !ret && r < rounds && r < proc_rounds; r++)
@@ -327,10 +338,19 @@ static void print_results(struct bench *b, double t[NR_MODES][MAX_ROUNDS], int r
 	snprintf(key, sizeof(key), "read.%u.bpftool_vs_kstats_process", b->entries);
 	if (proc)
 		bstat_ratio(key, t[BPFTOOL], t[KSTATS], proc);
+	if (reader_chunk) {
+		snprintf(key, sizeof(key), "read.%u.reader_chunk_%u_vs_reader", b->entries,
+			 reader_chunk);
+		bstat_ratio(key, t[READER_CHUNK], t[READER], rounds);
+	}
 	for (m = 0; m < (proc ? NR_MODES : NR_INPROC); m++) {
+		if (m == READER_CHUNK && !reader_chunk)
+			continue;
 		snprintf(key, sizeof(key), "read.%u.%s", b->entries, mode_names[m]);
 		bstat_result(key, "ms", t[m], m < NR_INPROC ? rounds : proc);
 	}
+	if (reader_chunk)
+		run_reader(b, 0);	/* the calls of the reader's own choice */
 	printf("RESULT\tread.%u.reader_bpf_calls\tn\t%u\n", b->entries,
 	       kstats_map_last_syscalls(b->reader));
 	if (proc)
@@ -362,7 +382,7 @@ static int bench_size(const char *dir, unsigned int entries, int rounds, const c
 		ret = ret ?: time_rounds(&b, t, rounds);
 	if (!ret && !profile)
 		print_results(&b, t, rounds);
-	else
+	else if (ret)
 		fprintf(stderr, "bench_read: %u entries failed: %s\n", entries, strerror(-ret));
 	kstats_map_close(b.reader);
 	if (b.fd >= 0)
@@ -382,6 +402,7 @@ int main(int argc, char **argv)
 		{ "cpu-time", no_argument, NULL, 'c' },
 		{ "in-process", no_argument, NULL, 'i' },
 		{ "profile", no_argument, NULL, 'p' },
+		{ "chunk", required_argument, NULL, 'k' },
 		{},
 	};
 	unsigned int sizes[MAX_SIZES] = { 10000, 65536 }, nsizes = 2, i;
@@ -401,12 +422,14 @@ int main(int argc, char **argv)
 			proc_rounds = 0;
 		else if (c == 'p')
 			profile = true;
+		else if (c == 'k')
+			reader_chunk = strtoul(optarg, NULL, 0);
 		else
 			return 2;
 	}
 	if (optind != argc - 1 || rounds < 1 || rounds > MAX_ROUNDS || !nsizes) {
 		fprintf(stderr, "Usage: bench_read KSTATS [--entries N[,N...]] [--rounds 1..%d] "
-			"[--cpu-time] [--in-process] [--profile]\n",
+			"[--cpu-time] [--in-process] [--profile] [--chunk K]\n",
 			MAX_ROUNDS);
 		return 2;
 	}

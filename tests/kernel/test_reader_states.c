@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
@@ -146,6 +147,121 @@ static void test_buffer_growth(void **state)
 	assert_int_equal(rtest_reread(&r), 0);
 	expect_counts(&r, RD_BIG_ENTRIES);
 	assert_int_equal(kstats_map_last_syscalls(r.m), 1);
+	rtest_read_free(&r);
+}
+
+/*
+ * Calls of a few entries each into the rows: chunk boundaries, and with one
+ * entry per call every bucket of two or more gives ENOSPC and widens the chunk.
+ */
+static void test_chunked_read(void **state)
+{
+	char pin[512];
+	struct kstats_map_opts o = rtest_opts(&fx, "big_map", pin, sizeof(pin));
+	struct rtest_read r;
+
+	(void)state;
+	RTEST_NEED_KERNEL(&fx);
+	read_ok(&o, &r);	/* filled by test_65536_entries */
+	r.m->chunk = 1000;
+	assert_int_equal(rtest_reread(&r), 0);
+	expect_counts(&r, RD_BIG_ENTRIES);
+	assert_true(kstats_map_last_batched(r.m));
+	assert_true(kstats_map_last_syscalls(r.m) > RD_BIG_ENTRIES / 1000);
+	r.m->chunk = 1;
+	assert_int_equal(rtest_reread(&r), 0);
+	expect_counts(&r, RD_BIG_ENTRIES);
+	assert_true(kstats_map_last_batched(r.m));
+	assert_true(kstats_map_last_syscalls(r.m) < RD_BIG_ENTRIES);	/* it widened */
+	rtest_read_free(&r);
+}
+
+#define CHURN_FROM (RD_BIG_ENTRIES / 2)	/* keys k * 7919 from here on come and go */
+
+struct chunk_writer {
+	int fd;
+	atomic_bool stop;
+	atomic_ulong changes;
+};
+
+/* Swaps key k * 7919 for k * 7919 + 1 and back: other keys, other buckets. */
+static void swap_key(int fd, __u32 k, bool plus_one)
+{
+	__u32 old = k * 7919u + !plus_one, key = k * 7919u + plus_one;
+	struct rd_count_value v = count_value(key);
+
+	bpf_map_delete_elem(fd, &old);
+	bpf_map_update_elem(fd, &key, &v, BPF_NOEXIST);
+}
+
+static void *chunk_writer_main(void *arg)
+{
+	struct chunk_writer *w = arg;
+	bool plus_one = true;
+	__u32 k;
+
+	for (; !atomic_load(&w->stop); plus_one = !plus_one)
+		for (k = CHURN_FROM; k < RD_BIG_ENTRIES && !atomic_load(&w->stop); k++) {
+			swap_key(w->fd, k, plus_one);
+			atomic_fetch_add(&w->changes, 1);
+		}
+	for (k = CHURN_FROM; k < RD_BIG_ENTRIES; k++)
+		swap_key(w->fd, k, false);
+	return NULL;
+}
+
+/* Each row whole, each key once, every key the writer leaves alone there. */
+static void expect_churned_counts(const struct rtest_read *r)
+{
+	static uint8_t seen[RD_BIG_ENTRIES][2];
+	size_t i;
+	__u32 k;
+
+	memset(seen, 0, sizeof(seen));
+	for (i = 0; i < r->nrows; i++) {
+		const int64_t *row = r->rows + i * r->ncols;
+		__u32 key = (__u32)row[0], k = key / 7919u, plus_one = key % 7919u;
+		struct rd_count_value v = count_value(key);
+
+		assert_true(k < RD_BIG_ENTRIES && plus_one <= (k >= CHURN_FROM));
+		assert_int_equal(seen[k][plus_one]++, 0);
+		assert_int_equal((uint64_t)row[1], v.count);
+		assert_int_equal((uint64_t)row[2], v.sum);
+	}
+	for (k = 0; k < CHURN_FROM; k++)
+		assert_int_equal(seen[k][0], 1);
+}
+
+/*
+ * Chunked reads while entries leave buckets already read for buckets not
+ * yet read: a read may see more entries than the map holds, and then reads
+ * again the usual way (or gives up with EAGAIN).
+ */
+static void test_chunked_read_while_changing(void **state)
+{
+	char pin[512];
+	struct kstats_map_opts o = rtest_opts(&fx, "big_map", pin, sizeof(pin));
+	struct chunk_writer w = { .fd = rtest_map_fd(&fx, "big_map") };
+	struct rtest_read r;
+	pthread_t th;
+	int reads, ret;
+
+	(void)state;
+	RTEST_NEED_KERNEL(&fx);
+	read_ok(&o, &r);	/* filled by test_65536_entries */
+	r.m->chunk = 500;
+	assert_int_equal(pthread_create(&th, NULL, chunk_writer_main, &w), 0);
+	for (reads = 0; reads < 20 || atomic_load(&w.changes) < 1000; reads++) {
+		ret = rtest_reread(&r);
+		if (ret == -EAGAIN)
+			continue;
+		assert_int_equal(ret, 0);
+		expect_churned_counts(&r);
+	}
+	atomic_store(&w.stop, true);
+	pthread_join(th, NULL);
+	assert_int_equal(rtest_reread(&r), 0);
+	expect_counts(&r, RD_BIG_ENTRIES);
 	rtest_read_free(&r);
 }
 
@@ -452,6 +568,8 @@ int main(void)
 		cmocka_unit_test(test_full_map_in_one_syscall),
 		cmocka_unit_test(test_65536_entries),
 		cmocka_unit_test(test_buffer_growth),
+		cmocka_unit_test(test_chunked_read),
+		cmocka_unit_test(test_chunked_read_while_changing),
 		cmocka_unit_test(test_lru_hash),
 		cmocka_unit_test(test_percpu_hash),
 		cmocka_unit_test(test_lru_percpu_hash),
