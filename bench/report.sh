@@ -205,6 +205,11 @@ bench/loader/min_loader, loads, attaches and pins the same programs and
 maps under the same names with the least libbpf code (no gating, no
 attach-point checks, no status file). \`bpftool prog loadall\` verifies every
 program of an object (tp_btf and raw_tp variants both) and attaches nothing.
+The loader loads the $(fig loader.all.objects) objects on $(fig loader.all.threads) threads and the
+$(fig loader.copies.objects) copies on $(fig loader.copies.threads) (one per CPU, at most 4);
+min_loader is sequential, as libbpf's examples are, and so is bpftool (one
+process per object): on a machine whose CPUs are busy the loader's threads
+gain less.
 
 | objects | loader ms | minimal libbpf loader ms | loader ÷ minimal | bpftool ms | loader ÷ bpftool | re-run ms | vmlinux BTF parses loader / minimal / bpftool |
 |---|---|---|---|---|---|---|---|

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,9 @@
 #define TRACEFS_ROOTS { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" }
 #define KPROBE_PMU "/sys/bus/event_source/devices/kprobe"
 #define EVENTS_MAX_BYTES (4u << 20)	/* about 64 KiB on 6.x kernels */
+
+/* The run's tracefs and BTF answers, shared by the loading threads. */
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
 
 const char *variant_name(__u32 variant)
 {
@@ -247,13 +251,16 @@ static const char *after(const char *section, const char *prefix)
 bool attach_point_deferred(struct loader_ctx *ctx, const char *section)
 {
 	const char *tp = after(section, "tp_btf/");
+	bool ret;
 
-	return tp && !ctx->vmlinux_tried && !access("/sys/kernel/btf/vmlinux", R_OK) &&
-	       tracefs_has_event(tp) > 0;
+	pthread_mutex_lock(&gate_lock);
+	ret = tp && !ctx->vmlinux_tried && !access("/sys/kernel/btf/vmlinux", R_OK) &&
+	      tracefs_has_event(tp) > 0;
+	pthread_mutex_unlock(&gate_lock);
+	return ret;
 }
 
-bool attach_point_exists(struct loader_ctx *ctx, const char *section,
-			 char *why, size_t len)
+static bool exists(struct loader_ctx *ctx, const char *section, char *why, size_t len)
 {
 	const char *name;
 
@@ -270,4 +277,15 @@ bool attach_point_exists(struct loader_ctx *ctx, const char *section,
 	if ((name = after(section, "tp/")) || (name = after(section, "tracepoint/")))
 		return tracepoint_exists(name, why, len);
 	return true;	/* nothing to check before loading */
+}
+
+bool attach_point_exists(struct loader_ctx *ctx, const char *section,
+			 char *why, size_t len)
+{
+	bool ret;
+
+	pthread_mutex_lock(&gate_lock);
+	ret = exists(ctx, section, why, len);
+	pthread_mutex_unlock(&gate_lock);
+	return ret;
 }

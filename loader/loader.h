@@ -2,6 +2,7 @@
 #ifndef KSTATS_LOADER_H
 #define KSTATS_LOADER_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,8 @@ struct btf;
 struct kstats_status;
 struct kstats_status_obj;
 struct metric_claim;
+struct metric_turn;
+struct log_held;
 
 #define LOADER_PATH_LEN 512
 #define LOADER_REASON_LEN 2048
@@ -108,10 +111,14 @@ struct loader_ctx {
 	struct btf *vmlinux_btf;	/* parsed at most once per run (gate.c) */
 	bool vmlinux_tried;
 	struct kstats_status *prev;	/* previous status file, or NULL */
-	struct metric_claim *claims;	/* metric.c: metrics of loaded objects */
-	size_t nclaims;
 	double lock_timeout_s;		/* wait at most this for the run dir lock */
-	char libbpf_err[512];		/* libbpf's first warning of a step */
+	/* metric.c, under lock: objects load on several threads. */
+	pthread_mutex_t lock;
+	pthread_cond_t turn_done;
+	struct metric_claim *claims;	/* metrics of loaded objects */
+	size_t nclaims;
+	struct metric_turn *turns;	/* one per object, in order */
+	size_t nturns;
 };
 
 /* log.c: stdout/stderr, and /dev/kmsg once log_to_kmsg() was called. */
@@ -122,6 +129,9 @@ void log_msg(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 void log_result(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap);
 void log_capture(char *buf, size_t len);
+struct log_held *log_hold(void);
+void log_unhold(void);
+void log_release(struct log_held *h);
 
 /* config.c */
 struct kver_buf {
@@ -168,10 +178,15 @@ void describe_kept_pins(struct loader_ctx *ctx, struct obj_result *res,
 void free_result(struct obj_result *res);
 
 /* metric.c */
+int metrics_init(struct loader_ctx *ctx, size_t nobjs);
 void metrics_free(struct loader_ctx *ctx);
 
-/* object.c */
-void load_object(struct loader_ctx *ctx, const char *path, struct obj_result *res);
+/* object.c: the idx-th object of the run, in sorted order. */
+void load_object(struct loader_ctx *ctx, size_t idx, const char *path,
+		 struct obj_result *res);
+
+/* probe.c */
+void probe_start(void);
 
 /* pin.c: shape checks, atomic publication, link replacement. */
 int pin_open(const char *path);

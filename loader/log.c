@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * One line per object on stdout, diagnostics on stderr, and both to
- * /dev/kmsg at boot (--boot).
+ * /dev/kmsg at boot (--boot).  Objects load on several threads: what a
+ * thread logs for its object is held (log_hold) and written in object
+ * order (log_release), so the output is that of a sequential run.
  */
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -17,10 +20,24 @@
 /* The kernel truncates longer kmsg records anyway. */
 #define KMSG_LINE_MAX 900
 
+struct log_rec {
+	FILE *f;
+	int prio;	/* -1: not for kmsg */
+	char *text;	/* the line as written to f */
+	size_t prefix;	/* of text, not for kmsg */
+};
+
+struct log_held {
+	struct log_rec *recs;
+	size_t n;
+};
+
 static int kmsg_fd = -1;
 static bool verbose;
-static char *capture;
-static size_t capture_len;
+/* Per thread: libbpf calls the print callback on the loading thread. */
+static _Thread_local char *capture;
+static _Thread_local size_t capture_len;
+static _Thread_local struct log_held *held;
 
 void log_to_kmsg(void)
 {
@@ -41,23 +58,80 @@ void log_set_verbose(bool on)
 	verbose = on;
 }
 
-static void emit(FILE *f, const char *prefix, int prio, const char *fmt, va_list ap)
+/* text ends with '\n'; kmsg gets it without the prefix (prio < 0: not at all). */
+static void put(FILE *f, int prio, const char *text, size_t prefix)
 {
-	char raw[KMSG_LINE_MAX], line[KMSG_LINE_MAX], rec[KMSG_LINE_MAX + 64];
+	char rec[KMSG_LINE_MAX + 64];
 	int n;
 
-	vsnprintf(raw, sizeof(raw), fmt, ap);
-	kstats_escape(line, sizeof(line), raw, strlen(raw));
-	fprintf(f, "%s%s\n", prefix, line);
-	if (kmsg_fd < 0)
+	fputs(text, f);
+	if (f == stdout)
+		fflush(stdout);
+	if (kmsg_fd < 0 || prio < 0)
 		return;
 	/* One write() per record; dprintf() would fail on kmsg's lseek(). */
-	n = snprintf(rec, sizeof(rec), "<%d>kstats-loader[%d]: %s\n", prio,
-		     (int)getpid(), line);
-	if (write(kmsg_fd, rec, n) < 0) {
+	n = snprintf(rec, sizeof(rec), "<%d>kstats-loader[%d]: %s", prio,
+		     (int)getpid(), text + prefix);
+	if (write(kmsg_fd, rec, n < (int)sizeof(rec) ? n : (int)sizeof(rec) - 1) < 0) {
 		close(kmsg_fd);
 		kmsg_fd = -1;
 	}
+}
+
+/* Written now, or held for log_release() when this thread holds its log
+ * (out of memory: written now, out of order). */
+static void out(FILE *f, int prio, char *text, size_t prefix)
+{
+	struct log_rec *grown;
+
+	if (held) {
+		grown = realloc(held->recs, (held->n + 1) * sizeof(*grown));
+		if (grown) {
+			held->recs = grown;
+			grown[held->n++] = (struct log_rec){ f, prio, text, prefix };
+			return;
+		}
+	}
+	put(f, prio, text, prefix);
+	free(text);
+}
+
+static void emit(FILE *f, const char *prefix, int prio, const char *fmt, va_list ap)
+{
+	char raw[KMSG_LINE_MAX], line[KMSG_LINE_MAX];
+	char *text;
+
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	kstats_escape(line, sizeof(line), raw, strlen(raw));
+	if (asprintf(&text, "%s%s\n", prefix, line) < 0)
+		return;
+	out(f, prio, text, strlen(prefix));
+}
+
+struct log_held *log_hold(void)
+{
+	held = calloc(1, sizeof(*held));
+	return held;
+}
+
+/* Writes what log_hold() held, in order, and frees it. */
+void log_release(struct log_held *h)
+{
+	size_t i;
+
+	for (i = 0; h && i < h->n; i++) {
+		put(h->recs[i].f, h->recs[i].prio, h->recs[i].text, h->recs[i].prefix);
+		free(h->recs[i].text);
+	}
+	if (h)
+		free(h->recs);
+	free(h);
+}
+
+/* This thread writes its lines directly again; what it held stays held. */
+void log_unhold(void)
+{
+	held = NULL;
 }
 
 /* Diagnostics: stderr. */
@@ -78,7 +152,6 @@ void log_result(int prio, const char *fmt, ...)
 	va_start(ap, fmt);
 	emit(stdout, "", prio, fmt, ap);
 	va_end(ap);
-	fflush(stdout);
 }
 
 /* Keeps libbpf's first warning since the last call: the root cause. */
@@ -93,6 +166,7 @@ void log_capture(char *buf, size_t len)
 int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	va_list copy;
+	char *text;
 	size_t n;
 
 	if (level == LIBBPF_WARN && capture && !*capture) {
@@ -108,5 +182,8 @@ int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 	}
 	if (!verbose)
 		return 0;
-	return vfprintf(stderr, fmt, ap);
+	if (vasprintf(&text, fmt, ap) < 0)
+		return 0;
+	out(stderr, -1, text, 0);
+	return 0;
 }

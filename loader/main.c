@@ -11,6 +11,9 @@
 #include <getopt.h>
 #include <signal.h>
 #include <libgen.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,35 +348,132 @@ static void report(const struct obj_result *r)
 				outcome_str(r->progs[i].outcome), r->progs[i].reason);
 }
 
+/*
+ * The objects load on up to one thread per CPU (the kernel's verifier and
+ * libbpf's vmlinux BTF parse are most of a load, and each runs on the
+ * loading thread), taken in sorted order; their lines are written in that
+ * order as they finish, each object's own diagnostics first.
+ */
+#define LOADER_MAX_THREADS 4
+
+struct pool {
+	struct loader_ctx *ctx;
+	struct dirent **ents;
+	struct obj_result *res;
+	struct log_held **held;		/* each object's lines until reported */
+	bool *done;
+	size_t n;
+	atomic_size_t next;		/* the next object to take */
+	size_t reported;
+	bool critical;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+};
+
+static size_t pool_threads(size_t n)
+{
+	cpu_set_t set;
+	size_t cpus = sched_getaffinity(0, sizeof(set), &set) ? 1 : (size_t)CPU_COUNT(&set);
+
+	cpus = cpus < LOADER_MAX_THREADS ? cpus : LOADER_MAX_THREADS;
+	return n < cpus ? n : cpus;
+}
+
+/* Loads the next object not taken yet; false when none is left. */
+static bool load_next(struct pool *p)
+{
+	size_t i = atomic_fetch_add(&p->next, 1);
+	char path[LOADER_PATH_LEN];
+
+	if (i >= p->n)
+		return false;
+	p->held[i] = log_hold();
+	snprintf(path, sizeof(path), "%s/%s", p->ctx->obj_dir, p->ents[i]->d_name);
+	load_object(p->ctx, i, path, &p->res[i]);
+	log_unhold();
+	pthread_mutex_lock(&p->lock);
+	p->done[i] = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	return true;
+}
+
+static void *load_thread(void *arg)
+{
+	while (load_next(arg))
+		;
+	return NULL;
+}
+
+/* Reports the finished objects next in order; with wait, all of them. */
+static void report_done(struct pool *p, bool wait)
+{
+	struct obj_result *r;
+
+	pthread_mutex_lock(&p->lock);
+	while (p->reported < p->n) {
+		if (!p->done[p->reported]) {
+			if (!wait)
+				break;
+			pthread_cond_wait(&p->cond, &p->lock);
+			continue;
+		}
+		r = &p->res[p->reported];
+		log_release(p->held[p->reported++]);
+		report(r);
+		p->critical |= r->critical && outcome_failed(r->outcome);
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void load_pool(struct pool *p)
+{
+	pthread_t tid[LOADER_MAX_THREADS];
+	size_t t, started = 0, want = pool_threads(p->n);
+
+	if (!p->ctx->disable_all && p->n)
+		probe_start();	/* forked before any thread exists */
+	for (t = 1; t < want; t++)
+		started += !pthread_create(&tid[started], NULL, load_thread, p);
+	while (load_next(p))
+		report_done(p, false);
+	report_done(p, true);
+	for (t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+}
+
 /* EXIT_OK or EXIT_CRITICAL; -errno when no object could be tried. */
 static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nout)
 {
-	struct dirent **ents;
-	struct obj_result *res;
-	char path[LOADER_PATH_LEN];
-	int n, i, critical = 0;
+	struct pool p = { .ctx = ctx, .lock = PTHREAD_MUTEX_INITIALIZER,
+			  .cond = PTHREAD_COND_INITIALIZER };
+	int n, i, ret = 0;
 
-	n = kstats_scan_objects(ctx->obj_dir, &ents);
+	n = kstats_scan_objects(ctx->obj_dir, &p.ents);
 	if (n < 0)
 		return n;
-	res = calloc(n ? n : 1, sizeof(*res));
-	for (i = 0; i < n; i++) {
-		if (res) {
-			snprintf(path, sizeof(path), "%s/%s", ctx->obj_dir, ents[i]->d_name);
-			load_object(ctx, path, &res[i]);
-			report(&res[i]);
-			critical |= res[i].critical && outcome_failed(res[i].outcome);
-		}
-		free(ents[i]);
+	p.n = n;
+	p.res = calloc(n ? n : 1, sizeof(*p.res));
+	p.held = calloc(n ? n : 1, sizeof(*p.held));
+	p.done = calloc(n ? n : 1, sizeof(*p.done));
+	if (!p.res || !p.held || !p.done || metrics_init(ctx, n))
+		ret = -ENOMEM;
+	else
+		load_pool(&p);
+	for (i = 0; i < n; i++)
+		free(p.ents[i]);
+	free(p.ents);
+	free(p.held);
+	free(p.done);
+	if (ret) {
+		free(p.res);
+		return ret;
 	}
-	free(ents);
-	if (!res)
-		return -ENOMEM;
 	if (!n)
 		log_msg(LOG_WARNING, "warning: no *.bpf objects in %s", ctx->obj_dir);
-	*out = res;
+	*out = p.res;
 	*nout = n;
-	return critical ? EXIT_CRITICAL : EXIT_OK;
+	return p.critical ? EXIT_CRITICAL : EXIT_OK;
 }
 
 /* The status file, then the completion flag: returns the exit code. */
@@ -450,7 +550,9 @@ int main(int argc, char **argv)
 {
 	struct loader_ctx ctx = { .obj_dir = kstats_default_obj_dir(),
 				  .pin_dir = KSTATS_DEFAULT_PIN_DIR,
-				  .lock_timeout_s = DEFAULT_LOCK_TIMEOUT };
+				  .lock_timeout_s = DEFAULT_LOCK_TIMEOUT,
+				  .lock = PTHREAD_MUTEX_INITIALIZER,
+				  .turn_done = PTHREAD_COND_INITIALIZER };
 	struct options o = {};
 	int ret;
 

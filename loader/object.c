@@ -118,11 +118,11 @@ static int open_object(struct obj_load *l)
 	struct bpf_program *prog;
 	size_t i = 0;
 
-	log_capture(l->ctx->libbpf_err, sizeof(l->ctx->libbpf_err));
+	log_capture(l->libbpf_err, sizeof(l->libbpf_err));
 	l->obj = obj_open_mem(l->res->name, l->elf, l->elf_len);
 	if (!l->obj) {
 		set_outcome(l->res, OUT_FAILED_OBJECT, "libbpf cannot open it: %s",
-			    l->ctx->libbpf_err);
+			    l->libbpf_err);
 		return -ENOEXEC;
 	}
 	bpf_object__for_each_program(prog, l->obj)
@@ -233,7 +233,7 @@ static void log_tail(const char *log, char *out, size_t len)
 /* Which program made bpf_object__load() fail, or -1. */
 static int failed_prog(const struct obj_load *l)
 {
-	const char *q = strstr(l->ctx->libbpf_err, "prog '");
+	const char *q = strstr(l->libbpf_err, "prog '");
 	size_t i, n;
 
 	for (i = 0; i < l->res->nprogs; i++)
@@ -263,7 +263,7 @@ static void reject_prog(struct obj_load *l, size_t i, int err)
 			 strerror(-err), tail);
 	else
 		snprintf(p->reason, sizeof(p->reason), "load: %s; libbpf: %s",
-			 strerror(-err), l->ctx->libbpf_err);
+			 strerror(-err), l->libbpf_err);
 }
 
 static void free_logs(struct obj_load *l)
@@ -295,7 +295,7 @@ static int try_load(struct obj_load *l)
 		*pl->log = 0;
 		bpf_program__set_log_buf(pl->prog, pl->log, VERIFIER_LOG_SIZE);
 	}
-	log_capture(l->ctx->libbpf_err, sizeof(l->ctx->libbpf_err));
+	log_capture(l->libbpf_err, sizeof(l->libbpf_err));
 	ret = bpf_object__load(l->obj);
 	l->created_boot_ns = clock_ns(CLOCK_BOOTTIME);
 	l->created_real_ns = clock_ns(CLOCK_REALTIME);
@@ -305,7 +305,7 @@ static int try_load(struct obj_load *l)
 			reject_prog(l, bad, ret);
 		else
 			set_outcome(l->res, OUT_FAILED_OBJECT, "load: %s; libbpf: %s",
-				    strerror(-ret), l->ctx->libbpf_err);
+				    strerror(-ret), l->libbpf_err);
 		ret = bad >= 0 ? -EAGAIN : ret;
 	}
 	free_logs(l);
@@ -443,6 +443,7 @@ static enum outcome run_object(struct obj_load *l)
 		return OUT_FAILED_OBJECT;
 	if (read_meta(l))
 		return res->outcome;
+	metrics_known(l);
 	if (!obj_in_kver_range(l)) {
 		progs_from_meta(l);
 		return res->outcome;
@@ -483,22 +484,23 @@ static int name_object(struct obj_result *res)
 	return -EINVAL;
 }
 
-void load_object(struct loader_ctx *ctx, const char *path, struct obj_result *res)
+void load_object(struct loader_ctx *ctx, size_t idx, const char *path,
+		 struct obj_result *res)
 {
-	struct obj_load l = { .ctx = ctx, .res = res };
+	struct obj_load l = { .ctx = ctx, .idx = idx, .res = res };
 
 	memset(res, 0, sizeof(*res));
 	snprintf(res->path, sizeof(res->path), "%s", path);
-	if (name_object(res))
-		return;
-	adopt_prev_pins(ctx, res);
-	res->outcome = run_object(&l);
-	if (res->outcome == OUT_LOADED)
-		publish(&l);
-	if (res->outcome != OUT_LOADED)
-		finish_not_loaded(&l);
-	prune_pins(res);
-	metrics_claim(&l);
+	if (!name_object(res)) {
+		adopt_prev_pins(ctx, res);
+		res->outcome = run_object(&l);
+		if (res->outcome == OUT_LOADED)
+			publish(&l);
+		if (res->outcome != OUT_LOADED)
+			finish_not_loaded(&l);
+		prune_pins(res);
+	}
+	metrics_claim(&l);	/* on every path: later objects may wait for it */
 	bpf_object__close(l.obj);
 	free(l.pl);
 	free(l.elf);

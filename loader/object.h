@@ -21,6 +21,7 @@ struct prog_plan {
 
 struct obj_load {
 	struct loader_ctx *ctx;
+	size_t idx;			/* in the run's sorted order */
 	struct obj_result *res;
 	void *elf;			/* the file's bytes, read once */
 	size_t elf_len;
@@ -29,6 +30,7 @@ struct obj_load {
 	struct prog_plan *pl;		/* parallel to res->progs */
 	__u64 created_boot_ns;
 	__u64 created_real_ns;
+	char libbpf_err[512];		/* libbpf's first warning of a step */
 };
 
 /* variant.c: programs, their attach points, one variant per attach point. */
@@ -44,6 +46,7 @@ enum outcome choose_variants(struct obj_load *l);
 bool check_deferred(struct obj_load *l);
 
 /* metric.c: one object per metric name. */
+void metrics_known(struct obj_load *l);
 int metrics_check(struct obj_load *l);
 void metrics_claim(struct obj_load *l);
 

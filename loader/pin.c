@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +173,8 @@ struct pin_txn {
 	size_t n;
 };
 
+static atomic_uint tmp_seq;
+
 struct pin_txn *txn_new(const char *pin_dir)
 {
 	struct pin_txn *txn = calloc(1, sizeof(*txn));
@@ -194,9 +197,9 @@ int txn_pin(struct pin_txn *txn, int fd, const char *final, const char *aside,
 	e = memset(&txn->e[txn->n++], 0, sizeof(*e));
 	snprintf(e->final, sizeof(e->final), "%s", final);
 	snprintf(e->aside, sizeof(e->aside), "%s", aside ? aside : "");
-	/* bpffs refuses names with a dot, so no ".tmp". */
-	snprintf(e->tmp, sizeof(e->tmp), "%s/tmp_%d_%zu", txn->pin_dir, (int)getpid(),
-		 txn->n);
+	/* bpffs refuses names with a dot, so no ".tmp"; unique across threads. */
+	snprintf(e->tmp, sizeof(e->tmp), "%s/tmp_%d_%u", txn->pin_dir, (int)getpid(),
+		 atomic_fetch_add(&tmp_seq, 1));
 	if (bpf_obj_pin(fd, e->tmp))
 		return -errno;
 	e->pinned = true;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Opening an object's ELF with libbpf, first in the prober child. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +25,11 @@ struct bpf_object *obj_open_mem(const char *name, const void *elf, size_t len)
  * is parsed twice.  Measured (doc/loader.md): libFuzzer found a SEGV in
  * libbpf 1.1.2's bpf_object__open_mem() from three bit flips of a built
  * object in fewer than 33000 inputs.  One child (the prober) serves the
- * whole run over a socket, one object at a time: a fork per run, not per
- * object, and a new one only after a crash.
+ * whole run over a socket, one object at a time (threads take turns): a
+ * fork per run, not per object, and a new one only after a crash.  The
+ * run forks it before its threads start (probe_start()), so that only a
+ * restart after a crash forks a process with threads; the child then
+ * touches no lock of theirs (it holds no log and writes none).
  */
 struct probe_req {
 	__u64 len;
@@ -34,13 +38,14 @@ struct probe_req {
 
 struct probe_reply {
 	__s32 ok;
-	char why[sizeof(((struct loader_ctx *)0)->libbpf_err)];
+	char why[sizeof(((struct obj_load *)0)->libbpf_err)];
 };
 
 static struct {
+	pthread_mutex_t lock;
 	pid_t pid;
 	int fd;
-} prober = { -1, -1 };
+} prober = { PTHREAD_MUTEX_INITIALIZER, -1, -1 };
 
 static int io_full(int fd, void *buf, size_t len, bool out)
 {
@@ -66,6 +71,8 @@ static __attribute__((noreturn)) void probe_serve(int fd)
 	struct bpf_object *obj;
 	void *elf;
 
+	log_unhold();
+	log_set_verbose(false);
 	while (!io_full(fd, &req, sizeof(req), false)) {
 		req.name[sizeof(req.name) - 1] = 0;
 		elf = req.len <= OBJECT_MAX_BYTES ? malloc(req.len ?: 1) : NULL;
@@ -120,6 +127,15 @@ static int prober_start(void)
 	return 0;
 }
 
+/* Before the threads start: a failure leaves it to the first object. */
+void probe_start(void)
+{
+	pthread_mutex_lock(&prober.lock);
+	if (prober.fd < 0)
+		prober_start();
+	pthread_mutex_unlock(&prober.lock);
+}
+
 /* The prober died on this object: how, for its outcome. */
 static void prober_lost(struct obj_load *l)
 {
@@ -135,20 +151,33 @@ static void prober_lost(struct obj_load *l)
 		set_outcome(l->res, OUT_FAILED_OBJECT, "libbpf cannot open it: unknown error");
 }
 
-int probe_open(struct obj_load *l)
+/* 0 when the prober parsed it, or could not be started (then in-process). */
+static int probe_ask(struct obj_load *l, struct probe_reply *rep)
 {
 	struct probe_req req = { .len = l->elf_len };
-	struct probe_reply rep;
 
 	if (prober.fd < 0 && prober_start())
 		return 0;	/* cannot isolate: open in-process */
 	snprintf(req.name, sizeof(req.name), "%s", l->res->name);
 	if (io_full(prober.fd, &req, sizeof(req), true) ||
 	    io_full(prober.fd, l->elf, l->elf_len, true) ||
-	    io_full(prober.fd, &rep, sizeof(rep), false)) {
+	    io_full(prober.fd, rep, sizeof(*rep), false)) {
 		prober_lost(l);
 		return -ENOEXEC;
 	}
+	return 0;
+}
+
+int probe_open(struct obj_load *l)
+{
+	struct probe_reply rep = { .ok = 1 };
+	int ret;
+
+	pthread_mutex_lock(&prober.lock);
+	ret = probe_ask(l, &rep);
+	pthread_mutex_unlock(&prober.lock);
+	if (ret)
+		return ret;
 	if (rep.ok)
 		return 0;
 	rep.why[sizeof(rep.why) - 1] = 0;

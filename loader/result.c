@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <grp.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,10 +91,14 @@ static void resolve_owner(const char *uid, const char *gid, uid_t *u, gid_t *g)
 int apply_owner(const char *path, const char *uid, const char *gid,
 		unsigned int mode)
 {
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	uid_t u;
 	gid_t g;
 
+	/* The cache, and getpwnam()'s static result, are the threads'. */
+	pthread_mutex_lock(&lock);
 	resolve_owner(uid, gid, &u, &g);
+	pthread_mutex_unlock(&lock);
 	if (chown(path, u, g) || chmod(path, mode))
 		return -errno;
 	return 0;

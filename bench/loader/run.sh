@@ -11,7 +11,9 @@
 # strace) and the cost of one parse; then, for the objects it loads here,
 # instructions (callgrind, user space, the probe child included) and
 # syscalls (strace -c -f) of one run of each loader: the same on a busy
-# machine, unlike wall time.  Prints bench/lib/bstat.h RESULT lines.
+# machine, unlike wall time; and the threads the loader loaded on (one per
+# CPU, at most 4; min_loader and bpftool load one object at a time).
+# Prints bench/lib/bstat.h RESULT lines.
 # Usage: bench/loader/run.sh [BUILD]     (root; make bench-loader builds it)
 set -eu
 BUILD=${1:-build}
@@ -74,6 +76,14 @@ parses() {	# opens of vmlinux BTF by the function "$1" on objdir "$2"
 	grep -c 'sys/kernel/btf/vmlinux' "$tmp/strace" || true
 }
 
+threads() {	# threads the loader loaded objdir "$1" on (strace: CLONE_THREAD + 1)
+	clean
+	strace -f -qq -e trace=clone,clone3 -o "$tmp/strace" \
+		"$BUILD/kstats-loader" --obj-dir "$1" --pin-dir "$pins" --run-dir "$run/run" \
+		>/dev/null 2>&1 || true
+	echo $(( $(grep -c CLONE_THREAD "$tmp/strace") + 1 ))
+}
+
 scenario() {	# key, objdir
 	local i w
 	min_args "$2" >"$tmp/min_args.$(basename "$2")"
@@ -87,6 +97,7 @@ scenario() {	# key, objdir
 	bstat_ratio "loader.$1.loader_vs_bpftool" "$tmp/loader" "$tmp/bpftool"
 	for w in loader rerun min bpftool; do bstat_result "loader.$1.$w" ms "$tmp/$w"; done
 	echo "RESULT	loader.$1.objects	n	$(ls "$2"/*.bpf | wc -l)"
+	echo "RESULT	loader.$1.threads	n	$(threads "$2")"
 	echo "RESULT	loader.$1.btf_parses_loader	n	$(parses loader "$2")"
 	echo "RESULT	loader.$1.btf_parses_min	n	$(parses min_loader "$2")"
 	echo "RESULT	loader.$1.btf_parses_bpftool	n	$(parses bpftool_all "$2")"

@@ -60,8 +60,9 @@ else
 	echo "FAIL: loader overhead: $opens vmlinux BTF opens for $n loaded of all objects"
 fi
 
-# processes the run started (strace -f names each by its first line).
-forks=$(grep -cE '^[0-9]+ +(fork|vfork|clone|clone3)\(' "$tmp/all.strace")
+# processes the run started (strace -f names each by its first line), not
+# its loading threads (CLONE_THREAD).
+forks=$(grep -E '^[0-9]+ +(fork|vfork|clone|clone3)\(' "$tmp/all.strace" | grep -vc CLONE_THREAD)
 probed=$(jq '[.objects[] | select(.outcome == "LOADED" or
 				   .outcome == "SKIPPED_NO_ATTACH_POINT")] | length' \
 	"$tmp/run/loader-status.json")

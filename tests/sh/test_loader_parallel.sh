@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The loader loads objects on one thread per CPU (doc/loader.md, "Cost"):
+# a run on every CPU must print the same lines (stdout, stderr), exit the
+# same and write the same status file (ids and times aside) as a run on
+# one CPU (taskset), which is sequential.  The objects: the built ones,
+# copies that declare compaction's metric before and after it (an object
+# waits for an earlier one that may claim its metric), the test objects a
+# verifier rejects, that fall back to raw_tp, with an optional program,
+# without their tracepoint, a truncated one and two with bad names.  Then, among them, a copy
+# of compaction.bpf that crashes libbpf 1.1's parse (a struct member's BTF
+# type id out of range, as a libFuzzer run found): that object alone
+# fails, in both runs alike.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+T="loader parallel"
+. tests/lib/shtest.sh
+B=${KSTATS_BUILD:-build}
+L=$B/kstats-loader
+
+shtest_setup parallel jq taskset python3
+[ "$(nproc)" -ge 2 ] || skip "one CPU: the loader runs sequentially"
+[ -x "$L" ] && [ -e "$B/bpf/compaction.bpf" ] || fail "setup: build $B first"
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+RUN=$TMP/run
+export ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0
+
+objects() {	# dir: the objects above, under names the loader accepts
+	local o n
+	mkdir -p "$1"
+	cp "$B"/bpf/*.bpf "$1/"
+	cp "$B/bpf/compaction.bpf" "$1/aCompaction.bpf"
+	cp "$B/bpf/compaction.bpf" "$1/compactionCopy.bpf"
+	for n in reject fallback optional notp; do
+		o=$B/tests/bpf/loader_$n.bpf
+		[ -e "$o" ] && cp "$o" "$1/test${n^}.bpf"
+	done
+	head -c 2000 "$B/bpf/kswapd.bpf" >"$1/truncated.bpf"
+	# Refused by name, before or after reading it.
+	cp "$B/bpf/kswapd.bpf" "$1/dot.ted.bpf"
+	cp "$B/bpf/kswapd.bpf" "$1/under_score.bpf"
+}
+
+# One run from no pins; its exit code, lines and status file (no ids, no times).
+run() {	# name objdir [taskset args]
+	local name=$1 dir=$2 rc
+	shift 2
+	rm -rf "$PIN" "$RUN"
+	"$@" "$L" --obj-dir "$dir" --pin-dir "$PIN" --run-dir "$RUN" \
+		>"$TMP/$name.out" 2>"$TMP/$name.err"
+	rc=$?
+	echo "exit $rc" >>"$TMP/$name.out"
+	jq -S 'walk(if type == "object" then del(.prog_id, .map_id, .created_boottime_ns,
+		.created_realtime_ns, .started_boottime_ns, .finished_boottime_ns) else . end)' \
+		"$RUN/loader-status.json" >"$TMP/$name.json" 2>&1
+}
+
+same() {	# label a b
+	local f
+	for f in out err json; do
+		cmp -s "$TMP/$2.$f" "$TMP/$3.$f" ||
+			fail "$1: $f differs: $(diff "$TMP/$2.$f" "$TMP/$3.$f" | head -5 | tr '\n' ' ')"
+	done
+	echo "PASS: $T: $1: the same lines, exit code and status file on one CPU and on $(nproc)"
+}
+
+objects "$TMP/objs"
+run seq "$TMP/objs" taskset -c 0
+run par "$TMP/objs" env
+grep -q '^aCompaction .*LOADED' "$TMP/par.out" &&
+	grep -q '^compaction .*SKIPPED_DUPLICATE_METRIC' "$TMP/par.out" ||
+	fail "objects: aCompaction loaded and compaction skipped expected: $(head -3 "$TMP/par.out")"
+same "objects" seq par
+
+# src dst: the first member of the first anonymous struct in .BTF gets a
+# type id past the last type.
+crasher() {
+	python3 - "$1" "$2" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+shoff, = struct.unpack_from('<Q', b, 0x28)
+shentsize, shnum, shstrndx = struct.unpack_from('<HHH', b, 0x3a)
+def sh(i):
+    return struct.unpack_from('<IIQQQQIIQQ', b, shoff + i * shentsize)
+names = sh(shstrndx)[4]
+base = [sh(i)[4] for i in range(shnum)
+        if b[names + sh(i)[0]:].split(b'\0', 1)[0] == b'.BTF'][0]
+hdr_len, type_off, type_len = struct.unpack_from('<III', b, base + 4)
+t = base + hdr_len + type_off
+per_member = {4: 12, 5: 12, 6: 8, 13: 8, 15: 12, 19: 12}
+fixed = {1: 4, 3: 12, 14: 4, 17: 4}
+while t < base + hdr_len + type_off + type_len:
+    name_off, info = struct.unpack_from('<II', b, t)
+    kind, vlen = (info >> 24) & 0x1f, info & 0xffff
+    if kind == 4 and not name_off and vlen:
+        struct.pack_into('<I', b, t + 16, struct.unpack_from('<I', b, t + 16)[0] + 0x100000)
+        break
+    t += 12 + per_member.get(kind, 0) * vlen + fixed.get(kind, 0)
+open(sys.argv[2], 'wb').write(b)
+PY
+}
+
+crasher "$B/bpf/compaction.bpf" "$TMP/objs/crash.bpf" || fail "crash: cannot make the object"
+# A sanitizer build's SEGV handler would turn the prober's crash into an exit.
+export ASAN_OPTIONS=$ASAN_OPTIONS:handle_segv=0
+run seq2 "$TMP/objs" taskset -c 0
+run par2 "$TMP/objs" env
+grep -q '^crash .*FAILED_OBJECT: libbpf crashed parsing it' "$TMP/par2.out" ||
+	skip "libbpf here does not crash on the object: $(grep '^crash' "$TMP/par2.out")"
+[ "$(grep -c LOADED "$TMP/par2.out")" = "$(grep -c LOADED "$TMP/par.out")" ] ||
+	fail "crash: other objects lost"
+same "a crashing object" seq2 par2
