@@ -58,7 +58,10 @@ void log_set_verbose(bool on)
 	verbose = on;
 }
 
-/* text ends with '\n'; kmsg gets it without the prefix (prio < 0: not at all). */
+/*
+ * text: a line of emit(), '\n'-terminated, at most KMSG_LINE_MAX bytes
+ * after its prefix; kmsg gets it without the prefix (prio < 0: not at all).
+ */
 static void put(FILE *f, int prio, const char *text, size_t prefix)
 {
 	char rec[KMSG_LINE_MAX + 64];
@@ -72,7 +75,7 @@ static void put(FILE *f, int prio, const char *text, size_t prefix)
 	/* One write() per record; dprintf() would fail on kmsg's lseek(). */
 	n = snprintf(rec, sizeof(rec), "<%d>kstats-loader[%d]: %s", prio,
 		     (int)getpid(), text + prefix);
-	if (write(kmsg_fd, rec, n < (int)sizeof(rec) ? n : (int)sizeof(rec) - 1) < 0) {
+	if (write(kmsg_fd, rec, n) < 0) {
 		close(kmsg_fd);
 		kmsg_fd = -1;
 	}
