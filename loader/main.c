@@ -13,6 +13,7 @@
 #include <libgen.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -350,13 +351,8 @@ static void report(const struct obj_result *r)
 /*
  * The objects load on up to one thread per CPU (the kernel's verifier and
  * libbpf's vmlinux BTF parse are most of a load, and each runs on the
- * loading thread).  This thread takes them from the first in sorted order,
- * the others from the last: an object that waits for an earlier one (one
- * metric, one object: metric.c) waits for one that is taken or that this
- * thread will take, and this thread never waits, as every earlier object
- * is its own; and a costly last object does not start last.  Their lines
- * are written in sorted order as they finish, each object's own
- * diagnostics first.
+ * loading thread), taken in sorted order; their lines are written in that
+ * order as they finish, each object's own diagnostics first.
  */
 #define LOADER_MAX_THREADS 4
 
@@ -367,7 +363,7 @@ struct pool {
 	struct log_held **held;		/* each object's lines until reported */
 	bool *done;
 	size_t n;
-	size_t front, back;		/* objects [front, back) are not taken */
+	atomic_size_t next;		/* the next object to take */
 	size_t reported;
 	bool critical;
 	pthread_mutex_t lock;
@@ -383,17 +379,13 @@ static size_t pool_threads(size_t n)
 	return n < cpus ? n : cpus;
 }
 
-/* Loads the first (or last) object not taken yet; false when none is left. */
-static bool load_next(struct pool *p, bool last)
+/* Loads the next object not taken yet; false when none is left. */
+static bool load_next(struct pool *p)
 {
+	size_t i = atomic_fetch_add(&p->next, 1);
 	char path[LOADER_PATH_LEN];
-	size_t i = p->n;
 
-	pthread_mutex_lock(&p->lock);
-	if (p->front < p->back)
-		i = last ? --p->back : p->front++;
-	pthread_mutex_unlock(&p->lock);
-	if (i == p->n)
+	if (i >= p->n)
 		return false;
 	p->held[i] = log_hold();
 	snprintf(path, sizeof(path), "%s/%s", p->ctx->obj_dir, p->ents[i]->d_name);
@@ -408,7 +400,7 @@ static bool load_next(struct pool *p, bool last)
 
 static void *load_thread(void *arg)
 {
-	while (load_next(arg, true))
+	while (load_next(arg))
 		;
 	return NULL;
 }
@@ -443,7 +435,7 @@ static void load_pool(struct pool *p)
 		probe_start();	/* forked before any thread exists */
 	for (t = 1; t < want; t++)
 		started += !pthread_create(&tid[started], NULL, load_thread, p);
-	while (load_next(p, false))
+	while (load_next(p))
 		report_done(p, false);
 	report_done(p, true);
 	for (t = 0; t < started; t++)
@@ -460,7 +452,7 @@ static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nou
 	n = kstats_scan_objects(ctx->obj_dir, &p.ents);
 	if (n < 0)
 		return n;
-	p.n = p.back = n;
+	p.n = n;
 	p.res = calloc(n ? n : 1, sizeof(*p.res));
 	p.held = calloc(n ? n : 1, sizeof(*p.held));
 	p.done = calloc(n ? n : 1, sizeof(*p.done));

@@ -13,9 +13,8 @@
  * Objects load on several threads, so an object waits, before its check,
  * for each earlier one that declares one of its metrics (or has not read
  * its metadata yet) to finish, and only earlier objects' claims count:
- * the outcome is that of a sequential run.  Each wait is for an earlier
- * object, and the first object not done is always being loaded (main.c),
- * so waits end.
+ * the outcome is that of a sequential run.  Objects are taken in order, so
+ * every earlier one is being loaded and waits only on earlier ones still.
  */
 #include <errno.h>
 #include <pthread.h>

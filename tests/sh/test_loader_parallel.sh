@@ -4,8 +4,7 @@
 # same and write the same status file (ids and times aside) as a run on
 # one CPU (taskset), which is sequential.  The objects: the built ones,
 # copies that declare compaction's metric before and after it (an object
-# waits for an earlier one that may claim its metric, even one not taken
-# yet: the last objects are taken first), the test objects a
+# waits for an earlier one that may claim its metric), the test objects a
 # verifier rejects, that fall back to raw_tp, with an optional program,
 # without their tracepoint, a truncated one and two with bad names.  Then, among them, a copy
 # of compaction.bpf that crashes libbpf 1.1's parse (a struct member's BTF
@@ -31,7 +30,7 @@ objects() {	# dir: the objects above, under names the loader accepts
 	cp "$B"/bpf/*.bpf "$1/"
 	cp "$B/bpf/compaction.bpf" "$1/aCompaction.bpf"
 	cp "$B/bpf/compaction.bpf" "$1/compactionCopy.bpf"
-	cp "$B/bpf/compaction.bpf" "$1/zCompaction.bpf"	# taken first, waits
+	cp "$B/bpf/compaction.bpf" "$1/zCompaction.bpf"
 	for n in reject fallback optional notp; do
 		o=$B/tests/bpf/loader_$n.bpf
 		[ -e "$o" ] && cp "$o" "$1/test${n^}.bpf"
