@@ -502,6 +502,7 @@ void load_object(struct loader_ctx *ctx, size_t idx, const char *path,
 	}
 	metrics_claim(&l);	/* on every path: later objects may wait for it */
 	bpf_object__close(l.obj);
+	log_capture(NULL, 0);	/* l.libbpf_err ends with this frame */
 	free(l.pl);
 	free(l.elf);
 	kstats_objmeta_free(&l.meta);
