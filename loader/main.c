@@ -433,9 +433,14 @@ static void load_pool(struct pool *p)
 
 	if (!p->ctx->disable_all && p->n)
 		probe_start();	/* forked before any thread exists */
-	for (t = 1; t < want; t++)
+	/*
+	 * This thread only reports, so each object's lines go out as soon as
+	 * the earlier ones have: a run stopped at boot (a hung load, the
+	 * unit's timeout) has named every object it finished.
+	 */
+	for (t = 0; t < want; t++)
 		started += !pthread_create(&tid[started], NULL, load_thread, p);
-	while (load_next(p))
+	while (!started && load_next(p))
 		report_done(p, false);
 	report_done(p, true);
 	for (t = 0; t < started; t++)
