@@ -110,6 +110,68 @@ warm() {
 	say "WARM ${l[*]} ${m[*]}"
 }
 
+# BOOT_DIAG=1 (bench/boot/run.sh): where the by-hand gap goes, after the
+# measurement, each line "@@ DIAG ...": real/user/sys of the loader (and of
+# the loader builds run.sh put in diag/loader-NAME) against min_loader, five
+# rounds interleaved; the loader's fixed cost (every object disabled)
+# against min_loader's (no object); the loader without cma.bpf, which the
+# minimal loader is not given; the loader's lines; each object alone in
+# both; one vmlinux BTF parse (btf_parse); strace -c -f of one run of each.
+timed() {	# label command...: "@@ DIAG TIME label real user sys" (s)
+	local TIMEFORMAT="%R %U %S" t label=$1
+	shift
+	t=$( { time "$@" >/dev/null 2>&1; } 2>&1)
+	say "DIAG TIME $label $t"
+}
+
+diag() {
+	local loader objdir i l a o n=0 st=$D/diag/strace
+	rm -rf /sys/fs/bpf/warm[0-9] /sys/fs/bpf/warm-min[0-9]
+	loader=$(sed -n 's/^ExecStart=\([^ ]*\) .*/\1/p' "/lib/systemd/system/$LOADER")
+	# shellcheck disable=SC2046
+	set -- $(sed -n 's/^ExecStart=//p' "/etc/systemd/system/$MIN")
+	objdir=${3%/*}
+	"$loader" --obj-dir "$objdir" --pin-dir /sys/fs/bpf/d0 --run-dir /run/d0 2>&1 |
+		cut -c1-220 | sed 's/^/@@ DIAG OUT /'
+	rm -rf /sys/fs/bpf/d0
+	for i in 1 2 3 4 5; do
+		for l in "$loader" "$D"/diag/loader-*; do
+			[ -x "$l" ] || continue
+			n=$((n + 1))
+			timed "loader:${l##*/}" "$l" --obj-dir "$objdir" --pin-dir "/sys/fs/bpf/d$n" --run-dir "/run/d$n"
+			rm -rf "/sys/fs/bpf/d$n"
+		done
+		mkdir /sys/fs/bpf/dm
+		timed min "$1" /sys/fs/bpf/dm "${@:3}"
+		rm -rf /sys/fs/bpf/dm
+		timed loader_no_cma "$loader" --obj-dir "$objdir" --disable cma --pin-dir /sys/fs/bpf/dc --run-dir "/run/dc$i"
+		rm -rf /sys/fs/bpf/dc
+		timed loader_none "$loader" --obj-dir "$objdir" --disable all --pin-dir /sys/fs/bpf/dn --run-dir "/run/dn$i"
+		timed min_none "$1"
+	done
+	for a in "${@:3}"; do	# each object alone, in both
+		o=${a%%:*}
+		o=${o##*/}
+		mkdir -p "/run/one-${o%.bpf}" /sys/fs/bpf/om
+		cp "$objdir/$o" "/run/one-${o%.bpf}/"
+		timed "loader_one:${o%.bpf}" "$loader" --obj-dir "/run/one-${o%.bpf}" \
+			--pin-dir /sys/fs/bpf/ol --run-dir "/run/olr-${o%.bpf}"
+		timed "min_one:${o%.bpf}" "$1" /sys/fs/bpf/om "$a"
+		rm -rf /sys/fs/bpf/ol /sys/fs/bpf/om
+	done
+	[ -x "$D/diag/btf_parse" ] && "$D/diag/btf_parse" | sed 's/^/@@ DIAG /'
+	[ -x "$st" ] || return 0
+	mkdir /sys/fs/bpf/sm
+	LD_LIBRARY_PATH=$D/diag "$st" -f -c -o /run/sc-loader "$loader" --obj-dir "$objdir" \
+		--pin-dir /sys/fs/bpf/sl --run-dir /run/sl >/dev/null 2>&1
+	LD_LIBRARY_PATH=$D/diag "$st" -f -c -o /run/sc-min "$1" /sys/fs/bpf/sm "${@:3}" >/dev/null 2>&1
+	rm -rf /sys/fs/bpf/sl /sys/fs/bpf/sm
+	for l in loader min; do
+		head -12 "/run/sc-$l" | tail -10 | sed "s/^/@@ DIAG SC $l /"
+		tail -1 "/run/sc-$l" | sed "s/^/@@ DIAG SC $l /"
+	done
+}
+
 measure() {
 	local u order
 	for u in "$LOADER" "$MIN"; do
@@ -124,6 +186,7 @@ measure() {
 	say "RESULT min_$order $(activation_us "$LOADER") $(activation_us "$MIN") $(pins /sys/fs/bpf)" \
 		"$(systemctl show -P CPUUsageNSec "$LOADER") $(systemctl show -P CPUUsageNSec "$MIN")"
 	warm
+	[ -f "$D/diag/on" ] && diag
 	[ "$order" = After ] && order=Before || order=After
 	printf '[Unit]\n%s=%s\n' "$order" "$LOADER" >"$ORDER"
 }

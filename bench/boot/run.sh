@@ -13,7 +13,10 @@
 # Environment: BOOTS (4 measured boots after the setup boot), BOOT_DEB (the
 # package; default BUILD/deb/kernelstats_*.deb), BOOT_BASE (a base image;
 # default: tests/system/image.sh SYSTEM_CACHE), SYSTEM_CACHE (build/system),
-# KERNELS_CACHE (build/kernels), BOOT_TIMEOUT (s per boot, 600).
+# KERNELS_CACHE (build/kernels), BOOT_TIMEOUT (s per boot, 600); BOOT_DIAG=1:
+# after each boot's measurement, guest.sh's diag() (where the by-hand gap
+# goes, "# diag" lines), with the other loader builds of BOOT_DIAG_LOADERS
+# ("NAME=PATH ...") run beside the package's.
 # Exit: 0 measured, 1 a boot failed, 2 not root, 77 missing tool, image or kernel.
 set -eu
 BUILD=${1:-build}
@@ -43,6 +46,15 @@ mkdir "$tmp/disk"
 cp bench/boot/guest.sh "$tmp/disk/guest.sh"
 cp "$deb" "$tmp/disk/kernelstats.deb"
 cp "$BUILD/bench/loader/min_loader" "$tmp/disk/"
+if [ -n "${BOOT_DIAG:-}" ]; then	# guest.sh diag()
+	mkdir "$tmp/disk/diag"
+	touch "$tmp/disk/diag/on"
+	cp "$BUILD/bench/loader/btf_parse" "$tmp/disk/diag/"
+	for l in ${BOOT_DIAG_LOADERS:-}; do cp "${l#*=}" "$tmp/disk/diag/loader-${l%%=*}"; done
+	st=$(command -v strace || true)	# the host's: runs in the guest if both are Debian 12
+	# shellcheck disable=SC2046
+	[ -n "$st" ] && cp "$st" $(ldd "$st" | awk '/libunwind/ { print $3 }') "$tmp/disk/diag/"
+fi
 mke2fs -q -t ext4 -L systest -d "$tmp/disk" "$tmp/systest.img" 64M >/dev/null
 qemu-img create -q -f qcow2 -F raw -b "$(realpath "$base")" "$tmp/run.qcow2"
 
@@ -101,6 +113,7 @@ for i in $(seq "$BOOTS"); do
 	sed -n 's/^@@ WARM //p' "$tmp/measure$i.log" | tr ' ' '\n' | tee "$tmp/warm" |
 		head -3 >>"$tmp/warm_loader"
 	tail -3 "$tmp/warm" >>"$tmp/warm_min"
+	grep -h '^@@ DIAG' "$tmp/measure$i.log" | sed "s/^@@ DIAG/# diag $i:/"
 	[ "$order" = After ] && lp=first mp=second || lp=second mp=first
 	echo "$lus" | awk '{ print $1 / 1000 }' | tee -a "$tmp/loader" >>"$tmp/loader_${lp}_wall"
 	echo "$mus" | awk '{ print $1 / 1000 }' | tee -a "$tmp/min" >>"$tmp/min_${mp}_wall"
