@@ -123,13 +123,42 @@ static const struct btf *vmlinux(struct loader_ctx *ctx)
 	return ctx->vmlinux_btf;
 }
 
+/*
+ * libbpf 1.1 answers a lookup by scanning every type (all of them for a
+ * miss), and a missing tracepoint is asked for twice: tp_btf, then its
+ * raw_tp fallback.  The run's answers are kept (under gate_lock).
+ */
+#define BTF_ANSWERS 32
+
+static struct btf_answer {
+	char name[256];
+	int kind;
+	bool found;
+} btf_answers[BTF_ANSWERS];
+static size_t nbtf_answers;
+
 static bool btf_has(struct loader_ctx *ctx, const char *prefix,
 		    const char *name, int kind)
 {
-	char full[256];
+	struct btf_answer *a;
+	char full[sizeof(a->name)];
+	bool found;
+	size_t i;
 
+	if (!vmlinux(ctx))
+		return false;
 	snprintf(full, sizeof(full), "%s%s", prefix, name);
-	return vmlinux(ctx) && btf__find_by_name_kind(vmlinux(ctx), full, kind) > 0;
+	for (i = 0; i < nbtf_answers; i++)
+		if (btf_answers[i].kind == kind && !strcmp(btf_answers[i].name, full))
+			return btf_answers[i].found;
+	found = btf__find_by_name_kind(vmlinux(ctx), full, kind) > 0;
+	if (nbtf_answers < BTF_ANSWERS) {
+		a = &btf_answers[nbtf_answers++];
+		snprintf(a->name, sizeof(a->name), "%s", full);
+		a->kind = kind;
+		a->found = found;
+	}
+	return found;
 }
 
 /*
@@ -244,18 +273,18 @@ static const char *after(const char *section, const char *prefix)
 /*
  * Whether a tp_btf attach point can be left to bpf_object__load(), which
  * looks it up in the vmlinux BTF libbpf parses anyway (a failed load has
- * the gate check it, variant.c): yes when the run has not parsed vmlinux
- * BTF and tracefs has the event.  A tracepoint tracefs lacks may still be
- * in BTF (a bare DECLARE_TRACE one), so that is for the gate to check.
+ * the gate check it, variant.c): yes when tracefs has the event, also once
+ * the run has parsed vmlinux BTF (a lookup there scans every type).  A
+ * tracepoint tracefs lacks may still be in BTF (a bare DECLARE_TRACE one),
+ * so that is for the gate to check.
  */
-bool attach_point_deferred(struct loader_ctx *ctx, const char *section)
+bool attach_point_deferred(const char *section)
 {
 	const char *tp = after(section, "tp_btf/");
 	bool ret;
 
 	pthread_mutex_lock(&gate_lock);
-	ret = tp && !ctx->vmlinux_tried && !access("/sys/kernel/btf/vmlinux", R_OK) &&
-	      tracefs_has_event(tp) > 0;
+	ret = tp && !access("/sys/kernel/btf/vmlinux", R_OK) && tracefs_has_event(tp) > 0;
 	pthread_mutex_unlock(&gate_lock);
 	return ret;
 }

@@ -152,7 +152,7 @@ void free_config(struct loader_ctx *ctx);
 /* gate.c */
 bool attach_point_exists(struct loader_ctx *ctx, const char *section,
 			 char *why, size_t len);
-bool attach_point_deferred(struct loader_ctx *ctx, const char *section);
+bool attach_point_deferred(const char *section);
 const char *variant_name(__u32 variant);
 
 /* result.c */

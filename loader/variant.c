@@ -56,7 +56,7 @@ static int init_prog(struct obj_load *l, struct bpf_program *prog, size_t i)
 		snprintf(pl->why, sizeof(pl->why), "kernel %s is outside %s",
 			 kver_str(kver).s, kver_range_str(pl->meta->min_kver,
 							  pl->meta->max_kver).s);
-	else if (attach_point_deferred(l->ctx, p->section))
+	else if (attach_point_deferred(p->section))
 		pl->available = pl->deferred = true;
 	else
 		pl->available = attach_point_exists(l->ctx, p->section, pl->why,
