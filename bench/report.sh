@@ -22,7 +22,7 @@ run() {	# name, command...: its output, RESULT lines kept
 
 run stream env KSTATS_BUILD="$BUILD" "$BUILD/bench/stream" "${STREAM_ROUNDS:-9}"
 run stream_profile bench/stream_profile.sh "$BUILD"
-run read "$BUILD/bench/read/bench_read" "$BUILD/kstats" --rounds "${READ_ROUNDS:-9}"
+run read "$BUILD/bench/read/bench_read" "$BUILD/kstats" --rounds "${READ_ROUNDS:-21}"
 run read_profile bench/read/profile.sh "$BUILD"
 run handlers "$BUILD/bench/handlers" "$BUILD" "${HANDLER_ROUNDS:-21}"
 run real_events bench/real_events.sh "$BUILD" 50

@@ -13,7 +13,9 @@ set -eu -o pipefail
 prev=$1 results=$2
 shift 2
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-[ -z "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] || commit="$commit+changes"
+# The document being replaced is not a change of the code measured.
+[ -z "$(git status --porcelain --untracked-files=no -- . ":!$prev" 2>/dev/null)" ] ||
+	commit="$commit+changes"
 prev_run=$(sed -n 's/^<!-- run \(.*\) -->$/\1/p' "$prev" 2>/dev/null | head -1)
 
 echo "## Reproduction"
