@@ -5,6 +5,7 @@ PREFIX  ?= /usr/local
 CC      ?= gcc
 CLANG   ?= clang
 BPFTOOL ?= bpftool
+LLVM_STRIP ?= llvm-strip
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 
 DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
@@ -57,13 +58,18 @@ $(BUILD)/vmlinux.h:
 	@test -r $(VMLINUX_BTF) || { echo "no $(VMLINUX_BTF): set VMLINUX_BTF=path to a kernel with BTF" >&2; exit 1; }
 	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
 
+# -g gives the BTF libbpf needs; the DWARF beside it (95% of the object) is
+# never read at load time, so it goes, as in libbpf-tools: every reader of
+# an object (the loader's scan, its probe child, the load) parses less.
 $(BUILD)/bpf/%.bpf: bpfprogs/%.c $(BUILD)/vmlinux.h $(wildcard include/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(LLVM_STRIP) -g $@
 
 $(BUILD)/tests/bpf/%.bpf: tests/bpf/%.c $(BUILD)/vmlinux.h $(wildcard include/*.h)
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(LLVM_STRIP) -g $@
 
 # Header dependencies come from -MMD (the .d files included at the end).
 $(BUILD)/tests/%.o $(BUILD)/bench/%.o: CFLAGS += -Itests/lib

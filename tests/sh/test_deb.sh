@@ -311,6 +311,19 @@ no_errors() { ! grep -q '^E:' <<<"$lint"; }
 check lintian_no_errors no_errors
 [ -n "$lint" ] && echo "$lint" | sed 's/^/    lintian| /'
 
+# The objects ship with the BTF and line info libbpf loads, without DWARF.
+objs_stripped() {
+	local f n=0
+	dpkg-deb -x "$v1" "$tmp/x" || return 1
+	for f in "$tmp"/x/usr/lib/kernelstats/bpf/*.bpf; do
+		readelf -S -W "$f" | grep -q ' \.BTF\.ext ' || return 1
+		! readelf -S -W "$f" | grep -q ' \.debug_' || return 1
+		n=$((n + 1))
+	done
+	[ "$n" -eq "$(ls bpfprogs/*.c | wc -l)" ]
+}
+check objects_without_dwarf objs_stripped
+
 build_v2 || say FAIL "second build: $(tail -3 "$tmp/build2.log" | tr '\n' ' ')"
 
 unshare --mount --pid --fork --kill-child --propagation private bash "$SELF" --isolate "$tmp"
