@@ -118,8 +118,8 @@ exactly in every round: $(awk -v v="$(med stream.overload_all_counted)" 'BEGIN {
 ## Read path (\`make bench-read\`)
 
 A hash map, u32 key, 256-byte value (32 × u64); $(rounds read.10000.reader) rounds
-in process (the modes in rotating order; per round each mode repeats until
-200 ms of it is measured, and the figure is ms per read), then
+in process (per round the modes take turns read by read, shuffled each turn,
+until each has 200 ms measured; the figure is ms per read), then
 $(rounds read.10000.kstats_process) process rounds. "Fastest batch" is the bare strategy with the lowest median
 of: one \`BPF_MAP_LOOKUP_BATCH\` call for the whole map (all), calls of 4096,
 2048, 1024 or 256 entries; the reader is compared with it round by round.

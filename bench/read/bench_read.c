@@ -67,8 +67,10 @@ struct bench {
 	unsigned int entries;
 	int fd;
 	struct kstats_map *reader;
-	int64_t *rows;
-	void *keys, *vals;
+	/* Each mode writes its own buffers: none finds the ones the mode
+	 * before it just wrote in the cache. */
+	int64_t *rows[NR_INPROC];	/* the reader's */
+	void *keys[NR_INPROC], *vals[NR_INPROC];	/* bare modes' */
 };
 
 static int create_map(struct bench *b, const char *dir)
@@ -124,14 +126,14 @@ static int open_reader(struct bench *b)
 static unsigned int reader_chunk;	/* --chunk: entries per call of reader_chunk */
 
 /* per: entries per batch call, 0: the reader's own choice. */
-static int run_reader(struct bench *b, unsigned int per)
+static int run_reader(struct bench *b, enum mode m, unsigned int per)
 {
 	char err[KSTATS_ERR_LEN];
 	size_t n;
 	int ret;
 
 	b->reader->chunk = per;
-	ret = kstats_map_read(b->reader, b->rows, kstats_map_max_rows(b->reader), &n, err,
+	ret = kstats_map_read(b->reader, b->rows[m], kstats_map_max_rows(b->reader), &n, err,
 			      sizeof(err));
 	if (ret || n != b->entries) {
 		fprintf(stderr, "bench_read: read %zu of %u: %s\n", n, b->entries, err);
@@ -142,18 +144,18 @@ static int run_reader(struct bench *b, unsigned int per)
 
 /* Bare batch calls of per entries each (0: the whole map), nothing decoded.
  * Not inlined: bench/read/profile.sh counts it by name. */
-static __attribute__((noinline)) int run_batch(struct bench *b, unsigned int per)
+static __attribute__((noinline)) int run_batch(struct bench *b, enum mode m)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	__u32 done = 0, count;
+	__u32 done = 0, count, per = chunk[m];
 	__u64 token_in, token_out;
 	int ret;
 
 	do {
 		count = per ? per : b->entries + 1;
 		ret = bpf_map_lookup_batch(b->fd, done ? &token_in : NULL, &token_out,
-					   (char *)b->keys + (size_t)done * 4,
-					   (char *)b->vals + (size_t)done * 256, &count, &opts);
+					   (char *)b->keys[m] + (size_t)done * 4,
+					   (char *)b->vals[m] + (size_t)done * 256, &count, &opts);
 		done += count;
 		token_in = token_out;
 	} while (!ret);
@@ -162,8 +164,8 @@ static __attribute__((noinline)) int run_batch(struct bench *b, unsigned int per
 
 static int run_walk(struct bench *b)
 {
-	__u32 *keys = b->keys, n = 0;
-	char *vals = b->vals;
+	__u32 *keys = b->keys[WALK], n = 0;
+	char *vals = b->vals[WALK];
 
 	while (n < b->entries &&
 	       !bpf_map_get_next_key(b->fd, n ? &keys[n - 1] : NULL, &keys[n])) {
@@ -212,11 +214,11 @@ static int run_process(struct bench *b, enum mode m, const char *strace_out)
 static int run_mode(struct bench *b, enum mode m)
 {
 	switch (m) {
-	case READER: return run_reader(b, 0);
-	case READER_CHUNK: return run_reader(b, reader_chunk);
+	case READER: return run_reader(b, m, 0);
+	case READER_CHUNK: return run_reader(b, m, reader_chunk);
 	case WALK: return run_walk(b);
 	case KSTATS: case BPFTOOL: return run_process(b, m, NULL);
-	default: return run_batch(b, chunk[m]);
+	default: return run_batch(b, m);
 	}
 }
 
@@ -250,11 +252,6 @@ static long bpf_calls(struct bench *b, enum mode m)
 	return (long)found;
 }
 
-/*
- * ms per read: the mode repeated until ROUND_S of it is measured, so one
- * read (1 ms at 10k entries) is never the whole sample and scheduling
- * noise averages out within the round.
- */
 static bool cpu_time;	/* --cpu-time: this thread's CPU time, for a busy machine */
 static int proc_rounds = PROC_ROUNDS;	/* --in-process: 0 */
 static bool profile;	/* --profile: one read of each, untimed */
@@ -269,15 +266,74 @@ static double now_s(enum mode m)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int time_one(struct bench *b, enum mode m, double *t)
+static bool mode_on(enum mode m)
 {
-	double t0, now;
-	int ret = m < NR_INPROC ? run_mode(b, m) : 0;	/* warm */
+	return m != READER_CHUNK || reader_chunk;
+}
+
+/* order: 0..n-1 in a new random order (Fisher-Yates). */
+static void shuffle(int *order, int n, unsigned int *seed)
+{
+	int i, j, t;
+
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	for (i = n - 1; i > 0; i--) {
+		j = rand_r(seed) % (i + 1);
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+}
+
+/*
+ * ms per read of each in-process mode, one round: the modes take turns
+ * read by read, in a new random order each turn (each warmed first), until
+ * each has ROUND_S measured.  A slow stretch of this VM (from milliseconds
+ * to seconds) then lands on every mode alike instead of on whichever one
+ * it fell in; each read finds the caches as a random other mode left them
+ * (a fixed order measured a few per cent for or against a mode by what ran
+ * before it), as a pull finds them, never warmed by its own last read.
+ */
+static int time_inproc_round(struct bench *b, double t[NR_MODES][MAX_ROUNDS], int r)
+{
+	double spent[NR_INPROC] = { 0 }, t0;
+	unsigned int reps[NR_INPROC] = { 0 }, seed = r;
+	int order[NR_INPROC], i, m, ret = 0;
+	bool busy = true;
+
+	for (m = 0; !ret && m < NR_INPROC; m++)
+		ret = mode_on(m) ? run_mode(b, m) : 0;
+	while (!ret && busy) {
+		busy = false;
+		shuffle(order, NR_INPROC, &seed);
+		for (i = 0; !ret && i < NR_INPROC; i++) {
+			m = order[i];
+			if (!mode_on(m) || spent[m] >= ROUND_S)
+				continue;
+			t0 = now_s(m);
+			ret = run_mode(b, m);
+			spent[m] += now_s(m) - t0;
+			reps[m]++;
+			busy = true;
+		}
+	}
+	for (m = 0; m < NR_INPROC; m++)
+		if (reps[m])
+			t[m][r] = spent[m] * 1e3 / reps[m];
+	return ret;
+}
+
+/* ms per process run: runs until ROUND_S of them is measured. */
+static int time_process(struct bench *b, enum mode m, double *t)
+{
 	unsigned int reps = 0;
+	double t0, now;
+	int ret = 0;
 
 	t0 = now_s(m);
 	do {
-		ret = ret ?: run_mode(b, m);
+		ret = run_mode(b, m);
 		reps++;
 		now = now_s(m);
 	} while (!ret && now - t0 < ROUND_S);
@@ -286,24 +342,18 @@ static int time_one(struct bench *b, enum mode m, double *t)
 }
 
 /*
- * In-process rounds first, each starting at another mode; then the
- * process rounds, whose exits leave the kernel work (freeing, RCU) that
- * would land on whichever in-process mode came next.
+ * In-process rounds first; then the process rounds, whose exits leave the
+ * kernel work (freeing, RCU) that would land on the in-process modes.
  */
 static int time_rounds(struct bench *b, double t[NR_MODES][MAX_ROUNDS], int rounds)
 {
-	int r, i, m, ret = 0;
+	int r, m, ret = 0;
 
 	for (r = 0; !ret && r < rounds; r++)
-		for (i = 0; !ret && i < NR_INPROC; i++) {
-			m = (r + i) % NR_INPROC;
-			if (m == READER_CHUNK && !reader_chunk)
-				continue;
-			ret = time_one(b, m, &t[m][r]);
-		}
+		ret = time_inproc_round(b, t, r);
 	for (r = 0; !ret && r < rounds && r < proc_rounds; r++)
 		for (m = NR_INPROC; !ret && m < NR_MODES; m++)
-			ret = time_one(b, m, &t[m][r]);
+			ret = time_process(b, m, &t[m][r]);
 	return ret;
 }
 
@@ -350,12 +400,42 @@ static void print_results(struct bench *b, double t[NR_MODES][MAX_ROUNDS], int r
 		bstat_result(key, "ms", t[m], m < NR_INPROC ? rounds : proc);
 	}
 	if (reader_chunk)
-		run_reader(b, 0);	/* the calls of the reader's own choice */
+		run_reader(b, READER, 0);	/* the calls of the reader's own choice */
 	printf("RESULT\tread.%u.reader_bpf_calls\tn\t%u\n", b->entries,
 	       kstats_map_last_syscalls(b->reader));
 	if (proc)
 		printf("RESULT\tread.%u.kstats_process_bpf_calls\tn\t%ld\n", b->entries,
 		       bpf_calls(b, KSTATS));
+}
+
+static int alloc_buffers(struct bench *b)
+{
+	int m;
+
+	for (m = 0; m < NR_INPROC; m++) {
+		if (m == READER || m == READER_CHUNK) {
+			b->rows[m] = calloc(b->entries, 33 * sizeof(int64_t));
+			if (!b->rows[m])
+				return -ENOMEM;
+			continue;
+		}
+		b->keys[m] = calloc(b->entries + 1, 4);
+		b->vals[m] = calloc(b->entries + 1, 256);
+		if (!b->keys[m] || !b->vals[m])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void free_buffers(struct bench *b)
+{
+	int m;
+
+	for (m = 0; m < NR_INPROC; m++) {
+		free(b->rows[m]);
+		free(b->keys[m]);
+		free(b->vals[m]);
+	}
 }
 
 static int bench_size(const char *dir, unsigned int entries, int rounds, const char *kstats)
@@ -370,11 +450,8 @@ static int bench_size(const char *dir, unsigned int entries, int rounds, const c
 			strerror(-ret));
 		return ret;
 	}
-	b.rows = calloc(entries, 33 * sizeof(*b.rows));
-	b.keys = calloc(entries + 1, 4);
-	b.vals = calloc(entries + 1, 256);
 	b.fd = bpf_obj_get(b.pin);
-	ret = !b.rows || !b.keys || !b.vals || b.fd < 0 ? -ENOMEM : 0;
+	ret = b.fd < 0 ? -errno : alloc_buffers(&b);
 	ret = ret ?: open_reader(&b);
 	if (profile)
 		ret = ret ?: run_mode(&b, READER) ?: run_mode(&b, BATCH_ALL);
@@ -387,9 +464,7 @@ static int bench_size(const char *dir, unsigned int entries, int rounds, const c
 	kstats_map_close(b.reader);
 	if (b.fd >= 0)
 		close(b.fd);
-	free(b.rows);
-	free(b.keys);
-	free(b.vals);
+	free_buffers(&b);
 	unlink(b.pin);
 	return ret;
 }
