@@ -139,9 +139,9 @@ cat <<EOF
 Target reader ≤ 1.05× the fastest batch strategy: 10k $(meets read.10000.reader_vs_fastest_batch '<=' 1.05),
 64k $(meets read.65536.reader_vs_fastest_batch '<=' 1.05). The reader batches straight into
 the caller's rows buffer and decodes in place: each row moves once, to make
-room for the key column. Up to 8 MiB of values it asks for the whole map in
-one call, beyond in calls of 512 KiB of values, each moved while the
-kernel's copy is still in the cache ($(fig read.10000.reader_bpf_calls) and
+room for the key column. Up to 128 KiB of values it asks for the whole map in
+one call, beyond in calls of 128 KiB of values, each moved while the
+kernel's copy is still in the L2 ($(fig read.10000.reader_bpf_calls) and
 $(fig read.65536.reader_bpf_calls) \`bpf()\` calls per read at 10k and 64k; doc/benchmarks.md
 has the measurement that chose the sizes). A whole 64k \`kstats read\` process makes
 $(fig read.65536.kstats_process_bpf_calls) \`bpf()\` calls (strace -c): open the pin, its info,
@@ -157,7 +157,7 @@ reader's instructions are the key column and one \`memmove\` of each
 (key column, then the value, 33 × int64) are not the layout the kernel
 writes (keys apart, values back to back), so every value is read and
 written once more than the bare batch does, 2.4 MiB per read at 10k and
-16 MiB at 64k (there in 512 KiB pieces, from the cache). Only a kernel
+16 MiB at 64k (in 128 KiB pieces, from the L2). Only a kernel
 that wrote the rows itself would remove it.
 
 ## Handler cost (\`make bench-handlers\`)

@@ -14,14 +14,6 @@
 #endif
 
 #define READ_ATTEMPTS 3
-/*
- * A direct read of a map whose values exceed ONE_CALL_BYTES asks for
- * CHUNK_BYTES of them per call, so that spread_rows moves each chunk while
- * it is still in the cache the kernel wrote it to (L2-sized), not back from
- * memory; smaller maps take one call (bench/read measured both).
- */
-#define ONE_CALL_BYTES (8u << 20)
-#define CHUNK_BYTES (512u << 10)
 
 /*
  * A direct read (read_direct) batches into the caller's rows: each call of
@@ -404,7 +396,8 @@ static int read_direct(struct kstats_map *m, int64_t *rows, size_t max_rows, siz
 	if (!value_is_row(m) || max_rows < m->info.max_entries)
 		return -EOVERFLOW;
 	d.cap = m->cap < m->info.max_entries ? m->cap : m->info.max_entries;
-	d.chunk = d.cap * m->entry_bytes > ONE_CALL_BYTES ? CHUNK_BYTES / m->entry_bytes : d.cap;
+	d.chunk = d.cap * m->entry_bytes > KSTATS_READ_CHUNK_BYTES ?
+		  KSTATS_READ_CHUNK_BYTES / m->entry_bytes : d.cap;
 	d.chunk = m->chunk ?: d.chunk ?: 1;
 	ret = read_entries(m, &d, &n, err, errlen);
 	if (ret)

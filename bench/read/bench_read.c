@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bench/read: reading a hash map of telemetry accumulators (u32 key,
- * 32 x u64 value) of N entries, side by side in one run (interleaved
- * rounds, each mode warmed first):
+ * 32 x u64 value) of N entries, side by side in one run (rounds in which the
+ * modes take turns read by read, shuffled, each mode warmed first):
  *   reader      libkstats kstats_map_read: rows decoded to int64
  *   batch-all   one bare BPF_MAP_LOOKUP_BATCH for the whole map
  *   batch-K     bare BPF_MAP_LOOKUP_BATCH calls of K entries (4096, 2048, 1024,
