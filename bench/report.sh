@@ -80,7 +80,7 @@ machine should land each headline median within its own min–max here.
 
 ## Event streams (\`make bench-stream\`)
 
-$(rounds stream.ours_vs_libbpf) rounds, steady state: each case's threads start once per round, then
+$(rounds stream.ours_vs_libbpf) rounds, the cases in a new order each round; steady state: each case's threads start once per round, then
 drains of $(fig stream.drain_records) records of 24 bytes repeat until at least
 $(fig stream.round_ms) ms of drains is measured. A drain fills the ring with no wakeup
 (untimed), then is timed from the wakeup until both consumers have every

@@ -2,7 +2,8 @@
 /*
  * Records per second from one ring buffer to two consumers that each get
  * every decoded record in order, side by side in one run (interleaved
- * rounds, so machine noise hits all alike):
+ * rounds, the cases in a new order each round, so machine noise hits all
+ * alike):
  *
  *   libbpf   ring_buffer__consume, a callback that only counts: the floor
  *   ours     libkstats/stream.c: reader thread + 2 consumer threads
@@ -720,11 +721,32 @@ static int profile(const char *which)
 	return 0;
 }
 
+enum drain_case { FLOOR, OURS, BEST, BATCH_Q, RECORD_Q, NR_CASES };
+
+/* One round: each case once, in a new order (the overload comes after). */
+static void time_cases(double rate[NR_CASES][MAX_ROUNDS], int round)
+{
+	unsigned int seed = round;
+	int order[NR_CASES], i;
+
+	bstat_shuffle(order, NR_CASES, &seed);
+	for (i = 0; i < NR_CASES; i++) {
+		switch (order[i]) {
+		case FLOOR: rate[FLOOR][round] = drain_libbpf(0); break;
+		case OURS: rate[OURS][round] = drain_ours(0); break;
+		case BEST: rate[BEST][round] = drain_best(0); break;
+		case BATCH_Q: rate[BATCH_Q][round] = drain_locked(BATCH, 0); break;
+		default: rate[RECORD_Q][round] = drain_locked(1, 0); break;
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 9, i;
-	double floor_[MAX_ROUNDS], ours[MAX_ROUNDS], best[MAX_ROUNDS], batch[MAX_ROUNDS];
-	double record[MAX_ROUNDS];
+	double rate[NR_CASES][MAX_ROUNDS];
+	double *floor_ = rate[FLOOR], *ours = rate[OURS], *best = rate[BEST];
+	double *batch = rate[BATCH_Q], *record = rate[RECORD_Q];
 	double prod[MAX_ROUNDS], deliv[MAX_ROUNDS], klost[MAX_ROUNDS], qlost[MAX_ROUNDS];
 	struct overload o;
 	bool exact = true;
@@ -742,11 +764,7 @@ int main(int argc, char **argv)
 	learn_layout();
 	check_best_layout();
 	for (i = 0; i < rounds; i++) {
-		floor_[i] = drain_libbpf(0);
-		ours[i] = drain_ours(0);
-		best[i] = drain_best(0);
-		batch[i] = drain_locked(BATCH, 0);
-		record[i] = drain_locked(1, 0);
+		time_cases(rate, i);
 		o = overload_once();
 		prod[i] = o.produced;
 		deliv[i] = o.delivered;

@@ -44,3 +44,17 @@ void bstat_ratio(const char *key, const double *num, const double *den, int n)
 		r[i] = num[i] / den[i];
 	bstat_result(key, "x", r, i);
 }
+
+void bstat_shuffle(int *order, int n, unsigned int *seed)
+{
+	int i, j, t;
+
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	for (i = n - 1; i > 0; i--) {	/* Fisher-Yates */
+		j = rand_r(seed) % (i + 1);
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+}

@@ -271,21 +271,6 @@ static bool mode_on(enum mode m)
 	return m != READER_CHUNK || reader_chunk;
 }
 
-/* order: 0..n-1 in a new random order (Fisher-Yates). */
-static void shuffle(int *order, int n, unsigned int *seed)
-{
-	int i, j, t;
-
-	for (i = 0; i < n; i++)
-		order[i] = i;
-	for (i = n - 1; i > 0; i--) {
-		j = rand_r(seed) % (i + 1);
-		t = order[i];
-		order[i] = order[j];
-		order[j] = t;
-	}
-}
-
 /*
  * ms per read of each in-process mode, one round: the modes take turns
  * read by read, in a new random order each turn (each warmed first), until
@@ -306,7 +291,7 @@ static int time_inproc_round(struct bench *b, double t[NR_MODES][MAX_ROUNDS], in
 		ret = mode_on(m) ? run_mode(b, m) : 0;
 	while (!ret && busy) {
 		busy = false;
-		shuffle(order, NR_INPROC, &seed);
+		bstat_shuffle(order, NR_INPROC, &seed);
 		for (i = 0; !ret && i < NR_INPROC; i++) {
 			m = order[i];
 			if (!mode_on(m) || spent[m] >= ROUND_S)
@@ -342,15 +327,13 @@ static int time_process(struct bench *b, enum mode m, double *t)
 }
 
 /*
- * In-process rounds first; then the process rounds, whose exits leave the
- * kernel work (freeing, RCU) that would land on the in-process modes.
+ * After every in-process round: a process's exit leaves kernel work
+ * (freeing, RCU) that would land on the in-process modes.
  */
-static int time_rounds(struct bench *b, double t[NR_MODES][MAX_ROUNDS], int rounds)
+static int time_process_rounds(struct bench *b, double t[NR_MODES][MAX_ROUNDS], int rounds)
 {
 	int r, m, ret = 0;
 
-	for (r = 0; !ret && r < rounds; r++)
-		ret = time_inproc_round(b, t, r);
 	for (r = 0; !ret && r < rounds && r < proc_rounds; r++)
 		for (m = NR_INPROC; !ret && m < NR_MODES; m++)
 			ret = time_process(b, m, &t[m][r]);
@@ -435,37 +418,60 @@ static void free_buffers(struct bench *b)
 		free(b->rows[m]);
 		free(b->keys[m]);
 		free(b->vals[m]);
+		b->rows[m] = NULL;
+		b->keys[m] = b->vals[m] = NULL;
 	}
 }
 
+static void bench_teardown(struct bench *b)
+{
+	kstats_map_close(b->reader);
+	b->reader = NULL;
+	if (b->fd >= 0)
+		close(b->fd);
+	b->fd = -1;
+	free_buffers(b);
+	unlink(b->pin);
+}
+
+/* A new map and new buffers: new kernel and user memory for a round. */
+static int bench_setup(struct bench *b, const char *dir)
+{
+	int ret = create_map(b, dir);
+
+	if (ret)
+		return ret;
+	b->fd = bpf_obj_get(b->pin);
+	ret = b->fd < 0 ? -errno : alloc_buffers(b);
+	return ret ?: open_reader(b);
+}
+
+/*
+ * Each in-process round reads a map of its own into buffers of its own:
+ * where the map's elements and the buffers land in memory moves a mode's
+ * time by a few per cent for a whole process, so with one map per run
+ * two runs differed by more than either's rounds did.
+ */
 static int bench_size(const char *dir, unsigned int entries, int rounds, const char *kstats)
 {
 	struct bench b = { .entries = entries, .kstats = kstats, .fd = -1 };
 	static double t[NR_MODES][MAX_ROUNDS];
-	int ret;
+	int r, ret = 0;
 
-	ret = create_map(&b, dir);
-	if (ret) {
-		fprintf(stderr, "bench_read: cannot create a %u-entry map: %s\n", entries,
-			strerror(-ret));
-		return ret;
+	for (r = 0; !profile && !ret && r < rounds; r++) {
+		ret = bench_setup(&b, dir) ?: time_inproc_round(&b, t, r);
+		bench_teardown(&b);
 	}
-	b.fd = bpf_obj_get(b.pin);
-	ret = b.fd < 0 ? -errno : alloc_buffers(&b);
-	ret = ret ?: open_reader(&b);
-	if (profile)
-		ret = ret ?: run_mode(&b, READER) ?: run_mode(&b, BATCH_ALL);
-	else
-		ret = ret ?: time_rounds(&b, t, rounds);
+	ret = ret ?: bench_setup(&b, dir);
+	if (!ret && profile)
+		ret = run_mode(&b, READER) ?: run_mode(&b, BATCH_ALL);
+	else if (!ret)
+		ret = time_process_rounds(&b, t, rounds);
 	if (!ret && !profile)
 		print_results(&b, t, rounds);
-	else if (ret)
+	bench_teardown(&b);
+	if (ret)
 		fprintf(stderr, "bench_read: %u entries failed: %s\n", entries, strerror(-ret));
-	kstats_map_close(b.reader);
-	if (b.fd >= 0)
-		close(b.fd);
-	free_buffers(&b);
-	unlink(b.pin);
 	return ret;
 }
 
