@@ -61,15 +61,17 @@ $(BUILD)/vmlinux.h:
 # -g gives the BTF libbpf needs; the DWARF beside it (95% of the object) is
 # never read at load time, so it goes, as in libbpf-tools: every reader of
 # an object (the loader's scan, its probe child, the load) parses less.
-$(BUILD)/bpf/%.bpf: bpfprogs/%.c $(BUILD)/vmlinux.h $(wildcard include/*.h)
+define build_bpf
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	$(LLVM_STRIP) -g $@
+endef
+
+$(BUILD)/bpf/%.bpf: bpfprogs/%.c $(BUILD)/vmlinux.h $(wildcard include/*.h)
+	$(build_bpf)
 
 $(BUILD)/tests/bpf/%.bpf: tests/bpf/%.c $(BUILD)/vmlinux.h $(wildcard include/*.h)
-	@mkdir -p $(@D)
-	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
-	$(LLVM_STRIP) -g $@
+	$(build_bpf)
 
 # Header dependencies come from -MMD (the .d files included at the end).
 $(BUILD)/tests/%.o $(BUILD)/bench/%.o: CFLAGS += -Itests/lib

@@ -12,8 +12,7 @@ $(BUILD)/bench/%.o: CFLAGS += -Ibench/lib
 $(BUILD)/bench/%.o: $(wildcard bench/lib/*.h)
 
 $(BUILD)/bench/bpf/%.bpf: bench/bpf/%.c $(BUILD)/vmlinux.h $(wildcard include/*.h)
-	@mkdir -p $(@D)
-	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(build_bpf)
 
 $(BUILD)/bench/stream: $(BUILD)/tests/lib/stream.o $(BUILD)/tests/lib/ktest.o
 $(BUILD)/bench/stream: LDLIBS += -lpthread

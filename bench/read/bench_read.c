@@ -273,12 +273,13 @@ static bool mode_on(enum mode m)
 
 /*
  * ms per read of each in-process mode, one round: the modes take turns
- * read by read, in a new random order each turn (each warmed first), until
- * each has ROUND_S measured.  A slow stretch of this VM (from milliseconds
- * to seconds) then lands on every mode alike instead of on whichever one
- * it fell in; each read finds the caches as a random other mode left them
- * (a fixed order measured a few per cent for or against a mode by what ran
- * before it), as a pull finds them, never warmed by its own last read.
+ * read by read, in a new random order each turn (seeded by the round, each
+ * mode warmed first), until each has ROUND_S measured.  A slow stretch of
+ * this VM (from milliseconds to seconds) then lands on every mode alike
+ * instead of on whichever one it fell in; a read mostly finds the caches as
+ * a random other mode left them (a fixed order measured a few per cent for
+ * or against a mode by what ran before it), as a pull finds them.  Only the
+ * slowest modes' last reads (the walk's) run back to back.
  */
 static int time_inproc_round(struct bench *b, double t[NR_MODES][MAX_ROUNDS], int r)
 {
@@ -382,8 +383,7 @@ static void print_results(struct bench *b, double t[NR_MODES][MAX_ROUNDS], int r
 		snprintf(key, sizeof(key), "read.%u.%s", b->entries, mode_names[m]);
 		bstat_result(key, "ms", t[m], m < NR_INPROC ? rounds : proc);
 	}
-	if (reader_chunk)
-		run_reader(b, READER, 0);	/* the calls of the reader's own choice */
+	run_reader(b, READER, 0);	/* the calls of the reader's own choice */
 	printf("RESULT\tread.%u.reader_bpf_calls\tn\t%u\n", b->entries,
 	       kstats_map_last_syscalls(b->reader));
 	if (proc)
@@ -396,6 +396,8 @@ static int alloc_buffers(struct bench *b)
 	int m;
 
 	for (m = 0; m < NR_INPROC; m++) {
+		if (!mode_on(m))
+			continue;
 		if (m == READER || m == READER_CHUNK) {
 			b->rows[m] = calloc(b->entries, 33 * sizeof(int64_t));
 			if (!b->rows[m])
