@@ -48,7 +48,7 @@
 
 #define MAX_SIZES 8
 #define MAX_ROUNDS 64
-#define PROC_ROUNDS 5		/* a 65k-entry JSON dump takes seconds */
+#define PROC_ROUNDS 9		/* a 65k-entry JSON dump by bpftool takes 1.5 s */
 #define ROUND_S 0.2		/* measured work per mode per round, at least */
 
 enum mode { READER, BATCH_ALL, BATCH_4096, BATCH_2048, BATCH_1024, BATCH_256, WALK,
@@ -333,11 +333,15 @@ static int time_process(struct bench *b, enum mode m, double *t)
  */
 static int time_process_rounds(struct bench *b, double t[NR_MODES][MAX_ROUNDS], int rounds)
 {
-	int r, m, ret = 0;
 
-	for (r = 0; !ret && r < rounds && r < proc_rounds; r++)
-		for (m = NR_INPROC; !ret && m < NR_MODES; m++)
-			ret = time_process(b, m, &t[m][r]);
+	unsigned int seed = 0;
+	int order[NR_MODES - NR_INPROC], r, i, ret = 0;
+
+	for (r = 0; !ret && r < rounds && r < proc_rounds; r++) {
+		bstat_shuffle(order, NR_MODES - NR_INPROC, &seed);
+		for (i = 0; !ret && i < NR_MODES - NR_INPROC; i++)
+			ret = time_process(b, NR_INPROC + order[i], &t[NR_INPROC + order[i]][r]);
+	}
 	return ret;
 }
 
