@@ -333,7 +333,6 @@ static int time_process(struct bench *b, enum mode m, double *t)
  */
 static int time_process_rounds(struct bench *b, double t[NR_MODES][MAX_ROUNDS], int rounds)
 {
-
 	unsigned int seed = 0;
 	int order[NR_MODES - NR_INPROC], r, i, ret = 0;
 
