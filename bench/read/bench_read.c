@@ -328,7 +328,7 @@ static int time_process(struct bench *b, enum mode m, double *t)
 }
 
 /*
- * After every in-process round: a process's exit leaves kernel work
+ * Only after all in-process rounds: a process's exit leaves kernel work
  * (freeing, RCU) that would land on the in-process modes.
  */
 static int time_process_rounds(struct bench *b, double t[NR_MODES][MAX_ROUNDS], int rounds)
