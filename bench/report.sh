@@ -122,7 +122,8 @@ in process (per round the modes take turns read by read, shuffled each turn,
 until each has 200 ms measured; the figure is ms per read), then
 $(rounds read.10000.kstats_process) process rounds. "Fastest batch" is the bare strategy with the lowest median
 of: one \`BPF_MAP_LOOKUP_BATCH\` call for the whole map (all), calls of 4096,
-2048, 1024 or 256 entries; the reader is compared with it round by round.
+2048, 1024, 512 (the reader's own calls) or 256 entries; the reader is
+compared with it round by round.
 
 | entries | reader ms | one batch call ms | 2048-entry calls ms | fastest batch | reader ÷ fastest batch | walk ÷ reader | \`kstats read --json\` process ms | \`bpftool map dump -j\` process ms | bpftool ÷ kstats |
 |---|---|---|---|---|---|---|---|---|---|
@@ -159,6 +160,14 @@ writes (keys apart, values back to back), so every value is read and
 written once more than the bare batch does, 2.4 MiB per read at 10k and
 16 MiB at 64k (in 128 KiB pieces, from the L2). Only a kernel
 that wrote the rows itself would remove it.
+
+The gap in two parts, round by round: the reader's calls made bare (512
+entries each, nothing moved) take $(fig read.10000.batch_512_vs_fastest_batch)× the fastest
+batch at 10k and $(fig read.65536.batch_512_vs_fastest_batch)× at 64k; the reader takes
+$(fig read.10000.reader_vs_batch_512)× and $(fig read.65536.reader_vs_batch_512)× those calls: the moves.
+Fewer, larger calls move from the L3 instead and cost more than they save
+(doc/benchmarks.md), so with the rows layout the reader stays a few per
+cent above the fastest bare batch, about the 1.05 target.
 
 ## Handler cost (\`make bench-handlers\`)
 
