@@ -187,6 +187,10 @@ void load_object(struct loader_ctx *ctx, size_t idx, const char *path,
 
 /* probe.c */
 void probe_start(void);
+/* argv[1] of the prober that replaces a crashed one (never for users). */
+#define PROBE_SERVER_ARG "--probe-server"
+#define PROBE_SERVER_FD 3	/* its socket */
+void probe_server_main(void) __attribute__((noreturn));
 
 /* pin.c: shape checks, atomic publication, link replacement. */
 int pin_open(const char *path);

@@ -561,6 +561,8 @@ int main(int argc, char **argv)
 	struct options o = {};
 	int ret;
 
+	if (argc == 2 && !strcmp(argv[1], PROBE_SERVER_ARG))
+		probe_server_main();
 	/* A closed stdout must not kill us before the status file is written. */
 	signal(SIGPIPE, SIG_IGN);
 	ret = parse_args(argc, argv, &ctx, &o);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Opening an object's ELF with libbpf, first in the prober child. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +29,10 @@ struct bpf_object *obj_open_mem(const char *name, const void *elf, size_t len)
  * object in fewer than 33000 inputs.  One child (the prober) serves the
  * whole run over a socket, one object at a time (threads take turns): a
  * fork per run, not per object, and a new one only after a crash.  The
- * run forks it before its threads start (probe_start()), so that only a
- * restart after a crash forks a process with threads; the child then
- * touches no lock of theirs (it holds no log and writes none).
+ * run forks it before its threads start (probe_start()).  A new one after
+ * a crash, with threads running, is this binary executed afresh
+ * (prober_spawn()): a forked child of threads can wait forever on a lock
+ * one of them held at the fork, and it needs locks (malloc, libbpf).
  */
 struct probe_req {
 	__u64 len;
@@ -71,6 +74,7 @@ static __attribute__((noreturn)) void probe_serve(int fd)
 	struct bpf_object *obj;
 	void *elf;
 
+	libbpf_set_print(libbpf_log);
 	log_unhold();
 	log_set_verbose(false);
 	while (!io_full(fd, &req, sizeof(req), false)) {
@@ -101,26 +105,65 @@ static void prober_stop(void)
 	waitpid(prober.pid, NULL, 0);
 }
 
-static int prober_start(void)
+/* kstats-loader --probe-server: a prober that prober_spawn() started. */
+void probe_server_main(void)
+{
+	close_range(PROBE_SERVER_FD + 1, ~0U, 0);
+	probe_serve(PROBE_SERVER_FD);
+}
+
+/* No thread yet: the child is this process as it is. */
+static int prober_fork(int fd)
+{
+	prober.pid = fork();
+	if (prober.pid < 0)
+		return -EAGAIN;
+	if (!prober.pid) {
+		/* Holds nothing of the run: not its lock, pins or files. */
+		close_range(3, fd - 1, 0);
+		close_range(fd + 1, ~0U, 0);
+		probe_serve(fd);
+	}
+	return 0;
+}
+
+/* Threads running: a new process image, with fd as PROBE_SERVER_FD. */
+static int prober_spawn(int fd)
+{
+	char *argv[] = { "kstats-loader", PROBE_SERVER_ARG, NULL };
+	posix_spawn_file_actions_t fa;
+	int ret, high = -1;
+
+	if (fd == PROBE_SERVER_FD) {	/* dup2 onto itself would keep CLOEXEC */
+		high = fcntl(fd, F_DUPFD_CLOEXEC, PROBE_SERVER_FD + 1);
+		if (high < 0)
+			return -errno;
+		fd = high;
+	}
+	ret = posix_spawn_file_actions_init(&fa);
+	if (!ret) {
+		ret = posix_spawn_file_actions_adddup2(&fa, fd, PROBE_SERVER_FD) ?:
+		      posix_spawn(&prober.pid, "/proc/self/exe", &fa, NULL, argv, environ);
+		posix_spawn_file_actions_destroy(&fa);
+	}
+	if (high >= 0)
+		close(high);
+	return -ret;
+}
+
+static int prober_start(bool threads)
 {
 	static bool registered;
-	int sv[2];
+	int sv[2], ret;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return -errno;
-	prober.pid = fork();
-	if (prober.pid < 0) {
-		close(sv[0]);
-		close(sv[1]);
-		return -EAGAIN;
-	}
-	if (!prober.pid) {
-		/* Holds nothing of the run: not its lock, pins or files. */
-		close_range(3, sv[1] - 1, 0);
-		close_range(sv[1] + 1, ~0U, 0);
-		probe_serve(sv[1]);
-	}
+	ret = threads ? prober_spawn(sv[1]) : prober_fork(sv[1]);
 	close(sv[1]);
+	if (ret) {
+		close(sv[0]);
+		return ret;
+	}
 	prober.fd = sv[0];
 	if (!registered)
 		registered = !atexit(prober_stop);
@@ -132,7 +175,7 @@ void probe_start(void)
 {
 	pthread_mutex_lock(&prober.lock);
 	if (prober.fd < 0)
-		prober_start();
+		prober_start(false);
 	pthread_mutex_unlock(&prober.lock);
 }
 
@@ -156,7 +199,7 @@ static int probe_ask(struct obj_load *l, struct probe_reply *rep)
 {
 	struct probe_req req = { .len = l->elf_len };
 
-	if (prober.fd < 0 && prober_start())
+	if (prober.fd < 0 && prober_start(true))
 		return 0;	/* cannot isolate: open in-process */
 	snprintf(req.name, sizeof(req.name), "%s", l->res->name);
 	if (io_full(prober.fd, &req, sizeof(req), true) ||
