@@ -4,13 +4,16 @@
 # A sanitizer report from any process a test starts fails that test.
 # Usage: tests/run.sh BUILD_DIR [TEST...]   (make test builds build/san with
 # ASan+UBSan); TESTs (e.g. test_bucket, test_pull_format) run only those.
+# A test still running after KSTATS_TEST_TIMEOUT seconds (1800) is killed
+# and fails, named, with its output so far.
 set -u
 BUILD=${1:-build/san}
 shift $(($# > 0))
 ONLY=" $* "
 cd "$(dirname "$0")/.." || exit 1
 
-pass=0 fail=0 skip=0 child=
+pass=0 fail=0 skip=0 child= timer=
+TEST_TIMEOUT=${KSTATS_TEST_TIMEOUT:-1800}
 
 # A run that was interrupted leaves pins, trace instances, loader run dirs
 # and temp dirs, all named *-test-<pid>-*, and test users kst<pid>
@@ -35,6 +38,7 @@ cleanup_stale() {
 # Stops the running test's whole session (timeout(1) makes its own process
 # group), then removes what it left.
 interrupted() {
+	[ -n "$timer" ] && kill "$timer" 2>/dev/null
 	[ -n "$child" ] && pkill -TERM -s "$child" && wait "$child"
 	rm -rf "$work"
 	cleanup_stale
@@ -134,18 +138,30 @@ leak_after_failure() {	# report pid
 		! grep -q -E 'ERROR: AddressSanitizer|runtime error' "$1"
 }
 
-# Runs one test in its own process group (so an interrupt can stop all of
-# it) and counts its results; exit status, signal and sanitizer reports too.
+# Runs one test in its own session (so an interrupt or the time limit can
+# stop all of it) and counts its results; exit status, signal and
+# sanitizer reports too.
 run_one() {
-	local kind=$1 suite=$2 out=$work/out rc failed_before=$fail f pid t0=$SECONDS
+	local kind=$1 suite=$2 out=$work/out rc failed_before=$fail f pid ended t0=$SECONDS
 	shift 2
 	# exec: with traps set, bash would fork setsid instead of becoming it.
 	(trap - EXIT INT TERM; exec setsid "$@" >"$out" 2>&1 </dev/null) &
 	child=$!
 	pid=$child
-	wait "$child"
+	sleep "$TEST_TIMEOUT" &
+	timer=$!
+	wait -n -p ended "$child" "$timer"
 	rc=$?
-	child=
+	if [ "$ended" = "$timer" ]; then
+		pkill -KILL -s "$pid"
+		wait "$child"
+		count FAIL "$suite" "still running after $TEST_TIMEOUT s, killed (KSTATS_TEST_TIMEOUT)"
+		rc=0
+	else
+		kill "$timer"
+		wait "$timer" 2>/dev/null
+	fi
+	child= timer=
 	"tally_$kind" "$suite" "$out" || count FAIL "$suite" "reported no results"
 	if [ "$rc" -gt 128 ]; then
 		count FAIL "$suite" "killed by signal $((rc - 128))"
