@@ -74,35 +74,8 @@ grep -q '^aCompaction .*LOADED' "$TMP/par.out" &&
 	fail "objects: aCompaction loaded and compaction skipped expected: $(head -3 "$TMP/par.out")"
 same "objects" seq par
 
-# src dst: the first member of the first anonymous struct in .BTF gets a
-# type id past the last type.
-crasher() {
-	python3 - "$1" "$2" <<'PY'
-import struct, sys
-b = bytearray(open(sys.argv[1], 'rb').read())
-shoff, = struct.unpack_from('<Q', b, 0x28)
-shentsize, shnum, shstrndx = struct.unpack_from('<HHH', b, 0x3a)
-def sh(i):
-    return struct.unpack_from('<IIQQQQIIQQ', b, shoff + i * shentsize)
-names = sh(shstrndx)[4]
-base = [sh(i)[4] for i in range(shnum)
-        if b[names + sh(i)[0]:].split(b'\0', 1)[0] == b'.BTF'][0]
-hdr_len, type_off, type_len = struct.unpack_from('<III', b, base + 4)
-t = base + hdr_len + type_off
-per_member = {4: 12, 5: 12, 6: 8, 13: 8, 15: 12, 19: 12}
-fixed = {1: 4, 3: 12, 14: 4, 17: 4}
-while t < base + hdr_len + type_off + type_len:
-    name_off, info = struct.unpack_from('<II', b, t)
-    kind, vlen = (info >> 24) & 0x1f, info & 0xffff
-    if kind == 4 and not name_off and vlen:
-        struct.pack_into('<I', b, t + 16, struct.unpack_from('<I', b, t + 16)[0] + 0x100000)
-        break
-    t += 12 + per_member.get(kind, 0) * vlen + fixed.get(kind, 0)
-open(sys.argv[2], 'wb').write(b)
-PY
-}
-
-crasher "$B/bpf/compaction.bpf" "$TMP/objs/crash.bpf" || fail "crash: cannot make the object"
+python3 tests/lib/btf_crasher.py "$B/bpf/compaction.bpf" "$TMP/objs/crash.bpf" ||
+	fail "crash: cannot make the object"
 # A sanitizer build's SEGV handler would turn the prober's crash into an exit.
 export ASAN_OPTIONS=$ASAN_OPTIONS:handle_segv=0
 run seq2 "$TMP/objs" taskset -c 0

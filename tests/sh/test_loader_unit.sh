@@ -5,7 +5,9 @@
 # mount namespace with every mount read-only but /sys/fs/bpf and the run
 # dir, no network, the unit's capability bounding set and no_new_privs;
 # strace then shows that every system call the loader made is one the
-# unit's SystemCallFilter allows.
+# unit's SystemCallFilter allows.  Among the objects, one crashes libbpf's
+# parse, so the prober that replaces the crashed one (the loader executed
+# again) starts inside the sandbox too.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${KSTATS_BUILD:-build}
@@ -75,18 +77,39 @@ sandboxed_load() {
 		esac
 	done
 	# LeakSanitizer cannot run under ptrace; the other tests check leaks.
-	ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 exec strace -f -qq -o "$run/strace" -- \
+	# ASan's SEGV handler would turn the prober's crash into an exit.
+	ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0:handle_segv=0 \
+		exec strace -f -qq -o "$run/strace" -- \
 		setpriv --bounding-set=-all,"$caps" --no-new-privs \
-		"$PWD/$BUILD/kstats-loader" --boot --obj-dir "$PWD/$BUILD/bpf" \
+		"$PWD/$BUILD/kstats-loader" --boot --obj-dir "$tmp/objs" \
 		--pin-dir "$pins" --run-dir "$run"
+}
+
+# The built objects and crash.bpf, which sorts before most of them.
+make_objs() {
+	mkdir "$tmp/objs" && cp "$BUILD"/bpf/*.bpf "$tmp/objs/" &&
+		python3 tests/lib/btf_crasher.py "$BUILD/bpf/compaction.bpf" "$tmp/objs/crash.bpf"
+}
+
+# After the crash, the next object's prober was the loader executed again.
+respawned_prober() {
+	if ! grep -q '^crash .*FAILED_OBJECT: libbpf crashed parsing it' "$tmp/out"; then
+		echo "SKIP: $T: libbpf here does not crash on crash.bpf: $(grep '^crash' "$tmp/out")"
+	elif grep -q 'execve("/proc/self/exe", \["kstats-loader", "--probe-server"\]' \
+		"$1/strace"; then
+		echo "PASS: $T: after libbpf crashed, a new prober started inside the sandbox"
+	else
+		echo "FAIL: $T: libbpf crashed and no new prober started: $(grep -m3 '^crash\|^kstats-loader' "$tmp/out")"
+	fi
 }
 
 restricted_load() {
 	local run=$tmp/run used denied
-	for t in unshare setpriv strace findmnt; do
+	for t in unshare setpriv strace findmnt python3; do
 		command -v $t >/dev/null || { echo "SKIP: $T: sandboxed load: no $t"; return; }
 	done
 	mkdir -p "$run"
+	make_objs || { echo "FAIL: $T: cannot make the objects in $tmp/objs"; return; }
 	export -f sandboxed_load unit_value
 	export tmp pins BUILD SRC
 	if ! unshare --mount --net --propagation private bash -c 'sandboxed_load "$1"' _ "$run" \
@@ -100,6 +123,7 @@ restricted_load() {
 	else
 		echo "FAIL: $T: sandboxed load pinned nothing: $(head -3 "$tmp/out")"
 	fi
+	respawned_prober "$run"
 	# Syscalls after the loader's execve, from it and its children.
 	used=$(awk '/execve\(".*kstats-loader"/ { on = 1 } on' "$run/strace" |
 	       sed -n 's/^[0-9]* *\([a-z0-9_]*\)(.*/\1/p' | sort -u)
