@@ -198,9 +198,14 @@ static void prober_lost(struct obj_load *l)
 static int probe_ask(struct obj_load *l, struct probe_reply *rep)
 {
 	struct probe_req req = { .len = l->elf_len };
+	int ret;
 
-	if (prober.fd < 0 && prober_start(true))
-		return 0;	/* cannot isolate: open in-process */
+	ret = prober.fd < 0 ? prober_start(true) : 0;
+	if (ret) {	/* cannot isolate: open in-process */
+		log_msg(LOG_WARNING, "warning: cannot start a prober (%s); libbpf parses %s "
+			"in-process", strerror(-ret), l->res->name);
+		return 0;
+	}
 	snprintf(req.name, sizeof(req.name), "%s", l->res->name);
 	if (io_full(prober.fd, &req, sizeof(req), true) ||
 	    io_full(prober.fd, l->elf, l->elf_len, true) ||

@@ -200,6 +200,32 @@ dump_atoms() {
 	done
 }
 
+# A copy of the loader's unit on the installed objects and crash.bpf (made
+# on the host: it crashes libbpf's parse), with its own pins and run dir.
+# Only that object fails, the others load as at boot, and no object was
+# parsed in-process: the prober that replaces the crashed one (the loader
+# executed again) started inside the unit's sandbox.
+crash_unit() {
+	local u=/run/systemd/system/systest-crash.service objs=/run/systest-objs
+	local st=/run/systest-crash pins=/sys/fs/bpf/systest-crash
+	mkdir -p "$objs" "$st" && cp /usr/lib/kernelstats/bpf/*.bpf "$D/crash.bpf" "$objs/" &&
+	sed -e "s|--obj-dir [^ ]*|--obj-dir $objs --pin-dir $pins --run-dir $st|" \
+	    -e "s|^ReadWritePaths=.*|& $st|" -e 's|^TimeoutStartSec=.*|TimeoutStartSec=300|' \
+	    -e '/^RuntimeDirectory/d' \
+	    "$(systemctl show -P FragmentPath kernelstats-loader.service)" >"$u" &&
+	systemctl daemon-reload && systemctl start systest-crash.service &&
+	grep -q 'libbpf crashed parsing it' "$st/loader-status.json" &&
+	[ "$(grep -o '"LOADED"' "$st/loader-status.json" | wc -l)" = \
+	  "$(grep -o '"LOADED"' /run/kernelstats/loader-status.json | wc -l)" ] &&
+	! journalctl -b --no-pager | grep -q 'cannot start a prober'
+	local ok=$?
+	[ $ok = 0 ] || say "INFO: crash_unit: $(systemctl show -P ExecMainStatus systest-crash.service) $(grep -o '"outcome": "[A-Z_]*", "reason": "[^"]*"' "$st/loader-status.json" 2>/dev/null | tr '\n' ' ' | cut -c1-600)"
+	systemctl stop systest-crash.service
+	rm -rf "$u" "$objs" "$st" "$pins"
+	systemctl daemon-reload
+	return $ok
+}
+
 # systest.service (the image's) is Type=simple: its start job ends at once,
 # so the boot finishes while this runs (systemd-analyze needs it finished).
 wait_for 'systemctl is-system-running | grep -qE "running|degraded"' 120 ||
@@ -248,6 +274,7 @@ upgrade)
 	loader_checks boot
 	check "boot: the member dumps after a reboot (systemd mounted bpffs 1700, tmpfiles made it 0711)" member_dump
 	say "INFO: $(head -1 "$out")"
+	check "boot: the loader's unit with an object that crashes libbpf: only it fails, the next prober starts in the unit's sandbox" crash_unit
 	say "INFO: systemd-analyze blame: $(systemd-analyze blame --no-pager | grep kernelstats-loader)"
 	check "boot: kernelstats-pull-shutdown.service active (pulls at shutdown)" \
 		systemctl is-active kernelstats-pull-shutdown.service

@@ -90,6 +90,9 @@ cp "$v1" "$work/disk/v1.deb"
 dpkg-deb -R "$v1" "$work/v2"
 sed -i 's/^Version: .*/&+systest2/' "$work/v2/DEBIAN/control"
 dpkg-deb -b "$work/v2" "$work/disk/v2.deb" >/dev/null
+# An object that crashes libbpf's parse, for the guest's crash_unit check.
+python3 tests/lib/btf_crasher.py "$work/v2/usr/lib/kernelstats/bpf/compaction.bpf" \
+	"$work/disk/crash.bpf" || { say FAIL "cannot make crash.bpf"; exit 1; }
 rm -rf "$work/v2"
 cp tests/system/guest.sh tests/system/cut.sh "$work/disk/"
 mke2fs -q -t ext4 -L systest -d "$work/disk" "$work/systest.img" 64M >/dev/null
