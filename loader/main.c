@@ -551,6 +551,22 @@ out:
 	return ret;
 }
 
+/*
+ * Started with stdin, stdout or stderr closed, the next open or socket
+ * would take that number, and log lines would go into it (the prober's
+ * socket among them).
+ */
+static void fill_stdio(void)
+{
+	int fd;
+
+	do
+		fd = open("/dev/null", O_RDWR);
+	while (fd >= 0 && fd <= STDERR_FILENO);
+	if (fd > STDERR_FILENO)
+		close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	struct loader_ctx ctx = { .obj_dir = kstats_default_obj_dir(),
@@ -561,6 +577,7 @@ int main(int argc, char **argv)
 	struct options o = {};
 	int ret;
 
+	fill_stdio();
 	if (argc == 2 && !strcmp(argv[1], PROBE_SERVER_ARG))
 		probe_server_main();
 	/* A closed stdout must not kill us before the status file is written. */

@@ -2,12 +2,15 @@
 /* Opening an object's ELF with libbpf, first in the prober child. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
@@ -44,11 +47,16 @@ struct probe_reply {
 	char why[sizeof(((struct obj_load *)0)->libbpf_err)];
 };
 
+/* What an executed prober says first: it got as far as serving. */
+#define PROBER_HELLO 0x6b737470u
+#define PROBER_HELLO_MS 10000
+
 static struct {
 	pthread_mutex_t lock;
 	pid_t pid;
 	int fd;
-} prober = { PTHREAD_MUTEX_INITIALIZER, -1, -1 };
+	int start_err;		/* no prober could be started: in-process from then on */
+} prober = { PTHREAD_MUTEX_INITIALIZER, -1, -1, 0 };
 
 static int io_full(int fd, void *buf, size_t len, bool out)
 {
@@ -108,7 +116,13 @@ static void prober_stop(void)
 /* kstats-loader --probe-server: a prober that prober_spawn() started. */
 void probe_server_main(void)
 {
+	__u32 hello = PROBER_HELLO;
+
 	close_range(PROBE_SERVER_FD + 1, ~0U, 0);
+	/* Executed as /proc/self/exe, it would be "exe" in ps and crash reports. */
+	prctl(PR_SET_NAME, "kstats-loader");
+	if (io_full(PROBE_SERVER_FD, &hello, sizeof(hello), true))
+		_exit(2);
 	probe_serve(PROBE_SERVER_FD);
 }
 
@@ -151,6 +165,27 @@ static int prober_spawn(int fd)
 	return -ret;
 }
 
+/*
+ * An executed prober can die before it serves (a library it cannot load,
+ * another binary at /proc/self/exe): then its objects are not to blame.
+ */
+static int prober_hello(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	__u32 hello = 0;
+	int ret = 0;
+
+	if (poll(&pfd, 1, PROBER_HELLO_MS) <= 0)
+		ret = -ETIMEDOUT;
+	else if (io_full(fd, &hello, sizeof(hello), false) || hello != PROBER_HELLO)
+		ret = -ECHILD;
+	if (ret) {
+		kill(prober.pid, SIGKILL);
+		waitpid(prober.pid, NULL, 0);
+	}
+	return ret;
+}
+
 static int prober_start(bool threads)
 {
 	static bool registered;
@@ -160,6 +195,8 @@ static int prober_start(bool threads)
 		return -errno;
 	ret = threads ? prober_spawn(sv[1]) : prober_fork(sv[1]);
 	close(sv[1]);
+	if (!ret && threads)
+		ret = prober_hello(sv[0]);
 	if (ret) {
 		close(sv[0]);
 		return ret;
@@ -198,14 +235,16 @@ static void prober_lost(struct obj_load *l)
 static int probe_ask(struct obj_load *l, struct probe_reply *rep)
 {
 	struct probe_req req = { .len = l->elf_len };
-	int ret;
 
-	ret = prober.fd < 0 ? prober_start(true) : 0;
-	if (ret) {	/* cannot isolate: open in-process */
-		log_msg(LOG_WARNING, "warning: cannot start a prober (%s); libbpf parses %s "
-			"in-process", strerror(-ret), l->res->name);
-		return 0;
+	if (prober.fd < 0 && !prober.start_err) {
+		prober.start_err = prober_start(true);
+		if (prober.start_err)
+			log_msg(LOG_WARNING, "warning: cannot start a prober (%s); libbpf "
+				"parses %s and the objects after it in-process",
+				strerror(-prober.start_err), l->res->name);
 	}
+	if (prober.start_err)
+		return 0;	/* cannot isolate: open in-process */
 	snprintf(req.name, sizeof(req.name), "%s", l->res->name);
 	if (io_full(prober.fd, &req, sizeof(req), true) ||
 	    io_full(prober.fd, l->elf, l->elf_len, true) ||

@@ -14,6 +14,10 @@ cd "$(dirname "$0")/.." || exit 1
 
 pass=0 fail=0 skip=0 child= timer=
 TEST_TIMEOUT=${KSTATS_TEST_TIMEOUT:-1800}
+[[ $TEST_TIMEOUT =~ ^[1-9][0-9]*$ ]] || {
+	echo "tests/run.sh: KSTATS_TEST_TIMEOUT=$TEST_TIMEOUT: give the seconds a suite may run, 1 or more" >&2
+	exit 2
+}
 
 # A run that was interrupted leaves pins, trace instances, loader run dirs
 # and temp dirs, all named *-test-<pid>-*, and test users kst<pid>
@@ -73,7 +77,7 @@ fi
 work=$(mktemp -d "/tmp/kstats-test-$$-run-XXXXXX") || exit 1
 san=$work/san
 mkdir -m 1777 "$san" || exit 1	# tests run tools as other users too
-trap 'rm -rf "$work"; cleanup_stale' EXIT
+trap '[ -n "$timer" ] && kill "$timer" 2>/dev/null; rm -rf "$work"; cleanup_stale' EXIT
 trap 'interrupted 130' INT
 trap 'interrupted 143' TERM
 
@@ -148,13 +152,13 @@ run_one() {
 	(trap - EXIT INT TERM; exec setsid "$@" >"$out" 2>&1 </dev/null) &
 	child=$!
 	pid=$child
-	sleep "$TEST_TIMEOUT" &
+	sleep "$TEST_TIMEOUT" >/dev/null 2>&1 </dev/null &
 	timer=$!
 	wait -n -p ended "$child" "$timer"
 	rc=$?
 	if [ "$ended" = "$timer" ]; then
 		pkill -KILL -s "$pid"
-		wait "$child"
+		wait "$child" 2>/dev/null
 		count FAIL "$suite" "still running after $TEST_TIMEOUT s, killed (KSTATS_TEST_TIMEOUT)"
 		rc=0
 	else

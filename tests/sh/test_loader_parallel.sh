@@ -102,3 +102,28 @@ spawned=$(grep -c 'execve("/proc/self/exe", \["kstats-loader", "--probe-server"\
 [ "$(grep -c LOADED "$TMP/par3.out")" = "$(grep -c LOADED "$TMP/par.out")" ] ||
 	fail "restart: other objects lost"
 echo "PASS: $T: after the crash, a new prober executed afresh ($spawned), no fork of the threads"
+
+# Started with stdin, stdout and stderr closed: the prober's socket must
+# not take fds 0-2 (log lines would go into it), so the status file is the
+# one of the run above.
+rm -rf "$PIN" "$RUN"
+"$L" --obj-dir "$TMP/objs" --pin-dir "$PIN" --run-dir "$RUN" <&- >&- 2>&-
+jq -S 'walk(if type == "object" then del(.prog_id, .map_id, .created_boottime_ns,
+	.created_realtime_ns, .started_boottime_ns, .finished_boottime_ns) else . end)' \
+	"$RUN/loader-status.json" >"$TMP/closed.json" 2>&1
+cmp -s "$TMP/closed.json" "$TMP/par2.json" ||
+	fail "closed stdio: the status differs: $(diff "$TMP/closed.json" "$TMP/par2.json" | head -5 | tr '\n' ' ')"
+echo "PASS: $T: with stdin, stdout and stderr closed, the same status file"
+
+# Run through the dynamic loader, /proc/self/exe is ld.so: the prober
+# executed after the crash exits at once.  Its objects are not to blame:
+# one warning, and libbpf parses the rest in-process.
+ldso=$(ldd "$L" | awk '$1 ~ /\/ld-linux/ { print $1; exit }')
+[ -x "$ldso" ] || skip "no dynamic loader named in ldd $L"
+rm -rf "$PIN" "$RUN"
+"$ldso" "$L" --obj-dir "$TMP/objs" --pin-dir "$PIN" --run-dir "$RUN" >"$TMP/ldso.out" 2>"$TMP/ldso.err"
+grep -q '^crash .*FAILED_OBJECT: libbpf crashed parsing it' "$TMP/ldso.out" &&
+	[ "$(grep -c 'cannot start a prober' "$TMP/ldso.err")" = 1 ] &&
+	[ "$(grep -c LOADED "$TMP/ldso.out")" = "$(grep -c LOADED "$TMP/par2.out")" ] ||
+	fail "prober that cannot start: $(grep -v LOADED "$TMP/ldso.out" "$TMP/ldso.err" | head -4 | tr '\n' ' ')"
+echo "PASS: $T: a prober that dies before serving: one warning, the other objects load as before"
