@@ -44,7 +44,7 @@ objects() {	# dir: the objects above, under names the loader accepts
 }
 
 # One run from no pins; its exit code, lines and status file (no ids, no times).
-run() {	# name objdir [taskset args]
+run() {	# name objdir [command the loader runs under, with its args]
 	local name=$1 dir=$2 rc
 	shift 2
 	rm -rf "$PIN" "$RUN"
@@ -56,6 +56,9 @@ run() {	# name objdir [taskset args]
 		.created_realtime_ns, .started_boottime_ns, .finished_boottime_ns) else . end)' \
 		"$RUN/loader-status.json" >"$TMP/$name.json" 2>&1
 }
+
+crashed() { grep -q '^crash .*FAILED_OBJECT: libbpf crashed parsing it' "$TMP/$1.out"; }
+same_loaded() { [ "$(grep -c LOADED "$TMP/$1.out")" = "$(grep -c LOADED "$TMP/$2.out")" ]; }
 
 same() {	# label a b
 	local f
@@ -80,37 +83,30 @@ python3 tests/lib/btf_crasher.py "$B/bpf/compaction.bpf" "$TMP/objs/crash.bpf" |
 export ASAN_OPTIONS=$ASAN_OPTIONS:handle_segv=0
 run seq2 "$TMP/objs" taskset -c 0
 run par2 "$TMP/objs" env
-grep -q '^crash .*FAILED_OBJECT: libbpf crashed parsing it' "$TMP/par2.out" ||
+crashed par2 ||
 	skip "libbpf here does not crash on the object: $(grep '^crash' "$TMP/par2.out")"
-[ "$(grep -c LOADED "$TMP/par2.out")" = "$(grep -c LOADED "$TMP/par.out")" ] ||
-	fail "crash: other objects lost"
+same_loaded par2 par || fail "crash: other objects lost"
 same "a crashing object" seq2 par2
 
 # A fork of running threads can wait forever on a lock one of them held
 # (a CI run hung so: the new prober in ASan's malloc).  So the only fork is
 # the first prober, before the threads; its replacement is execve'd.
-rm -rf "$PIN" "$RUN"
-strace -f -qq -e trace=fork,vfork,clone,clone3,execve -o "$TMP/par3.strace" \
-	"$L" --obj-dir "$TMP/objs" --pin-dir "$PIN" --run-dir "$RUN" >"$TMP/par3.out" 2>&1
-grep -q '^crash .*FAILED_OBJECT: libbpf crashed parsing it' "$TMP/par3.out" ||
+run par3 "$TMP/objs" strace -f -qq -e trace=fork,vfork,clone,clone3,execve \
+	-o "$TMP/par3.strace"
+crashed par3 ||
 	fail "restart: the crash was not reported under strace: $(grep '^crash' "$TMP/par3.out")"
 forks=$(grep -E '^[0-9]+ +(fork|vfork|clone|clone3)\(' "$TMP/par3.strace" | grep -vc CLONE_VM)
 spawned=$(grep -c 'execve("/proc/self/exe", \["kstats-loader", "--probe-server"\]' \
 	"$TMP/par3.strace")
 [ "$forks" = 1 ] && [ "$spawned" -ge 1 ] ||
 	fail "restart: $forks forks and $spawned probers executed afresh (1 and at least 1 expected)"
-[ "$(grep -c LOADED "$TMP/par3.out")" = "$(grep -c LOADED "$TMP/par.out")" ] ||
-	fail "restart: other objects lost"
+same_loaded par3 par || fail "restart: other objects lost"
 echo "PASS: $T: after the crash, a new prober executed afresh ($spawned), no fork of the threads"
 
 # Started with stdin, stdout and stderr closed: the prober's socket must
 # not take fds 0-2 (log lines would go into it), so the status file is the
 # one of the run above.
-rm -rf "$PIN" "$RUN"
-"$L" --obj-dir "$TMP/objs" --pin-dir "$PIN" --run-dir "$RUN" <&- >&- 2>&-
-jq -S 'walk(if type == "object" then del(.prog_id, .map_id, .created_boottime_ns,
-	.created_realtime_ns, .started_boottime_ns, .finished_boottime_ns) else . end)' \
-	"$RUN/loader-status.json" >"$TMP/closed.json" 2>&1
+run closed "$TMP/objs" bash -c 'exec "$@" <&- >&- 2>&-' _
 cmp -s "$TMP/closed.json" "$TMP/par2.json" ||
 	fail "closed stdio: the status differs: $(diff "$TMP/closed.json" "$TMP/par2.json" | head -5 | tr '\n' ' ')"
 echo "PASS: $T: with stdin, stdout and stderr closed, the same status file"
@@ -120,10 +116,8 @@ echo "PASS: $T: with stdin, stdout and stderr closed, the same status file"
 # one warning, and libbpf parses the rest in-process.
 ldso=$(ldd "$L" | awk '$1 ~ /\/ld-linux/ { print $1; exit }')
 [ -x "$ldso" ] || skip "no dynamic loader named in ldd $L"
-rm -rf "$PIN" "$RUN"
-"$ldso" "$L" --obj-dir "$TMP/objs" --pin-dir "$PIN" --run-dir "$RUN" >"$TMP/ldso.out" 2>"$TMP/ldso.err"
-grep -q '^crash .*FAILED_OBJECT: libbpf crashed parsing it' "$TMP/ldso.out" &&
-	[ "$(grep -c 'cannot start a prober' "$TMP/ldso.err")" = 1 ] &&
-	[ "$(grep -c LOADED "$TMP/ldso.out")" = "$(grep -c LOADED "$TMP/par2.out")" ] ||
+run ldso "$TMP/objs" "$ldso"
+crashed ldso && [ "$(grep -c 'cannot start a prober' "$TMP/ldso.err")" = 1 ] &&
+	same_loaded ldso par2 ||
 	fail "prober that cannot start: $(grep -v LOADED "$TMP/ldso.out" "$TMP/ldso.err" | head -4 | tr '\n' ' ')"
 echo "PASS: $T: a prober that dies before serving: one warning, the other objects load as before"
