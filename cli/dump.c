@@ -108,11 +108,12 @@ static void read_status(struct dump_opts *o)
 }
 
 /*
- * Names the metrics that were asked for but are not loaded, and why;
- * returns how many selected metrics are loaded.
+ * Names the metrics that were asked for but are not loaded, and why (not
+ * those kstats_snapshot_read() named); returns how many selected metrics
+ * are loaded.
  */
 static size_t report_missing(const struct dump_opts *o, const struct kstats_snapshot *s,
-			     size_t *missing)
+			     int read_ret, size_t *missing)
 {
 	char why[KSTATS_WHY_LEN];
 	const char *fix;
@@ -125,7 +126,7 @@ static size_t report_missing(const struct dump_opts *o, const struct kstats_snap
 		if (!h->selected)
 			continue;
 		loaded += h->loaded;
-		if (h->loaded || !o->filtered)
+		if (h->loaded || h->read_err || !o->filtered || read_ret)
 			continue;
 		(*missing)++;
 		fix = kstats_why(o->render.status ? kstats_status_obj(o->render.status, h->obj)
@@ -133,7 +134,7 @@ static size_t report_missing(const struct dump_opts *o, const struct kstats_snap
 		fprintf(stderr, "kstats dump: %s is not loaded under %s (%s: %s)%s%s\n",
 			h->metric, o->pin_dir, h->obj, why, *fix ? "; " : "", fix);
 	}
-	if (!loaded && !o->filtered)
+	if (!loaded && !o->filtered && !read_ret)
 		fprintf(stderr, "kstats dump: no metric is loaded under %s; " KSTATS_FIX_LOAD "\n",
 			o->pin_dir);
 	return loaded;
@@ -153,14 +154,10 @@ static void sleep_interval(double secs)
 		;
 }
 
-static int read_or_report(struct dump_opts *o, struct kstats_snapshot *s)
+/* An export is written whatever it could read: no file outlives what it says. */
+static bool exporting(const struct dump_opts *o)
 {
-	char err[1024];
-	int ret = kstats_snapshot_read(s, o->pin_dir, err, sizeof(err));
-
-	if (ret)
-		fprintf(stderr, "kstats dump: %s\n", err);
-	return ret;
+	return o->fmt == FMT_PROMETHEUS || o->fmt == FMT_OPENMETRICS;
 }
 
 /* Like runqlat's interval/count: the events of each interval. */
@@ -180,12 +177,11 @@ static int live(struct dump_opts *o, struct kstats_snapshot *s)
 		o->interval);
 	for (n = 0; !ret && (!o->count || n < o->count); n++) {
 		sleep_interval(o->interval);
-		ret = read_or_report(o, s);
-		if (ret)
-			break;
-		if (o->fmt == FMT_PROMETHEUS || o->fmt == FMT_OPENMETRICS) {
-			ret = render(o, s);	/* counters stay cumulative */
-		} else {
+		ret = kstats_snapshot_read(s, o->pin_dir);
+		if (exporting(o)) {
+			/* Cumulative; a map named unread may be read next time. */
+			ret = render(o, s);
+		} else if (!ret) {
 			ret = kstats_snapshot_dup(&shown, s);
 			if (ret)
 				break;
@@ -268,8 +264,8 @@ int cmd_dump(int argc, char **argv)
 			       .status_file = KSTATS_DEFAULT_STATUS_FILE };
 	struct kstats_snapshot s;
 	char err[1024];
-	size_t missing;
-	int ret = parse_args(argc, argv, &o);
+	size_t missing, loaded;
+	int read_ret, ret = parse_args(argc, argv, &o);
 
 	if (ret)
 		return ret > 0 ? KSTATS_EXIT_OK : KSTATS_EXIT_USAGE;
@@ -289,16 +285,15 @@ int cmd_dump(int argc, char **argv)
 		kstats_status_free(&o.status);
 		return KSTATS_EXIT_USAGE;
 	}
-	ret = read_or_report(&o, &s);
-	if (ret)
-		goto out;
-	if (!report_missing(&o, &s, &missing)) {
-		ret = -ENOENT;
+	read_ret = kstats_snapshot_read(&s, o.pin_dir);
+	loaded = report_missing(&o, &s, read_ret, &missing);
+	if (!loaded && !exporting(&o)) {
+		ret = read_ret ?: -ENOENT;
 		goto out;
 	}
 	ret = o.interval ? live(&o, &s) : render(&o, &s);
-	if (!ret && missing)
-		ret = -ENOENT;
+	if (!ret)
+		ret = read_ret ?: missing || !loaded ? -ENOENT : 0;
 out:
 	kstats_snapshot_free(&s);
 	kstats_status_free(&o.status);

@@ -39,7 +39,8 @@ struct kstats_hist {
 	char key_enum[KSTATS_LABEL_LEN];	/* enum naming an int key */
 	unsigned int unit;			/* enum kstats_unit */
 	bool selected;				/* read by kstats_snapshot_read */
-	bool loaded;				/* its map is pinned */
+	bool loaded;				/* its map is pinned and was read */
+	int read_err;				/* -errno: pinned (or unknown) but unread */
 	uint32_t map_id;			/* a new id means a new map */
 	unsigned int width;			/* bytes per bucket counter */
 	size_t nlabels;				/* 0: one system-wide series */
@@ -73,9 +74,12 @@ void kstats_snapshot_unique(struct kstats_snapshot *s, const struct kstats_statu
 /* Selects metrics by name (case-insensitive); none selects all. */
 int kstats_snapshot_select(struct kstats_snapshot *s, char *const *names,
 			   int n, char *err, size_t errlen);
-/* Reads the selected histograms' pinned maps; an unpinned one is !loaded. */
-int kstats_snapshot_read(struct kstats_snapshot *s, const char *pin_dir,
-			 char *err, size_t errlen);
+/*
+ * Reads the selected histograms' pinned maps; an unpinned one is !loaded,
+ * an unreadable one has read_err and is named on stderr.  Returns the first
+ * error; the others are read all the same.
+ */
+int kstats_snapshot_read(struct kstats_snapshot *s, const char *pin_dir);
 /* Deep copy. */
 int kstats_snapshot_dup(struct kstats_snapshot *dst,
 			const struct kstats_snapshot *src);

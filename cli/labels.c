@@ -193,10 +193,43 @@ static void label_name(struct kstats_hist *h, const struct kstats_map *m,
 		snprintf(buf, len, "node");
 }
 
+/*
+ * A Prometheus label name starts with a letter or '_' and is not le,
+ * quantile (the histogram's and summaries' own), instance or job (the
+ * scrape's): such a name, or one starting with a digit, gets "key_" before
+ * it.  Empty (a field named "_") becomes "key".
+ */
+static void exposable(char *name, size_t len)
+{
+	static const char *const taken[] = { "le", "quantile", "instance", "job" };
+	char tmp[KSTATS_LABEL_LEN];
+	size_t i;
+
+	if (!*name) {
+		snprintf(name, len, "key");
+		return;
+	}
+	for (i = 0; i < sizeof(taken) / sizeof(taken[0]) && strcmp(name, taken[i]); i++)
+		;
+	if (i == sizeof(taken) / sizeof(taken[0]) && !isdigit((unsigned char)*name))
+		return;
+	snprintf(tmp, sizeof(tmp), "key_%s", name);
+	snprintf(name, len, "%s", tmp);
+}
+
+static bool label_taken(const struct kstats_hist *h, size_t i)
+{
+	size_t j;
+
+	for (j = 0; j < i && strcmp(h->label[i], h->label[j]); j++)
+		;
+	return j < i;
+}
+
 int kstats_labels_init(struct kstats_hist *h, const struct kstats_map *m,
 		       char *err, size_t errlen)
 {
-	size_t nkey = kstats_map_nkey_cols(m), i, j;
+	size_t nkey = kstats_map_nkey_cols(m), i, k;
 
 	h->nlabels = 0;
 	if (kstats_map_max_rows(m) <= 1)
@@ -208,9 +241,9 @@ int kstats_labels_init(struct kstats_hist *h, const struct kstats_map *m,
 	}
 	for (i = 0; i < nkey; i++) {
 		label_name(h, m, i, h->label[i], sizeof(h->label[i]));
-		for (j = 0; j < i; j++)
-			if (!strcmp(h->label[i], h->label[j]))
-				snprintf(h->label[i], sizeof(h->label[i]), "key%zu", i);
+		exposable(h->label[i], sizeof(h->label[i]));
+		for (k = i; label_taken(h, i); k++)	/* "key1" may be taken too */
+			snprintf(h->label[i], sizeof(h->label[i]), "key%zu", k);
 		h->enum_type[i] = label_enum(h, m, i);
 		h->enum_prefix[i] = kstats_enum_prefix(kstats_map_btf(m), h->enum_type[i]);
 	}

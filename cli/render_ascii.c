@@ -188,7 +188,7 @@ static void print_not_loaded(FILE *f, const struct kstats_snapshot *s,
 	for (i = 0; i < s->nhists; i++) {
 		const struct kstats_hist *h = &s->hists[i];
 
-		if (!h->selected || h->loaded)
+		if (!h->selected || h->loaded || h->read_err)
 			continue;
 		fprintf(f, " %s", h->metric);
 		if (!strcmp(kstats_why(st ? kstats_status_obj(st, h->obj) : NULL, why,
@@ -211,6 +211,11 @@ int kstats_render_ascii(FILE *f, const struct kstats_snapshot *s,
 
 		if (!h->selected)
 			continue;
+		if (h->read_err) {
+			fprintf(f, "\n%s  unreadable: %s (kstats dump said why)\n", h->metric,
+				strerror(-h->read_err));
+			continue;
+		}
 		if (!h->loaded) {
 			missing++;
 			continue;

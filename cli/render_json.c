@@ -150,7 +150,7 @@ int kstats_render_json(FILE *f, const struct kstats_snapshot *s,
 {
 	struct json_object *root = json_object_new_object();
 	struct json_object *metrics = json_object_new_array();
-	struct json_object *missing = flat_array();
+	struct json_object *missing = flat_array(), *unreadable = flat_array();
 	int flags = JSON_C_TO_STRING_NOSLASHESCAPE |
 		    (pretty ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
 			    : JSON_C_TO_STRING_PLAIN);
@@ -164,13 +164,15 @@ int kstats_render_json(FILE *f, const struct kstats_snapshot *s,
 		if (h->loaded)
 			json_object_array_add(metrics, metric_obj(h, o->all));
 		else
-			json_object_array_add(missing, json_object_new_string(h->metric));
+			json_object_array_add(h->read_err ? unreadable : missing,
+					      json_object_new_string(h->metric));
 	}
 	json_object_object_add(root, "schema", json_object_new_string(SCHEMA));
 	json_object_object_add(root, "time", time_obj(s));
 	json_object_object_add(root, "interval", s->is_delta ? interval_obj(s) : NULL);
 	json_object_object_add(root, "metrics", metrics);
 	json_object_object_add(root, "not_loaded", missing);
+	json_object_object_add(root, "unreadable", unreadable);
 	fprintf(f, "%s\n", json_object_to_json_string_ext(root, flags));
 	json_object_put(root);
 	return ferror(f) ? -EIO : 0;

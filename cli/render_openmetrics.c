@@ -169,6 +169,26 @@ static void put_hist_openmetrics(FILE *f, const char *name, const struct kstats_
 		put_buckets(f, name, h, &h->series[i]);
 }
 
+/* One 0/1 gauge per selected metric; "loaded" unless its map is known absent. */
+static void put_health(FILE *f, const struct kstats_snapshot *s, const char *gauge,
+		       const char *help, bool read_error)
+{
+	size_t i;
+
+	fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", gauge, help, gauge);
+	for (i = 0; i < s->nhists; i++) {
+		const struct kstats_hist *h = &s->hists[i];
+
+		if (!h->selected)
+			continue;
+		fprintf(f, "%s{metric=\"", gauge);
+		put_escaped(f, h->metric);
+		fputs("\",object=\"", f);
+		put_escaped(f, h->obj);
+		fprintf(f, "\"} %d\n", read_error ? !!h->read_err : h->loaded || h->read_err);
+	}
+}
+
 int kstats_render_prometheus(FILE *f, const struct kstats_snapshot *s, bool openmetrics)
 {
 	char name[160];
@@ -185,20 +205,10 @@ int kstats_render_prometheus(FILE *f, const struct kstats_snapshot *s, bool open
 		else
 			put_hist_prometheus(f, name, h);
 	}
-	fprintf(f, "# HELP kstats_metric_loaded 1 when the metric's map is pinned "
-		"(kstats-loader loaded its object), else 0\n"
-		"# TYPE kstats_metric_loaded gauge\n");
-	for (i = 0; i < s->nhists; i++) {
-		const struct kstats_hist *h = &s->hists[i];
-
-		if (!h->selected)
-			continue;
-		fputs("kstats_metric_loaded{metric=\"", f);
-		put_escaped(f, h->metric);
-		fputs("\",object=\"", f);
-		put_escaped(f, h->obj);
-		fprintf(f, "\"} %d\n", h->loaded);
-	}
+	put_health(f, s, "kstats_metric_loaded", "1 when the metric's map is pinned "
+		   "(kstats-loader loaded its object), else 0", false);
+	put_health(f, s, "kstats_metric_read_error", "1 when this export could not "
+		   "read the metric's map (kstats dump says why), else 0", true);
 	if (openmetrics)
 		fputs("# EOF\n", f);
 	return ferror(f) ? -EIO : 0;

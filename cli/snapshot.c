@@ -220,6 +220,7 @@ static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
 	h->series = NULL;
 	h->nseries = 0;
 	h->loaded = false;
+	h->read_err = 0;
 	ret = kstats_pin_path(pin, sizeof(pin), pin_dir, "map", h->obj, h->map);
 	if (ret)
 		return ret;
@@ -247,28 +248,41 @@ static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
 	return ret;
 }
 
-int kstats_snapshot_read(struct kstats_snapshot *s, const char *pin_dir,
-			 char *err, size_t errlen)
+/*
+ * Every selected map, each on its own: one that cannot be read is named on
+ * stderr and marked (read_err), the others are read.  When the pin
+ * directory cannot be read every map is marked, unless it is missing or not
+ * on bpffs: then nothing is loaded.  Returns the first error.
+ */
+int kstats_snapshot_read(struct kstats_snapshot *s, const char *pin_dir)
 {
+	char err[4096 + 512] = "";	/* a pin path and why */
 	size_t i;
-	int ret;
+	int ret, first = kstats_check_pin_dir(pin_dir, err, sizeof(err));
 
-	*err = 0;
-	ret = kstats_check_pin_dir(pin_dir, err, errlen);
-	if (ret)
-		return ret;
+	if (first)
+		fprintf(stderr, "kstats dump: %s\n", err);
 	clock_gettime(CLOCK_REALTIME, &s->realtime);
 	clock_gettime(CLOCK_BOOTTIME, &s->boottime);
 	for (i = 0; i < s->nhists; i++) {
-		if (!s->hists[i].selected)
+		struct kstats_hist *h = &s->hists[i];
+
+		if (!h->selected)
 			continue;
-		ret = read_hist(&s->hists[i], pin_dir, err, errlen);
-		if (ret) {
-			kstats_add_fix(err, errlen, ret);
-			return ret;
-		}
+		h->loaded = false;
+		h->read_err = first == -ENOENT || first == -ENODEV ? 0 : first;
+		if (first)
+			continue;
+		*err = 0;
+		ret = read_hist(h, pin_dir, err, sizeof(err));
+		if (!ret)
+			continue;
+		h->read_err = ret;
+		first = first ?: ret;
+		kstats_add_fix(err, sizeof(err), ret);
+		fprintf(stderr, "kstats dump: %s: %s\n", h->metric, err);
 	}
-	return 0;
+	return first;
 }
 
 int kstats_snapshot_dup(struct kstats_snapshot *d, const struct kstats_snapshot *s)

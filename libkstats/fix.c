@@ -60,4 +60,6 @@ void kstats_add_fix(char *msg, size_t len, int err)
 	if ((err == -EPERM || err == -EACCES) && !strstr(msg, "; needs ") &&
 	    !strstr(msg, "root-only") && n < len)
 		snprintf(msg + n, len - n, "; %s", kstats_perm_fix());
+	else if ((err == -EMFILE || err == -ENFILE) && n < len)
+		snprintf(msg + n, len - n, "; raise the open files limit (ulimit -n)");
 }

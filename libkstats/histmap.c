@@ -97,8 +97,14 @@ static int read_once(const char *obj_path, const char *map_name, const char *pin
 	h->map_id = kstats_map_id(h->map);
 	ret = check_layout(h, err, errlen) ?:
 	      kstats_read_rows(h->map, &h->rows, &h->nrows, err, errlen);
-	if (!ret && (kstats_pin_map_id(pin, &id_after) || id_after != h->map_id))
-		ret = -EAGAIN;
+	if (ret)
+		return ret;
+	/* Gone or another map: replaced.  Any other error is its own. */
+	ret = kstats_pin_map_id(pin, &id_after);
+	if (ret == -ENOENT || (!ret && id_after != h->map_id))
+		return -EAGAIN;
+	if (ret)
+		snprintf(err, errlen, "%s: %s", pin, strerror(-ret));
 	return ret;
 }
 

@@ -540,6 +540,7 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 			       "pass --obj-dir", ctx->obj_dir, strerror(-ret));
 		goto out;
 	}
+	warn_unknown_disabled(ctx, res, n);
 	ret = finish_run(ctx, res, n, started, flag, ret);
 out:
 	for (i = 0; i < n; i++)

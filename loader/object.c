@@ -80,10 +80,10 @@ static int read_fd(struct obj_load *l, int fd)
 
 /*
  * The object's bytes, read once: every later step parses them from memory.
- * A symlink is resolved once, here (the trust check judges its target);
- * the target is looked at before opening (lstat), so that a FIFO, device or
- * socket is never opened, and opened so that it cannot block or follow a
- * link swapped in meanwhile.
+ * A symlink is resolved once, here; the target is looked at before opening
+ * (lstat), so that a FIFO, device or socket is never opened, and opened so
+ * that it cannot block or follow a link swapped in meanwhile.  The trust
+ * check judges that descriptor: a link flipped after it changes nothing.
  */
 static int read_object(struct obj_load *l)
 {
@@ -104,6 +104,9 @@ static int read_object(struct obj_load *l)
 		ret = errno == ELOOP ? not_regular(l, S_IFLNK) : -errno;
 	else {
 		ret = read_fd(l, fd);
+		if (!ret)
+			l->untrusted = check_trusted_fd(l->res->path, real, fd, l->res->reason,
+							sizeof(l->res->reason));
 		close(fd);
 	}
 	free(real);
@@ -276,6 +279,23 @@ static void free_logs(struct obj_load *l)
 	}
 }
 
+/*
+ * A limit of this process or machine, not the object's code: the verifier's
+ * log then shows a program that passed, and no variant would load better.
+ */
+static const char *limit_hit(int err)
+{
+	switch (err) {
+	case -EMFILE:
+		return "the loader's open files limit (ulimit -n, LimitNOFILE=)";
+	case -ENFILE:
+		return "the system's open files limit (fs.file-max)";
+	case -ENOMEM:
+		return "memory, or the locked memory limit before Linux 5.11 (ulimit -l)";
+	}
+	return NULL;
+}
+
 /* 0 loaded; -EAGAIN when a program was rejected and another try may work. */
 static int try_load(struct obj_load *l)
 {
@@ -299,7 +319,10 @@ static int try_load(struct obj_load *l)
 	ret = bpf_object__load(l->obj);
 	l->created_boot_ns = clock_ns(CLOCK_BOOTTIME);
 	l->created_real_ns = clock_ns(CLOCK_REALTIME);
-	if (ret) {
+	if (ret && limit_hit(ret)) {
+		set_outcome(l->res, OUT_FAILED_OBJECT, "load: %s: raise %s; libbpf: %s",
+			    strerror(-ret), limit_hit(ret), l->libbpf_err);
+	} else if (ret) {
 		bad = failed_prog(l);
 		if (bad >= 0)
 			reject_prog(l, bad, ret);
@@ -439,7 +462,7 @@ static enum outcome run_object(struct obj_load *l)
 		return res->outcome;
 	}
 	/* Code anyone but root could have written never reaches the kernel. */
-	if (check_trusted(res->path, res->reason, sizeof(res->reason)))
+	if (l->untrusted)
 		return OUT_FAILED_OBJECT;
 	if (read_meta(l))
 		return res->outcome;

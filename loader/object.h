@@ -25,6 +25,7 @@ struct obj_load {
 	struct obj_result *res;
 	void *elf;			/* the file's bytes, read once */
 	size_t elf_len;
+	int untrusted;			/* check_trusted_fd() of the file read */
 	struct kstats_objmeta meta;
 	struct bpf_object *obj;
 	struct prog_plan *pl;		/* parallel to res->progs */

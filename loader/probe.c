@@ -50,6 +50,12 @@ struct probe_reply {
 /* What an executed prober says first: it got as far as serving. */
 #define PROBER_HELLO 0x6b737470u
 #define PROBER_HELLO_MS 10000
+/*
+ * libbpf parses a built object in milliseconds, but loops forever on some
+ * malformed BTF (a typedef of itself): such an object fails alone, after
+ * this long, and the prober is replaced (doc/loader.md).
+ */
+#define PROBE_PARSE_MS 5000
 
 static struct {
 	pthread_mutex_t lock;
@@ -70,6 +76,33 @@ static int io_full(int fd, void *buf, size_t len, bool out)
 		}
 		if (n <= 0)
 			return -EPIPE;
+	}
+	return 0;
+}
+
+/* A read that ends within ms: -ETIMEDOUT, or -EPIPE when the peer is gone. */
+static int read_within(int fd, void *buf, size_t len, int ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	__u64 end = clock_ns(CLOCK_MONOTONIC) + ms * 1000000ull, now;
+	ssize_t n;
+
+	while (len) {
+		now = clock_ns(CLOCK_MONOTONIC);
+		if (now >= end)
+			return -ETIMEDOUT;
+		n = poll(&pfd, 1, (end - now + 999999) / 1000000);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n ? -errno : -ETIMEDOUT;
+		n = read(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -EPIPE;
+		buf = (char *)buf + n;
+		len -= n;
 	}
 	return 0;
 }
@@ -171,13 +204,10 @@ static int prober_spawn(int fd)
  */
 static int prober_hello(int fd)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	__u32 hello = 0;
-	int ret = 0;
+	int ret = read_within(fd, &hello, sizeof(hello), PROBER_HELLO_MS);
 
-	if (poll(&pfd, 1, PROBER_HELLO_MS) <= 0)
-		ret = -ETIMEDOUT;
-	else if (io_full(fd, &hello, sizeof(hello), false) || hello != PROBER_HELLO)
+	if (!ret && hello != PROBER_HELLO)
 		ret = -ECHILD;
 	if (ret) {
 		kill(prober.pid, SIGKILL);
@@ -216,15 +246,20 @@ void probe_start(void)
 	pthread_mutex_unlock(&prober.lock);
 }
 
-/* The prober died on this object: how, for its outcome. */
-static void prober_lost(struct obj_load *l)
+/* The prober died or hung on this object: how, for its outcome. */
+static void prober_lost(struct obj_load *l, int err)
 {
 	int status = 0;
 	pid_t pid = prober.pid;
 
 	close(prober.fd);
 	prober.fd = -1;
-	if (waitpid(pid, &status, 0) == pid && WIFSIGNALED(status))
+	if (err == -ETIMEDOUT)
+		kill(pid, SIGKILL);
+	if (waitpid(pid, &status, 0) == pid && err == -ETIMEDOUT)
+		set_outcome(l->res, OUT_FAILED_OBJECT, "libbpf did not finish parsing "
+			    "it within %d ms (malformed BTF?); rebuild it", PROBE_PARSE_MS);
+	else if (WIFSIGNALED(status))
 		set_outcome(l->res, OUT_FAILED_OBJECT, "libbpf crashed parsing it (%s)",
 			    strsignal(WTERMSIG(status)));
 	else
@@ -235,6 +270,7 @@ static void prober_lost(struct obj_load *l)
 static int probe_ask(struct obj_load *l, struct probe_reply *rep)
 {
 	struct probe_req req = { .len = l->elf_len };
+	int ret;
 
 	if (prober.fd < 0 && !prober.start_err) {
 		prober.start_err = prober_start(true);
@@ -246,10 +282,11 @@ static int probe_ask(struct obj_load *l, struct probe_reply *rep)
 	if (prober.start_err)
 		return 0;	/* cannot isolate: open in-process */
 	snprintf(req.name, sizeof(req.name), "%s", l->res->name);
-	if (io_full(prober.fd, &req, sizeof(req), true) ||
-	    io_full(prober.fd, l->elf, l->elf_len, true) ||
-	    io_full(prober.fd, rep, sizeof(*rep), false)) {
-		prober_lost(l);
+	ret = io_full(prober.fd, &req, sizeof(req), true) ?:
+	      io_full(prober.fd, l->elf, l->elf_len, true) ?:
+	      read_within(prober.fd, rep, sizeof(*rep), PROBE_PARSE_MS);
+	if (ret) {
+		prober_lost(l, ret);
 		return -ENOEXEC;
 	}
 	return 0;

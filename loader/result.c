@@ -55,13 +55,21 @@ static struct {
 	gid_t g;
 } owners[OWNERS_CACHED];
 
-static void resolve_owner(const char *uid, const char *gid, uid_t *u, gid_t *g)
+/* getpwnam(3): these errnos, or none, mean "no such entry". */
+static int lookup_error(int err)
+{
+	return err == ENOENT || err == ESRCH || err == EBADF || err == EPERM ? 0 : err;
+}
+
+static void resolve_owner(const char *path, const char *uid, const char *gid,
+			  uid_t *u, gid_t *g)
 {
 	static unsigned int next;
 	static bool warned;
 	struct passwd *pw;
 	struct group *gr;
 	unsigned int i;
+	int err;
 
 	for (i = 0; i < OWNERS_CACHED; i++)
 		if (*owners[i].uid && !strcmp(owners[i].uid, uid) && !strcmp(owners[i].gid, gid)) {
@@ -69,10 +77,23 @@ static void resolve_owner(const char *uid, const char *gid, uid_t *u, gid_t *g)
 			*g = owners[i].g;
 			return;
 		}
+	errno = 0;
 	pw = getpwnam(uid);
+	err = pw ? 0 : lookup_error(errno);
+	errno = 0;
 	gr = getgrnam(gid);
+	err = err ?: gr ? 0 : lookup_error(errno);
 	*u = pw ? pw->pw_uid : 0;
 	*g = gr ? gr->gr_gid : 0;
+	if (err) {
+		/* Not cached: the next pin looks again. */
+		if (!warned)
+			log_msg(LOG_WARNING, "warning: cannot look up %s:%s (%s); %s and "
+				"pins like it left to root, run the loader again", uid,
+				gid, strerror(err), path);
+		warned = true;
+		return;
+	}
 	i = next++ % OWNERS_CACHED;
 	if (snprintf(owners[i].uid, sizeof(owners[i].uid), "%s", uid) >= (int)sizeof(owners[i].uid) ||
 	    snprintf(owners[i].gid, sizeof(owners[i].gid), "%s", gid) >= (int)sizeof(owners[i].gid))
@@ -97,7 +118,7 @@ int apply_owner(const char *path, const char *uid, const char *gid,
 
 	/* The cache, and getpwnam()'s static result, are the threads'. */
 	pthread_mutex_lock(&lock);
-	resolve_owner(uid, gid, &u, &g);
+	resolve_owner(path, uid, gid, &u, &g);
 	pthread_mutex_unlock(&lock);
 	if (chown(path, u, g) || chmod(path, mode))
 		return -errno;

@@ -12,5 +12,7 @@
  * one-line reason naming the fix in why.
  */
 int check_trusted(const char *path, char *why, size_t len);
+/* The same for an object: fd, opened by its resolved path real, is judged itself. */
+int check_trusted_fd(const char *path, const char *real, int fd, char *why, size_t len);
 
 #endif /* KSTATS_TRUST_H */
