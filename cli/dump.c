@@ -278,6 +278,7 @@ int cmd_dump(int argc, char **argv)
 	}
 	read_status(&o);
 	kstats_snapshot_unique(&s, o.render.status, "dump");
+	kstats_snapshot_as_loaded(&s, o.render.status, o.status_file, o.pin_dir);
 	ret = kstats_snapshot_select(&s, argv + optind, argc - optind, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "kstats dump: %s\n", err);

@@ -74,6 +74,9 @@ void kstats_snapshot_unique(struct kstats_snapshot *s, const struct kstats_statu
 /* Selects metrics by name (case-insensitive); none selects all. */
 int kstats_snapshot_select(struct kstats_snapshot *s, char *const *names,
 			   int n, char *err, size_t errlen);
+/* Decodes the maps with the objects as the loader of status st loaded them. */
+void kstats_snapshot_as_loaded(struct kstats_snapshot *s, const struct kstats_status *st,
+			       const char *status_file, const char *pin_dir);
 /*
  * Reads the selected histograms' pinned maps; an unpinned one is !loaded,
  * an unreadable one has read_err and is named on stderr.  Returns the first

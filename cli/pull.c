@@ -41,6 +41,7 @@ static int catalog(struct pull_run *r, struct kstats_snapshot *cat,
 		return ret;
 	}
 	kstats_snapshot_unique(cat, pull_loader_status(r), "pull");
+	kstats_snapshot_as_loaded(cat, pull_loader_status(r), o->status_file, o->pin_dir);
 	shapes = calloc(cat->nhists, sizeof(*shapes));
 	pms = calloc(cat->nhists, sizeof(*pms));
 	if (shapes && pms) {

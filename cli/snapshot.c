@@ -134,6 +134,33 @@ void kstats_snapshot_unique(struct kstats_snapshot *s, const struct kstats_statu
 	}
 }
 
+/*
+ * The loader keeps each object it loaded beside its status file
+ * (loader/object.c): the maps pinned where that status says are decoded
+ * with those bytes, not with a newer object on disk whose maps the loader
+ * refused to replace until the next boot (doc/loader.md, Upgrades).
+ */
+void kstats_snapshot_as_loaded(struct kstats_snapshot *s, const struct kstats_status *st,
+			       const char *status_file, const char *pin_dir)
+{
+	const char *slash = strrchr(status_file, '/');
+	char copy[sizeof(s->hists->obj_path)];
+	size_t i;
+	int n;
+
+	if (!st || !st->pin_dir || strcmp(st->pin_dir, pin_dir))
+		return;
+	for (i = 0; i < s->nhists; i++) {
+		struct kstats_hist *h = &s->hists[i];
+
+		n = snprintf(copy, sizeof(copy), "%.*s/%s.bpf",
+			     slash ? (int)(slash - status_file) : 1,
+			     slash ? status_file : ".", h->obj);
+		if (n < (int)sizeof(copy) && !access(copy, R_OK))
+			memcpy(h->obj_path, copy, n + 1);
+	}
+}
+
 void kstats_snapshot_known(const struct kstats_snapshot *s, char *buf, size_t len)
 {
 	size_t i, j, n = 0;

@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "kstats_fileio.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "object.h"
@@ -180,7 +181,9 @@ static enum outcome prepare_map(struct obj_load *l, struct bpf_map *map)
 	close(fd);
 	if (!l->ctx->replace_incompatible) {
 		set_outcome(l->res, OUT_REFUSED_INCOMPATIBLE_PIN, "map %s pinned at %s is "
-			    "incompatible: %s; --replace-incompatible moves it aside",
+			    "incompatible: %s; the old programs keep counting into it "
+			    "and kstats pull reads it until the next boot loads this "
+			    "object; --replace-incompatible moves it aside now",
 			    m->name, m->pin, why);
 		return OUT_REFUSED_INCOMPATIBLE_PIN;
 	}
@@ -507,6 +510,24 @@ static int name_object(struct obj_result *res)
 	return -EINVAL;
 }
 
+/*
+ * The bytes as loaded, beside the status file: readers decode the pinned
+ * maps with them, not with a newer object on disk whose layout may differ
+ * (REFUSED_INCOMPATIBLE_PIN keeps the old maps until the next boot).
+ */
+static void keep_loaded_copy(const struct obj_load *l)
+{
+	char path[LOADER_PATH_LEN + KSTATS_NAME_LEN + 8];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s.bpf", l->ctx->run_dir, l->res->name);
+	ret = kstats_file_replace(path, l->elf, l->elf_len, 0644);
+	if (ret)
+		log_msg(LOG_WARNING, "warning: cannot write %s: %s; after an upgrade "
+			"that changes its maps, kstats cannot read them", path,
+			strerror(-ret));
+}
+
 void load_object(struct loader_ctx *ctx, size_t idx, const char *path,
 		 struct obj_result *res)
 {
@@ -519,7 +540,9 @@ void load_object(struct loader_ctx *ctx, size_t idx, const char *path,
 		res->outcome = run_object(&l);
 		if (res->outcome == OUT_LOADED)
 			publish(&l);
-		if (res->outcome != OUT_LOADED)
+		if (res->outcome == OUT_LOADED)
+			keep_loaded_copy(&l);
+		else
 			finish_not_loaded(&l);
 		prune_pins(res);
 	}

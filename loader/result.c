@@ -61,8 +61,7 @@ static int lookup_error(int err)
 	return err == ENOENT || err == ESRCH || err == EBADF || err == EPERM ? 0 : err;
 }
 
-static void resolve_owner(const char *path, const char *uid, const char *gid,
-			  uid_t *u, gid_t *g)
+static void resolve_owner(const char *uid, const char *gid, uid_t *u, gid_t *g)
 {
 	static unsigned int next;
 	static bool warned;
@@ -88,9 +87,9 @@ static void resolve_owner(const char *path, const char *uid, const char *gid,
 	if (err) {
 		/* Not cached: the next pin looks again. */
 		if (!warned)
-			log_msg(LOG_WARNING, "warning: cannot look up %s:%s (%s); %s and "
-				"pins like it left to root, run the loader again", uid,
-				gid, strerror(err), path);
+			log_msg(LOG_WARNING, "warning: cannot look up %s:%s (%s); pins "
+				"left to root only: run the loader again", uid, gid,
+				strerror(err));
 		warned = true;
 		return;
 	}
@@ -118,7 +117,7 @@ int apply_owner(const char *path, const char *uid, const char *gid,
 
 	/* The cache, and getpwnam()'s static result, are the threads'. */
 	pthread_mutex_lock(&lock);
-	resolve_owner(path, uid, gid, &u, &g);
+	resolve_owner(uid, gid, &u, &g);
 	pthread_mutex_unlock(&lock);
 	if (chown(path, u, g) || chmod(path, mode))
 		return -errno;

@@ -86,6 +86,26 @@ static int remove_named_pins(struct loader_ctx *ctx, struct unload *u)
 	return 0;
 }
 
+/* The objects as loaded (object.c): no pin is left to read with them. */
+static void remove_loaded_copies(const struct loader_ctx *ctx)
+{
+	char path[LOADER_PATH_LEN + 256];
+	struct dirent **ents;
+	int n, i;
+
+	if (!strcmp(ctx->run_dir, ctx->obj_dir))
+		return;	/* never the objects themselves */
+	n = kstats_scan_objects(ctx->run_dir, &ents);
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", ctx->run_dir, ents[i]->d_name);
+		if (unlink(path) && errno != ENOENT)
+			log_msg(LOG_WARNING, "warning: cannot remove %s: %m", path);
+		free(ents[i]);
+	}
+	if (n >= 0)
+		free(ents);
+}
+
 int unload_all(struct loader_ctx *ctx)
 {
 	struct unload u = {};
@@ -98,6 +118,7 @@ int unload_all(struct loader_ctx *ctx)
 			"unload; pass --run-dir or --obj-dir", ctx->status_path, ctx->obj_dir);
 		return EXIT_ENV;
 	}
+	remove_loaded_copies(ctx);
 	snprintf(flag, sizeof(flag), "%s/progs_loaded", ctx->run_dir);
 	unlink(flag);
 	if (unlink(ctx->status_path) && errno != ENOENT)
