@@ -41,6 +41,7 @@ struct kstats_hist {
 	bool selected;				/* read by kstats_snapshot_read */
 	bool loaded;				/* its map is pinned and was read */
 	int read_err;				/* -errno: pinned (or unknown) but unread */
+	bool detached;				/* the loader status says: no program */
 	uint32_t map_id;			/* a new id means a new map */
 	unsigned int width;			/* bytes per bucket counter */
 	size_t nlabels;				/* 0: one system-wide series */
@@ -74,7 +75,7 @@ void kstats_snapshot_unique(struct kstats_snapshot *s, const struct kstats_statu
 /* Selects metrics by name (case-insensitive); none selects all. */
 int kstats_snapshot_select(struct kstats_snapshot *s, char *const *names,
 			   int n, char *err, size_t errlen);
-/* Decodes the maps with the objects as the loader of status st loaded them. */
+/* Marks detached objects; decodes maps with the objects as the loader of st loaded them. */
 void kstats_snapshot_as_loaded(struct kstats_snapshot *s, const struct kstats_status *st,
 			       const char *status_file, const char *pin_dir);
 /*

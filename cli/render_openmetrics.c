@@ -169,7 +169,7 @@ static void put_hist_openmetrics(FILE *f, const char *name, const struct kstats_
 		put_buckets(f, name, h, &h->series[i]);
 }
 
-/* One 0/1 gauge per selected metric; "loaded" unless its map is known absent. */
+/* One 0/1 gauge per selected metric: loaded is pinned (read or not) and attached. */
 static void put_health(FILE *f, const struct kstats_snapshot *s, const char *gauge,
 		       const char *help, bool read_error)
 {
@@ -185,7 +185,8 @@ static void put_health(FILE *f, const struct kstats_snapshot *s, const char *gau
 		put_escaped(f, h->metric);
 		fputs("\",object=\"", f);
 		put_escaped(f, h->obj);
-		fprintf(f, "\"} %d\n", read_error ? !!h->read_err : h->loaded || h->read_err);
+		fprintf(f, "\"} %d\n", read_error ? !!h->read_err :
+			(h->loaded || h->read_err) && !h->detached);
 	}
 }
 
@@ -205,8 +206,8 @@ int kstats_render_prometheus(FILE *f, const struct kstats_snapshot *s, bool open
 		else
 			put_hist_prometheus(f, name, h);
 	}
-	put_health(f, s, "kstats_metric_loaded", "1 when the metric's map is pinned "
-		   "(kstats-loader loaded its object), else 0", false);
+	put_health(f, s, "kstats_metric_loaded", "1 when kstats-loader loaded the "
+		   "metric's object: its map pinned, its programs attached; else 0", false);
 	put_health(f, s, "kstats_metric_read_error", "1 when this export could not "
 		   "read the metric's map (kstats dump says why), else 0", true);
 	if (openmetrics)

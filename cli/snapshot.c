@@ -135,10 +135,11 @@ void kstats_snapshot_unique(struct kstats_snapshot *s, const struct kstats_statu
 }
 
 /*
- * The loader keeps each object it loaded beside its status file
- * (loader/object.c): the maps pinned where that status says are decoded
- * with those bytes, not with a newer object on disk whose maps the loader
- * refused to replace until the next boot (doc/loader.md, Upgrades).
+ * What the loader of status st did, for the maps pinned where it says:
+ * objects whose programs it detached (disabled, skipped) are marked, and
+ * each map is decoded with the object as it loaded it, kept beside the
+ * status file (loader/object.c), not with a newer object on disk whose maps
+ * it refused to replace until the next boot (doc/loader.md, Upgrades).
  */
 void kstats_snapshot_as_loaded(struct kstats_snapshot *s, const struct kstats_status *st,
 			       const char *status_file, const char *pin_dir)
@@ -153,6 +154,7 @@ void kstats_snapshot_as_loaded(struct kstats_snapshot *s, const struct kstats_st
 	for (i = 0; i < s->nhists; i++) {
 		struct kstats_hist *h = &s->hists[i];
 
+		h->detached = !load_rank(st, h->obj);
 		n = snprintf(copy, sizeof(copy), "%.*s/%s.bpf",
 			     slash ? (int)(slash - status_file) : 1,
 			     slash ? status_file : ".", h->obj);
@@ -285,9 +287,9 @@ int kstats_snapshot_read(struct kstats_snapshot *s, const char *pin_dir)
 {
 	char err[4096 + 512] = "";	/* a pin path and why */
 	size_t i;
-	int ret, first = kstats_check_pin_dir(pin_dir, err, sizeof(err));
+	int ret, dir_ret = kstats_check_pin_dir(pin_dir, err, sizeof(err)), first = dir_ret;
 
-	if (first)
+	if (dir_ret)
 		fprintf(stderr, "kstats dump: %s\n", err);
 	clock_gettime(CLOCK_REALTIME, &s->realtime);
 	clock_gettime(CLOCK_BOOTTIME, &s->boottime);
@@ -297,8 +299,8 @@ int kstats_snapshot_read(struct kstats_snapshot *s, const char *pin_dir)
 		if (!h->selected)
 			continue;
 		h->loaded = false;
-		h->read_err = first == -ENOENT || first == -ENODEV ? 0 : first;
-		if (first)
+		h->read_err = dir_ret == -ENOENT || dir_ret == -ENODEV ? 0 : dir_ret;
+		if (dir_ret)
 			continue;
 		*err = 0;
 		ret = read_hist(h, pin_dir, err, sizeof(err));
