@@ -9,7 +9,8 @@
 # the test nor get touched by it, and an interrupted run leaves nothing.
 #
 # Checked: the installed tools with no flags, the textfile export and the
-# cron job as user kstats, an upgrade that keeps the pinned counts, removal
+# cron job as user kstats, an upgrade that keeps the pinned counts, one
+# whose changed map layout waits for the next boot and is pulled meanwhile, removal
 # that pulls before it unloads, purge that leaves nothing (no ACL or file in
 # node_exporter's directory either), purge beside admins in group kstats,
 # and refusals of a root-shaped kstats account and a symlinked state dir.
@@ -114,7 +115,7 @@ one_line() {	# log, pattern: exactly one kernelstats: line, matching
 # Install, use, upgrade, remove, purge, with node_exporter's layout as on
 # a host where prometheus-node-exporter is installed.
 scenario_lifecycle() {
-	local v1=$1 v2=$2 log=$3 out ne_before c1 c2 id1 files left
+	local v1=$1 v2=$2 log=$3 v3=$4 out ne_before c1 c2 id1 files left
 
 	fresh
 	node_exporter_layout prometheus:prometheus 2>/dev/null || node_exporter_layout nobody
@@ -148,6 +149,19 @@ scenario_lifecycle() {
 		check upgrade_keeps_map test "$(compaction_map_id)" = "$id1"
 		c2=$(compaction_count)
 		check upgrade_keeps_counts test "${c2:-0}" -ge "${c1:-1}"
+	fi
+	# A map whose layout changed: the old one keeps counting and is
+	# pulled (as user kstats) until the next boot loads the new object.
+	if [ -f "$v3" ]; then
+		check layout_upgrade_install install_pkg "$v3" "$log/layout.log"
+		check layout_upgrade_waits jq -e '.objects[] | select(.name == "compaction") |
+			.outcome == "REFUSED_INCOMPATIBLE_PIN"' /run/kernelstats/loader-status.json
+		check layout_upgrade_keeps_map test "$(compaction_map_id)" = "$id1"
+		fire_compaction
+		c2=$(compaction_count)
+		check layout_upgrade_pull bash -c "/etc/cron.daily/kernelstats >'$log/layout-pull.log' 2>&1"
+		out=$(atoms_count /usr/bin/kstats)
+		check layout_upgrade_counts_pulled test "$out" -ge "${c2:-1}" -a "${c2:-0}" -gt "${c1:-0}"
 	fi
 
 	fire_compaction
@@ -241,7 +255,7 @@ inner() {	# tmp dir with the .debs
 	v2=$(ls "$tmp"/kernelstats_*+test2_*.deb 2>/dev/null)
 	mkdir -p "$tmp/log"
 	rm -f /var/lib/man-db/auto-update	# no man-db trigger run per dpkg -i
-	scenario_lifecycle "$v1" "$v2" "$tmp/log"
+	scenario_lifecycle "$v1" "$v2" "$tmp/log" "$tmp/layout.deb"
 	scenario_no_acl_left "$v1" "$tmp/log"
 	scenario_group_in_use "$v1" "$tmp/log" primary
 	scenario_group_in_use "$v1" "$tmp/log" member
@@ -325,6 +339,22 @@ objs_stripped() {
 check objects_without_dwarf objs_stripped
 
 build_v2 || say FAIL "second build: $(tail -3 "$tmp/build2.log" | tr '\n' ' ')"
+
+# The third: the second repacked with a compaction.bpf whose histogram map
+# changed layout (tests/bpf/upgradeCompaction.c: a hash keyed by __u64).
+build_v3() {
+	local d=$tmp/v3 new=${KSTATS_BUILD:-build}/tests/bpf/upgradeCompaction.bpf
+	local f=usr/lib/kernelstats/bpf/compaction.bpf sum
+
+	[ -f "$new" ] || { echo "no $new: make test-build"; return 1; }
+	dpkg-deb -R "$(ls "$tmp"/kernelstats_*+test2_*.deb)" "$d" || return 1
+	install -m 0644 "$new" "$d/$f"
+	sum=$(md5sum <"$d/$f" | cut -d' ' -f1)
+	sed -i "s#^[0-9a-f]*  $f\$#$sum  $f#" "$d/DEBIAN/md5sums"
+	sed -i 's/^Version: .*/&+layout/' "$d/DEBIAN/control"
+	dpkg-deb -b --root-owner-group "$d" "$tmp/layout.deb" >/dev/null
+}
+build_v3 >"$tmp/build3.log" 2>&1 || say FAIL "layout build: $(tail -3 "$tmp/build3.log" | tr '\n' ' ')"
 
 unshare --mount --pid --fork --kill-child --propagation private bash "$SELF" --isolate "$tmp"
 rc=$?

@@ -10,6 +10,7 @@ and (.time | (.realtime_ns | ns) and (.boottime_ns | ns)
 and (.interval == null or (.interval | (.seconds | type == "number" and . > 0)
 	and (.since_realtime_ns | ns) and (.since_boottime_ns | ns)))
 and (.not_loaded | type == "array" and all(.[]; type == "string"))
+and (.unreadable | type == "array" and all(.[]; type == "string"))
 and (.metrics | type == "array")
 and all(.metrics[];
 	(.metric | type == "string") and (.object | type == "string")
