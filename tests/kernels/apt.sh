@@ -10,6 +10,7 @@
 #                                         sources.list lines
 #        tests/kernels/apt.sh mirror      the URI serving bookworm
 #        tests/kernels/apt.sh DIR ARG...  apt-get ARG... with DIR's config
+#                                         (apt-cache for policy, madison, show)
 # Exit: 77 when no apt source names bookworm (reason on stderr), else
 # apt-get's.
 set -euo pipefail
@@ -60,7 +61,7 @@ entries() {
 	while read -r uri s key; do
 		[ "$key" != - ] || [ ! -r "$keyring" ] || key=$keyring
 		echo "$uri $s $key"
-	done | sort -u
+	done | awk '!seen[$0]++'
 }
 
 # The lines of entries(), for sources.list.
@@ -108,4 +109,7 @@ APT::Architecture "$host";
 APT::Architectures { "$host"; "arm64"; };
 APT::Sandbox::User "root";
 EOF
-exec apt-get -c "$dir/apt.conf" "$@"
+case $1 in
+policy|madison|show) exec apt-cache -c "$dir/apt.conf" "$@" ;;
+*) exec apt-get -c "$dir/apt.conf" "$@" ;;
+esac
