@@ -35,7 +35,8 @@ done
 sha=$(git -C "$repo" rev-parse --verify "$rev^{commit}") ||
 	{ echo "FAIL: fresh: no commit $rev in $repo"; exit 1; }
 sources=$(tests/kernels/apt.sh sources 2>&1) || { echo "SKIP: fresh: $sources"; exit 0; }
-mapfile -t mirrors <<<"$sources"
+# A stock install's suites: not backports, even where this machine has it.
+mapfile -t mirrors < <(grep -v ' bookworm-backports ' <<<"$sources")
 
 # Not under build/: make would read the root's *.d files as dependencies.
 root=$(mktemp -d "/tmp/kstats-test-$$-fresh-XXXXXX") || exit 1
@@ -101,9 +102,9 @@ check "it installs $n packages: at most $margin more than the $need of building 
 lab_pkgs=$(grep -E "$lab" <<<"$installed" | tr '\n' ' ')
 check "none for testing or the lab (${lab_pkgs:-none})" [ -z "$lab_pkgs" ]
 check "the root's apt sources, keys and architectures are unchanged" \
-	[ "$(tests/host_state.sh "$root")" = "$state" ]
+	[ -n "$state" -a "$(tests/host_state.sh "$root")" = "$state" ]
 check "the machine's apt sources, keys and architectures are unchanged" \
-	[ "$(tests/host_state.sh)" = "$host" ]
+	[ -n "$host" -a "$(tests/host_state.sh)" = "$host" ]
 check "a real CompactionDuration histogram was printed" \
 	awk '/^CompactionDuration/ {m = 1} /^$/ {m = 0} m && /^ *count [1-9]/ {ok = 1} END {exit !ok}' "$log"
 if [ $fails -gt 0 ]; then
