@@ -39,7 +39,7 @@ sources=$(tests/kernels/apt.sh sources 2>&1) || { echo "SKIP: fresh: $sources"; 
 mapfile -t mirrors < <(grep -v ' bookworm-backports ' <<<"$sources")
 
 # Not under build/: make would read the root's *.d files as dependencies.
-root=$(mktemp -d "/tmp/kstats-test-$$-fresh-XXXXXX") || exit 1
+root=$(mktemp -d "/tmp/kstats-test-$$-fresh-XXXXXX") && chmod 755 "$root" || exit 1
 log=$root.log
 trap 'rm -rf --one-file-system "$root" "$log"' EXIT
 trap 'exit 130' INT	# the EXIT trap cleans up; bash runs it on exit only
