@@ -109,7 +109,6 @@ check "a real CompactionDuration histogram was printed" \
 	awk '/^CompactionDuration/ {m = 1} /^$/ {m = 0} m && /^ *count [1-9]/ {ok = 1} END {exit !ok}' "$log"
 if [ $fails -gt 0 ]; then
 	sed 's/^/    | /' "$log" | tail -40
-	echo "    | installed: $(echo $installed)" | head -c 4000
-	echo
+	echo "    | installed: $(tr '\n' ' ' <<<"$installed" | head -c 4000)"
 fi
 [ $fails -eq 0 ]
