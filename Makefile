@@ -24,9 +24,9 @@ TEST_PKGS := libcmocka-dev protobuf-compiler jq systemd strace libclang-rt-dev \
 PACKAGE_PKGS := debhelper lintian
 # make test-kernels: the lab's qemu guests (amd64, arm64), the arm64 cross
 # compiler, the initramfs and the kernel packages' compressions, libdrm's
-# uapi headers (the guest's vgem driver).
+# uapi headers (the guest's vgem driver), protoc (the guests' atoms).
 LAB_PKGS := qemu-system-x86 qemu-system-arm gcc-aarch64-linux-gnu busybox-static \
-	    cpio xz-utils zstd lz4 kmod libdrm-dev
+	    cpio xz-utils zstd lz4 kmod libdrm-dev protobuf-compiler
 # The system test's bookworm guest under qemu (tests/system/, make bench-boot).
 SYSTEM_PKGS := mmdebstrap e2fsprogs qemu-utils qemu-system-x86 acl
 # make bench adds valgrind (and strace).
