@@ -8,9 +8,29 @@ BPFTOOL ?= bpftool
 LLVM_STRIP ?= llvm-strip
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 
-DEB_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
-	    libcmocka-dev libprotobuf-c-dev protobuf-c-compiler protobuf-compiler jq \
-	    libjson-c-dev systemd strace
+# Debian packages, by the command that needs them, each list only here
+# (README: what each command installs).  Building and running (make run):
+RUN_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
+	    libprotobuf-c-dev protobuf-c-compiler libjson-c-dev gcc make
+# make test adds: cmocka, protoc (decodes atoms), jq, systemd-analyze and
+# strace; the fuzzer's runtime (only a Recommends of clang); a JDK (JNI);
+# Prometheus, node_exporter, curl and the Python client (the export tests);
+# m4, checkpolicy and selinux-utils (the SELinux policy); python3 (tests'
+# helpers).  It also builds the package and boots the lab and system guests.
+TEST_PKGS := libcmocka-dev protobuf-compiler jq systemd strace libclang-rt-dev \
+	     openjdk-17-jdk-headless prometheus prometheus-node-exporter curl \
+	     python3-prometheus-client m4 checkpolicy selinux-utils python3
+# make deb: debhelper builds the package, lintian checks it.
+PACKAGE_PKGS := debhelper lintian
+# make test-kernels: the lab's qemu guests (amd64, arm64), the arm64 cross
+# compiler, the initramfs and the kernel packages' compressions, libdrm's
+# uapi headers (the guest's vgem driver), protoc (the guests' atoms).
+LAB_PKGS := qemu-system-x86 qemu-system-arm gcc-aarch64-linux-gnu busybox-static \
+	    cpio xz-utils zstd lz4 kmod libdrm-dev protobuf-compiler
+# The system test's bookworm guest under qemu (tests/system/, make bench-boot).
+SYSTEM_PKGS := mmdebstrap e2fsprogs qemu-utils qemu-system-x86 acl
+# make bench adds valgrind (and strace).
+BENCH_PKGS := strace valgrind
 
 CFLAGS  := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
 	   -Iinclude -Ilibkstats -I$(BUILD) $(shell pkg-config --cflags libbpf 2>/dev/null) \
@@ -36,22 +56,37 @@ TEST_LIB  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/lib/*.c))
 TEST_BINS := $(patsubst %.c,$(BUILD)/%,$(wildcard tests/unit/*.c tests/kernel/*.c))
 TEST_BPF  := $(patsubst %.c,$(BUILD)/%.bpf,$(wildcard tests/bpf/*.c))
 
-.PHONY: all bpf tools deps run test test-build clean
+.PHONY: all bpf tools deps deps-run deps-deb deps-lab deps-test run test test-build test-fresh clean
 .DELETE_ON_ERROR:
 
 all: bpf tools
 bpf: $(BPF_OBJS)
 tools: $(BUILD)/kstats-loader $(BUILD)/kstats
 
-# Idempotent: installs only what dpkg does not already have.
-deps:
-	@missing=$$(for p in $(DEB_PKGS); do \
+# Installs what dpkg does not have yet of the packages $(1), with apt-get
+# options $(2): packages only, from the machine's own sources.
+define install_pkgs
+	@missing=$$(for p in $(1); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
 	done); \
 	if [ -n "$$missing" ]; then \
 		echo "installing:" $$missing; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) $$missing >/dev/null; \
 	fi
+endef
+
+# Building and running take no Recommends: make run stays what it needs.
+deps-run:
+	$(call install_pkgs,$(RUN_PKGS),--no-install-recommends)
+deps-deb: deps-run
+	$(call install_pkgs,$(PACKAGE_PKGS))
+deps-lab: deps-run
+	$(call install_pkgs,$(LAB_PKGS))
+deps-test: deps-run
+	$(call install_pkgs,$(TEST_PKGS) $(PACKAGE_PKGS) $(LAB_PKGS) $(SYSTEM_PKGS))
+# Everything: make test's, and the benchmarks'.
+deps: deps-test
+	$(call install_pkgs,$(BENCH_PKGS))
 
 $(BUILD)/vmlinux.h:
 	@mkdir -p $(@D)
@@ -93,19 +128,31 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(TEST_LIB) $(BUILD)/libkstats.a
 	$(CC) $(LDFLAGS) -o $@ $(filter-out %.a,$^) $(filter %.a,$^) $(LDLIBS) -lcmocka
 
 # Builds from a fresh machine: deps first, so pkg-config sees libbpf.
-run: deps
+run: deps-run
 	@$(MAKE) --no-print-directory all
 	@tests/demo.sh $(BUILD)
 
 test-build: all $(TEST_BINS) $(TEST_BPF)
 
-test: deps
+# apt's sources, keys and dpkg's architectures before anything runs: the
+# suite's last test (test_host_unchanged) finds them as they were.
+test:
+	@mkdir -p build/san && tests/host_state.sh > build/san/host-state.before
+	@$(MAKE) --no-print-directory deps-test
 	@$(MAKE) --no-print-directory BUILD=build/san SAN=1 test-build
-	@tests/run.sh build/san
+	@KSTATS_HOST_STATE=build/san/host-state.before tests/run.sh build/san
+
+# make run in a fresh bookworm root (tests/fresh.sh): minutes, not in make test.
+test-fresh:
+	$(call install_pkgs,$(SYSTEM_PKGS) git)
+	@tests/fresh.sh
 
 clean:
 	rm -rf $(BUILD) build
 
 # Feature fragments (install, fuzz, bench, kernel lab, ...) add their own targets.
 -include $(sort $(wildcard mk/*.mk))
+ifneq ($(DEB_PKGS),)
+$(error DEB_PKGS is split by purpose: add "$(DEB_PKGS)" to RUN_PKGS, TEST_PKGS, PACKAGE_PKGS, LAB_PKGS, SYSTEM_PKGS or BENCH_PKGS in the Makefile)
+endif
 -include $(shell find $(BUILD) -path '$(BUILD)/kernels' -prune -o -name '*.d' -type f -print 2>/dev/null)

@@ -2,7 +2,6 @@
 # run on this machine, and BENCHMARKS.md written from that run
 # (bench/report.sh; method in doc/benchmarks.md).  Not part of make test.
 # Each bench-* target runs one part and prints its RESULT lines.
-DEB_PKGS += strace valgrind
 BENCH_BPF := $(patsubst bench/bpf/%.c,$(BUILD)/bench/bpf/%.bpf,$(wildcard bench/bpf/*.c))
 BENCH_LIB := $(BUILD)/bench/lib/bstat.o
 BENCH_BINS := $(addprefix $(BUILD)/bench/,handlers stream read/bench_read loader/btf_parse \

@@ -1,7 +1,5 @@
-# kstats dump: promtool
-# (Debian: prometheus) validates --prometheus in make test.
-DEB_PKGS += prometheus
-
+# kstats dump: promtool (Debian: prometheus, in the Makefile's TEST_PKGS)
+# validates --prometheus in make test.
 
 # The unit test of the histogram arithmetic links the code it tests.
 $(BUILD)/tests/unit/test_dump_hist: $(BUILD)/cli/hist.o

@@ -1,8 +1,6 @@
 # libFuzzer on the BTF layout resolver (libkstats/layout.c).
 #   make fuzz [FUZZ_CORPUS=dir] [FUZZ_ARGS=...]  runs until stopped
 #   make test                                     runs it 20 s (tests/sh/fuzz.sh)
-# libFuzzer's runtime is only a Recommends of clang: ask for it.
-DEB_PKGS    += libclang-rt-dev
 FUZZ_CC     ?= $(CLANG)
 FUZZ_DIR    := $(BUILD)/fuzz
 FUZZ_BIN    := $(FUZZ_DIR)/fuzz_layout

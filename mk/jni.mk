@@ -2,8 +2,6 @@
 # built by make when javac is found.  The .so links its own -fPIC build of
 # libkstats (its errors name the fixes kstats read's do: libkstats/fix.c);
 # nobody else's objects change flags.
-DEB_PKGS += openjdk-17-jdk-headless
-
 JAVAC    ?= $(shell command -v javac 2>/dev/null)
 JDK_HOME := $(if $(JAVAC),$(patsubst %/bin/javac,%,$(realpath $(JAVAC))))
 JNI_DIR  := $(BUILD)/jni

@@ -1,32 +1,6 @@
 # Kernel matrix: the suite inside qemu guests running other kernels, amd64
 # and arm64 (doc/kernel-matrix.md).  The guest gets static builds of the
 # same sources and the same $(BUILD)/bpf objects, which are not rebuilt.
-DEB_PKGS += qemu-system-x86 qemu-system-arm gcc-aarch64-linux-gnu busybox-static \
-	    cpio xz-utils zstd lz4 kmod libdrm-dev
-
-# The 6.12 guests come from bookworm-backports, in a sources file of its
-# own with that suite only.  Its Release says NotAutomatic: yes and
-# ButAutomaticUpgrades: yes, so apt gives it priority 100 (no pin needed):
-# nothing is installed from it unless asked for by version, as fetch.sh's
-# apt-get download PACKAGE=VERSION does.  A machine that has the suite
-# already keeps its own line.
-KERNELS_APT_SOURCE ?= /etc/apt/sources.list.d/kernelstats-backports.sources
-DEBIAN_KEYRING := /usr/share/keyrings/debian-archive-keyring.gpg
-
-deps: $(KERNELS_APT_SOURCE)
-
-$(KERNELS_APT_SOURCE):
-	@if grep -rqsE '^[^#]*bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then :; \
-	elif [ ! -r $(DEBIAN_KEYRING) ]; then \
-		echo "kernel lab: no $(DEBIAN_KEYRING), so no bookworm-backports: the 6.12 guests will skip" >&2; \
-	elif [ "$$(id -u)" != 0 ]; then \
-		echo "kernel lab: bookworm-backports not added (make deps as root adds it): uncached 6.12 guests will skip" >&2; \
-	else \
-		echo "adding bookworm-backports (the 6.12 lab kernels): $@"; \
-		printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: %s\n' \
-			$(DEBIAN_KEYRING) > $@.tmp && mv $@.tmp $@ && apt-get update -qq; \
-	fi
-
 KERNELS_CACHE ?= build/kernels
 STATIC_BUILD := $(BUILD)/static
 ARM64_BUILD := $(BUILD)/static-arm64
@@ -62,6 +36,6 @@ $(BUILD)/kstats-guest: $(GUEST_OBJS) $(BUILD)/tests/lib/ktest.o $(BUILD)/libksta
 
 test-build: static-tools static-tools-arm64
 
-test-kernels: deps
+test-kernels: deps-lab
 	@$(MAKE) --no-print-directory all static-tools static-tools-arm64
 	@KERNELS_CACHE=$(KERNELS_CACHE) tests/kernels/run.sh $(BUILD)

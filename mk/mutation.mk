@@ -8,7 +8,7 @@ $(patsubst %.c,$(BUILD)/%.bpf,$(wildcard tests/bpf/loader_shape*.c)): \
 	tests/bpf/loader_shape.h tests/bpf/loader_common.h
 
 .PHONY: test-mutation
-test-mutation: deps
+test-mutation: deps-test
 	@tests/mutation/run.sh
 
 # What test-mutation builds per mutant: test-build without the static lab

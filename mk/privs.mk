@@ -1,6 +1,4 @@
 # Privileges: the SELinux policy build, and the trust check's unit test.
-DEB_PKGS += m4 checkpolicy selinux-utils
-
 .PHONY: sepolicy
 # Compiles sepolicy/ against tests/sepolicy/'s base policy; checks neverallows.
 sepolicy:

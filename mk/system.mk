@@ -1,8 +1,6 @@
 # The installed system under a real systemd (tests/system/, doc/system-test.md):
 # a Debian bookworm guest built by mmdebstrap, booted under qemu TCG with
 # Debian's 6.1 cloud kernel, with the package of make deb installed.
-DEB_PKGS += mmdebstrap e2fsprogs qemu-utils qemu-system-x86 acl
-
 SYSTEM_CACHE ?= build/system
 
 $(BUILD)/tests/unit/test_diag: $(BUILD)/cli/diag.o

@@ -1,14 +1,17 @@
 # Sourced by fetch.sh and sysroot.sh: one cache of Debian packages,
-# CACHE/debs/, filled by apt-get download.  A package enters the cache only
-# complete and checked (downloaded to a temporary dir on the same
-# filesystem, then renamed), so an interrupted run never leaves a partial
-# .deb that looks cached, and a cached package needs no network again.
+# CACHE/debs/, filled by apt-get download with the private apt
+# configuration CACHE/apt/ (apt.sh), so the machine's sources and
+# architectures stay as they are.  A package enters the cache only complete
+# and checked (downloaded to a temporary dir on the same filesystem, then
+# renamed), so an interrupted run never leaves a partial .deb that looks
+# cached, and a cached package needs no network again.
 # Callers start with deb_begin.
 
 # Takes CACHE's lock (the runs that share it wait for each other), removes
 # what interrupted runs left there, and makes the scratch dir $tmp.
 deb_begin() {
 	mkdir -p "$1"
+	apt=("$(realpath "$(dirname "${BASH_SOURCE[0]}")/apt.sh")" "$(realpath "$1")/apt")
 	exec 9>"$1/.lock"
 	flock 9
 	rm -rf "$1"/.tmp.*
@@ -36,15 +39,6 @@ deb_cached() {
 	return 0
 }
 
-# apt-get can download a foreign architecture's packages only once dpkg
-# knows that architecture (its package lists come with apt-get update).
-deb_enable_arch() {
-	local arch=$1
-	[ "$arch" = "$(dpkg --print-architecture)" ] && return 0
-	dpkg --print-foreign-architectures | grep -qx "$arch" && return 0
-	dpkg --add-architecture "$arch" && apt-get update -qq
-}
-
 # Fails unless file is a well-formed .deb of the spec's package and arch.
 deb_check() {
 	local file=$1 spec=$2 got
@@ -61,10 +55,9 @@ deb_fetch() {
 	[ -n "$f" ] && { echo "$f"; return 0; }
 	mkdir -p "$dir"
 	dl=$(mktemp -d "$tmp/dl.XXXXXX")
-	log=$( (deb_enable_arch "$(deb_arch "$spec")" && cd "$dl" &&
-		apt-get download -q -o APT::Sandbox::User=root "$spec") 2>&1) ||
-	log=$( (apt-get update -qq && cd "$dl" &&
-		apt-get download -q -o APT::Sandbox::User=root "$spec") 2>&1) || {
+	log=$( (cd "$dl" && "${apt[@]}" download -q "$spec") 2>&1) ||
+	log=$( ("${apt[@]}" update -qq && cd "$dl" &&
+		"${apt[@]}" download -q "$spec") 2>&1) || {
 		echo "cannot fetch $spec ($(tail -1 <<<"$log")); offline? put the .deb in $dir" >&2
 		exit 77
 	}

@@ -69,13 +69,14 @@ build_deb() {
 	dpkg-deb --root-owner-group -Zxz --build "$root" "$tmp/$deb" >/dev/null
 }
 
-# A fake apt-get: MODE offline fails, good downloads the package, broken
+# A fake apt-get (behind tests/kernels/apt.sh): MODE offline fails, good downloads the package, broken
 # downloads half of it.  Every call is logged.
 fake_apt() {
 	mkdir -p "$tmp/bin"
 	cat > "$tmp/bin/apt-get" <<-EOF
 	#!/bin/sh
 	echo "\$*" >> "$tmp/apt.log"
+	[ "\$1" = -c ] && shift 2
 	[ "\$1" = download ] || [ "\$1" = update ] || exit 100
 	case \$MODE in
 	offline) echo "E: network down" >&2; exit 100 ;;
@@ -140,6 +141,10 @@ check "only the named module and its dependencies" \
 run_fetch good dep_b built_in
 check "a built-in module is no error and stays out of the load order" \
 	[ $? -eq 0 -a "$(tr '\n' ' ' < "$cache/fake/modules.order")" = "dep_c dep_b " ]
+check "apt-get only with the private configuration in the cache" \
+	[ -z "$(grep -v "^-c $cache/apt/apt.conf " "$tmp/apt.log")" ]
+check "which names the cache's own sources, lists and status" \
+	grep -q "^Dir::State::status \"$cache/apt/state/status\";" "$cache/apt/apt.conf"
 run_fetch good not_there
 check "a module neither shipped nor built in: exit 1, named" \
 	[ $? -eq 1 -a -n "$(grep -l "module not_there not in $pkg" "$tmp/out")" ]

@@ -12,7 +12,8 @@
 set -euo pipefail
 cache=$1
 suite=bookworm
-mirror=${SYSTEST_MIRROR:-http://deb.debian.org/debian}
+# The mirror this machine's apt uses for bookworm, unless SYSTEST_MIRROR names one.
+mirror=${SYSTEST_MIRROR:-$("$(dirname "$0")/../kernels/apt.sh" mirror)}
 # The package's run-time dependencies are here so that dpkg -i needs no
 # network; node_exporter because a fleet host has it.
 pkgs="systemd systemd-sysv udev procps util-linux passwd adduser acl curl kmod
