@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Atoms summed per metric, key and UTC day (the day of the window's end),
+ * from one or more atoms directories: what kstats report and kstats atoms
+ * --heatmap draw.  Files are read with the bounds of kstats atoms; one that
+ * is not an atoms file is named in d->bad and on stderr, and skipped.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "atoms.h"
+#include "hist.h"
+
+void days_init(struct days *d, const char *tool)
+{
+	memset(d, 0, sizeof(*d));
+	d->since = INT32_MIN;
+	d->until = INT32_MAX;
+	d->tool = tool;
+}
+
+static void *grow(void *p, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 8;
+	void *q;
+
+	if (need <= *cap)
+		return p;
+	while (n < need)
+		n *= 2;
+	q = realloc(p, n * size);
+	if (!q) {
+		fprintf(stderr, "kstats: out of memory\n");
+		exit(1);
+	}
+	*cap = n;
+	return q;
+}
+
+static struct day_series *series_of(struct days *d, const ProtobufCMessage *m,
+				    const char *key, unsigned int unit)
+{
+	struct day_series *s;
+	size_t i;
+
+	for (i = d->nseries; i-- > 0;)
+		if (d->series[i].msg == m->descriptor && !strcmp(d->series[i].key, key))
+			return &d->series[i];
+	d->series = grow(d->series, &d->cap, d->nseries + 1, sizeof(*s));
+	s = &d->series[d->nseries++];
+	memset(s, 0, sizeof(*s));
+	s->msg = m->descriptor;
+	s->unit = unit;
+	snprintf(s->key, sizeof(s->key), "%s", key);
+	return s;
+}
+
+static struct day_cell *cell_of(struct day_series *s, int32_t day)
+{
+	size_t lo = 0, hi = s->ndays, mid;
+
+	if (s->ndays && s->days[s->ndays - 1].day == day)
+		return &s->days[s->ndays - 1];
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (s->days[mid].day < day)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < s->ndays && s->days[lo].day == day)
+		return &s->days[lo];
+	s->days = grow(s->days, &s->cap, s->ndays + 1, sizeof(*s->days));
+	memmove(&s->days[lo + 1], &s->days[lo], (s->ndays - lo) * sizeof(*s->days));
+	s->ndays++;
+	memset(&s->days[lo], 0, sizeof(*s->days));
+	s->days[lo].day = day;
+	return &s->days[lo];
+}
+
+static void add_atom(void *ctx, const Kernelstats__Atom *a)
+{
+	struct days *d = ctx;
+	const ProtobufCMessage *m = atom_payload(a);
+	int32_t day = (int32_t)(a->window_end_realtime_ns / 1000000000ull / DAY_SECS);
+	uint64_t b[DAYS_NB];
+	unsigned int from = 0, unit, i;
+	struct day_series *s;
+	struct day_cell *c;
+	char key[160] = "";
+	FILE *f;
+
+	if (!m || day < d->since || day > d->until || !atom_buckets(m, &from, b, &unit))
+		return;
+	f = fmemopen(key, sizeof(key) - 1, "w");
+	if (f) {
+		atom_key_print(f, m, "");
+		fclose(f);
+	}
+	s = series_of(d, m, key, unit);
+	c = cell_of(s, day);
+	c->reset |= a->reset;
+	c->anomalies += a->anomalies;
+	for (i = 0; i < DAYS_NB; i++) {
+		c->b[i] = kstats_add_sat(c->b[i], b[i]);
+		s->events = kstats_add_sat(s->events, b[i]);
+	}
+	d->atoms++;
+}
+
+static void bad(struct days *d, const char *why)
+{
+	fprintf(stderr, "%s: skipped %s\n", d->tool, why);
+	d->bad = grow(d->bad, &d->badcap, d->nbad + 1, sizeof(*d->bad));
+	d->bad[d->nbad++] = strdup(why);
+}
+
+static void load_file(struct days *d, const char *path)
+{
+	struct atoms_file f;
+	char why[600], line[1200];
+
+	if (atoms_file_read(path, &f, why, sizeof(why))) {
+		bad(d, why);
+		return;
+	}
+	d->files++;
+	if (atoms_file_each(&f, add_atom, d, why, sizeof(why))) {
+		snprintf(line, sizeof(line), "%s: %s", path, why);
+		bad(d, line);
+	}
+	atoms_file_free(&f);
+}
+
+int days_load(struct days *d, const char *dir, char *const *files, int n)
+{
+	struct dirent **ents;
+	char path[4096];
+	int i;
+
+	d->dirs++;
+	for (i = 0; i < n; i++)
+		load_file(d, files[i]);
+	if (n)
+		return 0;
+	n = atoms_dir_scan(dir, &ents);
+	if (n < 0) {
+		snprintf(path, sizeof(path), "%s: cannot read: %s", dir, strerror(-n));
+		bad(d, path);
+		return n;
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, ents[i]->d_name);
+		load_file(d, path);
+		free(ents[i]);
+	}
+	free(ents);
+	return 0;
+}
+
+static int series_cmp(const void *x, const void *y)
+{
+	const struct day_series *a = x, *b = y;
+
+	return strcmp(a->msg->short_name, b->msg->short_name) ?:
+	       (a->folded > 0) - (b->folded > 0) ?: strcmp(a->key, b->key);
+}
+
+static int busiest_cmp(const void *x, const void *y)
+{
+	const struct day_series *a = x, *b = y;
+
+	return strcmp(a->msg->short_name, b->msg->short_name) ?:
+	       (a->events < b->events) - (a->events > b->events);
+}
+
+static size_t cells(const struct day_series *s)
+{
+	size_t i, n = 0;
+	unsigned int b;
+
+	for (i = 0; i < s->ndays; i++)
+		for (b = 0; b < DAYS_NB; b++)
+			n += s->days[i].b[b] != 0;
+	return n;
+}
+
+static void fold_into(struct day_series *to, struct day_series *s)
+{
+	struct day_cell *c;
+	size_t i;
+	unsigned int b;
+
+	for (i = 0; i < s->ndays; i++) {
+		c = cell_of(to, s->days[i].day);
+		c->reset |= s->days[i].reset;
+		c->anomalies += s->days[i].anomalies;
+		for (b = 0; b < DAYS_NB; b++)
+			c->b[b] = kstats_add_sat(c->b[b], s->days[i].b[b]);
+	}
+	to->events = kstats_add_sat(to->events, s->events);
+	to->folded++;
+	free(s->days);
+	s->days = NULL;
+	s->ndays = 0;
+}
+
+void days_fold(struct days *d, size_t max_cells)
+{
+	struct day_series *other = NULL;
+	size_t i, n = 0, used = 0, metrics = 0;
+
+	qsort(d->series, d->nseries, sizeof(*d->series), busiest_cmp);
+	for (i = 0; i < d->nseries; i++)
+		metrics += !i || d->series[i].msg != d->series[i - 1].msg;
+	max_cells /= metrics ? metrics : 1;
+	for (i = 0; i < d->nseries; i++) {
+		if (i && d->series[i].msg != d->series[i - 1].msg) {
+			used = 0;
+			other = NULL;
+		}
+		if (other) {
+			fold_into(other, &d->series[i]);
+			continue;
+		}
+		used += cells(&d->series[i]);
+		if (used > max_cells && i && d->series[i].msg == d->series[i - 1].msg) {
+			other = &d->series[i];
+			other->folded = 1;
+			snprintf(other->key, sizeof(other->key), " (other keys)");
+		}
+	}
+	for (i = 0; i < d->nseries; i++)
+		if (d->series[i].ndays)
+			d->series[n++] = d->series[i];
+	d->nseries = n;
+}
+
+void days_finish(struct days *d)
+{
+	size_t i, j;
+
+	qsort(d->series, d->nseries, sizeof(*d->series), series_cmp);
+	d->first = INT32_MAX;
+	d->last = INT32_MIN;
+	for (i = 0; i < d->nseries; i++) {
+		if (!d->series[i].ndays)
+			continue;
+		d->first = d->first < d->series[i].days[0].day ? d->first :
+			   d->series[i].days[0].day;
+		j = d->series[i].ndays - 1;
+		d->last = d->last > d->series[i].days[j].day ? d->last :
+			  d->series[i].days[j].day;
+	}
+	if (d->first > d->last)
+		return;
+	d->pulled = calloc((size_t)(d->last - d->first) + 1, 1);
+	for (i = 0; d->pulled && i < d->nseries; i++)
+		for (j = 0; j < d->series[i].ndays; j++)
+			d->pulled[d->series[i].days[j].day - d->first] = 1;
+}
+
+void days_free(struct days *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->nseries; i++)
+		free(d->series[i].days);
+	for (i = 0; i < d->nbad; i++)
+		free(d->bad[i]);
+	free(d->series);
+	free(d->bad);
+	free(d->pulled);
+}
+
+void days_fmt(char *buf, size_t len, int32_t day)
+{
+	time_t t = (time_t)day * DAY_SECS;
+	struct tm tm;
+
+	strftime(buf, len, "%Y-%m-%d", gmtime_r(&t, &tm));
+}
+
+void days_title(char *buf, size_t len, const struct day_series *s)
+{
+	snprintf(buf, len, "%s%s", s->msg->short_name, s->key);
+}
+
+unsigned int days_bucket_of(double v)
+{
+	int i = v < 2 ? 0 : (int)floor(log2(v));
+
+	return i >= DAYS_NB ? DAYS_NB - 1 : (unsigned int)i;
+}
+
+void days_bucket_label(char *buf, size_t len, unsigned int i, unsigned int unit)
+{
+	char lo[32], hi[32] = "∞";
+
+	kstats_fmt_value(lo, sizeof(lo), (double)kstats_bucket_lo(i), unit);
+	if (i < DAYS_NB - 1)
+		kstats_fmt_value(hi, sizeof(hi), (double)kstats_bucket_hi(i) + 1, unit);
+	snprintf(buf, len, "[%s, %s)", lo, hi);
+}
