@@ -209,31 +209,40 @@ static void fold_into(struct day_series *to, struct day_series *s)
 	s->ndays = 0;
 }
 
+/* s[0..n), busiest first: the keys past share cells go into s[kept]. */
+static void fold_group(struct day_series *s, size_t n, size_t share)
+{
+	size_t kept, used = 0, i;
+	struct day_series *other;
+
+	for (kept = 0; kept < n && (!kept || used + cells(&s[kept]) <= share); kept++)
+		used += cells(&s[kept]);
+	if (kept == n)
+		return;
+	other = &s[kept];
+	other->folded = 1;
+	snprintf(other->key, sizeof(other->key), " (other keys)");
+	for (i = kept + 1; i < n; i++)
+		fold_into(other, &s[i]);
+	/* The sum has cells of its own: room for it too. */
+	while (kept > 1 && used + cells(other) > share) {
+		used -= cells(&s[--kept]);
+		fold_into(other, &s[kept]);
+	}
+}
+
 void days_fold(struct days *d, size_t max_cells)
 {
-	struct day_series *other = NULL;
-	size_t i, n = 0, used = 0, metrics = 0;
+	size_t i, from = 0, n = 0, metrics = 0;
 
 	qsort(d->series, d->nseries, sizeof(*d->series), busiest_cmp);
 	for (i = 0; i < d->nseries; i++)
 		metrics += !i || d->series[i].msg != d->series[i - 1].msg;
-	max_cells /= metrics ? metrics : 1;
-	for (i = 0; i < d->nseries; i++) {
-		if (i && d->series[i].msg != d->series[i - 1].msg) {
-			used = 0;
-			other = NULL;
+	for (i = 1; i <= d->nseries; i++)
+		if (i == d->nseries || d->series[i].msg != d->series[from].msg) {
+			fold_group(&d->series[from], i - from, max_cells / metrics);
+			from = i;
 		}
-		if (other) {
-			fold_into(other, &d->series[i]);
-			continue;
-		}
-		used += cells(&d->series[i]);
-		if (used > max_cells && i && d->series[i].msg == d->series[i - 1].msg) {
-			other = &d->series[i];
-			other->folded = 1;
-			snprintf(other->key, sizeof(other->key), " (other keys)");
-		}
-	}
 	for (i = 0; i < d->nseries; i++)
 		if (d->series[i].ndays)
 			d->series[n++] = d->series[i];

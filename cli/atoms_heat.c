@@ -101,8 +101,8 @@ static void put_series(const struct days *d, const struct day_series *s, bool co
 	days_title(title, sizeof(title), s);
 	kstats_fmt_value(p50, sizeof(p50), st.p50, s->unit);
 	kstats_fmt_value(p99, sizeof(p99), st.p99, s->unit);
-	printf("\n%s: %zu days, %" PRIu64 " events, p50 ~%s, p99 ~%s\n", title, s->ndays,
-	       s->events, p50, p99);
+	printf("\n%s\n%*s%zu days, %" PRIu64 " events, p50 ~%s, p99 ~%s\n", title,
+	       LABEL_W, "", s->ndays, s->events, p50, p99);
 	put_header(from, d->last);
 	for (b = DAYS_NB - 1; b >= 0; b--) {
 		if (!rows[b])

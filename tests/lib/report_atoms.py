@@ -18,7 +18,7 @@ import subprocess
 import sys
 import zlib
 
-PROTO = os.path.join(os.path.dirname(__file__), "../../proto/kernelstats_atoms.proto")
+PROTO_DIR = os.path.normpath(os.path.join(os.path.dirname(__file__), "../../proto"))
 
 # atom id, message, key fields (number, kind), bucket field number.
 METRICS = [
@@ -108,8 +108,9 @@ def camel(name):
 
 def expect(files):
     data = b"".join(open(f, "rb").read() for f in files)
-    text = subprocess.run(["protoc", "--decode=kernelstats.AtomList", PROTO], input=data,
-                          capture_output=True, check=True).stdout.decode()
+    text = subprocess.run(["protoc", "-I", PROTO_DIR, "--decode=kernelstats.AtomList",
+                           "kernelstats_atoms.proto"], input=data, stdout=subprocess.PIPE,
+                          check=True).stdout.decode()
     cells = {}
     for atom in re.findall(r"^atom \{\n(.*?)^\}", text, re.S | re.M):
         end = int(re.search(r"window_end_realtime_ns: (\d+)", atom).group(1))
