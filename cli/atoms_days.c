@@ -235,6 +235,8 @@ void days_fold(struct days *d, size_t max_cells)
 {
 	size_t i, from = 0, n = 0, metrics = 0;
 
+	if (!d->nseries)
+		return;
 	qsort(d->series, d->nseries, sizeof(*d->series), busiest_cmp);
 	for (i = 0; i < d->nseries; i++)
 		metrics += !i || d->series[i].msg != d->series[i - 1].msg;
@@ -253,7 +255,8 @@ void days_finish(struct days *d)
 {
 	size_t i, j;
 
-	qsort(d->series, d->nseries, sizeof(*d->series), series_cmp);
+	if (d->nseries)
+		qsort(d->series, d->nseries, sizeof(*d->series), series_cmp);
 	d->first = INT32_MAX;
 	d->last = INT32_MIN;
 	for (i = 0; i < d->nseries; i++) {
