@@ -14,8 +14,6 @@
 #include "bpf_telemetry.h"
 #include "proto/kernelstats_atoms.pb-c.h"
 
-struct dirent;
-
 /* One atoms file in memory, its framing checked. */
 struct atoms_file {
 	char *buf;
@@ -33,8 +31,6 @@ int atoms_file_read(const char *path, struct atoms_file *f, char *why, size_t le
 int atoms_file_each(const struct atoms_file *f, atoms_fn fn, void *ctx, char *why,
 		    size_t len);
 void atoms_file_free(struct atoms_file *f);
-/* scandir of dir's atoms files, oldest first; their count or -errno. */
-int atoms_dir_scan(const char *dir, struct dirent ***ents);
 
 /* The atom's metric message, or NULL. */
 const ProtobufCMessage *atom_payload(const Kernelstats__Atom *a);
@@ -93,8 +89,6 @@ void days_free(struct days *d);
 void days_fold(struct days *d, size_t max_cells);
 /* "2026-11-03" */
 void days_fmt(char *buf, size_t len, int32_t day);
-/* "CompactionDuration" or "CmaAllocationLatency pool_name=x" */
-void days_title(char *buf, size_t len, const struct day_series *s);
 /* The bucket of every cell, and of quantile v: the row it sits on. */
 unsigned int days_bucket_of(double v);
 /* [1.024ms, 2.048ms) */

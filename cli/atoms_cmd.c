@@ -18,11 +18,11 @@
 #include <unistd.h>
 
 #include "atom_schema.h"
+#include "atoms.h"
 #include "bpf_telemetry.h"
 #include "kstats.h"
 #include "kstats_escape.h"
 #include "kstats_fileio.h"
-#include "atoms.h"
 #include "kstats_meta.h"
 #include "pull.h"	/* window_clock_step() */
 
@@ -176,8 +176,7 @@ static void print_payload(const ProtobufCMessage *m)
 {
 	const ProtobufCFieldDescriptor *f;
 	uint64_t b[BPF_TELEMETRY_NR_BUCKETS];
-	int64_t buckets[BPF_TELEMETRY_NR_BUCKETS];
-	unsigned int i, from = 0, unit;
+	unsigned int from = 0, unit;
 	size_t n;
 
 	if (atom_key_print(stdout, m, " "))
@@ -187,9 +186,7 @@ static void print_payload(const ProtobufCMessage *m)
 		if (n != BPF_TELEMETRY_NR_BUCKETS)
 			printf("  %s: %zu buckets, expected %d\n", f->name, n,
 			       BPF_TELEMETRY_NR_BUCKETS);
-		for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++)
-			buckets[i] = (int64_t)b[i];
-		print_log2_hist(stdout, buckets, unit);
+		print_log2_hist(stdout, b, unit);
 	}
 }
 
@@ -365,23 +362,16 @@ static int print_file(const char *path)
 	return ret;
 }
 
-int atoms_dir_scan(const char *dir, struct dirent ***ents)
-{
-	int n = scandir(dir, ents, kstats_atoms_filter, alphasort);
-
-	return n < 0 ? -errno : n;
-}
-
 static int print_dir(const char *dir)
 {
 	struct dirent **ents;
 	char path[4096];
 	int n, i, failed = 0;
 
-	n = atoms_dir_scan(dir, &ents);
+	n = scandir(dir, &ents, kstats_atoms_filter, alphasort);
 	if (n < 0) {
 		fprintf(stderr, "kstats atoms: cannot read %s: %s; pass --out-dir or a FILE\n",
-			dir, strerror(-n));
+			dir, strerror(errno));
 		return KSTATS_EXIT_USAGE;
 	}
 	if (!n)

@@ -14,6 +14,7 @@
 
 #include "atoms.h"
 #include "hist.h"
+#include "kstats.h"
 
 void days_init(struct days *d, const char *tool)
 {
@@ -147,11 +148,11 @@ int days_load(struct days *d, const char *dir, char *const *files, int n)
 		load_file(d, files[i]);
 	if (n)
 		return 0;
-	n = atoms_dir_scan(dir, &ents);
+	n = scandir(dir, &ents, kstats_atoms_filter, alphasort);
 	if (n < 0) {
-		snprintf(path, sizeof(path), "%s: cannot read: %s", dir, strerror(-n));
+		snprintf(path, sizeof(path), "%s: cannot read: %s", dir, strerror(errno));
 		bad(d, path);
-		return n;
+		return -ENOENT;
 	}
 	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, ents[i]->d_name);
@@ -295,11 +296,6 @@ void days_fmt(char *buf, size_t len, int32_t day)
 	struct tm tm;
 
 	strftime(buf, len, "%Y-%m-%d", gmtime_r(&t, &tm));
-}
-
-void days_title(char *buf, size_t len, const struct day_series *s)
-{
-	snprintf(buf, len, "%s%s", s->msg->short_name, s->key);
 }
 
 unsigned int days_bucket_of(double v)

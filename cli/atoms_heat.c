@@ -98,7 +98,7 @@ static void put_series(const struct days *d, const struct day_series *s, bool co
 			}
 		}
 	kstats_hist_stats(all, &st);
-	days_title(title, sizeof(title), s);
+	snprintf(title, sizeof(title), "%s%s", s->msg->short_name, s->key);
 	kstats_fmt_value(p50, sizeof(p50), st.p50, s->unit);
 	kstats_fmt_value(p99, sizeof(p99), st.p99, s->unit);
 	printf("\n%s\n%*s%zu days, %" PRIu64 " events, p50 ~%s, p99 ~%s\n", title,

@@ -169,7 +169,7 @@ static void put_series(struct page *p, const struct day_series *s, uint64_t max)
 	for (p->nrows = 0, b = DAYS_NB; b-- > 0;)
 		if (!p->rows[b])
 			p->rows[b] = p->nrows++;
-	days_title(title, sizeof(title), s);
+	snprintf(title, sizeof(title), "%s%s", s->msg->short_name, s->key);
 	fputs("<h3>", p->f);
 	if (s->folded)
 		fprintf(p->f, "%s: %zu other keys, summed", s->msg->short_name, s->folded);
