@@ -7,6 +7,7 @@
 #       on the first day, anomalies on the third, no file on a --gap day.
 #   expect FILE...   the cells protoc --decode finds: "Metric key day bucket\tcount"
 #   dom FILE         the cells of a page saved by chromium --dump-dom, same form
+#   (KEYS_SUMMED=1: both summed over each metric's keys)
 #   colours PNG      how many distinct colours a screenshot has
 import datetime
 import math
@@ -133,7 +134,7 @@ def expect(files):
 
 UNITS = {"µs": 1, "ms": 1e3, "s": 1e6, "B": 1, "KiB": 1024, "MiB": 1024**2,
          "GiB": 1024**3, "TiB": 1024**4, "": 1, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
-TITLE = re.compile(r"^(\w+)((?: \S+=\S+)*) (\d{4}-\d\d-\d\d) \[([\d.e+]+)(\D*), [^)]+\): "
+TITLE = re.compile(r"^(\w+)((?: \S+=\S+)*| \(other keys\)) (\d{4}-\d\d-\d\d) \[([\d.e+]+)(\D*), [^)]+\): "
                    r"(\d+) events$")
 
 
@@ -194,6 +195,11 @@ def png_colours(path):
 
 
 def show(cells):
+    if os.environ.get("KEYS_SUMMED"):  # the sum over a metric's keys
+        summed = {}
+        for k, c in cells.items():
+            summed[(k[0], "", k[2], k[3])] = summed.get((k[0], "", k[2], k[3]), 0) + c
+        cells = summed
     for k in sorted(cells):
         print("%s %s %s %d\t%d" % (k[0], k[1] or "-", k[2], k[3], cells[k]))
 

@@ -91,6 +91,16 @@ picture() {
 }
 check "the screenshot is a picture: at least 50 distinct colours" picture
 
+# Many keys: the least busy are summed into one heatmap, nothing is lost.
+python3 $RA gen "$TMP/many" --days 60 --keys 30 --seed 4 || fail "gen many"
+"$K" report --out-dir "$TMP/many" -o "$TMP/many.html" || fail "report of 30 keys"
+folded() {
+	grep -q '<title>KswapdLatency (other keys) 2026-11-01 ' "$TMP/many.html" &&
+		[ "$(stat -c %s "$TMP/many.html")" -lt 5000000 ] && grep -q '<h3>KswapdLatency: [0-9]* other keys, summed</h3>' "$TMP/many.html" &&
+		KEYS_SUMMED=1 same_cells "$TMP/many.html" "$TMP"/many/*.pb
+}
+check "60 days of 6 metrics x 30 keys: the least busy keys summed into one heatmap a metric, every metric's cells still sum to the atoms, under 5 MB" folded
+
 # --since and --until keep their days only.
 "$K" report --out-dir "$TMP/h1" --since 2026-11-02 --until 2026-11-03 -o "$TMP/range.html"
 range() {
