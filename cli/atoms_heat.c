@@ -50,7 +50,7 @@ static void put_header(int32_t from, int32_t to)
 	printf("%*s", LABEL_W, "");
 	for (day = from; day <= to; day++, col += CELL_W) {
 		days_fmt(date, sizeof(date), day);
-		if ((day == from || !strcmp(date + 8, "01")) && day + 2 <= to) {
+		if (day == from || (!strcmp(date + 8, "01") && day + 2 <= to)) {
 			printf(" %-8.7s", date);
 			day += 2;
 			col += 2 * CELL_W;

@@ -10,6 +10,7 @@
 #   (KEYS_SUMMED=1: both summed over each metric's keys)
 #   colours PNG      how many distinct colours a screenshot has
 import datetime
+import html
 import math
 import os
 import random
@@ -53,7 +54,8 @@ def payload(keys, bucket_field, k, buckets):
     out = b""
     for num, kind in keys:
         if kind.startswith("str:"):
-            out += field(num, 2, ("pool%d" % k).encode())
+            # Key 1's name is HTML: the page must escape it.
+            out += field(num, 2, ("<b>pool&%d" if k == 1 else "pool%d").__mod__(k).encode())
         elif kind.startswith("enum:"):
             out += field(num, 0, k + 1)  # enum values 1.. (0 is "unspecified")
         else:
@@ -142,7 +144,7 @@ def dom(path):
     page = open(path, encoding="utf-8").read()
     cells, bad = {}, []
     for title in re.findall(r'<rect [^>]*class="c\d"[^>]*><title>(.*?)</title>', page):
-        m = TITLE.match(title.replace("&amp;", "&"))
+        m = TITLE.match(html.unescape(title))
         if not m:
             bad.append(title)
             continue

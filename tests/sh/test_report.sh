@@ -61,9 +61,11 @@ merged() {
 check "two hosts add up per cell; the page says 2 hosts, 12 files" merged
 self_contained() {
 	! grep -qiE '<script|<link|<img|<iframe|https?:|src=' "$TMP/page.html" &&
-		grep -q '<svg' "$TMP/page.html" && grep -q '<style>' "$TMP/page.html"
+		grep -q '<svg' "$TMP/page.html" && grep -q '<style>' "$TMP/page.html" &&
+		grep -q '<h3>pool_name=&lt;b&gt;pool&amp;1 pool_id=1</h3>' "$TMP/dom.html" &&
+		! grep -q '<b>' "$TMP/dom.html"
 }
-check "self-contained: inline SVG and CSS, no script, link, image or URL" self_contained
+check "self-contained: inline SVG and CSS, no script, link, image or URL; a key named <b>pool&1 is text, not markup" self_contained
 marks() {
 	grep -q '<title>2026-11-06: no pull</title>' "$TMP/dom.html" &&
 		! grep -q '<title>2026-11-05: no pull</title>' "$TMP/dom.html" &&
