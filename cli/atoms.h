@@ -67,8 +67,8 @@ struct days {
 	struct day_series *series;	/* sorted by metric, then key */
 	size_t nseries, cap;
 	int32_t since, until;		/* days kept; INT32_MIN/MAX: all */
-	int32_t first, last;		/* of the atoms kept; first > last: none */
-	uint8_t *pulled;		/* [last - first + 1]: a file ends on it */
+	int32_t first, last;		/* of the atoms kept */
+	uint8_t *pulled;		/* [last - first + 1]; NULL: no atoms */
 	size_t dirs, files, atoms;
 	char **bad;			/* one line per file skipped */
 	size_t nbad, badcap;
@@ -78,7 +78,7 @@ struct days {
 void days_init(struct days *d, const char *tool);
 /* Every atoms file of dir (or files[], when n > 0); -errno: dir unreadable. */
 int days_load(struct days *d, const char *dir, char *const *files, int n);
-/* Sorts, and marks the days some file's atoms end on. */
+/* Sorts, and marks the days some atom ends on. */
 void days_finish(struct days *d);
 void days_free(struct days *d);
 /*

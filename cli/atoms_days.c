@@ -21,6 +21,8 @@ void days_init(struct days *d, const char *tool)
 	memset(d, 0, sizeof(*d));
 	d->since = INT32_MIN;
 	d->until = INT32_MAX;
+	d->first = INT32_MAX;
+	d->last = INT32_MIN;
 	d->tool = tool;
 }
 
@@ -106,6 +108,8 @@ static void add_atom(void *ctx, const Kernelstats__Atom *a)
 	c = cell_of(s, day);
 	c->reset |= a->reset;
 	c->anomalies += a->anomalies;
+	d->first = day < d->first ? day : d->first;
+	d->last = day > d->last ? day : d->last;
 	for (i = 0; i < DAYS_NB; i++) {
 		c->b[i] = kstats_add_sat(c->b[i], b[i]);
 		s->events = kstats_add_sat(s->events, b[i]);
@@ -256,21 +260,9 @@ void days_finish(struct days *d)
 {
 	size_t i, j;
 
-	if (d->nseries)
-		qsort(d->series, d->nseries, sizeof(*d->series), series_cmp);
-	d->first = INT32_MAX;
-	d->last = INT32_MIN;
-	for (i = 0; i < d->nseries; i++) {
-		if (!d->series[i].ndays)
-			continue;
-		d->first = d->first < d->series[i].days[0].day ? d->first :
-			   d->series[i].days[0].day;
-		j = d->series[i].ndays - 1;
-		d->last = d->last > d->series[i].days[j].day ? d->last :
-			  d->series[i].days[j].day;
-	}
-	if (d->first > d->last)
+	if (!d->nseries)
 		return;
+	qsort(d->series, d->nseries, sizeof(*d->series), series_cmp);
 	d->pulled = calloc((size_t)(d->last - d->first) + 1, 1);
 	for (i = 0; d->pulled && i < d->nseries; i++)
 		for (j = 0; j < d->series[i].ndays; j++)
