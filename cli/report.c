@@ -129,8 +129,8 @@ static void put_axes(struct page *p, const struct day_series *s)
 {
 	const struct days *d = p->d;
 	int h = TOP + p->nrows * ROW_H, step = (70 + p->cw - 1) / p->cw;
-	char label[64];
-	int32_t day;
+	char label[64], to[16];
+	int32_t day, end;
 	unsigned int b;
 
 	for (b = 0; b < DAYS_NB; b++) {
@@ -141,11 +141,16 @@ static void put_axes(struct page *p, const struct day_series *s)
 			TOP + (p->rows[b] + 1) * ROW_H - 2, label);
 	}
 	for (day = d->first; day <= d->last; day++) {
-		if (!d->pulled[day - d->first]) {
+		/* A run of days without a pull is one gap (a clock in 1970 makes many). */
+		for (end = day; end <= d->last && !d->pulled[end - d->first]; end++)
+			;
+		if (end > day && (day == d->first || d->pulled[day - 1 - d->first])) {
 			days_fmt(label, sizeof(label), day);
-			fprintf(p->f, "<rect class=gap x=%d y=%d width=%d height=%d><title>%s: "
-				"no pull</title></rect>\n", day_x(p, day), TOP, p->cw,
-				h - TOP, label);
+			days_fmt(to, sizeof(to), end - 1);
+			fprintf(p->f, "<rect class=gap x=%d y=%d width=%d height=%d><title>%s%s%s: "
+				"no pull</title></rect>\n", day_x(p, day), TOP,
+				(end - day) * p->cw, h - TOP, label, end - day > 1 ? " to " : "",
+				end - day > 1 ? to : "");
 		}
 		if ((day - d->first) % step)
 			continue;
