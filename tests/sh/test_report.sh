@@ -103,6 +103,14 @@ folded() {
 }
 check "60 days of 6 metrics x 30 keys: the least busy keys summed into one heatmap a metric, every metric's cells still sum to the atoms, under 5 MB" folded
 
+# Days in a row without a pull are one gap (a clock in 1970 would make
+# thousands).
+python3 $RA gen "$TMP/runs" --days 6 --metrics 1 --gap 2 --gap 3 || fail "gen runs"
+"$K" report --out-dir "$TMP/runs" -o "$TMP/runs.html"
+check "two days in a row without a pull: one gap, titled with both days" \
+	eval '[ "$(grep -c "class=gap" "$TMP/runs.html")" -eq 1 ] &&
+		grep -q "<title>2026-11-03 to 2026-11-04: no pull</title>" "$TMP/runs.html"'
+
 # --since and --until keep their days only.
 "$K" report --out-dir "$TMP/h1" --since 2026-11-02 --until 2026-11-03 -o "$TMP/range.html"
 range() {
