@@ -154,7 +154,8 @@ int days_load(struct days *d, const char *dir, char *const *files, int n)
 		return 0;
 	n = scandir(dir, &ents, kstats_atoms_filter, alphasort);
 	if (n < 0) {
-		snprintf(path, sizeof(path), "%s: cannot read: %s", dir, strerror(errno));
+		snprintf(path, sizeof(path), "%s: cannot read: %s; pass the atoms "
+			 "directory with --out-dir", dir, strerror(errno));
 		bad(d, path);
 		return -ENOENT;
 	}
