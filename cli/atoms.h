@@ -44,6 +44,10 @@ const ProtobufCFieldDescriptor *atom_buckets(const ProtobufCMessage *m, unsigned
 
 #define DAYS_NB BPF_TELEMETRY_NR_BUCKETS
 #define DAY_SECS 86400
+/* Bounded memory (72 MiB of cells) and time, whatever the files hold. */
+#define DAYS_MAX_SERIES 4096
+#define DAYS_MAX_CELLS (256 * 1024)
+#define DAYS_SLOTS (2 * DAYS_MAX_SERIES)
 
 /* One UTC day of one series: the sum of the atoms whose window ends in it. */
 struct day_cell {
@@ -57,8 +61,8 @@ struct day_series {
 	const ProtobufCMessageDescriptor *msg;	/* the metric */
 	char key[160];				/* "name=value ...", "" for none */
 	unsigned int unit;
-	struct day_cell *days;			/* sorted by day */
-	size_t ndays, cap;
+	struct day_cell *days;			/* sorted by day once finished */
+	size_t ndays, cap, sorted;
 	uint64_t events;
 	size_t folded;				/* keys summed into it */
 };
@@ -69,7 +73,8 @@ struct days {
 	int32_t since, until;		/* days kept; INT32_MIN/MAX: all */
 	int32_t first, last;		/* of the atoms kept */
 	uint8_t *pulled;		/* [last - first + 1]; NULL: no atoms */
-	size_t dirs, files, atoms;
+	size_t dirs, files, atoms, ncells, over;
+	uint32_t slot[DAYS_SLOTS];	/* series index + 1 by hash of metric, key */
 	char **bad;			/* one line per file skipped */
 	size_t nbad, badcap;
 	const char *tool;		/* "kstats report": names its warnings */
@@ -78,15 +83,13 @@ struct days {
 void days_init(struct days *d, const char *tool);
 /* Every atoms file of dir (or files[], when n > 0); -errno: dir unreadable. */
 int days_load(struct days *d, const char *dir, char *const *files, int n);
-/* Sorts, and marks the days some atom ends on. */
-void days_finish(struct days *d);
-void days_free(struct days *d);
 /*
- * Per metric, the keys past its share of max_cells non-empty cells, the
- * busiest first, summed into one series (folded: how many).  Before
- * days_finish().
+ * Sorts, and marks the days some atom ends on.  Per metric, the keys past
+ * its share of max_cells non-empty cells, the least busy, are summed into
+ * one series (folded: how many).
  */
-void days_fold(struct days *d, size_t max_cells);
+void days_finish(struct days *d, size_t max_cells);
+void days_free(struct days *d);
 /* "2026-11-03" */
 void days_fmt(char *buf, size_t len, int32_t day);
 /* The bucket of every cell, and of quantile v: the row it sits on. */

@@ -44,60 +44,119 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size)
 	return q;
 }
 
+/* The slot of metric msg's key: where it is, or the free one for it. */
+static size_t slot_of(const struct days *d, const ProtobufCMessageDescriptor *msg,
+		      const char *key)
+{
+	const struct day_series *s;
+	size_t h = (uintptr_t)msg;
+	const char *k;
+
+	for (k = key; *k; k++)
+		h = (h ^ (unsigned char)*k) * 16777619u;
+	for (h %= DAYS_SLOTS; d->slot[h]; h = (h + 1) % DAYS_SLOTS) {
+		s = &d->series[d->slot[h] - 1];
+		if (s->msg == msg && !strcmp(s->key, key))
+			break;
+	}
+	return h;
+}
+
 static struct day_series *series_of(struct days *d, const ProtobufCMessage *m,
 				    const char *key, unsigned int unit)
 {
+	size_t h = slot_of(d, m->descriptor, key);
 	struct day_series *s;
-	size_t i;
 
-	for (i = d->nseries; i-- > 0;)
-		if (d->series[i].msg == m->descriptor && !strcmp(d->series[i].key, key))
-			return &d->series[i];
+	if (d->slot[h])
+		return &d->series[d->slot[h] - 1];
+	if (d->nseries == DAYS_MAX_SERIES)
+		return NULL;
 	d->series = grow(d->series, &d->cap, d->nseries + 1, sizeof(*s));
 	s = &d->series[d->nseries++];
 	memset(s, 0, sizeof(*s));
 	s->msg = m->descriptor;
 	s->unit = unit;
 	snprintf(s->key, sizeof(s->key), "%s", key);
+	d->slot[h] = (uint32_t)d->nseries;
 	return s;
 }
 
-static struct day_cell *cell_of(struct day_series *s, int32_t day)
+static void add_cell(struct day_cell *to, const struct day_cell *c)
 {
-	size_t lo = 0, hi = s->ndays, mid;
+	unsigned int b;
+
+	to->reset |= c->reset;
+	to->anomalies += c->anomalies;
+	for (b = 0; b < DAYS_NB; b++)
+		to->b[b] = kstats_add_sat(to->b[b], c->b[b]);
+}
+
+static int cell_cmp(const void *x, const void *y)
+{
+	const struct day_cell *a = x, *b = y;
+
+	return (a->day > b->day) - (a->day < b->day);
+}
+
+/* Sorts s's cells by day and adds up those of one day; d: counts them. */
+static void compact(struct days *d, struct day_series *s)
+{
+	size_t i, n = 0;
+
+	if (s->ndays)
+		qsort(s->days, s->ndays, sizeof(*s->days), cell_cmp);
+	for (i = 0; i < s->ndays; i++) {
+		if (n && s->days[n - 1].day == s->days[i].day)
+			add_cell(&s->days[n - 1], &s->days[i]);
+		else
+			s->days[n++] = s->days[i];
+	}
+	if (d)
+		d->ncells -= s->ndays - n;
+	s->ndays = s->sorted = n;
+}
+
+/*
+ * The cell of day: the last one, or a new one after it (compacted when the
+ * unsorted tail outgrows the rest), so that days out of order cost
+ * O(n log n), not a move per day.  NULL past DAYS_MAX_CELLS (d: counted).
+ */
+static struct day_cell *cell_of(struct days *d, struct day_series *s, int32_t day)
+{
+	struct day_cell *c;
 
 	if (s->ndays && s->days[s->ndays - 1].day == day)
 		return &s->days[s->ndays - 1];
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		if (s->days[mid].day < day)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < s->ndays && s->days[lo].day == day)
-		return &s->days[lo];
+	if (d && d->ncells >= DAYS_MAX_CELLS)
+		return NULL;
+	if (s->ndays >= 2 * s->sorted + 64)
+		compact(d, s);
 	s->days = grow(s->days, &s->cap, s->ndays + 1, sizeof(*s->days));
-	memmove(&s->days[lo + 1], &s->days[lo], (s->ndays - lo) * sizeof(*s->days));
-	s->ndays++;
-	memset(&s->days[lo], 0, sizeof(*s->days));
-	s->days[lo].day = day;
-	return &s->days[lo];
+	c = &s->days[s->ndays++];
+	memset(c, 0, sizeof(*c));
+	c->day = day;
+	if (d)
+		d->ncells++;
+	return c;
 }
 
 static void add_atom(void *ctx, const Kernelstats__Atom *a)
 {
 	struct days *d = ctx;
 	const ProtobufCMessage *m = atom_payload(a);
-	int32_t day = (int32_t)(a->window_end_realtime_ns / 1000000000ull / DAY_SECS);
-	uint64_t b[DAYS_NB];
+	struct day_cell atom = {
+		.day = (int32_t)(a->window_end_realtime_ns / 1000000000ull / DAY_SECS),
+		.reset = a->reset, .anomalies = a->anomalies,
+	};
 	unsigned int from = 0, unit, i;
 	struct day_series *s;
 	struct day_cell *c;
 	char key[160] = "";
 	FILE *f;
 
-	if (!m || day < d->since || day > d->until || !atom_buckets(m, &from, b, &unit))
+	if (!m || atom.day < d->since || atom.day > d->until ||
+	    !atom_buckets(m, &from, atom.b, &unit))
 		return;
 	f = fmemopen(key, sizeof(key) - 1, "w");
 	if (f) {
@@ -105,15 +164,16 @@ static void add_atom(void *ctx, const Kernelstats__Atom *a)
 		fclose(f);
 	}
 	s = series_of(d, m, key, unit);
-	c = cell_of(s, day);
-	c->reset |= a->reset;
-	c->anomalies += a->anomalies;
-	d->first = day < d->first ? day : d->first;
-	d->last = day > d->last ? day : d->last;
-	for (i = 0; i < DAYS_NB; i++) {
-		c->b[i] = kstats_add_sat(c->b[i], b[i]);
-		s->events = kstats_add_sat(s->events, b[i]);
+	c = s ? cell_of(d, s, atom.day) : NULL;
+	if (!c) {
+		d->over++;
+		return;
 	}
+	add_cell(c, &atom);
+	for (i = 0; i < DAYS_NB; i++)
+		s->events = kstats_add_sat(s->events, atom.b[i]);
+	d->first = atom.day < d->first ? atom.day : d->first;
+	d->last = atom.day > d->last ? atom.day : d->last;
 	d->atoms++;
 }
 
@@ -137,6 +197,13 @@ static void load_file(struct days *d, const char *path)
 	if (atoms_file_each(&f, add_atom, d, why, sizeof(why))) {
 		snprintf(line, sizeof(line), "%s: %s", path, why);
 		bad(d, line);
+	}
+	if (d->over) {
+		snprintf(line, sizeof(line), "%s: %zu atoms past the limits of %d keys and "
+			 "%d key-days; not drawn (split the directories or use --since)",
+			 path, d->over, DAYS_MAX_SERIES, DAYS_MAX_CELLS);
+		bad(d, line);
+		d->over = 0;
 	}
 	atoms_file_free(&f);
 }
@@ -184,9 +251,10 @@ static int busiest_cmp(const void *x, const void *y)
 	       (a->events < b->events) - (a->events > b->events);
 }
 
+/* Its non-empty cells, and 100 for the heatmap's axes and labels. */
 static size_t cells(const struct day_series *s)
 {
-	size_t i, n = 0;
+	size_t i, n = 100;
 	unsigned int b;
 
 	for (i = 0; i < s->ndays; i++)
@@ -197,17 +265,10 @@ static size_t cells(const struct day_series *s)
 
 static void fold_into(struct day_series *to, struct day_series *s)
 {
-	struct day_cell *c;
 	size_t i;
-	unsigned int b;
 
-	for (i = 0; i < s->ndays; i++) {
-		c = cell_of(to, s->days[i].day);
-		c->reset |= s->days[i].reset;
-		c->anomalies += s->days[i].anomalies;
-		for (b = 0; b < DAYS_NB; b++)
-			c->b[b] = kstats_add_sat(c->b[b], s->days[i].b[b]);
-	}
+	for (i = 0; i < s->ndays; i++)
+		add_cell(cell_of(NULL, to, s->days[i].day), &s->days[i]);
 	to->events = kstats_add_sat(to->events, s->events);
 	to->folded++;
 	free(s->days);
@@ -218,7 +279,7 @@ static void fold_into(struct day_series *to, struct day_series *s)
 /* s[0..n), busiest first: the keys past share cells go into s[kept]. */
 static void fold_group(struct day_series *s, size_t n, size_t share)
 {
-	size_t kept, used = 0, i;
+	size_t kept, used = 0, sum, i;
 	struct day_series *other;
 
 	for (kept = 0; kept < n && (!kept || used + cells(&s[kept]) <= share); kept++)
@@ -230,19 +291,20 @@ static void fold_group(struct day_series *s, size_t n, size_t share)
 	snprintf(other->key, sizeof(other->key), " (other keys)");
 	for (i = kept + 1; i < n; i++)
 		fold_into(other, &s[i]);
-	/* The sum has cells of its own: room for it too. */
-	while (kept > 1 && used + cells(other) > share) {
+	compact(NULL, other);
+	/* The sum has cells of its own: room for them too (counted high). */
+	for (sum = cells(other); kept > 1 && used + sum > share;) {
 		used -= cells(&s[--kept]);
+		sum += cells(&s[kept]);
 		fold_into(other, &s[kept]);
 	}
+	compact(NULL, other);
 }
 
-void days_fold(struct days *d, size_t max_cells)
+static void fold(struct days *d, size_t max_cells)
 {
 	size_t i, from = 0, n = 0, metrics = 0;
 
-	if (!d->nseries)
-		return;
 	qsort(d->series, d->nseries, sizeof(*d->series), busiest_cmp);
 	for (i = 0; i < d->nseries; i++)
 		metrics += !i || d->series[i].msg != d->series[i - 1].msg;
@@ -257,12 +319,15 @@ void days_fold(struct days *d, size_t max_cells)
 	d->nseries = n;
 }
 
-void days_finish(struct days *d)
+void days_finish(struct days *d, size_t max_cells)
 {
 	size_t i, j;
 
 	if (!d->nseries)
 		return;
+	for (i = 0; i < d->nseries; i++)
+		compact(d, &d->series[i]);
+	fold(d, max_cells);
 	qsort(d->series, d->nseries, sizeof(*d->series), series_cmp);
 	d->pulled = calloc((size_t)(d->last - d->first) + 1, 1);
 	for (i = 0; d->pulled && i < d->nseries; i++)

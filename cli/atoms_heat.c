@@ -140,7 +140,7 @@ int heatmap_print(const char *dir, char *const *files, int n)
 
 	days_init(&d, "kstats atoms");
 	ret = days_load(&d, dir, files, n);
-	days_finish(&d);
+	days_finish(&d, SIZE_MAX);
 	if (!ret && !d.pulled)
 		fprintf(stderr, "kstats atoms: no atoms in %s yet; run kstats pull\n",
 			n ? "these files" : dir);

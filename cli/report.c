@@ -379,8 +379,7 @@ int cmd_report(int argc, char **argv)
 	ndirs = ndirs ?: 1;
 	for (i = 0; i < ndirs; i++)
 		days_load(&d, dirs[i], NULL, 0);
-	days_fold(&d, PAGE_CELLS);
-	days_finish(&d);
+	days_finish(&d, PAGE_CELLS);
 	f = open_memstream(&buf, &len);
 	if (!f) {
 		days_free(&d);
