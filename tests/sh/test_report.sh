@@ -147,6 +147,15 @@ bad_listed() {
 }
 check "bad input (garbage, broken framing, FIFO, symlink, 65 MiB, a missing dir): exit 1, one line each on stderr and on the page, the good files drawn" bad_listed
 
+# Bounded: 5000 keys of one metric, past the 4096 a page holds.
+python3 $RA gen "$TMP/keys" --days 1 --metrics 3 --keys 5000 || fail "gen keys"
+"$K" report --out-dir "$TMP/keys" -o "$TMP/keys.html" 2>"$TMP/err"
+rc=$?
+check "5000 keys: the atoms past 4096 keys are skipped with one line naming the limit, the rest drawn (exit 1)" \
+	eval '[ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
+		grep -q "atoms-0000000001.pb: 5905 atoms past the limits of 4096 keys" "$TMP/err" &&
+		grep -q "DirectReclaimLatency: [0-9]* other keys, summed" "$TMP/keys.html"'
+
 mkdir "$TMP/empty"
 "$K" report --out-dir "$TMP/empty" -o "$TMP/empty.html" 2>"$TMP/err"
 rc=$?
