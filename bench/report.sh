@@ -257,11 +257,13 @@ the probe child's fork, each pin made under a temporary name and renamed
 
 \`kstats report\` over a year of atoms: 365 daily files, 6 metrics of 30
 keys each (CompactionDuration has no key, so one series), $(fig report.atoms)
-atoms; $(rounds report.ms) runs, wall time of the whole process.
+atoms; $(rounds report.ms) runs of the whole process (on a busy machine its
+wall time is mostly waiting for a CPU: the CPU time is the work).
 
 | | figure | target |
 |---|---|---|
-| render, ms | $(fig report.ms 0) | < 1000: $(meets report.ms '<=' 1000) |
+| render, ms (wall) | $(fig report.ms 0) | < 1000: $(meets report.ms '<=' 1000) |
+| render, ms of CPU (user + system) | $(fig report.cpu_ms 0) | |
 | page, MB | $(fig report.mb) | < 5: $(meets report.mb '<=' 5) |
 
 The page keeps $(fig report.cells) cells in $(fig report.heatmaps) heatmaps: per
