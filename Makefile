@@ -16,10 +16,11 @@ RUN_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
 # strace; the fuzzer's runtime (only a Recommends of clang); a JDK (JNI);
 # Prometheus, node_exporter, curl and the Python client (the export tests);
 # m4, checkpolicy and selinux-utils (the SELinux policy); python3 (tests'
-# helpers).  It also builds the package and boots the lab and system guests.
+# helpers); chromium (test_report reads kstats report's page back).  It
+# also builds the package and boots the lab and system guests.
 TEST_PKGS := libcmocka-dev protobuf-compiler jq systemd strace libclang-rt-dev \
 	     openjdk-17-jdk-headless prometheus prometheus-node-exporter curl \
-	     python3-prometheus-client m4 checkpolicy selinux-utils python3
+	     python3-prometheus-client m4 checkpolicy selinux-utils python3 chromium
 # make deb: debhelper builds the package, lintian checks it.
 PACKAGE_PKGS := debhelper lintian
 # make test-kernels: the lab's qemu guests (amd64, arm64), the arm64 cross

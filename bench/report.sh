@@ -27,6 +27,7 @@ run read_profile bench/read/profile.sh "$BUILD"
 run handlers "$BUILD/bench/handlers" "$BUILD" "${HANDLER_ROUNDS:-21}"
 run real_events bench/real_events.sh "$BUILD" 50
 run loader env REPEATS="${LOADER_REPEATS:-7}" bench/loader/run.sh "$BUILD"
+run report_page bench/report_page.sh "$BUILD" "${REPORT_ROUNDS:-7}"
 
 # fig KEY: "median (min–max)"; one-value figures print the value alone.
 fig() {
@@ -251,6 +252,24 @@ syscalls $(fig loader.all.syscalls_loader) against $(fig loader.all.syscalls_min
 (strace -c -f; the parses' reads most of them). The rest is the kernel's:
 the probe child's fork, each pin made under a temporary name and renamed
 (all or nothing), its owner and mode set, and the status file.
+
+## The heatmap page (\`make bench-report\`)
+
+\`kstats report\` over a year of atoms: 365 daily files, 6 metrics of 30
+keys each (CompactionDuration has no key, so one series), $(fig report.atoms)
+atoms; $(rounds report.ms) runs of the whole process (on a busy machine its
+wall time is mostly waiting for a CPU: the CPU time is the work).
+
+| | figure | target |
+|---|---|---|
+| render, ms (wall) | $(fig report.ms 0) | < 1000: $(meets report.ms '<=' 1000) |
+| render, ms of CPU (user + system) | $(fig report.cpu_ms 0) | |
+| page, MB | $(fig report.mb) | < 5: $(meets report.mb '<=' 5) |
+
+The page keeps $(fig report.cells) cells in $(fig report.heatmaps) heatmaps: per
+metric, the busiest keys take the metric's share of 30,000 cells (about
+130 bytes each with its title), the others are summed into one heatmap
+that says how many keys it holds.
 
 ## Notes
 

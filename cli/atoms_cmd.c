@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "atom_schema.h"
+#include "atoms.h"
 #include "bpf_telemetry.h"
 #include "kstats.h"
 #include "kstats_escape.h"
@@ -93,7 +94,8 @@ static bool field_present(const ProtobufCMessage *m, const ProtobufCFieldDescrip
 	return *(const protobuf_c_boolean *)field_ptr(m, f->quantifier_offset);
 }
 
-static void print_key_field(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
+static void print_key_field(FILE *out, const ProtobufCMessage *m,
+			    const ProtobufCFieldDescriptor *f)
 {
 	const ProtobufCEnumValue *ev;
 	const void *p = field_ptr(m, f->offset);
@@ -102,22 +104,22 @@ static void print_key_field(const ProtobufCMessage *m, const ProtobufCFieldDescr
 	case PROTOBUF_C_TYPE_ENUM:
 		ev = protobuf_c_enum_descriptor_get_value(f->descriptor, *(const int *)p);
 		if (ev)
-			printf(" %s=%s", f->name, ev->name);
+			fprintf(out, " %s=%s", f->name, ev->name);
 		else
-			printf(" %s=%d", f->name, *(const int *)p);
+			fprintf(out, " %s=%d", f->name, *(const int *)p);
 		break;
 	case PROTOBUF_C_TYPE_UINT32:
-		printf(" %s=%" PRIu32, f->name, *(const uint32_t *)p);
+		fprintf(out, " %s=%" PRIu32, f->name, *(const uint32_t *)p);
 		break;
 	case PROTOBUF_C_TYPE_INT32:
-		printf(" %s=%" PRId32, f->name, *(const int32_t *)p);
+		fprintf(out, " %s=%" PRId32, f->name, *(const int32_t *)p);
 		break;
 	case PROTOBUF_C_TYPE_STRING:
-		printf(" %s=", f->name);
-		kstats_fputs_escaped(*(char *const *)p, stdout);
+		fprintf(out, " %s=", f->name);
+		kstats_fputs_escaped(*(char *const *)p, out);
 		break;
 	default:
-		printf(" %s=?", f->name);
+		fprintf(out, " %s=?", f->name);
 	}
 }
 
@@ -131,37 +133,60 @@ static unsigned int field_unit(const char *name)
 	return u ? u->id : KSTATS_UNIT_COUNT;
 }
 
-static void print_payload(const ProtobufCMessage *m)
+bool atom_key_print(FILE *out, const ProtobufCMessage *m, const char *lead)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
-	const ProtobufCFieldDescriptor *f;
-	int64_t buckets[BPF_TELEMETRY_NR_BUCKETS];
 	unsigned int i;
-	size_t n, b;
 	bool keyed = false;
 
 	for (i = 0; i < d->n_fields; i++) {
-		f = &d->fields[i];
-		if (f->label == PROTOBUF_C_LABEL_REPEATED || !field_present(m, f))
+		if (d->fields[i].label == PROTOBUF_C_LABEL_REPEATED ||
+		    !field_present(m, &d->fields[i]))
 			continue;
-		printf("%s", keyed ? "" : " ");
-		print_key_field(m, f);
+		fputs(keyed ? "" : lead, out);
+		print_key_field(out, m, &d->fields[i]);
 		keyed = true;
 	}
-	if (keyed)
-		printf("\n");
-	for (i = 0; i < d->n_fields; i++) {
-		f = &d->fields[i];
+	return keyed;
+}
+
+const ProtobufCFieldDescriptor *atom_buckets(const ProtobufCMessage *m, unsigned int *from,
+					     uint64_t *b, unsigned int *unit)
+{
+	const ProtobufCMessageDescriptor *d = m->descriptor;
+	const ProtobufCFieldDescriptor *f;
+	size_t n, i;
+
+	for (; *from < d->n_fields; ++*from) {
+		f = &d->fields[*from];
 		if (f->label != PROTOBUF_C_LABEL_REPEATED || f->type != PROTOBUF_C_TYPE_INT32)
 			continue;
+		n = *(const size_t *)field_ptr(m, f->quantifier_offset);
+		memset(b, 0, BPF_TELEMETRY_NR_BUCKETS * sizeof(*b));
+		for (i = 0; i < n && i < BPF_TELEMETRY_NR_BUCKETS; i++)
+			b[i] = (uint64_t)(*(int32_t *const *)field_ptr(m, f->offset))[i];
+		*unit = field_unit(f->name);
+		++*from;
+		return f;
+	}
+	return NULL;
+}
+
+static void print_payload(const ProtobufCMessage *m)
+{
+	const ProtobufCFieldDescriptor *f;
+	uint64_t b[BPF_TELEMETRY_NR_BUCKETS];
+	unsigned int from = 0, unit;
+	size_t n;
+
+	if (atom_key_print(stdout, m, " "))
+		printf("\n");
+	while ((f = atom_buckets(m, &from, b, &unit))) {
 		n = *(const size_t *)field_ptr(m, f->quantifier_offset);
 		if (n != BPF_TELEMETRY_NR_BUCKETS)
 			printf("  %s: %zu buckets, expected %d\n", f->name, n,
 			       BPF_TELEMETRY_NR_BUCKETS);
-		memset(buckets, 0, sizeof(buckets));
-		for (b = 0; b < n && b < BPF_TELEMETRY_NR_BUCKETS; b++)
-			buckets[b] = (*(int32_t *const *)field_ptr(m, f->offset))[b];
-		print_log2_hist(stdout, buckets, field_unit(f->name));
+		print_log2_hist(stdout, b, unit);
 	}
 }
 
@@ -182,15 +207,22 @@ static void print_window(const Kernelstats__Atom *a)
 		printf("  wall clock set %+.3fs in the window", step / 1e9);
 }
 
-static void print_atom(const Kernelstats__Atom *a)
+const ProtobufCMessage *atom_payload(const Kernelstats__Atom *a)
 {
 	const ProtobufCFieldDescriptor *f =
 		protobuf_c_message_descriptor_get_field(&kernelstats__atom__descriptor,
 							a->payload_case);
-	const ProtobufCMessage *payload = NULL;
 
-	if (f && f->type == PROTOBUF_C_TYPE_MESSAGE)
-		payload = *(ProtobufCMessage *const *)field_ptr(&a->base, f->offset);
+	if (!f || f->type != PROTOBUF_C_TYPE_MESSAGE)
+		return NULL;
+	return *(ProtobufCMessage *const *)field_ptr(&a->base, f->offset);
+}
+
+static void print_atom(void *ctx, const Kernelstats__Atom *a)
+{
+	const ProtobufCMessage *payload = atom_payload(a);
+
+	(void)ctx;
 	printf("\n%s (atom %d) pull %" PRIu64 " boot ",
 	       payload ? payload->descriptor->short_name : "unknown payload",
 	       a->atom_id, a->pull_id);
@@ -204,19 +236,6 @@ static void print_atom(const Kernelstats__Atom *a)
 	printf("\n");
 	if (payload)
 		print_payload(payload);
-}
-
-static int read_file(const char *path, char **buf, size_t *len)
-{
-	int fd = strcmp(path, "-") ? kstats_open_regular(path, O_RDONLY, 0) : STDIN_FILENO;
-	int ret;
-
-	if (fd < 0)
-		return fd;
-	ret = kstats_read_fd(fd, (size_t)MAX_FILE_MIB << 20, buf, len);
-	if (fd != STDIN_FILENO)
-		close(fd);
-	return ret;
 }
 
 /* A base-128 varint at *p (at most 10 bytes before end); false if malformed. */
@@ -237,10 +256,11 @@ static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 /*
  * One record (tag 0x0A, length, Atom) at a time, so that an atom this schema
  * cannot decode (a field whose type changed: see the proto's comments) does
- * not hide the others.  -EBADMSG when the framing itself is broken.
+ * not hide the others.  -EBADMSG when the framing itself is broken.  With
+ * fn, each record that decodes goes to fn.
  */
-static int print_records(const uint8_t *p, size_t len, bool print, size_t *count,
-			 size_t *skipped, size_t *too_big)
+static int each_record(const uint8_t *p, size_t len, atoms_fn fn, void *ctx,
+		       size_t *count, size_t *skipped, size_t *too_big)
 {
 	const uint8_t *end = p + len;
 	struct budget b = {};
@@ -253,14 +273,14 @@ static int print_records(const uint8_t *p, size_t len, bool print, size_t *count
 			return -EBADMSG;
 		if (n > MAX_RECORD_KIB << 10)
 			return -E2BIG;
-		if (!print) {
+		if (!fn) {
 			p += n;
 			continue;
 		}
 		b.exceeded = false;
 		a = kernelstats__atom__unpack(&alloc, n, p);
 		if (a)
-			print_atom(a);
+			fn(ctx, a);
 		else
 			++*(b.exceeded ? too_big : skipped);
 		kernelstats__atom__free_unpacked(a, &alloc);
@@ -269,45 +289,77 @@ static int print_records(const uint8_t *p, size_t len, bool print, size_t *count
 	return 0;
 }
 
+int atoms_file_read(const char *path, struct atoms_file *f, char *why, size_t len)
+{
+	int fd = strcmp(path, "-") ? kstats_open_regular(path, O_RDONLY, 0) : STDIN_FILENO;
+	size_t skipped, too_big;
+	int ret = fd;
+
+	memset(f, 0, sizeof(*f));
+	if (fd >= 0) {
+		ret = kstats_read_fd(fd, (size_t)MAX_FILE_MIB << 20, &f->buf, &f->len);
+		if (fd != STDIN_FILENO)
+			close(fd);
+	}
+	if (!ret)
+		ret = each_record((const uint8_t *)f->buf, f->len, NULL, NULL, &f->count,
+				  &skipped, &too_big);
+	if (ret == -EFBIG)
+		snprintf(why, len, "%s: over %d MiB, the limit of one atoms file; not an "
+			 "atoms file", path, MAX_FILE_MIB);
+	else if (ret == -ELOOP || ret == -EINVAL)
+		snprintf(why, len, "%s: a symlink or not a regular file; pass the atoms "
+			 "file itself, or - to read a pipe", path);
+	else if (ret == -E2BIG)
+		snprintf(why, len, "%s: a record over %d KiB, the limit of one atom; not "
+			 "an atoms file", path, MAX_RECORD_KIB);
+	else if (ret == -EBADMSG)
+		snprintf(why, len, "%s: not an atoms file (protobuf decode failed)", path);
+	else if (ret)
+		snprintf(why, len, "%s: %s", path, strerror(-ret));
+	if (ret)
+		atoms_file_free(f);
+	return ret;
+}
+
+int atoms_file_each(const struct atoms_file *f, atoms_fn fn, void *ctx, char *why,
+		    size_t len)
+{
+	size_t count, skipped = 0, too_big = 0;
+
+	each_record((const uint8_t *)f->buf, f->len, fn, ctx, &count, &skipped, &too_big);
+	if (too_big)
+		snprintf(why, len, "%zu atoms need over %d MiB each to decode, the limit "
+			 "of one atom; skipped", too_big, MAX_DECODE_MIB);
+	else if (skipped)
+		snprintf(why, len, "%zu atoms do not decode with this schema (older "
+			 "field types); protoc --decode=kernelstats.AtomList shows them "
+			 "by field number", skipped);
+	return skipped || too_big ? -EBADMSG : 0;
+}
+
+void atoms_file_free(struct atoms_file *f)
+{
+	free(f->buf);
+	f->buf = NULL;
+}
+
 static int print_file(const char *path)
 {
-	char *buf = NULL;
-	size_t len = 0, count, skipped = 0, too_big = 0;
-	int ret = read_file(path, &buf, &len);
+	struct atoms_file f;
+	char why[512];
+	int ret = atoms_file_read(path, &f, why, sizeof(why));
 
-	if (ret) {
-		if (ret == -EFBIG)
-			fprintf(stderr, "kstats atoms: %s: over %d MiB, the limit of one atoms "
-				"file; not an atoms file\n", path, MAX_FILE_MIB);
-		else if (ret == -ELOOP || ret == -EINVAL)
-			fprintf(stderr, "kstats atoms: %s: a symlink or not a regular file; "
-				"pass the atoms file itself, or - to read a pipe\n", path);
-		else
-			fprintf(stderr, "kstats atoms: %s: %s\n", path, strerror(-ret));
-		free(buf);
-		return ret;
-	}
-	ret = print_records((const uint8_t *)buf, len, false, &count, &skipped, &too_big);
 	if (!ret) {
-		printf("# %s: %zu atoms\n", path, count);
-		print_records((const uint8_t *)buf, len, true, &count, &skipped, &too_big);
+		printf("# %s: %zu atoms\n", path, f.count);
+		ret = atoms_file_each(&f, print_atom, NULL, why, sizeof(why));
+		atoms_file_free(&f);
+		if (ret)
+			fprintf(stderr, "kstats atoms: %s: %s\n", path, why);
+	} else {
+		fprintf(stderr, "kstats atoms: %s\n", why);
 	}
-	free(buf);
-	if (ret == -E2BIG)
-		fprintf(stderr, "kstats atoms: %s: a record over %d KiB, the limit of one "
-			"atom; not an atoms file\n", path, MAX_RECORD_KIB);
-	else if (ret)
-		fprintf(stderr, "kstats atoms: %s: not an atoms file (protobuf decode "
-			"failed)\n", path);
-	if (too_big)
-		fprintf(stderr, "kstats atoms: %s: %zu atoms need over %d MiB each to "
-			"decode, the limit of one atom; skipped\n", path, too_big,
-			MAX_DECODE_MIB);
-	if (skipped)
-		fprintf(stderr, "kstats atoms: %s: %zu atoms do not decode with this "
-			"schema (older field types); protoc --decode=kernelstats.AtomList "
-			"shows them by field number\n", path, skipped);
-	return ret ?: skipped || too_big ? -EBADMSG : 0;
+	return ret;
 }
 
 static int print_dir(const char *dir)
@@ -336,11 +388,14 @@ static int print_dir(const char *dir)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: kstats atoms [--out-dir DIR] [FILE...]\n"
+		"Usage: kstats atoms [--out-dir DIR] [--heatmap] [FILE...]\n"
 		"Print atoms written by kstats pull as text: each atom's window, key\n"
 		"and histogram.  Without FILE, every atoms-*.pb in the atoms directory,\n"
 		"oldest first; FILE '-' reads stdin.\n\n"
 		"  --out-dir DIR   atoms directory (default: " KSTATS_DEFAULT_ATOMS_DIR ")\n"
+		"  --heatmap       per metric and key, a heatmap of the last days that fit\n"
+		"                  80 columns: buckets as rows, UTC days as columns, shaded\n"
+		"                  by count (256 colours on a terminal unless NO_COLOR)\n"
 		"  -h, --help      this text\n\n"
 		"Exit status: 0 ok, 1 a file is unreadable or not atoms, 2 bad usage.\n");
 }
@@ -349,19 +404,24 @@ int cmd_atoms(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "out-dir", required_argument, NULL, 'O' },
+		{ "heatmap", no_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	const char *dir = KSTATS_DEFAULT_ATOMS_DIR;
+	bool heatmap = false;
 	int c, failed = 0;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'O': dir = optarg; break;
+		case 'H': heatmap = true; break;
 		case 'h': usage(stdout); return KSTATS_EXIT_OK;
 		default: usage(stderr); return KSTATS_EXIT_USAGE;
 		}
 	}
+	if (heatmap)
+		return heatmap_print(dir, argv + optind, argc - optind);
 	if (optind == argc)
 		return print_dir(dir);
 	for (; optind < argc; optind++)

@@ -26,6 +26,7 @@ int cmd_dump(int argc, char **argv);
 int cmd_read(int argc, char **argv);
 int cmd_pull(int argc, char **argv);
 int cmd_atoms(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 struct dirent;
 /* scandir filter of the atoms-<pull id>.pb files kstats pull writes. */
@@ -34,7 +35,7 @@ int cmd_watch(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 
 /* Log2 histogram of 32 buckets, as kstats dump shows one; unit: enum kstats_unit. */
-void print_log2_hist(FILE *f, const int64_t *buckets, unsigned int unit);
+void print_log2_hist(FILE *f, const uint64_t *buckets, unsigned int unit);
 
 /* diag.c: what went wrong and how to fix it. */
 /* Exit code for a -errno: permission, not loaded, or runtime. */

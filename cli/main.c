@@ -15,7 +15,8 @@ static const struct {
 	{ "dump", cmd_dump, "show the loaded histograms" },
 	{ "read", cmd_read, "dump any pinned map generically (BTF columns)" },
 	{ "pull", cmd_pull, "emit the day's deltas as protobuf atoms (crash-safe)" },
-	{ "atoms", cmd_atoms, "print emitted atoms as text" },
+	{ "atoms", cmd_atoms, "print emitted atoms as text, or as heatmaps" },
+	{ "report", cmd_report, "an HTML page of latency heatmaps of the atoms" },
 	{ "watch", cmd_watch, "print an event stream live (text or JSON lines)" },
 	{ "status", cmd_status, "what the loader loaded, run counts, map fill" },
 };

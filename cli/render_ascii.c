@@ -146,13 +146,10 @@ static bool print_series(FILE *f, const struct kstats_hist *h,
 	return true;
 }
 
-void print_log2_hist(FILE *f, const int64_t *buckets, unsigned int unit)
+void print_log2_hist(FILE *f, const uint64_t *b, unsigned int unit)
 {
-	uint64_t b[BPF_TELEMETRY_NR_BUCKETS];
-	unsigned int i, first, last;
+	unsigned int first, last;
 
-	for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++)
-		b[i] = (uint64_t)buckets[i];
 	if (!shown_rows(b, false, &first, &last)) {
 		fprintf(f, "    no events\n");
 		return;

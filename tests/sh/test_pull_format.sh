@@ -12,6 +12,7 @@ T=pull_format
 GOLDEN=tests/golden/pull_compaction
 
 . tests/lib/shtest.sh
+. tests/lib/pull.sh
 shtest_setup format protoc bpftool jq
 
 "$BUILD/kstats-loader" --obj-dir "$BUILD/bpf" --pin-dir "$PIN" --run-dir "$TMP/run" >/dev/null ||
@@ -39,22 +40,14 @@ set_buckets() {
 		fail "bpftool map update"
 }
 
-pull() {
-	KSTATS_CLOCK=$1 KSTATS_BOOT_ID=00000000-0000-4000-8000-000000000001 \
-		"$BUILD/hooks/kstats" pull --obj-dir "$BUILD/bpf" --pin-dir "$PIN" \
-		--state-dir "$TMP/state" --out-dir "$TMP/atoms" \
-		--status-file "$TMP/status.json" >>"$TMP/log" 2>&1 ||
-		fail "kstats pull failed: $(tail -1 "$TMP/log")"
-}
-
 # Pull 1, 60 s after creation: bucket 10 exceeds INT32_MAX, so two atoms.
 set_buckets 1 0 0 5 0 0 0 0 0 0 2147483655 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 42
-pull 61000000000:1700000061000000000
+pull_at 61000000000:1700000061000000000 --status-file "$TMP/status.json"
 # Pull 2, a day later: +4 in bucket 3, +3 in bucket 5, bucket 31 went back.
 set_buckets 1 0 0 9 0 3 0 0 0 0 2147483655 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 40
-pull 86461000000000:1700086461000000000
+pull_at 86461000000000:1700086461000000000 --status-file "$TMP/status.json"
 # Pull 3: nothing new, no file.
-pull 86462000000000:1700086462000000000
+pull_at 86462000000000:1700086462000000000 --status-file "$TMP/status.json"
 
 cat "$TMP"/atoms/atoms-*.pb |
 	protoc --decode=kernelstats.AtomList proto/kernelstats_atoms.proto \
