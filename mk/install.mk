@@ -27,7 +27,9 @@ UNITS := $(wildcard dist/systemd/*.service dist/systemd/*.timer)
 TMPFILES := $(wildcard dist/tmpfiles.d/*.conf)
 
 .PHONY: install
-install: all
+install: all rules
+	install -d $(DESTDIR)$(DATADIR)/prometheus
+	install -m 0644 $(RULES) $(DESTDIR)$(DATADIR)/prometheus/kernelstats.rules.yml
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(BPFDIR) \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(INITRCDIR) $(DESTDIR)$(TMPFILESDIR) \
 		$(DESTDIR)$(SYSCONFDIR)/kernelstats $(DESTDIR)$(SYSCONFDIR)/cron.daily \
