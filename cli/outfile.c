@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Atomic output for node_exporter's textfile collector and for scripts,
- * through the one writer (kstats_file_replace()): a reader sees the old
- * file or the new one, never a torn one.  0644 less the umask: the
+ * through the one writer (kstats_file_replace_owned()): a reader sees the
+ * old file or the new one, never a torn one, and the directory is root's
+ * or ours, reached through no symlink (node_exporter's own directory sits
+ * in user prometheus' /var/lib/prometheus).  0644 less the umask: the
  * collector runs as another user (the textfile unit's UMask=0022).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,10 +18,10 @@
 int kstats_write_atomic(const char *path, const char *buf, size_t len,
 			char *msg, size_t msglen)
 {
-	int ret = kstats_file_replace(path, buf, len, 0644);
+	char why[PATH_MAX + 256];
+	int ret = kstats_file_replace_owned(path, buf, len, 0644, why, sizeof(why));
 
 	if (ret)
-		snprintf(msg, msglen, "cannot write %s: %s", path, ret == -EINVAL ?
-			 "a symlink or not a regular file; remove it" : strerror(-ret));
+		snprintf(msg, msglen, "cannot write %s: %s", path, why);
 	return ret;
 }
