@@ -176,53 +176,35 @@ EOF
         values: '0+60x40'
     alert_rule_test:
 EOF
-	for at in 12m 25m; do	# pending (for: not over) then firing, host a only
-		cat <<EOF
-      - eval_time: $at
-        alertname: KstatsMetricNotLoaded
-        exp_alerts:
-EOF
-		[ $at = 25m ] && cat <<EOF
-          - exp_labels: {severity: warning, instance: "a:9100", job: node, metric: CompactionDuration, object: compaction}
-            exp_annotations:
-              summary: 'CompactionDuration is not loaded on a:9100'
-              description: 'Run on a:9100: kstats status (why compaction is not loaded), then systemctl restart kernelstats-loader'
-EOF
-		cat <<EOF
-      - eval_time: $at
-        alertname: KstatsMetricUnreadable
-        exp_alerts:
-EOF
-		[ $at = 25m ] && cat <<EOF
-          - exp_labels: {severity: warning, instance: "a:9100", job: node, metric: CompactionDuration, object: compaction}
-            exp_annotations:
-              summary: 'the export cannot read CompactionDuration on a:9100'
-              description: 'Run on a:9100: journalctl -u kernelstats-textfile.service (why), kstats status'
-EOF
-		cat <<EOF
-      - eval_time: $at
-        alertname: KstatsLatencyP99High
-        exp_alerts:
-EOF
-		[ $at = 25m ] && for m in CompactionDuration TestPairLatency; do cat <<EOF
-          - exp_labels: {severity: warning, instance: "a:9100", metric: $m}
-            exp_annotations:
-              summary: '$m p99 above 1 s on a:9100'
-              description: 'Run on a:9100: kstats dump --interval 60 $m (which keys, minute by minute)'
-EOF
+	# expect AT ALERT [LABELS SUMMARY DESCRIPTION]...: host a's alerts at AT
+	expect() {
+		printf '      - eval_time: %s\n        alertname: %s\n        exp_alerts:\n' "$1" "$2"
+		shift 2
+		while [ $# -ge 3 ]; do
+			printf "          - exp_labels: {severity: warning, instance: \"a:9100\", %s}\n            exp_annotations:\n              summary: '%s'\n              description: 'Run on a:9100: %s'\n" "$1" "$2" "$3"
+			shift 3
 		done
-	done
+	}
+	cmp='job: node, metric: CompactionDuration, object: compaction'
+	# pending (for: not over): none yet; then firing, for host a only
+	expect 12m KstatsMetricNotLoaded
+	expect 25m KstatsMetricNotLoaded "$cmp" 'CompactionDuration is not loaded on a:9100' \
+		'kstats status (why compaction is not loaded), then systemctl restart kernelstats-loader'
+	expect 12m KstatsMetricUnreadable
+	expect 25m KstatsMetricUnreadable "$cmp" 'the export cannot read CompactionDuration on a:9100' \
+		'journalctl -u kernelstats-textfile.service (why), kstats status'
+	expect 12m KstatsLatencyP99High
+	expect 25m KstatsLatencyP99High \
+		'metric: CompactionDuration' 'CompactionDuration p99 above 1 s on a:9100' \
+		'kstats dump --interval 60 CompactionDuration (which keys, minute by minute)' \
+		'metric: TestPairLatency' 'TestPairLatency p99 above 1 s on a:9100' \
+		'kstats dump --interval 60 TestPairLatency (which keys, minute by minute)'
+	expect 8m KstatsExportStale
+	expect 12m KstatsExportStale \
+		'job: node, file: /var/lib/prometheus/node-exporter/kernelstats.prom' \
+		'kernelstats.prom of a:9100 is older than 5 minutes' \
+		'systemctl status kernelstats-textfile.timer kernelstats-textfile.service'
 	cat <<EOF
-      - eval_time: 8m
-        alertname: KstatsExportStale
-        exp_alerts:
-      - eval_time: 12m
-        alertname: KstatsExportStale
-        exp_alerts:
-          - exp_labels: {severity: warning, instance: "a:9100", job: node, file: /var/lib/prometheus/node-exporter/kernelstats.prom}
-            exp_annotations:
-              summary: 'kernelstats.prom of a:9100 is older than 5 minutes'
-              description: 'Run on a:9100: systemctl status kernelstats-textfile.timer kernelstats-textfile.service'
   - interval: 1m
     input_series:
       - series: 'kstats_pull_last_success_timestamp_seconds{${A%,}}'
@@ -230,17 +212,10 @@ EOF
       - series: 'kstats_pull_last_success_timestamp_seconds{${B%,}}'
         values: '0+60x1800'
     alert_rule_test:
-      - eval_time: 26h
-        alertname: KstatsPullLate
-        exp_alerts:
-      - eval_time: 28h
-        alertname: KstatsPullLate
-        exp_alerts:
-          - exp_labels: {severity: warning, instance: "a:9100", job: node}
-            exp_annotations:
-              summary: 'no daily pull succeeded on a:9100 for over 26 hours'
-              description: 'Run on a:9100: journalctl -u kernelstats-pull.service, then systemctl start kernelstats-pull.service'
 EOF
+	expect 26h KstatsPullLate
+	expect 28h KstatsPullLate 'job: node' 'no daily pull succeeded on a:9100 for over 26 hours' \
+		'journalctl -u kernelstats-pull.service, then systemctl start kernelstats-pull.service'
 } >"$TMP/rules_test.yml"
 (cd "$TMP" && promtool test rules rules_test.yml) >"$TMP/test.log" 2>&1 ||
 	fail "promtool test rules: $(head -40 "$TMP/test.log")"

@@ -136,9 +136,12 @@ prom_file=$TMP/textfile/kernelstats.prom
 export_prom "$prom_file" || fail "kstats dump --prometheus failed or never read the same counts twice"
 c1=$(kcount)
 
-start NODE node_exporter /metrics prometheus-node-exporter --web.listen-address=127.0.0.1:@PORT@ \
-	--collector.disable-defaults --collector.textfile \
-	--collector.textfile.directory="$TMP/textfile" || fail "prometheus-node-exporter did not start"
+# node_exporter VAR NAME DIR: Debian's, the textfile collector only, reading DIR.
+node_exporter() {
+	start "$1" "$2" /metrics prometheus-node-exporter --web.listen-address=127.0.0.1:@PORT@ \
+		--collector.disable-defaults --collector.textfile --collector.textfile.directory="$3"
+}
+node_exporter NODE node_exporter "$TMP/textfile" || fail "prometheus-node-exporter did not start"
 cat >"$TMP/prometheus.yml" <<CONF
 global:
   scrape_interval: 1s
@@ -232,9 +235,7 @@ host2 "$TMP/host2/kernelstats.prom" 0.000016=5 0.000512=3
 cp "$prom_file" "$TMP/host1.before"
 cp "$TMP/host2/kernelstats.prom" "$TMP/host2.before"
 
-start NODE2 node_exporter2 /metrics prometheus-node-exporter --web.listen-address=127.0.0.1:@PORT@ \
-	--collector.disable-defaults --collector.textfile \
-	--collector.textfile.directory="$TMP/host2" || fail "the second node_exporter did not start"
+node_exporter NODE2 node_exporter2 "$TMP/host2" || fail "the second node_exporter did not start"
 cat >"$TMP/fleet.yml" <<CONF
 global:
   scrape_interval: 1s
