@@ -172,6 +172,8 @@ scenario_lifecycle() {
 	check state_dir_modes test "$(stat -c '%U:%G %a' "$STATE")" = "kstats:kstats 750"
 	out=$(textfile_out)
 	check textfile_in_node_exporter_dir test "${out%/*}" = "$NE_DIR"
+	check rules_shipped bash -c "! command -v promtool >/dev/null ||
+		promtool check rules /usr/share/kernelstats/prometheus/kernelstats.rules.yml >/dev/null"
 	check old_textfile_dir_removed test ! -e /var/lib/kernelstats-textfile
 	check bpffs_passable test "$(stat -c %a /sys/fs/bpf)" = 711
 
