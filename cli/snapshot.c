@@ -251,7 +251,6 @@ static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
 	h->series = NULL;
 	h->nseries = 0;
 	h->loaded = false;
-	h->read_err = 0;
 	ret = kstats_pin_path(pin, sizeof(pin), pin_dir, "map", h->obj, h->map);
 	if (ret)
 		return ret;
@@ -300,10 +299,11 @@ int kstats_snapshot_read(struct kstats_snapshot *s, const char *pin_dir)
 
 		if (!h->selected)
 			continue;
-		h->loaded = false;
 		h->read_err = dir_ret == -ENOENT || dir_ret == -ENODEV ? 0 : dir_ret;
-		if (dir_ret)
+		if (dir_ret) {
+			h->loaded = false;
 			continue;
+		}
 		*err = 0;
 		ret = read_hist(h, pin_dir, err, sizeof(err));
 		if (!ret)

@@ -250,13 +250,14 @@ void probe_start(void)
 static void prober_lost(struct obj_load *l, int err)
 {
 	int status = 0;
-	pid_t pid = prober.pid;
 
 	close(prober.fd);
 	prober.fd = -1;
 	if (err == -ETIMEDOUT)
-		kill(pid, SIGKILL);
-	if (waitpid(pid, &status, 0) == pid && err == -ETIMEDOUT)
+		kill(prober.pid, SIGKILL);
+	if (waitpid(prober.pid, &status, 0) != prober.pid)
+		status = 0;
+	if (err == -ETIMEDOUT)
 		set_outcome(l->res, OUT_FAILED_OBJECT, "libbpf did not finish parsing "
 			    "it within %d ms (malformed BTF?); rebuild it", PROBE_PARSE_MS);
 	else if (WIFSIGNALED(status))
