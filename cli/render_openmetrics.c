@@ -270,8 +270,10 @@ static void put_p99_alert(FILE *f, const struct kstats_hist *h, const char *name
 
 static void put_alerts(FILE *f)
 {
-	put_alert(f, "KstatsMetricNotLoaded", "kstats_metric_loaded == 0", "15m",
-		  "{{ $labels.metric }} is not loaded on {{ $labels.instance }}",
+	/* Stopped loading: a kernel without the attach point never loaded it. */
+	put_alert(f, "KstatsMetricNotLoaded", "kstats_metric_loaded == 0 and "
+		  "max_over_time(kstats_metric_loaded[1d]) == 1", "15m",
+		  "{{ $labels.metric }} stopped loading on {{ $labels.instance }}",
 		  "kstats status (why {{ $labels.object }} is not loaded), then "
 		  "systemctl restart kernelstats-loader");
 	put_alert(f, "KstatsMetricUnreadable", "kstats_metric_read_error == 1", "15m",
@@ -298,6 +300,8 @@ int kstats_render_rules(FILE *f, const struct kstats_snapshot *s)
 	for (i = 0; i < s->nhists; i++) {
 		const struct kstats_hist *h = &s->hists[i];
 
+		if (!h->selected)
+			continue;
 		prom_name(name, sizeof(name), h);
 		put_record(f, "fleet", name, "");
 		for (l = 0; l < h->nlabels; l++)
@@ -307,7 +311,7 @@ int kstats_render_rules(FILE *f, const struct kstats_snapshot *s)
 	put_alerts(f);
 	for (i = 0; i < s->nhists; i++) {
 		prom_name(name, sizeof(name), &s->hists[i]);
-		if (kstats_unit_or_count(s->hists[i].unit)->prom_shift)
+		if (s->hists[i].selected && kstats_unit_or_count(s->hists[i].unit)->prom_shift)
 			put_p99_alert(f, &s->hists[i], name);
 	}
 	return ferror(f) ? -EIO : 0;

@@ -40,6 +40,10 @@ got=$(grep -c '^  *- record: fleet:.*_bucket:rate5m$' "$TMP/obj/kernelstats.rule
 [ "$want" -gt 0 ] && [ "$got" = "$want" ] ||
 	fail "$got fleet bucket rules for $want metrics of the catalog"
 pass "one fleet bucket rate per metric of the catalog ($got)"
+got=$("$KSTATS" dump --rules --obj-dir "$TMP/obj" CompactionDuration | grep -o 'record: [^ ]*\|metric: .*' | sort -u | tr '\n' ' ')
+[ "$got" = "metric: CompactionDuration record: fleet:kstats_compaction_duration_seconds:quantile_rate5m record: fleet:kstats_compaction_duration_seconds_bucket:rate5m " ] ||
+	fail "kstats dump --rules CompactionDuration: $got"
+pass "a named metric gets its rules only"
 
 # New metrics: test-only objects beside the shipped ones, no edit anywhere.
 cp "$TMP"/obj/*.bpf "$BUILD/tests/bpf/dumpLabels.bpf" "$BUILD/tests/bpf/dumpEnum.bpf" "$TMP/new/"
@@ -100,6 +104,8 @@ B='instance="b:9100",job="node",'
 # 32+32*0.9 = 60.8 us, 32+32*0.99 = 63.68 us; node 1: 64+64*0.5 = 96 us,
 # 64+64*0.9 = 121.6 us, 64+64*0.99 = 127.36 us.
 # Slow host a (p99 alert): 1/s in (1.048576, 2.097152] s: p99 2.08 s > 1 s.
+# Host a's metric stops loading at 6 min; host c's never loaded (a kernel
+# without its attach point): no alert for c.
 {
 	cat <<EOF
 rule_files:
@@ -163,6 +169,8 @@ EOF
 	series "$PAIR" "${A}node=\"0\",state=\"FOREGROUND\"," 2.097152 '0+60x40'
 	cat <<EOF
       - series: 'kstats_metric_loaded{${A}metric="CompactionDuration",object="compaction"}'
+        values: '1x5 0x35'
+      - series: 'kstats_metric_loaded{instance="c:9100",job="node",metric="CompactionDuration",object="compaction"}'
         values: '0x40'
       - series: 'kstats_metric_loaded{${B}metric="CompactionDuration",object="compaction"}'
         values: '1x40'
@@ -188,7 +196,7 @@ EOF
 	cmp='job: node, metric: CompactionDuration, object: compaction'
 	# pending (for: not over): none yet; then firing, for host a only
 	expect 12m KstatsMetricNotLoaded
-	expect 25m KstatsMetricNotLoaded "$cmp" 'CompactionDuration is not loaded on a:9100' \
+	expect 25m KstatsMetricNotLoaded "$cmp" 'CompactionDuration stopped loading on a:9100' \
 		'kstats status (why compaction is not loaded), then systemctl restart kernelstats-loader'
 	expect 12m KstatsMetricUnreadable
 	expect 25m KstatsMetricUnreadable "$cmp" 'the export cannot read CompactionDuration on a:9100' \
