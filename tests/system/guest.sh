@@ -258,7 +258,7 @@ install)
 	check "install: kernelstats-pull.timer enabled and active" systemctl is-active kernelstats-pull.timer
 	check "install: kernelstats-pull.service writes atoms" pull_service
 	compact
-	check "install: kernelstats-textfile.service writes the file node_exporter serves (buckets scraped on 127.0.0.1:9100)" textfile_scraped
+	check "install: kernelstats-textfile.service writes into /var/lib/prometheus/node-exporter; node_exporter with Debian's defaults serves its buckets beside another collector's metric (127.0.0.1:9100)" textfile_scraped
 	say "INFO: install: $(cat "$out.tf" 2>/dev/null)"
 	check "install: kstats member without capabilities runs kstats dump" member_dump
 	say "INFO: $(head -3 "$out" | tr '\n' ' ')"
