@@ -254,6 +254,23 @@ scenario_no_acl_left() {
 	check purge_leaves_no_prom_file test ! -e "$NE_DIR/kernelstats.prom"
 }
 
+# Without node_exporter (no /var/lib/prometheus/node-exporter) nothing
+# fails: the install says nothing, the unit's ExecCondition= skips the
+# export, and no directory is made for it.
+scenario_without_node_exporter() {
+	local v1=$1 log=$2 cond
+
+	fresh
+	rm -rf "$NE_DIR"
+	install_pkg "$v1" "$log/install-nonode.log" || { say FAIL "no_node_exporter: dpkg -i failed"; return; }
+	check no_node_exporter_install_quiet bash -c "! grep -q '^kernelstats:' '$log/install-nonode.log'"
+	cond=$(sed -n 's/^ExecCondition=//p' /lib/systemd/system/kernelstats-textfile.service)
+	# shellcheck disable=SC2086	# the unit's words
+	check no_node_exporter_export_skipped bash -c "! $cond && ! [ -e $NE_DIR ]"
+	dpkg -P kernelstats >"$log/purge-nonode.log" 2>&1
+	check no_node_exporter_purge test ! -e "$NE_DIR"
+}
+
 # An admin in group kstats, as its primary group or as a member: purge
 # succeeds, removes user kstats and keeps the group, saying so once.
 scenario_group_in_use() {	# deb, log, primary|member
@@ -313,6 +330,7 @@ inner() {	# tmp dir with the .debs
 	rm -f /var/lib/man-db/auto-update	# no man-db trigger run per dpkg -i
 	scenario_lifecycle "$v1" "$v2" "$tmp/log" "$tmp/layout.deb"
 	scenario_no_acl_left "$v1" "$tmp/log"
+	scenario_without_node_exporter "$v1" "$tmp/log"
 	scenario_group_in_use "$v1" "$tmp/log" primary
 	scenario_group_in_use "$v1" "$tmp/log" member
 	scenario_refusals "$v1" "$tmp/log"
