@@ -18,4 +18,5 @@ rules: $(BUILD)/kstats $(OBJS)
 	rm -rf $(RULES_OBJ_DIR)
 	mkdir -p $(RULES_OBJ_DIR) $(dir $(RULES))
 	cp $(OBJS) $(RULES_OBJ_DIR)/
-	$(BUILD)/kstats dump --rules --obj-dir $(RULES_OBJ_DIR) --output $(RULES)
+	$(BUILD)/kstats dump --rules --obj-dir $(RULES_OBJ_DIR) >$(RULES).tmp
+	mv $(RULES).tmp $(RULES)
