@@ -11,6 +11,7 @@
 #include "hist.h"
 #include "kstats.h"
 #include "kstats_args.h"
+#include "kstats_fileio.h"
 #include "kstats_pins.h"
 #include "kstats_status.h"
 #include "kstats_why.h"
@@ -73,9 +74,14 @@ static int render_to(FILE *f, const struct dump_opts *o, const struct kstats_sna
 	}
 }
 
+/*
+ * --output: a reader (node_exporter, another user: 0644 less the umask) sees
+ * the old file or the new one, and only in a directory of root's or ours
+ * reached through no symlink (kstats_file_replace_owned()).
+ */
 static int render(const struct dump_opts *o, const struct kstats_snapshot *s)
 {
-	char msg[512], *buf = NULL;
+	char msg[4096 + 256], *buf = NULL;
 	size_t len = 0;
 	FILE *f;
 	int ret;
@@ -91,9 +97,9 @@ static int render(const struct dump_opts *o, const struct kstats_snapshot *s)
 	if (fclose(f) && !ret)
 		ret = -EIO;
 	if (!ret) {
-		ret = kstats_write_atomic(o->output, buf, len, msg, sizeof(msg));
+		ret = kstats_file_replace_owned(o->output, buf, len, 0644, msg, sizeof(msg));
 		if (ret) {
-			fprintf(stderr, "kstats dump: %s\n", msg);
+			fprintf(stderr, "kstats dump: cannot write %s: %s\n", o->output, msg);
 			ret = -EIO;	/* a runtime error, whatever the errno */
 		}
 	}
