@@ -11,14 +11,16 @@
 #include "hist.h"
 #include "kstats.h"
 #include "kstats_args.h"
+#include "kstats_fileio.h"
 #include "kstats_pins.h"
 #include "kstats_status.h"
 #include "kstats_why.h"
+#include "pull_run.h"
 
-enum dump_format { FMT_ASCII, FMT_JSON, FMT_PROMETHEUS, FMT_OPENMETRICS };
+enum dump_format { FMT_ASCII, FMT_JSON, FMT_PROMETHEUS, FMT_OPENMETRICS, FMT_RULES };
 
 struct dump_opts {
-	const char *obj_dir, *pin_dir, *status_file, *output;
+	const char *obj_dir, *pin_dir, *status_file, *output, *state_dir;
 	enum dump_format fmt;
 	struct kstats_render_opts render;
 	double interval;		/* 0: one cumulative dump */
@@ -39,6 +41,8 @@ static void usage(FILE *f)
 		"  --json            JSON, schema kstats.dump/1 (see kstats(1))\n"
 		"  --prometheus      Prometheus text format (node_exporter textfile)\n"
 		"  --openmetrics     OpenMetrics 1.0 text (scrapers that read it)\n"
+		"  --rules           Prometheus recording and alerting rules (YAML) for\n"
+		"                    the metrics of --obj-dir; reads no map\n"
 		"  --output FILE     write to FILE atomically (temp file, fsync, rename)\n"
 		"  --interval SEC    live: every SEC seconds, the events of that interval\n"
 		"                    (--prometheus, --openmetrics: the cumulative\n"
@@ -48,6 +52,8 @@ static void usage(FILE *f)
 		"  --pin-dir DIR     pinned maps (default: " KSTATS_DEFAULT_PIN_DIR ")\n"
 		"  --status-file F   loader status, for why a metric is not loaded\n"
 		"                    (default: " KSTATS_DEFAULT_STATUS_FILE ")\n"
+		"  --state-dir DIR   kstats pull's state, for --prometheus' last pull\n"
+		"                    (default: " PULL_DEFAULT_STATE_DIR ")\n"
 		"  -h, --help        this text\n\n"
 		"Exit status: 0 ok, 1 runtime error, 2 bad usage or unknown metric,\n"
 		"3 not loaded (" KSTATS_FIX_LOAD "), 5 permission denied.\n");
@@ -61,14 +67,21 @@ static int render_to(FILE *f, const struct dump_opts *o, const struct kstats_sna
 	case FMT_PROMETHEUS:
 	case FMT_OPENMETRICS:
 		return kstats_render_prometheus(f, s, o->fmt == FMT_OPENMETRICS);
+	case FMT_RULES:
+		return kstats_render_rules(f, s);
 	default:
 		return kstats_render_ascii(f, s, &o->render);
 	}
 }
 
+/*
+ * --output: a reader (node_exporter, another user: 0644 less the umask) sees
+ * the old file or the new one, and only in a directory of root's or ours
+ * reached through no symlink (kstats_file_replace_owned()).
+ */
 static int render(const struct dump_opts *o, const struct kstats_snapshot *s)
 {
-	char msg[512], *buf = NULL;
+	char msg[4096 + 256], *buf = NULL;
 	size_t len = 0;
 	FILE *f;
 	int ret;
@@ -84,9 +97,9 @@ static int render(const struct dump_opts *o, const struct kstats_snapshot *s)
 	if (fclose(f) && !ret)
 		ret = -EIO;
 	if (!ret) {
-		ret = kstats_write_atomic(o->output, buf, len, msg, sizeof(msg));
+		ret = kstats_file_replace_owned(o->output, buf, len, 0644, msg, sizeof(msg));
 		if (ret) {
-			fprintf(stderr, "kstats dump: %s\n", msg);
+			fprintf(stderr, "kstats dump: cannot write %s: %s\n", o->output, msg);
 			ret = -EIO;	/* a runtime error, whatever the errno */
 		}
 	}
@@ -212,6 +225,8 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 		{ "json", no_argument, NULL, 'j' },
 		{ "prometheus", no_argument, NULL, 'P' },
 		{ "openmetrics", no_argument, NULL, 'm' },
+		{ "rules", no_argument, NULL, 'r' },
+		{ "state-dir", required_argument, NULL, 'S' },
 		{ "output", required_argument, NULL, 'O' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'c' },
@@ -231,6 +246,8 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 		case 'j': o->fmt = FMT_JSON; formats |= 1u << FMT_JSON; break;
 		case 'P': o->fmt = FMT_PROMETHEUS; formats |= 1u << FMT_PROMETHEUS; break;
 		case 'm': o->fmt = FMT_OPENMETRICS; formats |= 1u << FMT_OPENMETRICS; break;
+		case 'r': o->fmt = FMT_RULES; formats |= 1u << FMT_RULES; break;
+		case 'S': o->state_dir = optarg; break;
 		case 'O': o->output = optarg; break;
 		case 'o': o->obj_dir = optarg; break;
 		case 'p': o->pin_dir = optarg; break;
@@ -250,7 +267,9 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 		}
 	}
 	if (formats & (formats - 1))
-		return bad_usage("--json, --prometheus and --openmetrics exclude each other");
+		return bad_usage("--json, --prometheus, --openmetrics and --rules exclude each other");
+	if (o->fmt == FMT_RULES && o->interval)
+		return bad_usage("--rules reads no map: drop --interval");
 	if (o->count && !o->interval)
 		return bad_usage("--count needs --interval");
 	o->filtered = optind < argc;
@@ -261,7 +280,8 @@ int cmd_dump(int argc, char **argv)
 {
 	struct dump_opts o = { .obj_dir = kstats_default_obj_dir(),
 			       .pin_dir = KSTATS_DEFAULT_PIN_DIR,
-			       .status_file = KSTATS_DEFAULT_STATUS_FILE };
+			       .status_file = KSTATS_DEFAULT_STATUS_FILE,
+			       .state_dir = PULL_DEFAULT_STATE_DIR };
 	struct kstats_snapshot s;
 	char err[1024];
 	size_t missing, loaded;
@@ -286,6 +306,14 @@ int cmd_dump(int argc, char **argv)
 		kstats_status_free(&o.status);
 		return KSTATS_EXIT_USAGE;
 	}
+	if (o.fmt == FMT_RULES) {
+		ret = kstats_snapshot_declared(&s, err, sizeof(err));
+		if (ret)
+			fprintf(stderr, "kstats dump: %s\n", err);
+		ret = ret ?: render(&o, &s);
+		goto out;
+	}
+	kstats_snapshot_pulled(&s, o.state_dir);
 	read_ret = kstats_snapshot_read(&s, o.pin_dir);
 	loaded = report_missing(&o, &s, read_ret, &missing);
 	if (!loaded && !exporting(&o)) {

@@ -59,6 +59,7 @@ struct kstats_snapshot {
 	/* Set on deltas: the window is [since_*, realtime/boottime]. */
 	bool is_delta;
 	struct timespec since_realtime, since_boottime;
+	struct timespec pulled;		/* kstats pull's last commit; 0: none seen */
 };
 
 /* Catalog of every histogram in obj_dir's *.bpf objects (no map reads). */
@@ -84,6 +85,10 @@ void kstats_snapshot_as_loaded(struct kstats_snapshot *s, const struct kstats_st
  * error; the others are read all the same.
  */
 int kstats_snapshot_read(struct kstats_snapshot *s, const char *pin_dir);
+/* The label names of every selected histogram, from its object alone. */
+int kstats_snapshot_declared(struct kstats_snapshot *s, char *err, size_t errlen);
+/* When kstats pull last committed: the mtime of state_dir's state file. */
+void kstats_snapshot_pulled(struct kstats_snapshot *s, const char *state_dir);
 /* Deep copy. */
 int kstats_snapshot_dup(struct kstats_snapshot *dst,
 			const struct kstats_snapshot *src);
@@ -157,5 +162,7 @@ int kstats_render_json(FILE *f, const struct kstats_snapshot *s,
 		       const struct kstats_render_opts *o, bool pretty);
 /* Prometheus text 0.0.4, or OpenMetrics 1.0 (with # EOF). */
 int kstats_render_prometheus(FILE *f, const struct kstats_snapshot *s, bool openmetrics);
+/* Prometheus rules (YAML) for the histograms, labels from kstats_snapshot_declared. */
+int kstats_render_rules(FILE *f, const struct kstats_snapshot *s);
 
 #endif /* KSTATS_HIST_H */

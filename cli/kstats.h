@@ -51,8 +51,4 @@ static inline struct timespec kstats_timespec(double secs)
 	return (struct timespec){ (time_t)secs, (long)((secs - (double)(time_t)secs) * 1e9) };
 }
 
-/* outfile.c: temp file, fsync, rename, fsync of the directory. */
-int kstats_write_atomic(const char *path, const char *buf, size_t len,
-			char *msg, size_t msglen);
-
 #endif /* KSTATS_CLI_H */

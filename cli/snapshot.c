@@ -16,6 +16,8 @@
 #include "kstats_reader.h"
 #include "kstats_status.h"
 #include "pull.h"
+#include "pull_run.h"
+#include <sys/stat.h>
 
 static int add_object(struct kstats_snapshot *s, const char *obj_dir,
 		      const char *file, char *err, size_t errlen)
@@ -312,6 +314,36 @@ int kstats_snapshot_read(struct kstats_snapshot *s, const char *pin_dir)
 		fprintf(stderr, "kstats dump: %s: %s\n", h->metric, err);
 	}
 	return first;
+}
+
+int kstats_snapshot_declared(struct kstats_snapshot *s, char *err, size_t errlen)
+{
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < s->nhists && !ret; i++) {
+		struct kstats_hist *h = &s->hists[i];
+		struct kstats_map_opts mo = { .obj_path = h->obj_path, .map_name = h->map };
+		struct kstats_map *m = NULL;
+
+		if (!h->selected)
+			continue;
+		ret = kstats_map_open(&mo, &m, err, errlen);
+		ret = ret ?: kstats_labels_init(h, m, err, errlen);
+		kstats_map_close(m);
+	}
+	return ret;
+}
+
+/* The state is replaced whole by each pull that commits (state.c, pull_commit.c). */
+void kstats_snapshot_pulled(struct kstats_snapshot *s, const char *state_dir)
+{
+	char path[4096];
+	struct stat st;
+
+	if (snprintf(path, sizeof(path), "%s/" PULL_STATE_FILE, state_dir) < (int)sizeof(path) &&
+	    !lstat(path, &st) && S_ISREG(st.st_mode))
+		s->pulled = st.st_mtim;
 }
 
 int kstats_snapshot_dup(struct kstats_snapshot *d, const struct kstats_snapshot *s)

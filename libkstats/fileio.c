@@ -141,21 +141,13 @@ static int write_temp(int dfd, const char *name, const void *buf, size_t len,
 	return ret;
 }
 
-static int file_put(const char *path, const void *buf, size_t len, mode_t mode,
-		    bool noreplace)
+/* name in the directory dfd (closed) becomes buf. */
+static int put_in(int dfd, const char *name, const void *buf, size_t len, mode_t mode,
+		  bool noreplace)
 {
-	char dcopy[PATH_MAX], bcopy[PATH_MAX], tmp[NAME_MAX + 1];
-	const char *name;
-	int dfd, ret;
+	char tmp[NAME_MAX + 1];
+	int ret = noreplace ? 0 : check_target(dfd, name);
 
-	if ((size_t)snprintf(dcopy, sizeof(dcopy), "%s", path) >= sizeof(dcopy))
-		return -ENAMETOOLONG;
-	snprintf(bcopy, sizeof(bcopy), "%s", path);
-	name = basename(bcopy);
-	dfd = open_dir(dirname(dcopy));
-	if (dfd < 0)
-		return dfd;
-	ret = noreplace ? 0 : check_target(dfd, name);
 	if (!ret)
 		ret = write_temp(dfd, name, buf, len, mode, tmp, sizeof(tmp));
 	if (!ret) {
@@ -164,6 +156,29 @@ static int file_put(const char *path, const void *buf, size_t len, mode_t mode,
 			unlinkat(dfd, tmp, 0);
 	}
 	return sync_close_dir(dfd, ret);
+}
+
+/* path's directory into dir, its last component into name. */
+static int split_path(const char *path, char *dir, char *name)
+{
+	char bcopy[PATH_MAX];
+
+	if ((size_t)snprintf(bcopy, sizeof(bcopy), "%s", path) >= sizeof(bcopy))
+		return -ENAMETOOLONG;
+	snprintf(name, NAME_MAX + 1, "%s", basename(bcopy));
+	snprintf(bcopy, sizeof(bcopy), "%s", path);
+	snprintf(dir, PATH_MAX, "%s", dirname(bcopy));
+	return 0;
+}
+
+static int file_put(const char *path, const void *buf, size_t len, mode_t mode,
+		    bool noreplace)
+{
+	char dir[PATH_MAX], name[NAME_MAX + 1];
+	int dfd = split_path(path, dir, name);
+
+	dfd = dfd ?: open_dir(dir);
+	return dfd < 0 ? dfd : put_in(dfd, name, buf, len, mode, noreplace);
 }
 
 int kstats_file_replace(const char *path, const void *buf, size_t len, mode_t mode)
@@ -349,43 +364,81 @@ static int check_parent_component(const char *given, const char *comp, bool leaf
 	return check_dir_component(given, comp, false, msg, len);
 }
 
-/* Creates the components of path past its first skip bytes, under dfd. */
-static int mkdir_below(int dfd, char *path, size_t skip, mode_t mode)
+/* Root's or ours, and writable by no one else: no one else plants or swaps entries. */
+static bool dir_owned(int dfd)
+{
+	struct stat st;
+
+	return !fstat(dfd, &st) && (!st.st_uid || st.st_uid == geteuid()) &&
+	       !(st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/*
+ * Opens the components of path past its first skip bytes under dfd (taken
+ * over), never through a symlink; with mode, makes each missing one first.
+ * Each one made (or made meanwhile by someone else, in a sticky /tmp) or,
+ * without mode, the last one must be dir_owned (-EPERM).  *bad gets the
+ * length of path up to the component that failed.  The last one's fd, or
+ * -errno.
+ */
+static int open_below(int dfd, char *path, size_t skip, mode_t mode, size_t *bad)
 {
 	char *comp = path + skip, *next;
-	struct stat st;
 	int fd;
 
 	while (*comp == '/')
 		comp++;
 	for (; *comp; comp = next) {
 		next = comp + strcspn(comp, "/");
+		*bad = (size_t)(next - path);
 		if (*next)
 			*next++ = 0;
 		while (*next == '/')
 			next++;
-		/* EEXIST: a concurrent creator; the open refuses a symlink. */
-		if (mkdirat(dfd, comp, mode) && errno != EEXIST)
+		if (mode && mkdirat(dfd, comp, mode) && errno != EEXIST)
 			goto err_out;
 		fd = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			goto err_out;
 		close(dfd);
 		dfd = fd;
-		/* Made meanwhile by someone else (a sticky /tmp): nothing goes in it. */
-		if (fstat(dfd, &st))
-			goto err_out;
-		if ((st.st_uid && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		if ((mode || !*next) && !dir_owned(dfd)) {
 			errno = EPERM;
 			goto err_out;
 		}
 	}
-	close(dfd);
-	return 0;
+	return dfd;
 err_out:
 	fd = -errno;
 	close(dfd);
 	return fd;
+}
+
+int kstats_file_replace_owned(const char *path, const void *buf, size_t len, mode_t mode,
+			      char *msg, size_t msglen)
+{
+	char dir[PATH_MAX], walk[PATH_MAX], name[NAME_MAX + 1];
+	size_t bad = 0;
+	int dfd = split_path(path, dir, name), ret;
+
+	if (dfd) {
+		snprintf(msg, msglen, "%s", strerror(-dfd));
+		return dfd;
+	}
+	memcpy(walk, dir, sizeof(walk));
+	dfd = open(*dir == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dfd = dfd < 0 ? -errno : open_below(dfd, walk, 0, 0, &bad);
+	if (dfd == -ELOOP || dfd == -ENOTDIR || dfd == -EPERM) {
+		snprintf(msg, msglen, "%.*s is %s; make it root's (or this user's) and writable "
+			 "by no one else (mode 0755), or pass another --output", (int)bad, dir,
+			 dfd == -EPERM ? "another user's or writable by others" :
+			 "a symlink or not a directory");
+		return -EPERM;
+	}
+	ret = dfd < 0 ? dfd : put_in(dfd, name, buf, len, mode, false);
+	snprintf(msg, msglen, "%s", ret == -EINVAL ? "a symlink or not a regular file; "
+		 "remove it" : strerror(-ret));
+	return ret;
 }
 
 /* A message about parent (its reason names the culprit) as one about path. */
@@ -455,8 +508,10 @@ int kstats_mkdir_private(const char *path, mode_t mode, bool create, char *msg,
 	if (!create)
 		return 0;
 	dfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ret = dfd < 0 ? -errno : mkdir_below(dfd, buf, !strcmp(parent, ".") ? 0 : cut, mode);
-	if (ret) {
+	ret = dfd < 0 ? -errno : open_below(dfd, buf, !strcmp(parent, ".") ? 0 : cut, mode, &cut);
+	if (ret >= 0)
+		close(ret);
+	if (ret < 0) {
 		snprintf(msg, len, "%s: cannot create it: %s%s", path, strerror(-ret),
 			 ret == -EPERM ? " (a directory on the way, made meanwhile, is "
 			 "another user's or writable by others; remove it)" : "");

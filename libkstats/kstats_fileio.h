@@ -21,6 +21,16 @@ int kstats_write_full(int fd, const void *buf, size_t len);
  * -EINVAL and left alone.  0 or -errno.
  */
 int kstats_file_replace(const char *path, const void *buf, size_t len, mode_t mode);
+/*
+ * kstats_file_replace() into a directory opened from "/" (or ".") one
+ * component at a time, never through a symlink, and used only when root or
+ * the caller owns it and no one else may write it: whoever owns a
+ * directory above may swap what it holds, never make the write land in a
+ * directory of theirs.  0, or -errno with a one-line reason in msg (-EPERM:
+ * the directory is refused).
+ */
+int kstats_file_replace_owned(const char *path, const void *buf, size_t len, mode_t mode,
+			      char *msg, size_t msglen);
 /* Like kstats_file_replace(), but -EEXIST rather than replace anything at path. */
 int kstats_file_create(const char *path, const void *buf, size_t len, mode_t mode);
 /*

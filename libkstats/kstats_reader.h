@@ -68,7 +68,8 @@ struct kstats_map;
 struct kstats_map_opts {
 	const char *obj_path;	/* .bpf object with BTF; NULL: use the map's BTF */
 	const char *map_name;	/* map name in the object */
-	const char *pin_path;	/* pinned map */
+	const char *pin_path;	/* pinned map; NULL: the object's declaration,
+				 * for its columns only (kstats_map_read fails) */
 	bool per_cpu_rows;	/* per-CPU maps: one row per CPU, not summed */
 	bool no_batch;		/* always walk with get_next_key (bench, tests) */
 	size_t batch_entries;	/* first batch buffer, in entries; 0: whole map */

@@ -162,6 +162,20 @@ static int open_types(struct kstats_map *m, const struct kstats_map_opts *o,
 	return choose_types(m, o, obj, err, errlen);
 }
 
+/* No pin: the object's types and declared size, for columns; nothing to read. */
+static int open_declared(struct kstats_map *m, const struct kstats_map_opts *o,
+			 char *err, size_t errlen)
+{
+	int ret = kstats_types_from_object(o->obj_path, o->map_name, &m->types, err, errlen);
+
+	if (ret)
+		return ret;
+	m->info.key_size = m->types->key.size;
+	m->info.value_size = m->types->value.size;
+	m->info.max_entries = m->types->max_entries;
+	return 0;
+}
+
 static int check_sizes(const struct kstats_map *m, char *err, size_t errlen)
 {
 	const struct kstats_types *t = m->types;
@@ -276,14 +290,14 @@ int kstats_map_open(const struct kstats_map_opts *o, struct kstats_map **out,
 	struct kstats_map *m;
 	int ret;
 
-	if (!o->pin_path || (o->obj_path && !o->map_name))
+	if ((!o->pin_path && !o->obj_path) || (o->obj_path && !o->map_name))
 		return kstats_fail(err, errlen, EINVAL,
-				   "need a pin path, and a map name with an object");
+				   "need a pin path or an object, and a map name with an object");
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	m->fd = -1;
-	if (!(m->pin = strdup(o->pin_path)) ||
+	if (!(m->pin = strdup(o->pin_path ?: "")) ||
 	    (o->obj_path && !(m->obj_path = strdup(o->obj_path))) ||
 	    (o->map_name && !(m->map_name = strdup(o->map_name)))) {
 		kstats_map_close(m);
@@ -293,7 +307,7 @@ int kstats_map_open(const struct kstats_map_opts *o, struct kstats_map **out,
 	m->opts.obj_path = m->obj_path;
 	m->opts.map_name = m->map_name;
 	m->opts.pin_path = m->pin;
-	ret = open_types(m, o, err, errlen);
+	ret = o->pin_path ? open_types(m, o, err, errlen) : open_declared(m, o, err, errlen);
 	ret = ret ?: check_sizes(m, err, errlen);
 	ret = ret ?: setup_read(m, o, err, errlen);
 	ret = ret ?: build_columns(m, err, errlen);

@@ -168,8 +168,10 @@ static __u32 map_def_member(const struct btf *btf, const struct btf_type *def,
 
 /* Finds the key and value types of map_name's definition in .maps. */
 static int find_map_def(const struct btf *btf, const char *path, const char *map_name,
-			__u32 *key_id, __u32 *value_id, char *err, size_t errlen)
+			__u32 *key_id, __u32 *value_id, __u32 *max_entries,
+			char *err, size_t errlen)
 {
+	const struct btf_type *arr;
 	const struct btf_var_secinfo *vs;
 	const struct btf_type *sec, *def;
 	int sec_id, i;
@@ -188,6 +190,8 @@ static int find_map_def(const struct btf *btf, const char *path, const char *map
 			break;
 		*key_id = map_def_member(btf, def, "key");
 		*value_id = map_def_member(btf, def, "value");
+		arr = btf__type_by_id(btf, map_def_member(btf, def, "max_entries"));
+		*max_entries = arr && btf_is_array(arr) ? btf_array(arr)->nelems : 0;
 		if (!*key_id || !*value_id)
 			return kstats_fail(err, errlen, EINVAL,
 					   "%s: map %s is declared without __type(key/value), "
@@ -324,7 +328,8 @@ static int parse_object(int fd, const char *path, const char *map_name,
 	elf_end(elf);
 	if (ret)
 		return ret;
-	ret = find_map_def(t->btf, path, map_name, &key_id, &value_id, err, errlen);
+	ret = find_map_def(t->btf, path, map_name, &key_id, &value_id, &t->max_entries,
+			   err, errlen);
 	return ret ?: build_layouts(t, key_id, value_id, err, errlen);
 }
 

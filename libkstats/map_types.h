@@ -30,6 +30,7 @@ struct kstats_types_id {
 struct kstats_types {
 	struct btf *btf;
 	__u32 key_type_id, value_type_id;	/* in btf: what a map made from it names */
+	__u32 max_entries;			/* the object's declaration; 0 from a map */
 	struct kstats_layout key, value;
 	/* cache bookkeeping, under the cache lock */
 	struct kstats_types_id id;

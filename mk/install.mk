@@ -2,8 +2,8 @@
 # units, config.
 # The group kstats (doc/design.md "Names") and the system user kstats that runs
 # kstats pull are created on the running system only, i.e. when DESTDIR is
-# empty; packages do that in their postinst.  So are the tmpfiles.d lines:
-# the textfile export directory, owned by user kstats, and bpffs' mode.
+# empty; packages do that in their postinst.  So is the tmpfiles.d line
+# for bpffs' mode.  The rules for Prometheus go to $(DATADIR)/prometheus.
 SBINDIR    ?= $(PREFIX)/sbin
 BINDIR     ?= $(PREFIX)/bin
 BPFDIR     ?= $(PREFIX)/lib/kernelstats/bpf
@@ -13,11 +13,10 @@ SYSCONFDIR ?= /etc
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 MANDIR     ?= $(PREFIX)/share/man
 DATADIR    ?= $(PREFIX)/share/kernelstats
-# Where kernelstats-textfile.service writes kernelstats.prom: a directory
-# of kernelstats' own (it becomes user kstats'), for node_exporter's
-# --collector.textfile.directory.  Never node_exporter's own directory
-# (doc/fleet-export.md).
-TEXTFILE_DIR ?= /var/lib/kernelstats-textfile
+# Where kernelstats-textfile.service writes kernelstats.prom: node_exporter's
+# own textfile directory, Debian's default (doc/fleet-export.md).  kstats
+# writes only into a directory of root's; nothing here creates it.
+TEXTFILE_DIR ?= /var/lib/prometheus/node-exporter
 
 # dist/ files name the install paths @SBINDIR@, @BINDIR@, @BPFDIR@ and
 # @TEXTFILE_DIR@.
@@ -27,7 +26,9 @@ UNITS := $(wildcard dist/systemd/*.service dist/systemd/*.timer)
 TMPFILES := $(wildcard dist/tmpfiles.d/*.conf)
 
 .PHONY: install
-install: all
+install: all rules
+	install -d $(DESTDIR)$(DATADIR)/prometheus
+	install -m 0644 $(RULES) $(DESTDIR)$(DATADIR)/prometheus/kernelstats.rules.yml
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(BPFDIR) \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(INITRCDIR) $(DESTDIR)$(TMPFILESDIR) \
 		$(DESTDIR)$(SYSCONFDIR)/kernelstats $(DESTDIR)$(SYSCONFDIR)/cron.daily \
@@ -60,5 +61,5 @@ install: all
 			echo "created user kstats"; }; \
 		! command -v systemd-tmpfiles >/dev/null || \
 			systemd-tmpfiles --create $(addprefix $(TMPFILESDIR)/,$(notdir $(TMPFILES))) || \
-			echo "warning: systemd-tmpfiles failed: $(TEXTFILE_DIR) or /sys/fs/bpf is not ready for user kstats; see doc/fleet-export.md, doc/privileges.md"; \
+			echo "warning: systemd-tmpfiles failed: /sys/fs/bpf is not ready for group kstats; see doc/privileges.md"; \
 	fi

@@ -8,8 +8,10 @@
 # paths (make run's pins, an installed package, group kstats) neither stop
 # the test nor get touched by it, and an interrupted run leaves nothing.
 #
-# Checked: the installed tools with no flags, the textfile export and the
-# cron job as user kstats, an upgrade that keeps the pinned counts, one
+# Checked: the installed tools with no flags, the textfile export (as its
+# unit runs it: root with CAP_BPF only) into node_exporter's own directory
+# beside another collector's file, its refusal of a directory or symlink
+# that user prometheus swapped in, the cron job as user kstats, an upgrade that keeps the pinned counts, one
 # whose changed map layout waits for the next boot and is pulled meanwhile, removal
 # that pulls before it unloads, purge that leaves nothing (no ACL or file in
 # node_exporter's directory either), purge beside admins in group kstats,
@@ -50,10 +52,45 @@ fresh() {
 }
 
 # node_exporter's directory as Debian's prometheus-node-exporter leaves it:
-# root's, inside /var/lib/prometheus owned by user prometheus.
+# root's, inside /var/lib/prometheus owned by user prometheus, with another
+# collector's file (prometheus-node-exporter-collectors' apt.prom).
 node_exporter_layout() {	# owner of /var/lib/prometheus
+	# made in the overlay's upper layer: a merged directory cannot be renamed
+	rm -rf "$NE_DIR"
 	install -d -o root -g root -m 0755 "$NE_DIR"
 	chown "$1" /var/lib/prometheus
+	echo 'apt_upgrades_pending{arch="",origin=""} 0' >"$NE_DIR/apt.prom"
+}
+
+other_collector_kept() {
+	[ "$(cat "$NE_DIR/apt.prom")" = 'apt_upgrades_pending{arch="",origin=""} 0' ]
+}
+
+as_prometheus() { setpriv --reuid=prometheus --regid=prometheus --clear-groups "$@"; }
+
+# User prometheus swaps node_exporter's directory (it owns the one above)
+# for a symlink to a directory of its own, or for a directory of its own:
+# the export refuses with one line, and writes nothing anywhere.
+swap_refused() {	# symlink|directory, log
+	local how=$1 log=$2 theirs=/var/lib/prometheus/theirs rc=0
+
+	as_prometheus mv "$NE_DIR" /var/lib/prometheus/node-exporter.real || return 1
+	as_prometheus mkdir "$theirs" || return 1
+	if [ "$how" = symlink ]; then
+		as_prometheus ln -s "$theirs" "$NE_DIR" || return 1
+	else
+		as_prometheus mkdir "$NE_DIR" || return 1
+	fi
+	textfile_export >"$log" 2>&1 || rc=$?
+	[ "$rc" -ne 0 ] && [ "$(grep -c 'cannot write' "$log")" -eq 1 ] &&
+		grep -q "$NE_DIR is .*; make it root's" "$log" &&
+		[ -z "$(ls -A "$theirs")" ] && ! [ -e "$NE_DIR/kernelstats.prom" ] &&
+		[ "$(find /var/lib/prometheus -name '*kernelstats.prom*')" = \
+		  /var/lib/prometheus/node-exporter.real/kernelstats.prom ]
+	rc=$?
+	rm -rf "$NE_DIR" "$theirs"
+	mv /var/lib/prometheus/node-exporter.real "$NE_DIR"
+	return $rc
 }
 
 acl_mark() { ls -ld "$1" | cut -d' ' -f1; }	# a trailing + is an ACL
@@ -90,13 +127,15 @@ as_kstats() {	# the pull units' privileges: user kstats, CAP_BPF only
 		--inh-caps=+bpf --ambient-caps=+bpf --bounding-set=-all,+bpf "$@"
 }
 
-# The textfile unit's own command, as its user.
+# The textfile unit's own command, as it runs it: root with CAP_BPF only
+# (no CAP_DAC_OVERRIDE), group kstats.
 textfile_export() {
 	local cmd
 
 	cmd=$(sed -n 's/^ExecStart=//p' /lib/systemd/system/kernelstats-textfile.service)
 	# shellcheck disable=SC2086	# the unit's words
-	as_kstats $cmd
+	setpriv --reuid=0 --regid=0 --groups="$(getent group kstats | cut -d: -f3)" \
+		--reset-env --inh-caps=-all --bounding-set=-all,+bpf $cmd
 }
 
 textfile_written() {
@@ -120,6 +159,9 @@ scenario_lifecycle() {
 	fresh
 	node_exporter_layout prometheus:prometheus 2>/dev/null || node_exporter_layout nobody
 	ne_before=$(acl_mark "$NE_DIR")
+	# what an earlier version's export left in a directory of its own
+	install -d -o nobody -m 0755 /var/lib/kernelstats-textfile
+	echo stale >/var/lib/kernelstats-textfile/kernelstats.prom
 	if ! install_pkg "$v1" "$log/install.log"; then
 		say FAIL "dpkg_install: $(tr '\n' ' ' <"$log/install.log")"
 		return
@@ -129,15 +171,26 @@ scenario_lifecycle() {
 	check accounts_created bash -c 'getent group kstats >/dev/null && getent passwd kstats >/dev/null'
 	check state_dir_modes test "$(stat -c '%U:%G %a' "$STATE")" = "kstats:kstats 750"
 	out=$(textfile_out)
-	check textfile_dir_own test "$(stat -c '%U:%G %a' "${out%/*}" 2>&1)" = "kstats:kstats 755"
-	check textfile_not_in_node_exporter_dir test "${out%/*}" != "$NE_DIR"
+	check textfile_in_node_exporter_dir test "${out%/*}" = "$NE_DIR"
+	check rules_shipped bash -c "! command -v promtool >/dev/null ||
+		promtool check rules /usr/share/kernelstats/prometheus/kernelstats.rules.yml >/dev/null"
+	check old_textfile_dir_removed test ! -e /var/lib/kernelstats-textfile
 	check bpffs_passable test "$(stat -c %a /sys/fs/bpf)" = 711
 
 	out=$(kstats-loader 2>&1)
 	check loader_no_flags grep -q '^compaction  *LOADED' <<<"$out"
 	fire_compaction
 	check dump_no_flags bash -c "kstats dump CompactionDuration | grep -q 'count [1-9]'"
-	check textfile_export_as_kstats textfile_written
+	check textfile_export_in_node_exporter_dir textfile_written
+	check textfile_export_root_0644 test "$(stat -c '%U %a' "$NE_DIR/kernelstats.prom")" = "root 644"
+	check other_collector_file_kept other_collector_kept
+	if getent passwd prometheus >/dev/null; then
+		check swap_symlink_by_prometheus_refused swap_refused symlink "$log/swap-link.log"
+		check swap_directory_by_prometheus_refused swap_refused directory "$log/swap-dir.log"
+		check export_after_swaps_restored textfile_written
+	else
+		say SKIP "swap_by_prometheus: no user prometheus (prometheus-node-exporter is not installed)"
+	fi
 	check cron_pull_without_systemd bash -c "/etc/cron.daily/kernelstats >/dev/null && ls $STATE/atoms/atoms-*.pb >/dev/null 2>&1"
 	c1=$(compaction_count)
 	id1=$(compaction_map_id)
@@ -169,6 +222,8 @@ scenario_lifecycle() {
 	cp /usr/bin/kstats "$log/kstats"
 	check dpkg_remove bash -c "dpkg -r kernelstats >'$log/remove.log' 2>&1"
 	check remove_unpins bash -c "[ ! -d $PIN ] || [ -z \"\$(ls -A $PIN)\" ]"
+	check remove_removes_export bash -c "! [ -e $NE_DIR/kernelstats.prom ]"
+	check remove_keeps_other_collector other_collector_kept
 	out=$(atoms_count "$log/kstats")
 	check remove_pulls_before_unload test "$out" -ge "${c2:-1}" -a "${c2:-0}" -gt 0
 
@@ -193,9 +248,27 @@ scenario_no_acl_left() {
 	ne_before=$(acl_mark "$NE_DIR")
 	install_pkg "$v1" "$log/install-b.log" || { say FAIL "no_acl: dpkg -i failed"; return; }
 	check no_acl_export_written textfile_written
+	check purge_export_present test -f "$NE_DIR/kernelstats.prom"
 	dpkg -P kernelstats >"$log/purge-b.log" 2>&1
 	check purge_leaves_no_acl test "$(acl_mark "$NE_DIR")" = "$ne_before"
 	check purge_leaves_no_prom_file test ! -e "$NE_DIR/kernelstats.prom"
+}
+
+# Without node_exporter (no /var/lib/prometheus/node-exporter) nothing
+# fails: the install says nothing, the unit's ExecCondition= skips the
+# export, and no directory is made for it.
+scenario_without_node_exporter() {
+	local v1=$1 log=$2 cond
+
+	fresh
+	rm -rf "$NE_DIR"
+	install_pkg "$v1" "$log/install-nonode.log" || { say FAIL "no_node_exporter: dpkg -i failed"; return; }
+	check no_node_exporter_install_quiet bash -c "! grep -q '^kernelstats:' '$log/install-nonode.log'"
+	cond=$(sed -n 's/^ExecCondition=//p' /lib/systemd/system/kernelstats-textfile.service)
+	# shellcheck disable=SC2086	# the unit's words
+	check no_node_exporter_export_skipped bash -c "! $cond && ! [ -e $NE_DIR ]"
+	dpkg -P kernelstats >"$log/purge-nonode.log" 2>&1
+	check no_node_exporter_purge test ! -e "$NE_DIR"
 }
 
 # An admin in group kstats, as its primary group or as a member: purge
@@ -257,6 +330,7 @@ inner() {	# tmp dir with the .debs
 	rm -f /var/lib/man-db/auto-update	# no man-db trigger run per dpkg -i
 	scenario_lifecycle "$v1" "$v2" "$tmp/log" "$tmp/layout.deb"
 	scenario_no_acl_left "$v1" "$tmp/log"
+	scenario_without_node_exporter "$v1" "$tmp/log"
 	scenario_group_in_use "$v1" "$tmp/log" primary
 	scenario_group_in_use "$v1" "$tmp/log" member
 	scenario_refusals "$v1" "$tmp/log"

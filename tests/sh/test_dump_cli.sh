@@ -39,8 +39,9 @@ done
 	echo "FAIL: kstats --help lacks status or exit 5"
 
 check "dump: unknown option" 2 "Usage: kstats dump" -- dump --bogus
-check "dump: --json with --openmetrics" 2 "--json, --prometheus and --openmetrics exclude each other" -- dump --json --openmetrics
-check "dump: --prometheus with --openmetrics" 2 "--json, --prometheus and --openmetrics exclude each other" -- dump --prometheus --openmetrics
+check "dump: --json with --openmetrics" 2 "--json, --prometheus, --openmetrics and --rules exclude each other" -- dump --json --openmetrics
+check "dump: --prometheus with --openmetrics" 2 "--json, --prometheus, --openmetrics and --rules exclude each other" -- dump --prometheus --openmetrics
+check "dump: --rules with --interval" 2 "--rules reads no map: drop --interval" -- dump --rules --interval 1
 check "dump: --count without --interval" 2 "--count needs --interval" -- dump --count 2
 check "dump: --interval 0" 2 "--interval takes seconds in (0, 86400], not '0'" -- dump --interval 0
 check "dump: --interval abc" 2 "not 'abc'" -- dump --interval abc

@@ -19,15 +19,20 @@ OBJ=$tmp/obj RUN=$tmp/run OUT=$tmp/out
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 export ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0
 mkdir -p "$OBJ" && cp "$B/bpf/compaction.bpf" "$B/tests/bpf/exportLabels.bpf" "$OBJ/"
-mkdir -m 0770 "$OUT" && chown "$U:kstats" "$OUT"
+mkdir -m 0755 "$OUT" && chown "$U:kstats" "$OUT"
 
 load() { "$B/kstats-loader" --obj-dir "$OBJ" --pin-dir "$PIN" --run-dir "$RUN" "$@" >/dev/null 2>&1; }
 export_as() {	# user args...: exit code in rc, stderr in $tmp/err
 	local user=$1
 	shift
-	if [ "$user" = root ]; then
+	if [ "$user" = root ]; then	# into a directory of root's: --output writes no other
+		mkdir -p "$tmp/rout"
 		"$B/kstats" dump --prometheus --obj-dir "$OBJ" --pin-dir "$PIN" \
-			--status-file "$RUN/loader-status.json" --output "$OUT/k.prom" "$@" 2>"$tmp/err"
+			--status-file "$RUN/loader-status.json" --output "$tmp/rout/k.prom" "$@" 2>"$tmp/err"
+		rc=$?
+		rm -f "$OUT/k.prom"
+		[ ! -e "$tmp/rout/k.prom" ] || mv "$tmp/rout/k.prom" "$OUT/k.prom"
+		return
 	else
 		setpriv --reuid "$U" --regid kstats --clear-groups --inh-caps +bpf \
 			--ambient-caps +bpf -- "$B/kstats" dump --prometheus --obj-dir "$OBJ" \

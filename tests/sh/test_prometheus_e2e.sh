@@ -7,6 +7,14 @@
 # and increase() against kstats' counts, no _sum series (no
 # false mean), node_textfile_scrape_error 0.  Both servers are killed by pid
 # at the end, pass or fail.  Waits poll the API with a bounded timeout.
+# Then the fleet: a second Prometheus loads the shipped rules (kstats dump
+# --rules of the built objects, what make rules writes) and scrapes two
+# node_exporters, this host's real export and a second host's file the test
+# writes.  After one more compaction here and a step in the second host's
+# counts, the recorded fleet quantiles equal those computed from the two
+# hosts' count deltas (each weighted by its own rate() scale, read per
+# host); after kstats-loader --unload here, KstatsMetricNotLoaded goes
+# pending for this host only.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${KSTATS_BUILD:-build}
@@ -128,9 +136,12 @@ prom_file=$TMP/textfile/kernelstats.prom
 export_prom "$prom_file" || fail "kstats dump --prometheus failed or never read the same counts twice"
 c1=$(kcount)
 
-start NODE node_exporter /metrics prometheus-node-exporter --web.listen-address=127.0.0.1:@PORT@ \
-	--collector.disable-defaults --collector.textfile \
-	--collector.textfile.directory="$TMP/textfile" || fail "prometheus-node-exporter did not start"
+# node_exporter VAR NAME DIR: Debian's, the textfile collector only, reading DIR.
+node_exporter() {
+	start "$1" "$2" /metrics prometheus-node-exporter --web.listen-address=127.0.0.1:@PORT@ \
+		--collector.disable-defaults --collector.textfile --collector.textfile.directory="$3"
+}
+node_exporter NODE node_exporter "$TMP/textfile" || fail "prometheus-node-exporter did not start"
 cat >"$TMP/prometheus.yml" <<CONF
 global:
   scrape_interval: 1s
@@ -200,3 +211,114 @@ pass "no _sum series: the mean query returns nothing, never a false 0"
 got=$(value node_textfile_scrape_error "$at")
 [ "$got" = 0 ] || fail "node_textfile_scrape_error is $got"
 pass "node_textfile_scrape_error 0"
+
+# ---- the fleet: shipped rules, two node_exporters ----
+mkdir -p "$TMP/rules" "$TMP/host2" "$TMP/data2"
+cp "$BUILD"/bpf/*.bpf "$TMP/rules/"
+"$KSTATS" dump --rules --obj-dir "$TMP/rules" --output "$TMP/kernelstats.rules.yml" ||
+	fail "kstats dump --rules failed"
+rm -rf "$TMP/rules"
+
+# host2 FILE ADD...: the real export's format with the second host's counts:
+# ADD is le=events, added cumulatively from that bucket up.
+host2() {
+	local out=$1
+	shift
+	awk -v m="${M}" -v adds="$*" '
+		BEGIN { n = split(adds, a, " "); for (i = 1; i <= n; i++) { split(a[i], kv, "="); add[kv[1]] = kv[2] } }
+		index($0, m "_bucket{") == 1 { le = $0; sub(/.*le="/, "", le); sub(/".*/, "", le)
+			if (le in add) cum += add[le]; print m "_bucket{le=\"" le "\"} " cum + 0; next }
+		index($0, m "_count ") == 1 { print m "_count " cum + 0; next }
+		{ print }' "$prom_file" >"$out.tmp" && mv "$out.tmp" "$out"
+}
+host2 "$TMP/host2/kernelstats.prom" 0.000016=5 0.000512=3
+cp "$prom_file" "$TMP/host1.before"
+cp "$TMP/host2/kernelstats.prom" "$TMP/host2.before"
+
+node_exporter NODE2 node_exporter2 "$TMP/host2" || fail "the second node_exporter did not start"
+cat >"$TMP/fleet.yml" <<CONF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+rule_files:
+  - $TMP/kernelstats.rules.yml
+scrape_configs:
+  - job_name: node
+    static_configs:
+      - targets: ['127.0.0.1:$NODE', '127.0.0.1:$NODE2']
+CONF
+start PROM prometheus2 /-/ready prometheus --config.file="$TMP/fleet.yml" \
+	--storage.tsdb.path="$TMP/data2" --web.listen-address=127.0.0.1:@PORT@ ||
+	fail "prometheus with the shipped rules did not start"
+rules_loaded() { [ "$(curl -sf "http://127.0.0.1:$PROM/api/v1/rules" | jq '[.data.groups[].rules[]] | length')" -gt 0 ]; }
+until_ok "$TIMEOUT" rules_loaded || fail "Prometheus loaded no rule of $TMP/kernelstats.rules.yml"
+two_hosts() { [ "$(query "${M}_count" | jq length)" = 2 ]; }
+until_ok "$TIMEOUT" two_hosts || fail "Prometheus never scraped ${M}_count from both node_exporters"
+sleep 3
+pass "Prometheus 2.42 loaded the shipped rules ($(curl -sf "http://127.0.0.1:$PROM/api/v1/rules" | jq '[.data.groups[].rules[]] | length')) and scrapes two node_exporters"
+
+# The step: one more compaction here, 4 + 2 more events on the second host.
+c_before=$(kcount)
+compact
+until_ok 30 count_above "$c_before" || fail "no new compaction counted in 30s"
+export_prom "$prom_file" || fail "export after the step failed"
+host2 "$TMP/host2/kernelstats.prom" 0.000016=5 0.000512=3 0.000064=4 0.004096=2
+cp "$prom_file" "$TMP/host1.after"
+cp "$TMP/host2/kernelstats.prom" "$TMP/host2.after"
+stepped() {
+	[ "$(value "${M}_count{instance=\"127.0.0.1:$NODE\"}")" = "$(kcount)" ] &&
+	[ "$(value "${M}_count{instance=\"127.0.0.1:$NODE2\"}")" = 14 ]
+}
+until_ok "$TIMEOUT" stepped || fail "Prometheus never saw both hosts' new counts"
+sleep 3
+
+# The last evaluation of the fleet quantiles, and each host's rate() scale
+# at that instant: rate(_count) / its count delta.
+REC=fleet:${M}:quantile_rate5m
+t=$(query "${REC}[5s]" | jq -r '[.[].values[-1][0]] | max')
+[[ $t =~ ^[0-9.]+$ ]] || fail "no recorded $REC"
+scale() {	# scale PORT BEFORE AFTER
+	local r d
+	r=$(value "rate(${M}_count{instance=\"127.0.0.1:$1\"}[5m])" "$t")
+	d=$(( $(sed -n "s/^${M}_count \([0-9]*\)$/\1/p" "$3") - $(sed -n "s/^${M}_count \([0-9]*\)$/\1/p" "$2") ))
+	awk -v r="$r" -v d="$d" 'BEGIN { if (d > 0) printf "%.17g", r / d; else exit 1 }'
+}
+f1=$(scale "$NODE" "$TMP/host1.before" "$TMP/host1.after") || fail "no new event on this host in the window"
+f2=$(scale "$NODE2" "$TMP/host2.before" "$TMP/host2.after") || fail "no new event on host 2 in the window"
+# expected Q: histogram_quantile's interpolation over the two hosts' bucket
+# deltas (cumulative, le as exported), host i's weighted by f_i.
+expected() {
+	awk -v q="$1" -v f1="$f1" -v f2="$f2" -v m="${M}_bucket{le=\"" '
+		function le_of(line) { sub(/.*le="/, "", line); sub(/".*/, "", line); return line }
+		index($0, m) == 1 { le = le_of($0); v = $2 + 0
+			if (!(le in w)) { les[++n] = le; w[le] = 0 }
+			w[le] += (FILENAME ~ /host1/ ? f1 : f2) * (FILENAME ~ /after/ ? v : -v) }
+		END {
+			rank = q * w["+Inf"]
+			for (b = 1; b <= n && w[les[b]] < rank; b++) ;
+			if (les[b] == "+Inf") { printf "%.17g", les[b - 1]; exit }
+			lo = b > 1 ? les[b - 1] : 0; below = b > 1 ? w[les[b - 1]] : 0
+			printf "%.17g", lo + (les[b] - lo) * ((rank - below) / (w[les[b]] - below))
+		}' "$TMP/host1.after" "$TMP/host1.before" "$TMP/host2.after" "$TMP/host2.before"
+}
+for qq in 0.5 0.9 0.99; do
+	got=$(value "${REC}{quantile=\"$qq\"}" "$t")
+	want=$(expected "$qq")
+	within "$got" "$want" 1e-9 ||
+		fail "recorded fleet quantile $qq = $got s, from both hosts' counts $want s"
+	pass "recorded fleet quantile $qq = $got s = $want s from both hosts' counts (no instance label: $(query "${REC}{quantile=\"$qq\"}" "$t" | jq -c '.[0].metric'))"
+done
+
+# This host's metric stops loading: the alert is pending for it alone.
+"$BUILD/kstats-loader" --unload --obj-dir "$TMP/obj" --pin-dir "$PIN" --run-dir "$TMP/run" \
+	>>"$TMP/loader.log" 2>&1 || fail "kstats-loader --unload failed"
+kstats dump --prometheus --output "$prom_file" CompactionDuration 2>/dev/null
+[ $? = 3 ] || fail "the export after --unload did not exit 3"
+pending() { [ "$(query 'ALERTS{alertname="KstatsMetricNotLoaded",alertstate="pending"}' | jq length)" -gt 0 ]; }
+until_ok "$TIMEOUT" pending || fail "KstatsMetricNotLoaded never went pending after --unload"
+sleep 2
+got=$(query 'ALERTS{alertname="KstatsMetricNotLoaded"}' | jq -c '[.[].metric | [.instance, .alertstate, .metric]]')
+[ "$got" = "[[\"127.0.0.1:$NODE\",\"pending\",\"CompactionDuration\"]]" ] ||
+	fail "KstatsMetricNotLoaded: $got; want pending for 127.0.0.1:$NODE only"
+pass "KstatsMetricNotLoaded pending for the host that unloaded (127.0.0.1:$NODE) only, not 127.0.0.1:$NODE2"

@@ -39,13 +39,16 @@ verify_units() {
 		echo "FAIL: $T: timer or shutdown unit lost a required setting"
 	fi
 	if grep -qx 'OnUnitActiveSec=60s' dist/systemd/kernelstats-textfile.timer &&
-	   grep -qx 'User=kstats' dist/systemd/kernelstats-textfile.service &&
+	   ! grep -q '^User=' dist/systemd/kernelstats-textfile.service &&
+	   grep -qx 'SupplementaryGroups=kstats' dist/systemd/kernelstats-textfile.service &&
 	   grep -qx 'ReadWritePaths=-@TEXTFILE_DIR@' dist/systemd/kernelstats-textfile.service &&
 	   diff <(grep -v -e '^ExecStart=' -e '^#' -e '^ReadWritePaths=' -e '^StateDirectory' \
-			-e '^UMask=' dist/systemd/kernelstats-pull.service | sed -n '/^\[Service\]/,$p') \
-		<(grep -v -e '^ExecStart=' -e '^#' -e '^ReadWritePaths=' -e '^UMask=' \
+			-e '^UMask=' -e '^User=' -e '^Group=' -e '^AmbientCapabilities=' \
+			dist/systemd/kernelstats-pull.service | sed -n '/^\[Service\]/,$p') \
+		<(grep -v -e '^Exec\(Start\|Condition\)=' -e '^#' -e '^ReadWritePaths=' -e '^UMask=' \
+			-e '^SupplementaryGroups=' \
 			dist/systemd/kernelstats-textfile.service | sed -n '/^\[Service\]/,$p') >/dev/null; then
-		echo "PASS: $T: textfile every 60 s as kstats, hardened like the pull"
+		echo "PASS: $T: textfile every 60 s as root with CAP_BPF only, hardened like the pull"
 	else
 		echo "FAIL: $T: textfile timer or service lost a required setting or the pull's hardening"
 	fi
@@ -83,37 +86,30 @@ unprivileged_pull() {
 	fi
 }
 
-# The textfile unit's command as its user would run it, into the directory
-# the shipped tmpfiles.d line creates for user kstats (for the test, uid
-# 65534).
-unprivileged_textfile() {
+# The textfile unit's command as it runs it: root with CAP_BPF only (no
+# CAP_DAC_OVERRIDE), group kstats, into a directory of root's.
+privileged_textfile() {
 	local gid tf=$TMP/textfile out
-	[ "$(id -u)" -eq 0 ] || { echo "SKIP: $T: unprivileged textfile: needs root to set up"; return; }
+	[ "$(id -u)" -eq 0 ] || { echo "SKIP: $T: textfile: needs root to set up"; return; }
 	command -v setpriv >/dev/null || { echo "SKIP: $T: setpriv is not installed"; return; }
-	command -v systemd-tmpfiles >/dev/null || { echo "SKIP: $T: systemd-tmpfiles is not installed"; return; }
 	gid=$(getent group kstats | cut -d: -f3)
 	[ -n "$gid" ] || { echo "SKIP: $T: no group kstats (make install creates it)"; return; }
-	[ -e "$PIN" ] || { echo "SKIP: $T: unprivileged textfile: the loader did not run"; return; }
-	sed -e "s|@TEXTFILE_DIR@|$tf|" -e "s| kstats kstats | 65534 $gid |" \
-		dist/tmpfiles.d/kernelstats-textfile.conf >"$TMP/tmpfiles.conf"
-	if ! out=$(systemd-tmpfiles --create "$TMP/tmpfiles.conf" 2>&1); then
-		echo "FAIL: $T: unprivileged textfile: systemd-tmpfiles: $out"
-		return
-	fi
-	if out=$(setpriv --reuid=65534 --regid="$gid" --clear-groups --reset-env \
-			--inh-caps=+bpf --ambient-caps=+bpf --bounding-set=-all,+bpf \
+	[ -e "$PIN" ] || { echo "SKIP: $T: textfile: the loader did not run"; return; }
+	install -d -m 0755 "$tf"
+	if out=$(setpriv --reuid=0 --regid=0 --groups="$gid" --reset-env \
+			--inh-caps=-all --bounding-set=-all,+bpf \
 			"$KSTATS" dump --prometheus --obj-dir "$BUILD/bpf" --pin-dir "$PIN" \
 			--output "$tf/kernelstats.prom" 2>&1) &&
-	   [ "$(stat -c %u:%a "$tf")" = 65534:755 ] &&
 	   grep -q '^kstats_compaction_duration_seconds_count ' "$tf/kernelstats.prom" &&
+	   [ "$(stat -c %a "$tf/kernelstats.prom")" = 644 ] &&
 	   [ "$(ls -A "$tf")" = kernelstats.prom ]; then
-		echo "PASS: $T: textfile export as uid 65534, group kstats, CAP_BPF only, into the tmpfiles directory"
+		echo "PASS: $T: textfile export as root with CAP_BPF only, group kstats, into a directory of root's"
 	else
-		echo "FAIL: $T: unprivileged textfile: $out $(ls -la "$tf" | head -3)"
+		echo "FAIL: $T: textfile: $out $(ls -la "$tf" | head -3)"
 	fi
 }
 
 verify_units
 check_cron
 unprivileged_pull
-unprivileged_textfile
+privileged_textfile

@@ -12,7 +12,7 @@ trap 'exit 143' TERM
 unit=$PREFIX/lib/systemd/system/kernelstats-loader.service
 rc=$PREFIX/etc/init/kernelstats.rc
 textfile=$PREFIX/lib/systemd/system/kernelstats-textfile.service
-tmpfiles=$PREFIX/lib/tmpfiles.d/kernelstats-textfile.conf
+rules=$PREFIX/share/kernelstats/prometheus/kernelstats.rules.yml
 fail=0
 
 check() {	# name, then a command that must succeed
@@ -32,7 +32,7 @@ for f in $PREFIX/sbin/kstats-loader $PREFIX/bin/kstats \
 	 $PREFIX/lib/kernelstats/bpf/compaction.bpf $unit $rc /etc/kernelstats/loader.conf \
 	 $PREFIX/lib/systemd/system/kernelstats-pull.service /etc/cron.daily/kernelstats \
 	 $PREFIX/lib/systemd/system/kernelstats-textfile.service \
-	 $PREFIX/lib/systemd/system/kernelstats-textfile.timer $tmpfiles \
+	 $PREFIX/lib/systemd/system/kernelstats-textfile.timer $rules \
 	 $PREFIX/lib/tmpfiles.d/kernelstats.conf; do
 	[ -e "$tmp$f" ] || { echo "FAIL: install_layout: $f missing"; fail=1; }
 done
@@ -42,11 +42,15 @@ check unit_exec_path grep -qx "ExecStart=$PREFIX/sbin/kstats-loader --boot --obj
 check unit_oneshot grep -qx "Type=oneshot" "$tmp$unit"
 check unit_remain_after_exit grep -qx "RemainAfterExit=yes" "$tmp$unit"
 check unit_after_bpffs grep -q "^RequiresMountsFor=/sys/fs/bpf " "$tmp$unit"
-check no_placeholders_left bash -c "! grep -q '@[A-Z_]*@' '$tmp$unit' '$tmp$rc' '$tmp$textfile' '$tmp$tmpfiles'"
-check textfile_default_dir grep -qx "ExecStart=$PREFIX/bin/kstats dump --prometheus --obj-dir $PREFIX/lib/kernelstats/bpf --output /var/lib/kernelstats-textfile/kernelstats.prom" "$tmp$textfile"
-# A directory of its own for user kstats: no ACL in node_exporter's.
-check textfile_own_dir bash -c "grep -qx 'd /var/lib/kernelstats-textfile 0755 kstats kstats -' '$tmp$tmpfiles' &&
-	! grep -v '^#' '$tmp$tmpfiles' | grep -q -e '^a' -e prometheus"
+check no_placeholders_left bash -c "! grep -q '@[A-Z_]*@' '$tmp$unit' '$tmp$rc' '$tmp$textfile'"
+check textfile_default_dir grep -qx "ExecStart=$PREFIX/bin/kstats dump --prometheus --obj-dir $PREFIX/lib/kernelstats/bpf --output /var/lib/prometheus/node-exporter/kernelstats.prom" "$tmp$textfile"
+# Root (node_exporter's directory is root's) with CAP_BPF only, skipped
+# without node_exporter; nothing made or given in node_exporter's directory.
+check textfile_root_cap_bpf_only bash -c "! grep -q '^User=' '$tmp$textfile' &&
+	grep -qx CapabilityBoundingSet=CAP_BPF '$tmp$textfile' &&
+	grep -qx 'ExecCondition=/usr/bin/test -d /var/lib/prometheus/node-exporter' '$tmp$textfile' &&
+	! grep -rq -e prometheus -e kernelstats-textfile '$tmp$PREFIX/lib/tmpfiles.d'"
+check rules_promtool_clean bash -c "! command -v promtool >/dev/null || promtool check rules '$tmp$rules' >/dev/null"
 check pull_paths_follow_prefix bash -c "! grep -rq /usr/local '$tmp$PREFIX/lib/systemd/system' '$tmp/etc/cron.daily'"
 check rc_service grep -q "^service kstats_loader $PREFIX/sbin/kstats-loader --boot --obj-dir $PREFIX/lib/kernelstats/bpf" "$tmp$rc"
 check rc_oneshot grep -qx "    oneshot" "$tmp$rc"
@@ -58,7 +62,7 @@ check config_kept grep -qx "disable = all" "$tmp/etc/kernelstats/loader.conf"
 make -s --no-print-directory install BUILD="$BUILD" PREFIX=$PREFIX DESTDIR="$tmp" \
 	TEXTFILE_DIR=/srv/textfile >/dev/null 2>&1
 check textfile_dir_configurable bash -c "grep -q -- '--output /srv/textfile/kernelstats.prom\$' '$tmp$textfile' &&
-	grep -qx 'ReadWritePaths=-/srv/textfile' '$tmp$textfile' && grep -q '^d /srv/textfile ' '$tmp$tmpfiles'"
+	grep -qx 'ReadWritePaths=-/srv/textfile' '$tmp$textfile'"
 # Under systemd 252, ProtectKernelTunables=yes mounts /sys read-only over
 # what ReadWritePaths= or TemporaryFileSystem= under /sys ask for (issue 25:
 # the loader could not pin, the readers met bpffs' 0700).

@@ -143,12 +143,14 @@ pull_service() {
 	[ "$(ls "$ATOMS" | wc -l)" -gt "$before" ]
 }
 
-# node_exporter reads the directory the package's unit writes, as an
-# operator sets it up (doc/fleet-export.md).
+# node_exporter, with Debian's default configuration, reads the file the
+# package's unit writes beside another collector's (doc/fleet-export.md).
 textfile_scraped() {
 	local TEXTFILE
 	TEXTFILE=$(grep -o -- '--output [^ ]*' /lib/systemd/system/kernelstats-textfile.service | cut -d' ' -f2)
-	echo "ARGS=\"--collector.textfile.directory=${TEXTFILE%/*}\"" >/etc/default/prometheus-node-exporter
+	[ "${TEXTFILE%/*}" = /var/lib/prometheus/node-exporter ] || { echo "writes $TEXTFILE"; return 1; }
+	grep -q '^ARGS=""' /etc/default/prometheus-node-exporter || { echo "node_exporter configured"; return 1; }
+	echo 'kstats_guest_other_collector 1' >/var/lib/prometheus/node-exporter/other.prom
 	SECONDS=0
 	systemctl restart prometheus-node-exporter.service || return 1
 	echo -n "node_exporter restarted after ${SECONDS}s, " >"$out.tf"
@@ -160,7 +162,8 @@ textfile_scraped() {
 		{ echo "node_exporter does not answer"; return 1; }
 	echo "scraped after ${SECONDS}s" >>"$out.tf"
 	grep -E '^kstats_.*compaction.*_bucket\{' "$out.metrics" | head -2
-	grep -qE '^kstats_.*compaction.*_bucket\{.*le="\+Inf"' "$out.metrics" ||
+	grep -qE '^kstats_.*compaction.*_bucket\{.*le="\+Inf"' "$out.metrics" &&
+		grep -q '^kstats_guest_other_collector 1$' "$out.metrics" ||
 		{ grep -i textfile "$out.metrics" | head -5; return 1; }
 }
 
@@ -255,7 +258,7 @@ install)
 	check "install: kernelstats-pull.timer enabled and active" systemctl is-active kernelstats-pull.timer
 	check "install: kernelstats-pull.service writes atoms" pull_service
 	compact
-	check "install: kernelstats-textfile.service writes the file node_exporter serves (buckets scraped on 127.0.0.1:9100)" textfile_scraped
+	check "install: kernelstats-textfile.service writes into /var/lib/prometheus/node-exporter; node_exporter with Debian's defaults serves its buckets beside another collector's metric (127.0.0.1:9100)" textfile_scraped
 	say "INFO: install: $(cat "$out.tf" 2>/dev/null)"
 	check "install: kstats member without capabilities runs kstats dump" member_dump
 	say "INFO: $(head -3 "$out" | tr '\n' ' ')"
@@ -301,7 +304,7 @@ remove)
 	userdel outsider
 	check "purge: dpkg -P" dpkg -P kernelstats
 	left=$(ls -d "$PIN" /var/lib/kernelstats /var/lib/kernelstats.created-by-package \
-		/var/lib/kernelstats-textfile \
+		/var/lib/kernelstats-textfile /var/lib/prometheus/node-exporter/kernelstats.prom \
 		/run/kernelstats /etc/kernelstats /lib/systemd/system/kernelstats* \
 		/etc/systemd/system/*/kernelstats* /var/lib/systemd/deb-systemd-helper-enabled/*kernelstats* \
 		/var/lib/systemd/deb-systemd-helper-enabled/*/kernelstats* 2>/dev/null)

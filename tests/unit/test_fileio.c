@@ -173,6 +173,40 @@ static void test_rename_and_unlink_in(void **state)
 	assert_entries(1);
 }
 
+/*
+ * The export's writer: only into a directory of root's or ours that no one
+ * else may write, reached through no symlink; an absolute path is walked
+ * from "/" (the temp directory is ours, under root's /tmp).
+ */
+static void test_replace_owned(void **state)
+{
+	char path[128], msg[512];
+
+	(void)state;
+	assert_int_equal(mkdir("mine", 0755), 0);
+	assert_int_equal(mkdir("theirs", 0755), 0);
+	assert_int_equal(mkdir("shared", 0775), 0);
+	assert_int_equal(chmod("shared", 0775), 0);
+	assert_int_equal(symlink("mine", "link"), 0);
+	snprintf(path, sizeof(path), "%s/mine/k.prom", root);
+	assert_int_equal(kstats_file_replace_owned(path, "x\n", 2, 0644, msg, sizeof(msg)), 0);
+	assert_content("mine/k.prom", "x\n");
+	assert_int_equal(kstats_file_replace_owned("link/k.prom", "y", 1, 0644, msg,
+						   sizeof(msg)), -EPERM);
+	assert_non_null(strstr(msg, "link is a symlink or not a directory"));
+	assert_int_equal(kstats_file_replace_owned("shared/k.prom", "y", 1, 0644, msg,
+						   sizeof(msg)), -EPERM);
+	assert_non_null(strstr(msg, "shared is another user's or writable by others"));
+	if (!geteuid()) {	/* a directory someone else owns */
+		assert_int_equal(chown("theirs", 65534, 65534), 0);
+		assert_int_equal(kstats_file_replace_owned("theirs/k.prom", "y", 1, 0644, msg,
+							   sizeof(msg)), -EPERM);
+	}
+	assert_content("mine/k.prom", "x\n");
+	assert_int_equal(access("shared/k.prom", F_OK), -1);
+	assert_int_equal(access("theirs/k.prom", F_OK), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -182,6 +216,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_replace_refuses_non_regular, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_directory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rename_and_unlink_in, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_replace_owned, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
