@@ -17,6 +17,7 @@
 #include "atoms.h"
 #include "hist.h"
 #include "kstats.h"
+#include "kstats_fileio.h"
 
 #define MAX_DIRS 64
 #define LABEL_W 64
@@ -388,7 +389,7 @@ int cmd_report(int argc, char **argv)
 	put_page(f, &d, dirs, ndirs);
 	ret = fclose(f) ? -ENOMEM : 0;
 	if (!ret && out)
-		ret = kstats_write_atomic(out, buf, len, msg, sizeof(msg));
+		ret = kstats_file_replace_owned(out, buf, len, 0644, msg, sizeof(msg));
 	else if (!ret && fwrite(buf, 1, len, stdout) != len)
 		ret = -EIO;
 	if (ret)

@@ -365,12 +365,13 @@ static int check_parent_component(const char *given, const char *comp, bool leaf
 }
 
 /* Root's or ours, and writable by no one else: no one else plants or swaps entries. */
+/* Root's or ours; writable by others only when sticky (/tmp): no one can redirect a write there. */
 static bool dir_owned(int dfd)
 {
 	struct stat st;
 
 	return !fstat(dfd, &st) && (!st.st_uid || st.st_uid == geteuid()) &&
-	       !(st.st_mode & (S_IWGRP | S_IWOTH));
+	       (!(st.st_mode & (S_IWGRP | S_IWOTH)) || (st.st_mode & S_ISVTX));
 }
 
 /*
