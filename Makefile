@@ -108,4 +108,5 @@ clean:
 
 # Feature fragments (install, fuzz, bench, kernel lab, ...) add their own targets.
 -include $(sort $(wildcard mk/*.mk))
--include $(shell find $(BUILD) -path '$(BUILD)/kernels' -prune -o -name '*.d' -type f -print 2>/dev/null)
+# Not the kernels nor an image build's root tree (.tmp.*, tests/system/image.sh).
+-include $(shell find $(BUILD) \( -path '$(BUILD)/kernels' -o -name '.tmp.*' \) -prune -o -name '*.d' -type f -print 2>/dev/null)

@@ -9,7 +9,9 @@ DEB_PKGS += selinux-policy-dev selinux-policy-default setools policycoreutils \
 	    semodule-utils
 SELINUX_DIR  ?= $(BUILD)/selinux
 SELINUXSHARE ?= $(PREFIX)/share/selinux/default
-SELINUX_SRCS := $(wildcard sepolicy/refpolicy/kernelstats.*)
+# SELINUX_SRC: test_selinux builds modified copies.
+SELINUX_SRC  ?= sepolicy/refpolicy
+SELINUX_SRCS := $(wildcard $(SELINUX_SRC)/kernelstats.*)
 
 .PHONY: selinux install-selinux
 selinux: $(SELINUX_DIR)/kernelstats.pp
@@ -36,5 +38,5 @@ $(SELINUX_DIR)/kernelstats.pp: $(SELINUX_SRCS) $(SELINUX_DIR)/paths
 
 install-selinux: selinux
 	install -d $(DESTDIR)$(SELINUXSHARE)
-	install -m 0644 $(SELINUX_DIR)/kernelstats.pp sepolicy/refpolicy/kernelstats_bpffs.cil \
+	install -m 0644 $(SELINUX_DIR)/kernelstats.pp $(SELINUX_SRC)/kernelstats_bpffs.cil \
 		$(DESTDIR)$(SELINUXSHARE)/
