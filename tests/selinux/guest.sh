@@ -6,6 +6,11 @@
 # serial console, as tests/system/guest.sh does.
 set -u
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin SYSTEMD_PAGER= SYSTEMD_COLORS=0
+# As an administrator's shell (unconfined_t), not init_t: init_t executing
+# kstats enters kstats_t (the units' domain), whose output here would be
+# refused.  The units' domains are reached through units below.
+[ "$(cut -d: -f3 /proc/self/attr/current)" = init_t ] &&
+	exec runcon -t unconfined_t -- /bin/bash "$0" "$@"
 D=/mnt/systest
 PIN=/sys/fs/bpf/kernelstats
 BPF=/usr/lib/kernelstats/bpf
@@ -16,35 +21,9 @@ out=/run/systest.out
 DOMAINS='kstats_loader_t|kstats_t'
 TYPES='kstats_[a-z_]*_t'
 
-say() { echo "@@ $*"; }
-pass() { say "PASS: $1"; }
-fail() { say "FAIL: $1: $2"; }
-up() { cut -d' ' -f1 /proc/uptime; }
-t_last=$(up)
-stamp() {	# what
-	local now
-	now=$(up)
-	say "T $(awk -v a="$t_last" -v b="$now" 'BEGIN {printf "%.1f", b - a}') $now $1"
-	t_last=$now
-}
-check() {	# name, then a command that must succeed
-	local name=$1
-	shift
-	if "$@" >"$out" 2>&1; then
-		pass "$name"
-	else
-		fail "$name" "$* -> $(tail -6 "$out" | tr '\n' ' ' | cut -c1-700)"
-	fi
-	stamp "${name%%:*}: ${*:1:2}"
-}
 info() { say "INFO: $*"; }
-wait_for() {	# command, seconds
-	local cmd=$1 end=$((SECONDS + $2))
-	while ! eval "$cmd" >/dev/null 2>&1; do
-		[ "$SECONDS" -lt "$end" ] || return 1
-		sleep 0.2
-	done
-}
+# shellcheck source=tests/system/guest_lib.sh
+. "$D/guest_lib.sh"
 
 # Every AVC denial so far, all boots: the audit log, and the kernel's log
 # (the journal keeps it across boots) for those before auditd ran.
@@ -77,9 +56,9 @@ all_typed() {	# type path...
 domain_while_locked() {	# lockfile unit comm
 	local lock=$1 unit=$2 comm=$3
 	: >"$out.ps"
-	flock "$lock" -c "systemctl start --no-block $unit &&
+	flock "$lock" -c "systemctl restart --no-block $unit &&
 		for i in \$(seq 300); do
-			ps -eZ -o label=,pid=,comm=,args= | awk '\$3 == \"$comm\"' | grep . >$out.ps && break
+			ps -e -o label=,pid=,comm=,args= | awk '\$3 == \"$comm\"' | grep . >$out.ps && break
 			sleep 0.1
 		done"
 	cat "$out.ps"
@@ -97,12 +76,20 @@ loader_ok() {
 	! grep -q FAILED "$out.status" && grep -qE '^dmabuf +LOADED' "$out.status"
 }
 
-# The boot's maps, read by the pull in kstats_t: the kernel labels a map
-# with its creator's domain, and kstats_t may read kstats_loader_t's only.
+# journald records the SELinux context of the process that logged (read
+# from /proc/<pid>/attr/current): the loader's lines of this boot that
+# came through the kernel's log (--boot), each in kstats_loader_t.  (Its
+# stdout lines carry the label of the stream socket systemd connected for
+# it before the exec: init_t.)
 boot_loader_domain() {
-	journalctl -b -u kernelstats-loader.service -o verbose --no-pager |
-		grep -E '_SELINUX_CONTEXT|_COMM=' | sort | uniq -c
-	loader_ok
+	journalctl -b _SYSTEMD_UNIT=kernelstats-loader.service -o verbose --no-pager | awk '
+		function flush() { if (t != "stdout" && c != "") print c; t = c = "" }
+		/^[^ ]/ { flush() }
+		/^ *_TRANSPORT=/ { t = substr($1, 12) }
+		/^ *_SELINUX_CONTEXT=/ { c = substr($1, 18) }
+		END { flush() }' | sort | uniq -c >"$out.j"
+	cat "$out.j"
+	[ "$(awk '{print $2}' "$out.j")" = system_u:system_r:kstats_loader_t:s0 ] && loader_ok
 }
 
 pull_in_domain() {
@@ -110,13 +97,14 @@ pull_in_domain() {
 	before=$(ls "$ATOMS" 2>/dev/null | wc -l)
 	# The shutdown pull of the last boot made it, user kstats'.
 	[ -f /var/lib/kernelstats/state/lock ] || { echo "no pull lock file"; return 1; }
+	echo 1 >/proc/sys/vm/compact_memory	# counts to pull
 	mkdir -p /run/systemd/system/kernelstats-pull.timer.d
 	printf '[Timer]\nOnActiveSec=1s\nRandomizedDelaySec=0\nAccuracySec=1us\n' \
 		>/run/systemd/system/kernelstats-pull.timer.d/systest.conf
 	systemctl daemon-reload
 	flock /var/lib/kernelstats/state/lock -c "systemctl restart kernelstats-pull.timer &&
 		for i in \$(seq 600); do
-			ps -eZ -o label=,pid=,comm=,args= | awk '\$3 == \"kstats\"' | grep . >$out.ps && break
+			ps -e -o label=,pid=,comm=,args= | awk '\$3 == \"kstats\"' | grep . >$out.ps && break
 			sleep 0.1
 		done"
 	cat "$out.ps"
@@ -152,8 +140,21 @@ installed_typed() {
 	all_typed kstats_var_lib_t /var/lib/kernelstats
 }
 
+# The prober (kstats-loader executed again, --probe-server) parses each
+# object once the lock is free: seen with ps while the unit still starts.
 loader_in_domain() {
 	domain_while_locked /run/kernelstats/loader.lock kernelstats-loader.service kstats-loader &&
+	ran_in kstats_loader_t || return 1
+	grep -q -- --probe-server "$out.ps" && return 0
+	systemctl restart --no-block kernelstats-loader.service
+	wait_for '[ "$(systemctl show -P ActiveState kernelstats-loader.service)" = activating ]' 30
+	for i in $(seq 600); do
+		ps -e -o label=,pid=,comm=,args= | grep -- '--probe-server' | grep -v grep >"$out.ps" && break
+		[ "$(systemctl show -P ActiveState kernelstats-loader.service)" = activating ] || break
+		sleep 0.1
+	done
+	cat "$out.ps"
+	wait_for '[ "$(systemctl show -P ActiveState kernelstats-loader.service)" != activating ]' 240
 	ran_in kstats_loader_t
 }
 
@@ -168,6 +169,7 @@ extra_object() {
 	systemctl restart kernelstats-loader.service || return 1
 	find "$PIN" -mindepth 1 | sort | comm -13 <(echo "$before") - >"$out.new"
 	cat "$out.new"
+	[ -s "$out.new" ] || kstats status 2>&1 | grep -iA3 extra
 	[ -s "$out.new" ] && all_typed kstats_bpf_t $(cat "$out.new")
 }
 
@@ -176,6 +178,21 @@ no_permissive() {
 	seinfo --permissive /sys/fs/selinux/policy >>"$out.p" 2>&1 || return 1
 	cat "$out.p"
 	! grep -E "$DOMAINS" "$out.p"
+}
+
+# A transient unit (no D-Bus here for systemd-run): systemd starts it,
+# in the domain its SELinuxContext= or its binary's type gives.
+run_unit() {	# name, unit lines..., --, ExecStart
+	local u=/run/systemd/system/systest-$1.service rc
+	shift
+	{ printf '[Service]\nType=oneshot\n'
+	  while [ "$1" != -- ]; do echo "$1"; shift; done
+	  echo "ExecStart=$2"; } >"$u"
+	systemctl daemon-reload
+	systemctl start "${u##*/}"
+	rc=$?
+	echo "unit: ExecMainStatus=$(systemctl show -P ExecMainStatus "${u##*/}")"
+	return $rc
 }
 
 # A denial that appeared while running "$@" (any exit), naming the
@@ -196,20 +213,19 @@ new_denials() {	# pattern command...
 # the pin directory (so the refusal is on the pins, not on bpffs' root).
 user_refused() {
 	id kuser >/dev/null 2>&1 || useradd -M -s /bin/sh -G kstats kuser
-	local run="systemd-run --wait --quiet -p User=kuser -p SELinuxContext=user_u:user_r:user_t:s0 -p WorkingDirectory=$PIN"
 	stat -c '%n %A %U:%G %C' /sys/fs/bpf "$PIN"
 	new_denials "scontext=user_u:user_r:user_t:.*tcontext=[^ ]*:kstats_bpf_t:" \
-		$run /bin/sh -c 'ls -l . && cat ./* >/dev/null' | tee "$out.u"
+		run_unit user User=kuser SELinuxContext=user_u:user_r:user_t:s0 \
+		WorkingDirectory=$PIN -- '/bin/sh -c "ls -l . && cat ./* >/dev/null"' | tee "$out.u"
 	grep -q '^exit [1-9]' "$out.u" && grep -q avc "$out.u"
 }
 
-# The reader's domain (CAP_BPF, as its units give it) loading a program.
+# The reader's domain (CAP_BPF, as its units give it) loading a program:
+# the prober labelled kstats_exec_t, which systemd (init_t) runs in kstats_t.
 prog_load_refused() {
 	cp "$D/prog_load" /run/systest-prog_load && chcon -t kstats_exec_t /run/systest-prog_load || return 1
 	new_denials "denied +\{ prog_load \}.*scontext=[^ ]*:kstats_t:.*tcontext=[^ ]*:kstats_t:.*tclass=bpf" \
-		systemd-run --wait --quiet -p User=kstats -p AmbientCapabilities=CAP_BPF \
-		-p StandardOutput=journal /run/systest-prog_load | tee "$out.pl"
-	journalctl -b --no-pager -o cat | grep 'prog_load:' | tail -1
+		run_unit prog_load User=kstats AmbientCapabilities=CAP_BPF -- /run/systest-prog_load | tee "$out.pl"
 	grep -q '^exit [1-9]' "$out.pl" && grep -q avc "$out.pl"
 }
 
@@ -226,6 +242,8 @@ install)
 	# tests/system/guest.sh): the test's drop-in.
 	mkdir -p /etc/systemd/system/kernelstats-loader.service.d
 	printf '[Service]\nTimeoutStartSec=300\n' >/etc/systemd/system/kernelstats-loader.service.d/systest.conf
+	# The test's own rule: systemd may start a confined login user.
+	check "install: semodule -i login.cil (the test's: init_t may start user_t)" semodule -i "$D/login.cil"
 	check "install: dpkg -i (postinst: semodule -i, restorecon)" dpkg -i "$D/kernelstats.deb"
 	check "install: semodule -l lists kernelstats and kernelstats_bpffs" \
 		sh -c 'semodule -l | grep -x kernelstats && semodule -l | grep -x kernelstats_bpffs'
@@ -233,8 +251,8 @@ install)
 	check "install: the loader started by postinst loaded every object" loader_ok
 	;;
 boot)
-	check "boot: the loader ran at boot (unit exit 0), every object this kernel runs loaded" boot_loader_domain
-	info "boot: loader journal: $(head -4 "$out" | tr '\n' ' ')"
+	check "boot: the loader ran at boot in kstats_loader_t (its journal lines' _SELINUX_CONTEXT), every object this kernel runs loaded" boot_loader_domain
+	info "boot: the loader's journal lines at boot: $(head -2 "$out" | tr '\n' ' ')"
 	check "boot: ls -Z: $PIN and every pin are kstats_bpf_t" pins_typed
 	info "boot: $(head -3 "$out" | tr '\n' ' ')"
 	check "boot: ls -Z: /run/kernelstats and the status file are kstats_runtime_t" \

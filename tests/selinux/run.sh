@@ -77,7 +77,7 @@ extra=$build/tests/bpf/loader_count.bpf
 cp "$extra" "$work/disk/extra.bpf"
 gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -static -o "$work/disk/prog_load" \
 	tests/selinux/prog_load.c || { say FAIL "cannot build tests/selinux/prog_load.c"; exit 1; }
-cp tests/selinux/guest.sh "$work/disk/"
+cp tests/selinux/guest.sh tests/selinux/login.cil tests/system/guest_lib.sh "$work/disk/"
 wait "$ipid"
 case $? in
 0) ;;

@@ -94,7 +94,7 @@ dpkg-deb -b "$work/v2" "$work/disk/v2.deb" >/dev/null
 python3 tests/lib/btf_crasher.py "$work/v2/usr/lib/kernelstats/bpf/compaction.bpf" \
 	"$work/disk/crash.bpf" || { say FAIL "cannot make crash.bpf"; exit 1; }
 rm -rf "$work/v2"
-cp tests/system/guest.sh tests/system/cut.sh "$work/disk/"
+cp tests/system/guest.sh tests/system/guest_lib.sh tests/system/cut.sh "$work/disk/"
 mke2fs -q -t ext4 -L systest -d "$work/disk" "$work/systest.img" 64M >/dev/null
 qemu-img create -q -f qcow2 -F raw -b "$(realpath "$base")" "$work/run.qcow2"
 
