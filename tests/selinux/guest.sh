@@ -6,10 +6,11 @@
 # serial console, as tests/system/guest.sh does.
 set -u
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin SYSTEMD_PAGER= SYSTEMD_COLORS=0
-# As an administrator's shell (unconfined_t), not init_t: init_t executing
-# kstats enters kstats_t (the units' domain), whose output here would be
-# refused.  The units' domains are reached through units below.
-[ "$(cut -d: -f3 /proc/self/attr/current)" = init_t ] &&
+# As an administrator's shell (unconfined_t), not the unit's initrc_t
+# (init_t executing a shell): initrc_t executing kstats enters kstats_t (the
+# units' domain), whose output here would be refused.  The units' domains
+# are reached through units below.
+[ "$(cut -d: -f3 /proc/self/attr/current)" = unconfined_t ] ||
 	exec runcon -t unconfined_t -- /bin/bash "$0" "$@"
 D=/mnt/systest
 PIN=/sys/fs/bpf/kernelstats
@@ -19,7 +20,7 @@ phase=$(sed -n 's/.*systest\.phase=\([a-z0-9]*\).*/\1/p' /proc/cmdline)
 out=/run/systest.out
 # The module's domains, and any of its types.
 DOMAINS='kstats_loader_t|kstats_t'
-TYPES='kstats_[a-z_]*_t'
+TYPES='kstats_([a-z_]*_)?t|bpf_t'
 
 info() { say "INFO: $*"; }
 # shellcheck source=tests/system/guest_lib.sh
@@ -70,26 +71,29 @@ ran_in() {	# domain: every process ps showed runs in it
 }
 
 loader_ok() {
-	[ "$(systemctl show -P ActiveState kernelstats-loader.service)" = active ] &&
-	[ "$(systemctl show -P ExecMainStatus kernelstats-loader.service)" = 0 ] &&
-	kstats status >"$out.status" 2>&1 && cat "$out.status" &&
+	if [ "$(systemctl show -P ActiveState kernelstats-loader.service)" != active ] ||
+	   [ "$(systemctl show -P ExecMainStatus kernelstats-loader.service)" != 0 ]; then
+		journalctl -b -u kernelstats-loader.service --no-pager | tail -4
+		return 1
+	fi
+	kstats status >"$out.status" 2>&1
+	cat "$out.status"
 	! grep -q FAILED "$out.status" && grep -qE '^dmabuf +LOADED' "$out.status"
 }
 
-# journald records the SELinux context of the process that logged (read
-# from /proc/<pid>/attr/current): the loader's lines of this boot that
-# came through the kernel's log (--boot), each in kstats_loader_t.  (Its
-# stdout lines carry the label of the stream socket systemd connected for
-# it before the exec: init_t.)
+# The boot's maps are the loader's: a kstats_t unit reads them, and
+# kstats_t may read only maps that kstats_loader_t created (the kernel
+# labels a map with its creator's domain).  journald's record of the
+# loader's domain, for the log.
 boot_loader_domain() {
-	journalctl -b _SYSTEMD_UNIT=kernelstats-loader.service -o verbose --no-pager | awk '
-		function flush() { if (t != "stdout" && c != "") print c; t = c = "" }
-		/^[^ ]/ { flush() }
-		/^ *_TRANSPORT=/ { t = substr($1, 12) }
-		/^ *_SELINUX_CONTEXT=/ { c = substr($1, 18) }
-		END { flush() }' | sort | uniq -c >"$out.j"
-	cat "$out.j"
-	[ "$(awk '{print $2}' "$out.j")" = system_u:system_r:kstats_loader_t:s0 ] && loader_ok
+	journalctl -b _SYSTEMD_UNIT=kernelstats-loader.service -o verbose --no-pager |
+		sed -n 's/^ *\(_TRANSPORT\|_SELINUX_CONTEXT\)=//p' | sort | uniq -c | tr -s ' \n' ' '
+	echo
+	local f
+	f=$(grep -o -- '--output [^ ]*' /lib/systemd/system/kernelstats-textfile.service | cut -d' ' -f2)
+	f=${f%/*}/systest.prom
+	loader_ok && run_unit dump User=kstats Group=kstats -- "/usr/bin/kstats dump --prometheus --obj-dir $BPF --output $f" &&
+	grep -E '^kstats_.*compaction.*_bucket' "$f" | head -1 | grep . && rm -f "$f"
 }
 
 pull_in_domain() {
@@ -140,36 +144,40 @@ installed_typed() {
 	all_typed kstats_var_lib_t /var/lib/kernelstats
 }
 
-# The prober (kstats-loader executed again, --probe-server) parses each
-# object once the lock is free: seen with ps while the unit still starts.
-loader_in_domain() {
-	domain_while_locked /run/kernelstats/loader.lock kernelstats-loader.service kstats-loader &&
-	ran_in kstats_loader_t || return 1
-	grep -q -- --probe-server "$out.ps" && return 0
-	systemctl restart --no-block kernelstats-loader.service
-	wait_for '[ "$(systemctl show -P ActiveState kernelstats-loader.service)" = activating ]' 30
-	for i in $(seq 600); do
+# The loader's unit restarted with two objects more: an object that
+# crashes libbpf's parse (crash.bpf, made on the host), so that the next
+# prober is the loader executed afresh (--probe-server), and an object with
+# maps of its own (systestExtra.bpf, a loader test object).  ps -Z sees the
+# loader while it waits for the run-dir lock the test holds, then the
+# executed prober.
+loader_restart() {
+	find "$PIN" -mindepth 1 | sort >"$out.pins"
+	cp "$D/extra.bpf" "$BPF/systestExtra.bpf" && cp "$D/crash.bpf" "$BPF/crash.bpf" || return 1
+	domain_while_locked /run/kernelstats/loader.lock kernelstats-loader.service kstats-loader
+	cp "$out.ps" "$out.main"
+	for i in $(seq 900); do
 		ps -e -o label=,pid=,comm=,args= | grep -- '--probe-server' | grep -v grep >"$out.ps" && break
 		[ "$(systemctl show -P ActiveState kernelstats-loader.service)" = activating ] || break
 		sleep 0.1
 	done
-	cat "$out.ps"
+	cat "$out.ps" >>"$out.main"
 	wait_for '[ "$(systemctl show -P ActiveState kernelstats-loader.service)" != activating ]' 240
-	ran_in kstats_loader_t
+	rm -f "$BPF/crash.bpf"
+	cat "$out.main"
+	kstats status 2>&1 | grep -E '^(crash|systestExtra) '
+}
+loader_domains() {
+	cp "$out.main" "$out.ps" && ran_in kstats_loader_t &&
+	grep -q -- '--probe-server' "$out.main" && grep -q 'kstats-loader  */usr/sbin/kstats-loader --boot' "$out.main" &&
+	! journalctl -b --no-pager | grep 'cannot start a prober'
 }
 
 pins_typed() { all_typed kstats_bpf_t "$PIN" $(find "$PIN" -mindepth 1); }
 
-# A new object (a test object with maps of its own) loaded by the loader's
-# unit: its pins get the module's type with no policy change.
-extra_object() {
-	local before
-	before=$(find "$PIN" -mindepth 1 | sort)
-	cp "$D/extra.bpf" "$BPF/zz_systest_extra.bpf" &&
-	systemctl restart kernelstats-loader.service || return 1
-	find "$PIN" -mindepth 1 | sort | comm -13 <(echo "$before") - >"$out.new"
-	cat "$out.new"
-	[ -s "$out.new" ] || kstats status 2>&1 | grep -iA3 extra
+# The new object's pins, with the module's type: no policy change.
+extra_pins() {
+	kstats status 2>&1 | grep -E '^systestExtra +LOADED' || return 1
+	find "$PIN" -mindepth 1 | sort | comm -13 "$out.pins" - >"$out.new"
 	[ -s "$out.new" ] && all_typed kstats_bpf_t $(cat "$out.new")
 }
 
@@ -251,8 +259,8 @@ install)
 	check "install: the loader started by postinst loaded every object" loader_ok
 	;;
 boot)
-	check "boot: the loader ran at boot in kstats_loader_t (its journal lines' _SELINUX_CONTEXT), every object this kernel runs loaded" boot_loader_domain
-	info "boot: the loader's journal lines at boot: $(head -2 "$out" | tr '\n' ' ')"
+	check "boot: the loader ran at boot in kstats_loader_t (kstats_t reads the maps it made), every object this kernel runs loaded" boot_loader_domain
+	info "boot: the loader's journal at boot (_TRANSPORT, _SELINUX_CONTEXT): $(head -1 "$out")"
 	check "boot: ls -Z: $PIN and every pin are kstats_bpf_t" pins_typed
 	info "boot: $(head -3 "$out" | tr '\n' ' ')"
 	check "boot: ls -Z: /run/kernelstats and the status file are kstats_runtime_t" \
@@ -260,9 +268,10 @@ boot)
 	check "boot: the pull timer's service runs in kstats_t (ps -Z) and writes atoms labelled kstats_var_lib_t" pull_in_domain
 	info "boot: pull: $(head -3 "$out" | tr '\n' ' ')"
 	check "boot: the textfile export (kstats_textfile_t) is written and node_exporter serves it" textfile_served
-	check "boot: the loader's unit, restarted, runs in kstats_loader_t, its probers too (ps -Z)" loader_in_domain
-	info "boot: loader: $(head -3 "$out" | tr '\n' ' ')"
-	check "boot: an extra object's pins are kstats_bpf_t, with no policy change" extra_object
+	loader_restart >"$out.restart" 2>&1
+	info "boot: loader restarted with crash.bpf and systestExtra.bpf: $(tr '\n' ' ' <"$out.restart" | cut -c1-700)"
+	check "boot: the loader's unit runs in kstats_loader_t, the prober it executes after a crash too (ps -Z)" loader_domains
+	check "boot: ls -Z: the new object's pins are kstats_bpf_t, with no policy change" extra_pins
 	info "boot: new pins: $(head -4 "$out" | tr '\n' ' ')"
 	check "boot: no kernelstats domain is permissive (semanage permissive -l, seinfo --permissive)" no_permissive
 	check "boot: no AVC denial for a kernelstats domain across the boots" no_domain_denials
@@ -270,13 +279,13 @@ boot)
 	info "boot: user_t: $(tail -2 "$out" | tr '\n' ' ' | cut -c1-500)"
 	check "boot: kstats_t cannot load a program (AVC bpf { prog_load })" prog_load_refused
 	info "boot: prog_load: $(tail -2 "$out" | tr '\n' ' ' | cut -c1-500)"
-	denials | grep -E "$TYPES" | sed 's/^.*avc: *//' | cut -c1-300 | sed 's/^/@@ INFO: avc: /'
 	;;
 *)
 	say "FAIL: guest: unknown phase '$phase'"
 	;;
 esac
-# Any denial, for the log.
+# Every denial that names the module's types, and how many there are in all.
+denials | grep -E "$TYPES" | sed 's/^.*avc: *//' | cut -c1-300 | sort -u | sed 's/^/@@ INFO: avc: /'
 info "$(denials | wc -l) AVC denials in all so far"
 stamp "end"
 say "END $phase"

@@ -23,6 +23,8 @@ qpid=
 
 say() { echo "$1: $T: $2"; }
 skip() { say SKIP "$1"; exit 0; }
+# shellcheck source=tests/system/host_lib.sh
+. tests/system/host_lib.sh
 cleanup() {
 	[ -n "$qpid" ] && kill -9 "$qpid" 2>/dev/null
 	if [ -n "$work" ] && [ -n "${SELINUX_KEEP:-}" ]; then
@@ -42,31 +44,13 @@ start=$(date +%s)
 mkdir -p "$cache"
 tests/system/image.sh "$cache" selinux >"$cache/image.out" 2>"$cache/image.err" &
 ipid=$!
-spec=$(awk '$1 == "debian-6.1-cloud" {print $3}' tests/kernels/matrix)
-err=$(tests/kernels/fetch.sh "$kcache" debian-6.1-cloud "$spec" 2>&1)
-case $? in
-0) ;;
-77) skip "kernel $spec: $err" ;;
-*) say FAIL "kernel fetch: $err"; exit 1 ;;
-esac
-kernel=$(ls "$kcache"/debian-6.1-cloud/vmlinu[xz] | head -1)
+cloud_kernel "$kcache"
 grep -q '^CONFIG_SECURITY_SELINUX=y' "$kcache/debian-6.1-cloud/config" ||
-	skip "kernel $spec has no SELinux (CONFIG_SECURITY_SELINUX)"
+	skip "kernel $kernel has no SELinux (CONFIG_SECURITY_SELINUX)"
 
 work=$(mktemp -d "/tmp/kstats-test-$$-selinux-XXXXXX") || exit 1
 mkdir -p "$work/disk"
-# The package, cached under the tree's content hash (tests/ is not in it).
-tree=$( { git ls-files -co --exclude-standard 2>/dev/null || find . -path ./build -prune -o -type f -print; } |
-	grep -v '^tests/' | sort | xargs -d '\n' sha256sum 2>/dev/null | sha256sum | cut -c1-16)
-debdir=$cache/deb-$tree
-if ! ls "$debdir"/kernelstats_*.deb >/dev/null 2>&1; then
-	rm -rf "$cache"/deb-*
-	if ! make -s --no-print-directory deb DEB_DIR="$debdir" >"$work/deb.log" 2>&1; then
-		say FAIL "make deb: $(tail -3 "$work/deb.log" | tr '\n' ' ')"
-		rm -rf "$debdir"
-		exit 1
-	fi
-fi
+cached_deb "$cache" "$work"
 cp "$(ls "$debdir"/kernelstats_*_amd64.deb | head -1)" "$work/disk/kernelstats.deb"
 # An object the package does not have, with maps of its own (a loader
 # test object); and the prog_load prober, static (its domain reads no
@@ -75,17 +59,16 @@ extra=$build/tests/bpf/loader_count.bpf
 [ -f "$extra" ] || make -s --no-print-directory BUILD="$build" "$extra" >"$work/extra.log" 2>&1 ||
 	{ say FAIL "cannot build $extra: $(tail -2 "$work/extra.log" | tr '\n' ' ')"; exit 1; }
 cp "$extra" "$work/disk/extra.bpf"
+# An object that crashes libbpf's parse (as test_system's): after it, the
+# loader executes itself afresh as the next prober.
+dpkg-deb --fsys-tarfile "$work/disk/kernelstats.deb" |
+	tar -xO ./usr/lib/kernelstats/bpf/compaction.bpf >"$work/compaction.bpf" &&
+python3 tests/lib/btf_crasher.py "$work/compaction.bpf" "$work/disk/crash.bpf" ||
+	{ say FAIL "cannot make crash.bpf"; exit 1; }
 gcc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -static -o "$work/disk/prog_load" \
 	tests/selinux/prog_load.c || { say FAIL "cannot build tests/selinux/prog_load.c"; exit 1; }
 cp tests/selinux/guest.sh tests/selinux/login.cil tests/system/guest_lib.sh "$work/disk/"
-wait "$ipid"
-case $? in
-0) ;;
-77) skip "base image: $(cat "$cache/image.err")" ;;
-*) say FAIL "base image: $(tail -5 "$cache/image.err" | tr '\n' ' ')"; exit 1 ;;
-esac
-base=$(cat "$cache/image.out")
-[ -f "$base" ] || { say FAIL "base image: image.sh printed '$base', not an image file"; exit 1; }
+image_ready "$ipid" "$cache/image.out" "$cache/image.err"
 echo "# selinux: the package and the image ready after $(($(date +%s) - start))s"
 mke2fs -q -t ext4 -L systest -d "$work/disk" "$work/systest.img" 64M >/dev/null
 qemu-img create -q -f qcow2 -F raw -b "$(realpath "$base")" "$work/run.qcow2"
@@ -93,16 +76,8 @@ qemu-img create -q -f qcow2 -F raw -b "$(realpath "$base")" "$work/run.qcow2"
 boot() {	# phase
 	local log=$work/$1.log t0 i
 	t0=$(date +%s)
-	# -cx16: qemu 7.2's TCG breaks SLUB's cmpxchg16b (doc/kernel-matrix.md).
-	qemu-system-x86_64 -accel tcg -cpu qemu64,-cx16 -m 1024 -smp 1 -nodefaults -display none -nic none \
-		-monitor none -no-reboot -serial "file:$log" -kernel "$kernel" \
-		-append "root=/dev/nvme0n1 console=ttyS0 loglevel=1 panic=-1 ro quiet systemd.show_status=0 fsck.mode=skip systemd.mask=getty-static.service security=selinux selinux=1 enforcing=$enforcing trace_event=compaction:mm_compaction_end systest.phase=$1" \
-		-device nvme,id=nvme0,serial=systest \
-		-drive "file=$work/run.qcow2,if=none,id=root,format=qcow2" -device nvme-ns,drive=root,bus=nvme0,nsid=1 \
-		-drive "file=$work/systest.img,if=none,id=t,format=raw,readonly=on" \
-		-device nvme-ns,drive=t,bus=nvme0,nsid=2 \
-		</dev/null >"$log.qemu" 2>&1 &
-	qpid=$!
+	qemu_start "$log" "$work/run.qcow2" "$work/systest.img" \
+		"ro quiet systemd.show_status=0 fsck.mode=skip systemd.mask=getty-static.service security=selinux enforcing=$enforcing systest.phase=$1"
 	for ((i = 0; i < timeout_s * 5; i++)); do
 		kill -0 "$qpid" 2>/dev/null || break
 		sleep 0.2
@@ -116,7 +91,7 @@ boot() {	# phase
 		tail -30 "$log" | sed 's/^/# /'
 		return 1
 	fi
-	sed -n 's/^.*@@ \(PASS\|FAIL\|SKIP\): /\1: '"$T"': /p; s/^.*@@ INFO: /# /p' "$log"
+	verdicts "$log"
 	grep -q "^@@ END $1" "$log" ||
 		{ say FAIL "boot $1: the guest did not finish in ${timeout_s}s"; tail -20 "$log" | sed 's/^/# /'; }
 	echo "# selinux: boot $1: $(($(date +%s) - t0))s in qemu; slowest steps (guest clock):"
