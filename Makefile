@@ -16,13 +16,17 @@ RUN_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
 # strace; the fuzzer's runtime (only a Recommends of clang); a JDK (JNI);
 # Prometheus, node_exporter, curl and the Python client (the export tests);
 # m4, checkpolicy and selinux-utils (the SELinux policy); python3 (tests'
-# helpers); chromium (test_report reads kstats report's page back).  It
-# also builds the package and boots the lab and system guests.
+# helpers); chromium (test_report reads kstats report's page back);
+# Debian's policy and its tools (test_selinux installs the module into a
+# throwaway store and queries it).  It also builds the package and boots
+# the lab and system guests.
 TEST_PKGS := libcmocka-dev protobuf-compiler jq systemd strace libclang-rt-dev \
 	     openjdk-17-jdk-headless prometheus prometheus-node-exporter curl \
-	     python3-prometheus-client m4 checkpolicy selinux-utils python3 chromium
-# make deb: debhelper builds the package, lintian checks it.
-PACKAGE_PKGS := debhelper lintian
+	     python3-prometheus-client m4 checkpolicy selinux-utils python3 chromium \
+	     selinux-policy-default setools policycoreutils semodule-utils
+# make deb: debhelper builds the package, lintian checks it,
+# selinux-policy-dev builds its SELinux module.
+PACKAGE_PKGS := debhelper lintian selinux-policy-dev
 # make test-kernels: the lab's qemu guests (amd64, arm64), the arm64 cross
 # compiler, the initramfs and the kernel packages' compressions, libdrm's
 # uapi headers (the guest's vgem driver), protoc (the guests' atoms).
@@ -156,4 +160,5 @@ clean:
 ifneq ($(DEB_PKGS),)
 $(error DEB_PKGS is split by purpose: add "$(DEB_PKGS)" to RUN_PKGS, TEST_PKGS, PACKAGE_PKGS, LAB_PKGS, SYSTEM_PKGS or BENCH_PKGS in the Makefile)
 endif
--include $(shell find $(BUILD) -path '$(BUILD)/kernels' -prune -o -name '*.d' -type f -print 2>/dev/null)
+# Not the kernels nor an image build's root tree (.tmp.*, tests/system/image.sh).
+-include $(shell find $(BUILD) \( -path '$(BUILD)/kernels' -o -name '.tmp.*' \) -prune -o -name '*.d' -type f -print 2>/dev/null)

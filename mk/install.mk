@@ -38,7 +38,7 @@ install: all rules
 	install -m 0644 $(BPF_OBJS) $(DESTDIR)$(BPFDIR)/
 	install -m 0644 doc/kstats.1 $(DESTDIR)$(MANDIR)/man1/kstats.1
 	install -m 0644 doc/kstats-loader.8 $(DESTDIR)$(MANDIR)/man8/kstats-loader.8
-	install -m 0644 $(wildcard sepolicy/*) $(DESTDIR)$(DATADIR)/sepolicy/
+	install -m 0644 $(filter-out sepolicy/refpolicy,$(wildcard sepolicy/*)) $(DESTDIR)$(DATADIR)/sepolicy/
 	for u in $(UNITS); do \
 		$(INSTALL_SUBST) $$u > $(DESTDIR)$(UNITDIR)/$${u##*/} && \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$${u##*/} || exit 1; \

@@ -15,29 +15,8 @@ phase=$(sed -n 's/.*systest\.phase=\([a-z0-9]*\).*/\1/p' /proc/cmdline)
 boot_id=$(cat /proc/sys/kernel/random/boot_id)
 out=/run/systest.out
 
-say() { echo "@@ $*"; }
-pass() { say "PASS: $1"; }
-fail() { say "FAIL: $1: $2"; }
-# The guest's clock (seconds since boot, emulated time): "@@ T <s> <what>"
-# lines after each step, which run.sh sums into the boot's cost line.
-up() { cut -d' ' -f1 /proc/uptime; }
-t_last=$(up)
-stamp() {	# what
-	local now
-	now=$(up)
-	say "T $(awk -v a="$t_last" -v b="$now" 'BEGIN {printf "%.1f", b - a}') $now $1"
-	t_last=$now
-}
-check() {	# name, then a command that must succeed
-	local name=$1
-	shift
-	if "$@" >"$out" 2>&1; then
-		pass "$name"
-	else
-		fail "$name" "$* -> $(tail -6 "$out" | tr '\n' ' ' | cut -c1-600)"
-	fi
-	stamp "${name%%:*}: ${*:1:2}"
-}
+# shellcheck source=tests/system/guest_lib.sh
+. "$D/guest_lib.sh"
 blob() {	# name file
 	echo "@@ BLOB $1"
 	base64 -w 76 "$2" | sed 's/^/@@ B64 /'
@@ -102,15 +81,6 @@ outsider_denied() {
 counts() {
 	stat -c '%n %i' "$PIN"/map_*
 	kstats dump --json | sed -E '/"iso8601"/d; s/"(time|boottime_ns|realtime_ns|since_boottime_ns|since_realtime_ns|seconds|interval)": *[0-9.]+,?//g'
-}
-
-# Waits up to $2 s for a command to succeed, trying every 0.2 s.
-wait_for() {
-	local cmd=$1 end=$((SECONDS + $2))
-	while ! eval "$cmd" >/dev/null 2>&1; do
-		[ "$SECONDS" -lt "$end" ] || return 1
-		sleep 0.2
-	done
 }
 
 # The timer fires: made due now by a runtime drop-in; the service it starts

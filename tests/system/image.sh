@@ -7,10 +7,14 @@
 # qcow2 overlay and never change it.  Prints the image's path.
 # At every boot, systest.service runs /mnt/systest/guest.sh from the second
 # disk (label systest) and powers off: the test lives there, not in the image.
-# Usage: tests/system/image.sh CACHE
+# The selinux flavour (tests/selinux/) adds Debian's refpolicy, the audit
+# daemon and the SELinux tools, and labels the tree with setfiles before
+# mke2fs -d copies it (xattrs included): no relabelling at first boot.
+# Usage: tests/system/image.sh CACHE [selinux]
 # Exit: 0 ready, 77 cannot build (offline, no mmdebstrap; reason on stderr).
 set -euo pipefail
 cache=$1
+flavour=${2:-}
 suite=bookworm
 # The mirror this machine's apt uses for bookworm, unless SYSTEST_MIRROR names one.
 mirror=${SYSTEST_MIRROR:-$("$(dirname "$0")/../kernels/apt.sh" mirror)}
@@ -18,10 +22,16 @@ mirror=${SYSTEST_MIRROR:-$("$(dirname "$0")/../kernels/apt.sh" mirror)}
 # network; node_exporter because a fleet host has it.
 pkgs="systemd systemd-sysv udev procps util-linux passwd adduser acl curl kmod
       prometheus-node-exporter libbpf1 libelf1 libjson-c5 libprotobuf-c1 zlib1g"
+label=(--customize-hook=true)
+if [ "$flavour" = selinux ]; then
+	pkgs="$pkgs selinux-policy-default selinux-utils policycoreutils
+	      policycoreutils-python-utils semodule-utils setools auditd"
+	label=(--customize-hook='setfiles -r "$1" -e "$1/proc" -e "$1/sys" -e "$1/dev" "$1/etc/selinux/default/contexts/files/file_contexts" "$1"')
+fi
 pkgs=$(echo $pkgs | tr ' ' ',')
 
-hash=$( { cat "$0"; echo "$suite $mirror $pkgs"; } | sha256sum | cut -c1-16)
-img=$cache/base-$hash.img
+hash=$( { cat "$0"; echo "$suite $mirror $pkgs $flavour"; } | sha256sum | cut -c1-16)
+img=$cache/base${flavour:+-$flavour}-$hash.img
 [ -f "$img" ] && { echo "$img"; exit 0; }
 
 command -v mmdebstrap >/dev/null || { echo "no mmdebstrap (make deps installs it)" >&2; exit 77; }
@@ -69,6 +79,7 @@ if ! mmdebstrap --mode=root --variant=minbase --include="$pkgs" \
 	--customize-hook="chroot \"\$1\" systemctl mask $masked" \
 	--customize-hook='rm -f "$1/etc/machine-id"; : > "$1/etc/machine-id"' \
 	--customize-hook='sed -i "/force-unsafe-io/d" "$1/etc/dpkg/dpkg.cfg.d/99mmdebstrap"' \
+	"${label[@]}" \
 	"$suite" "$tmp/root" "$mirror" >"$log" 2>&1; then
 	if grep -qiE 'could not resolve|failed to fetch|temporary failure|unable to connect' "$log"; then
 		echo "cannot build the bookworm image: $(grep -iE 'could not resolve|failed to fetch|temporary failure|unable to connect' "$log" | head -1); offline?" >&2

@@ -22,6 +22,8 @@ lane=
 
 say() { echo "$1: $T: $2"; }
 skip() { say SKIP "$1"; exit 0; }
+# shellcheck source=tests/system/host_lib.sh
+. tests/system/host_lib.sh
 cleanup() {
 	[ -n "$qpid" ] && kill -9 "$qpid" 2>/dev/null
 	[ -n "$lane" ] && kill "$lane" 2>/dev/null && wait "$lane"
@@ -46,43 +48,18 @@ start=$(date +%s)
 mkdir -p "$cache"
 tests/system/image.sh "$cache" >"$cache.out" 2>"$cache.err" &
 ipid=$!
-# The kernel: the matrix's cloud kernel, fetched and cached by the lab's fetcher.
-spec=$(awk '$1 == "debian-6.1-cloud" {print $3}' tests/kernels/matrix)
-err=$(tests/kernels/fetch.sh "$kcache" debian-6.1-cloud "$spec" 2>&1)
-case $? in
-0) ;;
-77) skip "kernel $spec: $err" ;;
-*) say FAIL "kernel fetch: $err"; exit 1 ;;
-esac
-kernel=$(ls "$kcache"/debian-6.1-cloud/vmlinu[xz] | head -1)
+cloud_kernel "$kcache"
 
 work=$(mktemp -d "/tmp/kstats-test-$$-system-XXXXXX") || exit 1
 mkdir -p "$work/disk"
 
-# The package: make deb of this tree, cached under the tree's content hash.
-# tests/ is not in the package.  SYSTEM_DEB=file installs that one instead.
-tree=$( { git ls-files -co --exclude-standard 2>/dev/null || find . -path ./build -prune -o -type f -print; } |
-	grep -v '^tests/' | sort | xargs -d '\n' sha256sum 2>/dev/null | sha256sum | cut -c1-16)
-debdir=$cache/deb-$tree
+# The package (SYSTEM_DEB=file installs that one instead).
 if [ -n "${SYSTEM_DEB:-}" ]; then
 	debdir=$(dirname "$SYSTEM_DEB")
-elif ! ls "$debdir"/kernelstats_*.deb >/dev/null 2>&1; then
-	rm -rf "$cache"/deb-*
-	if ! make -s --no-print-directory deb DEB_DIR="$debdir" >"$work/deb.log" 2>&1; then
-		say FAIL "make deb: $(tail -3 "$work/deb.log" | tr '\n' ' ')"
-		rm -rf "$debdir"
-		exit 1
-	fi
+else
+	cached_deb "$cache" "$work"
 fi
-wait "$ipid"
-case $? in
-0) ;;
-77) skip "base image: $(cat "$cache.err")" ;;
-*) say FAIL "base image: $(tail -5 "$cache.err" | tr '\n' ' ')"; exit 1 ;;
-esac
-base=$(cat "$cache.out")
-rm -f "$cache.out" "$cache.err"
-[ -f "$base" ] || { say FAIL "base image: image.sh printed '$base', not an image file"; exit 1; }
+image_ready "$ipid" "$cache.out" "$cache.err"
 echo "# system: the package and the base image ready after $(($(date +%s) - start))s"
 v1=${SYSTEM_DEB:-$(ls "$debdir"/kernelstats_*_amd64.deb | head -1)}
 cp "$v1" "$work/disk/v1.deb"
@@ -94,7 +71,7 @@ dpkg-deb -b "$work/v2" "$work/disk/v2.deb" >/dev/null
 python3 tests/lib/btf_crasher.py "$work/v2/usr/lib/kernelstats/bpf/compaction.bpf" \
 	"$work/disk/crash.bpf" || { say FAIL "cannot make crash.bpf"; exit 1; }
 rm -rf "$work/v2"
-cp tests/system/guest.sh tests/system/cut.sh "$work/disk/"
+cp tests/system/guest.sh tests/system/guest_lib.sh tests/system/cut.sh "$work/disk/"
 mke2fs -q -t ext4 -L systest -d "$work/disk" "$work/systest.img" 64M >/dev/null
 qemu-img create -q -f qcow2 -F raw -b "$(realpath "$base")" "$work/run.qcow2"
 
@@ -105,16 +82,7 @@ boot() {	# name disk cmdline [kill_after]
 	local name=$1 disk=$2 append=$3 kill_after=${4:-} log=$work/$1.log t0 i
 	t0=$(date +%s%N) ticks=0
 	: >"$log"
-	# -cx16: qemu 7.2's TCG breaks SLUB's cmpxchg16b (doc/kernel-matrix.md).
-	qemu-system-x86_64 -accel tcg -cpu qemu64,-cx16 -m 1024 -smp 1 -nodefaults -display none -nic none \
-		-monitor none -no-reboot -serial "file:$log" -kernel "$kernel" \
-		-append "root=/dev/nvme0n1 console=ttyS0 loglevel=1 panic=-1 trace_event=compaction:mm_compaction_end $append" \
-		-device nvme,id=nvme0,serial=systest \
-		-drive "file=$disk,if=none,id=root,format=qcow2" -device nvme-ns,drive=root,bus=nvme0,nsid=1 \
-		-drive "file=$work/systest.img,if=none,id=t,format=raw,readonly=on" \
-		-device nvme-ns,drive=t,bus=nvme0,nsid=2 \
-		</dev/null >"$log.qemu" 2>&1 &
-	qpid=$!
+	qemu_start "$log" "$disk" "$work/systest.img" "trace_event=compaction:mm_compaction_end $append"
 	if [ -n "$kill_after" ]; then
 		for ((i = 0; i < cut_wait_s * 10; i++)); do
 			grep -q '^@@ PRE 2 ' "$log" && break
@@ -154,11 +122,6 @@ cut_boot() {	# name disk cmdline [kill_after]
 	grep -q '^@@ ' "$work/$1.log" && return
 	echo "# system: boot $1 printed nothing in ${cut_wait_s}s (emulator hang); booted again"
 	boot "$@"
-}
-
-# The guest's verdicts, as this suite's.
-verdicts() {	# log
-	sed -n 's/^.*@@ \(PASS\|FAIL\|SKIP\): /\1: '"$T"': /p; s/^.*@@ INFO: /# /p' "$1"
 }
 
 systemd_boot() {	# phase
