@@ -380,7 +380,9 @@ static bool dir_owned(int dfd)
  * Each one made (or made meanwhile by someone else, in a sticky /tmp) or,
  * without mode, the last one must be dir_owned (-EPERM).  *bad gets the
  * length of path up to the component that failed.  The last one's fd, or
- * -errno.
+ * -errno.  The ones above it are opened O_PATH: walking them needs search
+ * permission only, as a lookup by name does (an SELinux domain may not
+ * read /var).
  */
 static int open_below(int dfd, char *path, size_t skip, mode_t mode, size_t *bad)
 {
@@ -398,7 +400,8 @@ static int open_below(int dfd, char *path, size_t skip, mode_t mode, size_t *bad
 			next++;
 		if (mode && mkdirat(dfd, comp, mode) && errno != EEXIST)
 			goto err_out;
-		fd = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		fd = openat(dfd, comp, (*next ? O_PATH : O_RDONLY) | O_DIRECTORY |
+			    O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			goto err_out;
 		close(dfd);
