@@ -84,9 +84,7 @@ loader_ok() {
 # kstats_t may read only maps that kstats_loader_t created (the kernel
 # labels a map with its creator's domain).
 boot_loader_domain() {
-	local f
-	f=$(grep -o -- '--output [^ ]*' /lib/systemd/system/kernelstats-textfile.service | cut -d' ' -f2)
-	f=${f%/*}/systest.prom
+	local f=/var/lib/kernelstats/systest.prom	# user kstats' own directory
 	loader_ok && run_unit dump User=kstats Group=kstats -- "/usr/bin/kstats dump --prometheus --obj-dir $BPF --output $f" &&
 	grep -E '^kstats_.*compaction.*_bucket' "$f" | head -1 | grep . && rm -f "$f"
 }
