@@ -147,6 +147,9 @@ int read_config(struct loader_ctx *ctx, const char *path, bool must_exist,
 int parse_config(struct loader_ctx *ctx, char *buf, size_t len, const char *path,
 		 char *err, size_t errlen);
 bool is_disabled(const struct loader_ctx *ctx, const char *obj);
+/* result.c: one warning per disabled name that matches no object. */
+void warn_unknown_disabled(const struct loader_ctx *ctx, const struct obj_result *res,
+			   size_t n);
 void free_config(struct loader_ctx *ctx);
 
 /* gate.c */

@@ -481,27 +481,6 @@ static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nou
 	return p.critical ? EXIT_CRITICAL : EXIT_OK;
 }
 
-/* A disabled name no object has is a typo: the object it meant stays loaded. */
-static void warn_unknown_disabled(const struct loader_ctx *ctx,
-				  const struct obj_result *res, size_t n)
-{
-	char known[1024];
-	size_t i, j, len;
-
-	for (i = 0; i < ctx->ndisabled; i++) {
-		for (j = 0; j < n && strcmp(res[j].name, ctx->disabled[i]); j++)
-			;
-		if (j < n)
-			continue;
-		for (j = 0, len = 0, *known = 0; j < n && len < sizeof(known); j++)
-			len += snprintf(known + len, sizeof(known) - len, "%s%s",
-					j ? ", " : "", res[j].name);
-		log_msg(LOG_WARNING, "warning: disable = %s names no object in %s; the "
-			"objects are: %s", ctx->disabled[i], ctx->obj_dir,
-			n ? known : "none");
-	}
-}
-
 /* The status file, then the completion flag: returns the exit code. */
 static int finish_run(const struct loader_ctx *ctx, const struct obj_result *res,
 		      size_t n, __u64 started, const char *flag, int code)

@@ -124,6 +124,27 @@ int apply_owner(const char *path, const char *uid, const char *gid,
 	return 0;
 }
 
+/* A disabled name no object has is a typo: the object it meant stays loaded. */
+void warn_unknown_disabled(const struct loader_ctx *ctx,
+				  const struct obj_result *res, size_t n)
+{
+	char known[1024];
+	size_t i, j, len;
+
+	for (i = 0; i < ctx->ndisabled; i++) {
+		for (j = 0; j < n && strcmp(res[j].name, ctx->disabled[i]); j++)
+			;
+		if (j < n)
+			continue;
+		for (j = 0, len = 0, *known = 0; j < n && len < sizeof(known); j++)
+			len += snprintf(known + len, sizeof(known) - len, "%s%s",
+					j ? ", " : "", res[j].name);
+		log_msg(LOG_WARNING, "warning: disable = %s names no object in %s; the "
+			"objects are: %s", ctx->disabled[i], ctx->obj_dir,
+			n ? known : "none");
+	}
+}
+
 /* ---- the pins the loader made for an object (what --unload removes) ---- */
 
 bool owns_pin(const struct obj_result *res, const char *path)
