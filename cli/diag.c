@@ -7,10 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
-#include <linux/magic.h>
 
 #include "kstats.h"
+#include "kstats_pins.h"
 
 int kstats_exit_code(int err)
 {
@@ -26,13 +25,6 @@ int kstats_exit_code(int err)
 	default:
 		return KSTATS_EXIT_ERROR;
 	}
-}
-
-static bool on_bpffs(const char *path)
-{
-	struct statfs st;
-
-	return !statfs(path, &st) && st.f_type == BPF_FS_MAGIC;
 }
 
 /* The nearest existing ancestor of path, into buf. */
@@ -57,7 +49,7 @@ int kstats_check_pin_dir(const char *pin_dir, char *msg, size_t len)
 	struct stat st;
 
 	if (!stat(pin_dir, &st)) {
-		if (on_bpffs(pin_dir))
+		if (kstats_is_bpffs(pin_dir))
 			return 0;
 		snprintf(msg, len, "%s is not on bpffs (bpffs is not mounted there); "
 			 KSTATS_FIX_LOAD ", which mounts it, or: mount -t bpf bpf /sys/fs/bpf",
@@ -71,7 +63,7 @@ int kstats_check_pin_dir(const char *pin_dir, char *msg, size_t len)
 		return -EACCES;
 	}
 	existing_ancestor(pin_dir, anc, sizeof(anc));
-	if (!on_bpffs(anc)) {
+	if (!kstats_is_bpffs(anc)) {
 		snprintf(msg, len, "bpffs is not mounted (no bpffs at %s or above); "
 			 KSTATS_FIX_LOAD ", which mounts it, or: mount -t bpf bpf /sys/fs/bpf",
 			 pin_dir);

@@ -7,17 +7,13 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#include <sys/file.h>
 
 #include "kstats_fileio.h"
 #include "pull_run.h"
 
 int pull_take_lock(const struct pull_opts *o, int *out)
 {
-	struct timespec pause = { 0, 100 * 1000000L };
-	uint64_t deadline = pull_clock_ns(CLOCK_MONOTONIC) + o->lock_timeout_s * 1000000000ull;
 	char path[4096], pid[32] = "";
 	int fd, n;
 
@@ -29,24 +25,21 @@ int pull_take_lock(const struct pull_opts *o, int *out)
 			"a symlink or not a regular file; remove it" : strerror(-fd));
 		return fd;
 	}
-	while (flock(fd, LOCK_EX | LOCK_NB)) {
-		if (errno != EWOULDBLOCK && errno != EINTR) {
-			n = -errno;
-			fprintf(stderr, "kstats pull: lock %s: %s\n", path, strerror(errno));
-			close(fd);
-			return n;
-		}
-		if (pull_clock_ns(CLOCK_MONOTONIC) >= deadline) {
-			n = pread(fd, pid, sizeof(pid) - 1, 0);
-			pid[n > 0 ? n : 0] = 0;
-			pid[strcspn(pid, "\n")] = 0;
-			fprintf(stderr, "kstats pull: another pull (pid %s) holds %s; gave up "
-				"after %us (raise --lock-timeout)\n", *pid ? pid : "?", path,
-				o->lock_timeout_s);
-			close(fd);
-			return -EBUSY;
-		}
-		nanosleep(&pause, NULL);
+	n = kstats_flock_wait(fd, o->lock_timeout_s * 1000000000ull);
+	if (n == -EWOULDBLOCK) {
+		n = pread(fd, pid, sizeof(pid) - 1, 0);
+		pid[n > 0 ? n : 0] = 0;
+		pid[strcspn(pid, "\n")] = 0;
+		fprintf(stderr, "kstats pull: another pull (pid %s) holds %s; gave up "
+			"after %us (raise --lock-timeout)\n", *pid ? pid : "?", path,
+			o->lock_timeout_s);
+		close(fd);
+		return -EBUSY;
+	}
+	if (n) {
+		fprintf(stderr, "kstats pull: lock %s: %s\n", path, strerror(-n));
+		close(fd);
+		return n;
 	}
 	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
 	if (ftruncate(fd, 0) || pwrite(fd, pid, n, 0) != n)

@@ -64,7 +64,6 @@ struct metric_read {
 };
 
 /* pull_window.c: clocks and window starts. */
-uint64_t pull_clock_ns(clockid_t id);
 void pull_now(uint64_t *boot, uint64_t *real);
 /* The loader status, read on first use; empty if none. */
 const struct kstats_status *pull_loader_status(struct pull_run *r);

@@ -11,23 +11,16 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
+#include "kstats_fileio.h"
 #include "kstats_hooks.h"
 #include "kstats_pins.h"
 #include "pull_run.h"
 #include "kstats_status.h"
 
-uint64_t pull_clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 void pull_now(uint64_t *boot, uint64_t *real)
 {
-	*boot = pull_clock_ns(CLOCK_BOOTTIME);
-	*real = pull_clock_ns(CLOCK_REALTIME);
+	*boot = kstats_clock_ns(CLOCK_BOOTTIME);
+	*real = kstats_clock_ns(CLOCK_REALTIME);
 	kstats_hook_clock(boot, real);
 }
 

@@ -316,18 +316,6 @@ out:
 	return ret;
 }
 
-static int read_all(const char *path, char **buf, size_t *len)
-{
-	int fd = kstats_open_regular(path, O_RDONLY, 0), ret;
-
-	/* A symlink or a FIFO where the state should be is moved aside as corrupt. */
-	if (fd < 0)
-		return fd == -EINVAL || fd == -ELOOP ? -EBADMSG : fd;
-	ret = kstats_read_fd(fd, STATE_MAX_BYTES, buf, len);
-	close(fd);
-	return ret;
-}
-
 int state_load(const char *path, struct pull_state *st, char *err, size_t errlen)
 {
 	char *buf = NULL;
@@ -335,10 +323,11 @@ int state_load(const char *path, struct pull_state *st, char *err, size_t errlen
 	int ret;
 
 	memset(st, 0, sizeof(*st));
-	ret = read_all(path, &buf, &len);
-	if (ret == -EBADMSG) {
+	ret = kstats_read_file(path, STATE_MAX_BYTES, &buf, &len);
+	/* A symlink or a FIFO where the state should be is moved aside as corrupt. */
+	if (ret == -EINVAL || ret == -ELOOP) {
 		snprintf(err, errlen, "a symlink or not a regular file");
-		return ret;
+		return -EBADMSG;
 	}
 	if (ret == -EFBIG) {
 		snprintf(err, errlen, "larger than %u bytes", STATE_MAX_BYTES);

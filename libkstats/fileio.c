@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 
@@ -522,4 +523,38 @@ int kstats_mkdir_private(const char *path, mode_t mode, bool create, char *msg,
 		return ret;
 	}
 	return kstats_check_private_dir(buf, msg, len);
+}
+
+int kstats_read_file(const char *path, size_t max, char **buf, size_t *len)
+{
+	int fd = kstats_open_regular(path, O_RDONLY, 0), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = kstats_read_fd(fd, max, buf, len);
+	close(fd);
+	return ret;
+}
+
+uint64_t kstats_clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+int kstats_flock_wait(int fd, uint64_t timeout_ns)
+{
+	const struct timespec pause = { 0, 50 * 1000 * 1000 };
+	uint64_t deadline = kstats_clock_ns(CLOCK_MONOTONIC) + timeout_ns;
+
+	while (flock(fd, LOCK_EX | LOCK_NB)) {
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			return -errno;
+		if (kstats_clock_ns(CLOCK_MONOTONIC) >= deadline)
+			return -EWOULDBLOCK;
+		nanosleep(&pause, NULL);
+	}
+	return 0;
 }

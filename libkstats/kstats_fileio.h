@@ -4,6 +4,8 @@
 #define KSTATS_FILEIO_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -79,6 +81,14 @@ int kstats_check_path_up(const char *path, kstats_path_check_fn check,
  * O_CREAT, mode.  Returns the fd or -errno.
  */
 int kstats_open_regular(const char *path, int flags, mode_t mode);
+/* kstats_open_regular(path, O_RDONLY) then kstats_read_fd(); 0 or -errno. */
+int kstats_read_file(const char *path, size_t max, char **buf, size_t *len);
+/*
+ * flock(LOCK_EX) on fd, retried every 50 ms for at most timeout_ns: nothing
+ * holds a caller forever.  0, -EWOULDBLOCK when the time ran out, or -errno.
+ */
+int kstats_flock_wait(int fd, uint64_t timeout_ns);
+uint64_t kstats_clock_ns(clockid_t id);
 /* /proc/sys/kernel/random/boot_id, its newline dropped; 0 or -errno. */
 int kstats_boot_id(char *buf, size_t len);
 

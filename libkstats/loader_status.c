@@ -190,27 +190,24 @@ int kstats_status_parse(const char *buf, size_t len, const char *name,
 int kstats_status_read(const char *path, struct kstats_status *st,
 		       char *err, size_t errlen)
 {
-	int fd = kstats_open_regular(path, O_RDONLY, 0), ret;
 	char *buf = NULL;
 	size_t len;
+	int ret;
 
 	memset(st, 0, sizeof(*st));
-	if (fd == -ENOENT)
+	ret = kstats_read_file(path, STATUS_MAX_BYTES, &buf, &len);
+	if (ret == -ENOENT)
 		snprintf(err, errlen, "no loader status at %s; " KSTATS_FIX_LOAD
 			 " (or pass --status-file)", path);
-	else if (fd == -ELOOP || fd == -EINVAL)
+	else if (ret == -ELOOP || ret == -EINVAL)
 		snprintf(err, errlen, "%s is a symlink or not a regular file; " KSTATS_FIX_LOAD
 			 " to rewrite it", path);
-	else if (fd < 0)
-		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-fd));
-	if (fd < 0)
-		return fd == -ELOOP ? -EINVAL : fd;
-	ret = kstats_read_fd(fd, STATUS_MAX_BYTES, &buf, &len);
-	close(fd);
-	if (ret)
+	else if (ret)
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-ret));
 	else
 		ret = kstats_status_parse(buf, len, path, st, err, errlen);
+	if (ret == -ELOOP)
+		ret = -EINVAL;
 	free(buf);
 	return ret;
 }

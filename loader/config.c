@@ -183,24 +183,18 @@ static int config_line(struct loader_ctx *ctx, char *line, char *err, size_t err
 static int config_open_read(const char *path, bool must_exist, char **buf,
 			    size_t *len, char *err, size_t errlen)
 {
-	int fd = kstats_open_regular(path, O_RDONLY, 0), ret;
+	int ret = kstats_read_file(path, CONFIG_MAX_BYTES, buf, len);
 
-	if (fd == -ENOENT && !must_exist)
+	if (ret == -ENOENT && !must_exist)
 		return 1;
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot read config %s: %s", path,
-			 fd == -ELOOP ? "it is a symbolic link; name the file itself" :
-			 fd == -EINVAL ? "not a regular file; replace it with one" :
-			 strerror(-fd));
-		return fd;
-	}
-	ret = kstats_read_fd(fd, CONFIG_MAX_BYTES, buf, len);
-	close(fd);
 	if (ret == -EFBIG)
 		snprintf(err, errlen, "config %s is larger than %u bytes, the limit; "
 			 "shorten it", path, CONFIG_MAX_BYTES);
 	else if (ret)
-		snprintf(err, errlen, "cannot read config %s: %s", path, strerror(-ret));
+		snprintf(err, errlen, "cannot read config %s: %s", path,
+			 ret == -ELOOP ? "it is a symbolic link; name the file itself" :
+			 ret == -EINVAL ? "not a regular file; replace it with one" :
+			 strerror(-ret));
 	return ret;
 }
 

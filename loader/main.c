@@ -213,9 +213,6 @@ static int set_config(struct loader_ctx *ctx, const struct options *o)
  */
 static int lock_run_dir(const struct loader_ctx *ctx, char *err, size_t len)
 {
-	const struct timespec pause = { 0, 50 * 1000 * 1000 };
-	__u64 deadline = clock_ns(CLOCK_MONOTONIC) +
-			 (__u64)(ctx->lock_timeout_s * 1e9);
 	char path[LOADER_PATH_LEN + 16];
 	struct stat st;
 	int fd, ret;
@@ -229,20 +226,16 @@ static int lock_run_dir(const struct loader_ctx *ctx, char *err, size_t len)
 			 fd < 0 ? strerror(errno) : "not a regular file of ours, mode 0600");
 		goto fail;
 	}
-	while (flock(fd, LOCK_EX | LOCK_NB)) {
-		ret = -errno;
-		if (errno != EWOULDBLOCK && errno != EINTR) {
-			snprintf(err, len, "cannot lock %s: %s", path, strerror(errno));
-			goto fail;
-		}
-		if (clock_ns(CLOCK_MONOTONIC) >= deadline) {
-			snprintf(err, len, "another kstats-loader has held %s for %g s; wait "
-				 "for it to finish, or stop it, then run again (or pass "
-				 "--lock-timeout)", path, ctx->lock_timeout_s);
-			ret = -EWOULDBLOCK;
-			goto fail;
-		}
-		nanosleep(&pause, NULL);
+	ret = kstats_flock_wait(fd, (__u64)(ctx->lock_timeout_s * 1e9));
+	if (ret == -EWOULDBLOCK) {
+		snprintf(err, len, "another kstats-loader has held %s for %g s; wait "
+			 "for it to finish, or stop it, then run again (or pass "
+			 "--lock-timeout)", path, ctx->lock_timeout_s);
+		goto fail;
+	}
+	if (ret) {
+		snprintf(err, len, "cannot lock %s: %s", path, strerror(-ret));
+		goto fail;
 	}
 	return fd;
 fail:
@@ -504,7 +497,7 @@ static int finish_run(const struct loader_ctx *ctx, const struct obj_result *res
 static int run(struct loader_ctx *ctx, const struct options *o)
 {
 	struct obj_result *res = NULL;
-	__u64 started = clock_ns(CLOCK_BOOTTIME);
+	__u64 started = kstats_clock_ns(CLOCK_BOOTTIME);
 	char flag[LOADER_PATH_LEN + 16], err[2 * LOADER_PATH_LEN];
 	size_t n = 0, i;
 	int lock, ret;

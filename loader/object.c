@@ -320,8 +320,8 @@ static int try_load(struct obj_load *l)
 	}
 	log_capture(l->libbpf_err, sizeof(l->libbpf_err));
 	ret = bpf_object__load(l->obj);
-	l->created_boot_ns = clock_ns(CLOCK_BOOTTIME);
-	l->created_real_ns = clock_ns(CLOCK_REALTIME);
+	l->created_boot_ns = kstats_clock_ns(CLOCK_BOOTTIME);
+	l->created_real_ns = kstats_clock_ns(CLOCK_REALTIME);
 	if (ret && limit_hit(ret)) {
 		set_outcome(l->res, OUT_FAILED_OBJECT, "load: %s: raise %s; libbpf: %s",
 			    strerror(-ret), limit_hit(ret), l->libbpf_err);

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
 
+#include "kstats_fileio.h"
 #include "object.h"
 
 struct bpf_object *obj_open_mem(const char *name, const void *elf, size_t len)
@@ -84,11 +85,11 @@ static int io_full(int fd, void *buf, size_t len, bool out)
 static int read_within(int fd, void *buf, size_t len, int ms)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	__u64 end = clock_ns(CLOCK_MONOTONIC) + ms * 1000000ull, now;
+	__u64 end = kstats_clock_ns(CLOCK_MONOTONIC) + ms * 1000000ull, now;
 	ssize_t n;
 
 	while (len) {
-		now = clock_ns(CLOCK_MONOTONIC);
+		now = kstats_clock_ns(CLOCK_MONOTONIC);
 		if (now >= end)
 			return -ETIMEDOUT;
 		n = poll(&pfd, 1, (end - now + 999999) / 1000000);

@@ -19,14 +19,6 @@
 
 #define STATUS_VERSION 1
 
-__u64 clock_ns(int clockid)
-{
-	struct timespec ts;
-
-	clock_gettime(clockid, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 /* The previous status, when readable and about this pin dir (ret: the read's). */
 static void keep_prev(struct loader_ctx *ctx, struct kstats_status *st, int ret,
 		      const char *err)
@@ -258,7 +250,7 @@ int status_write(const struct loader_ctx *ctx, const struct obj_result *res,
 	put_u64(root, "kernel_version", ctx->kver);
 	put_str(root, "boot_id", boot_id);
 	put_u64(root, "started_boottime_ns", started_ns);
-	put_u64(root, "finished_boottime_ns", clock_ns(CLOCK_BOOTTIME));
+	put_u64(root, "finished_boottime_ns", kstats_clock_ns(CLOCK_BOOTTIME));
 	put_str(root, "obj_dir", ctx->obj_dir);
 	put_str(root, "pin_dir", ctx->pin_dir);
 	if (error)
