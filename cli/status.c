@@ -1,23 +1,478 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kstats status: what the loader did (from its status file) and what the
- * kernel holds now; also a health check (exit status, see usage()).
+ * kernel holds now, as a table or annotated JSON; also a health check.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/utsname.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <json-c/json.h>
 
+#include "hist.h"
 #include "kstats.h"
 #include "kstats_args.h"
+#include "kstats_objmeta.h"
+#include "kstats_pins.h"
+#include "kstats_reader.h"
+#include "kstats_status.h"
 #include "kstats_why.h"
-#include "status.h"
 
 #define STATS_SYSCTL "/proc/sys/kernel/bpf_stats_enabled"
+
+struct prog_live {
+	bool have;			/* bpf_prog_info was read */
+	int err;			/* else why not */
+	bool detached;			/* its link pin is gone */
+	uint64_t run_cnt, run_time_ns, misses;
+};
+
+struct map_live {
+	bool have;
+	int err;
+	bool root_only;			/* denied, as its mode says it must be */
+	__u32 type, max_entries, id;
+	bool counted;			/* entries counted (hash-like maps) */
+	uint64_t entries, memlock;
+	bool has_drops;
+	uint64_t drops;
+};
+
+struct status_view {
+	const char *status_file;
+	struct kstats_status st;
+	struct prog_live *progs;	/* every program, in status-file order */
+	size_t nprogs;
+	double window;			/* seconds the run counts cover; 0: since load */
+	int stats_enabled;		/* the sysctl, -1 unknown */
+	bool perm_denied;
+	unsigned int maps_gone;		/* maps of loaded objects whose pin is gone */
+	const char *gone_example;
+};
+
+/*
+ * The program by id (needs CAP_SYS_ADMIN), else by its prog_ pin: the one
+ * the status names, or the one next to its link pin.
+ */
+static int prog_fd(const struct kstats_status_prog *p, const char *obj)
+{
+	char dir[PATH_MAX], pin[PATH_MAX];
+	int fd = bpf_prog_get_fd_by_id(p->prog_id), err = -errno;
+
+	if (fd >= 0)
+		return fd;
+	snprintf(pin, sizeof(pin), "%s", p->prog_pin);
+	if (!*pin && *p->link_pin && *p->section) {
+		snprintf(dir, sizeof(dir), "%s", p->link_pin);
+		if (kstats_pin_path(pin, sizeof(pin), dirname(dir), "prog", obj, p->section))
+			return err;
+	}
+	fd = *pin ? bpf_obj_get(pin) : -1;
+	return fd >= 0 ? fd : err;
+}
+
+static void prog_probe(const struct kstats_status_prog *p, const char *obj,
+		       struct prog_live *pl)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd;
+
+	memset(pl, 0, sizeof(*pl));
+	if (!p->prog_id)
+		return;		/* not loaded: nothing to ask the kernel */
+	pl->detached = *p->link_pin && access(p->link_pin, F_OK) && errno == ENOENT;
+	fd = prog_fd(p, obj);
+	if (fd < 0) {
+		pl->err = fd;
+		return;
+	}
+	if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		pl->err = -errno;
+	} else {
+		pl->have = true;
+		pl->run_cnt = info.run_cnt;
+		pl->run_time_ns = info.run_time_ns;
+		pl->misses = info.recursion_misses;
+	}
+	close(fd);
+}
+
+static struct prog_live *probe_progs(const struct kstats_status *st, size_t *n)
+{
+	struct prog_live *pl;
+	size_t i, j, k = 0;
+
+	for (*n = 0, i = 0; i < st->nobjs; i++)
+		*n += st->objs[i].nprogs;
+	pl = calloc(*n + 1, sizeof(*pl));
+	for (i = 0; pl && i < st->nobjs; i++)
+		for (j = 0; j < st->objs[i].nprogs; j++)
+			prog_probe(&st->objs[i].progs[j], st->objs[i].name, &pl[k++]);
+	*n = pl ? *n : 0;
+	return pl;
+}
+
+static uint64_t fdinfo_memlock(int fd)
+{
+	char path[64], line[256];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+static uint64_t count_entries(int fd, __u32 key_size, __u32 max)
+{
+	char *a = calloc(2, key_size ?: 1), *prev = NULL, *next = a;
+	uint64_t n = 0;
+
+	if (!a)
+		return 0;
+	while (n <= max && !bpf_map_get_next_key(fd, prev, next)) {
+		n++;
+		prev = next;
+		next = next == a ? a + key_size : a;
+	}
+	free(a);
+	return n;
+}
+
+/* Sum of every value leaf of every entry, read generically. */
+static int sum_values(const char *obj_path, const char *map, const char *pin,
+		      uint64_t *sum)
+{
+	struct kstats_map_opts mo = { .obj_path = obj_path, .map_name = map, .pin_path = pin };
+	char err[KSTATS_ERR_LEN];
+	struct kstats_map *m = NULL;
+	int64_t *rows = NULL;
+	size_t nrows, r, c;
+	int ret = kstats_map_open(&mo, &m, err, sizeof(err));
+
+	if (!ret)
+		ret = kstats_read_rows(m, &rows, &nrows, err, sizeof(err));
+	for (*sum = 0, r = 0; !ret && r < nrows; r++)
+		for (c = kstats_map_nkey_cols(m); c < kstats_map_ncols(m); c++)
+			*sum = kstats_add_sat(*sum, (uint64_t)rows[r * kstats_map_ncols(m) + c]);
+	free(rows);
+	kstats_map_close(m);
+	return ret;
+}
+
+/*
+ * Drops are counted for event streams (.kstats.streams): the records their
+ * ring buffer had no room for, shown on the ring buffer and on the counter.
+ * Counts a denied or gone map in v.
+ */
+static void probe_map(struct status_view *v, const struct kstats_status_obj *o,
+		      const struct kstats_objmeta *meta,
+		      const struct kstats_status_map *mp, struct map_live *ml)
+{
+	const struct kstats_map_meta *mm = kstats_objmeta_map(meta, mp->name);
+	LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = BPF_F_RDONLY);
+	const struct kstats_status_map *d;
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd = bpf_obj_get_opts(mp->pin, &opts);
+	size_t i;
+	bool denied;
+
+	memset(ml, 0, sizeof(*ml));
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		ml->err = -errno;
+	} else {
+		ml->have = true;
+		ml->type = info.type;
+		ml->id = info.id;
+		ml->max_entries = info.max_entries;
+		ml->memlock = fdinfo_memlock(fd);
+		ml->counted = info.type == BPF_MAP_TYPE_HASH ||
+			      info.type == BPF_MAP_TYPE_LRU_HASH ||
+			      info.type == BPF_MAP_TYPE_PERCPU_HASH ||
+			      info.type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
+		if (ml->counted)
+			ml->entries = count_entries(fd, info.key_size, info.max_entries);
+	}
+	if (fd >= 0)
+		close(fd);
+	for (i = 0; ml->have && i < meta->nstreams; i++) {
+		const struct kstats_stream_meta *st = &meta->streams[i];
+
+		if (strcmp(mp->name, st->ringbuf) && strcmp(mp->name, st->drops))
+			continue;
+		d = kstats_status_obj_map(o, st->drops);
+		ml->has_drops = d && *d->pin &&
+				!sum_values(o->path, st->drops, d->pin, &ml->drops);
+		break;
+	}
+	denied = ml->err == -EPERM || ml->err == -EACCES;
+	/* A root-only map (a start map) is not for readers: skipped, no failure. */
+	ml->root_only = denied && mm && !(mm->mode & 0044) && geteuid();
+	v->perm_denied |= denied && !ml->root_only;
+	/* A loaded object's map must be there: its pin gone is a broken pipeline. */
+	if (ml->err == -ENOENT && !strcmp(o->outcome, "LOADED")) {
+		v->maps_gone++;
+		v->gone_example = mp->pin;
+	}
+}
+
+static const char *probe_error(int err)
+{
+	return err == -EPERM || err == -EACCES ? "permission denied" :
+	       err == -ENOENT ? "gone" : strerror(-err);
+}
+
+/* Why a map has no live values: "root-only", "gone", ... */
+static const char *map_error(const struct map_live *ml)
+{
+	return ml->root_only ? "root-only" : probe_error(ml->err);
+}
+
+/* A table whose column widths follow its cells; the last column is free. */
+#define TABLE_COLS 8
+#define CELL_LEN 96
+
+struct table {
+	size_t ncols, nrows;
+	char (*cells)[TABLE_COLS][CELL_LEN];
+};
+
+static char *table_row(struct table *t)
+{
+	void *c = realloc(t->cells, (t->nrows + 1) * sizeof(*t->cells));
+
+	if (!c)
+		return NULL;
+	t->cells = c;
+	memset(t->cells[t->nrows], 0, sizeof(*t->cells));
+	return t->cells[t->nrows++][0];
+}
+
+static void table_print(FILE *f, struct table *t, const char *indent)
+{
+	size_t w[TABLE_COLS] = {}, r, c;
+
+	for (r = 0; r < t->nrows; r++)
+		for (c = 0; c < t->ncols; c++)
+			if (kstats_display_width(t->cells[r][c]) > w[c])
+				w[c] = kstats_display_width(t->cells[r][c]);
+	for (r = 0; r < t->nrows; r++) {
+		size_t last = 0;
+
+		for (c = 0; c < t->ncols; c++)
+			last = *t->cells[r][c] ? c : last;
+		fputs(indent, f);
+		for (c = 0; c < last; c++)
+			kstats_put_padded(f, t->cells[r][c], w[c] + 2, false);
+		fprintf(f, "%s\n", t->cells[r][last]);
+	}
+	free(t->cells);
+	t->cells = NULL;
+	t->nrows = 0;
+}
+
+#define CELL(t, c, ...) snprintf((t)->cells[(t)->nrows - 1][c], CELL_LEN, __VA_ARGS__)
+
+static void table_header(struct table *t, const char *const *names)
+{
+	size_t c;
+
+	if (!table_row(t))
+		return;
+	for (c = 0; c < t->ncols && names[c]; c++)
+		CELL(t, c, "%s", names[c]);
+}
+
+static void fmt_ns(char *buf, size_t len, double ns)
+{
+	if (ns < 1000)
+		snprintf(buf, len, "%.0fns", ns);
+	else
+		kstats_fmt_value(buf, len, ns / 1000, KSTATS_UNIT_USEC);
+}
+
+static void prog_row(struct table *t, const struct kstats_status_prog *p,
+		     const struct prog_live *pl)
+{
+	char avg[32];
+
+	if (!table_row(t))
+		return;
+	CELL(t, 0, "%s", p->name);
+	CELL(t, 1, "%s", p->attach);
+	CELL(t, 2, "%s", *p->attach_type ? p->attach_type : "-");
+	CELL(t, 3, "%s%s", p->outcome, pl->detached ? ",DETACHED" : "");
+	if (pl->have && pl->run_cnt) {
+		fmt_ns(avg, sizeof(avg), (double)pl->run_time_ns / (double)pl->run_cnt);
+		CELL(t, 4, "%llu", (unsigned long long)pl->run_cnt);
+		CELL(t, 5, "%s", avg);
+		CELL(t, 6, "%llu", (unsigned long long)pl->misses);
+	} else {
+		CELL(t, 4, "%s", pl->have ? "0" : pl->err ? probe_error(pl->err) : "-");
+		CELL(t, 5, "-");
+		CELL(t, 6, "%s", pl->have ? "0" : "-");
+	}
+	CELL(t, 7, "%s", p->reason);
+}
+
+static void map_row(struct table *t, const struct kstats_status_map *mp,
+		    const struct map_live *ml)
+{
+	char mem[32];
+
+	if (!table_row(t))
+		return;
+	CELL(t, 0, "%s", mp->name);
+	if (!ml->have) {
+		CELL(t, 1, "%s", map_error(ml));
+		return;
+	}
+	CELL(t, 1, "%s", libbpf_bpf_map_type_str(ml->type) ?: "?");
+	if (ml->counted) {
+		CELL(t, 2, "%llu/%u", (unsigned long long)ml->entries, ml->max_entries);
+		CELL(t, 3, "%.1f%%", ml->max_entries ? 100.0 * (double)ml->entries /
+			 ml->max_entries : 0);
+	} else {
+		CELL(t, 2, "%u", ml->max_entries);
+		CELL(t, 3, "-");
+	}
+	kstats_fmt_value(mem, sizeof(mem), (double)ml->memlock, KSTATS_UNIT_BYTES);
+	CELL(t, 4, "%s", mem);
+	CELL(t, 5, ml->has_drops ? "%llu" : "-", (unsigned long long)ml->drops);
+	if (mp->map_id && mp->map_id != ml->id)
+		CELL(t, 6, "recreated since the loader ran (id %u, was %u)", ml->id,
+		     mp->map_id);
+	else
+		CELL(t, 6, "%s", mp->reused ? "reused from an earlier load" : "");
+}
+
+static void print_header(FILE *f, struct status_view *v)
+{
+	const char *rel = v->st.kernel_release;
+	struct utsname u;
+
+	fprintf(f, "loader status %s, kernel %s\n", v->status_file, *rel ? rel : "?");
+	if (!uname(&u) && strcmp(u.release, rel))
+		fprintf(f, "warning: the status is from kernel %s but %s is running; "
+			KSTATS_FIX_LOAD "\n", rel, u.release);
+	if (v->window)
+		fprintf(f, "runs and avg/run: the last %gs (BPF run-time stats on meanwhile)\n",
+			v->window);
+	else if (v->stats_enabled == 1)
+		fprintf(f, "runs and avg/run: since load (kernel.bpf_stats_enabled=1)\n");
+	else
+		fprintf(f, "runs and avg/run: counted only while BPF run-time stats are on "
+			"(kernel.bpf_stats_enabled=%d); kstats status --stats 5 measures 5s\n",
+			v->stats_enabled);
+}
+
+static struct json_object *json_u64(bool have, uint64_t v)
+{
+	return have ? json_object_new_uint64(v) : NULL;
+}
+
+static void annotate_prog(struct json_object *p, const struct prog_live *pl)
+{
+	bool runs = pl->have && pl->run_cnt;
+
+	json_object_object_add(p, "run_cnt", json_u64(pl->have, pl->run_cnt));
+	json_object_object_add(p, "run_time_ns", json_u64(pl->have, pl->run_time_ns));
+	json_object_object_add(p, "avg_ns", runs ? json_object_new_double(
+		(double)pl->run_time_ns / (double)pl->run_cnt) : NULL);
+	json_object_object_add(p, "recursion_misses", json_u64(pl->have, pl->misses));
+	json_object_object_add(p, "detached", json_object_new_boolean(pl->detached));
+	json_object_object_add(p, "probe_error", pl->err ?
+			       json_object_new_string(probe_error(pl->err)) : NULL);
+}
+
+static void annotate_map(struct json_object *mp, const struct map_live *ml)
+{
+	json_object_object_add(mp, "map_type", ml->have ?
+			       json_object_new_string(libbpf_bpf_map_type_str(ml->type) ?: "?") : NULL);
+	json_object_object_add(mp, "live_map_id", json_u64(ml->have, ml->id));
+	json_object_object_add(mp, "max_entries", json_u64(ml->have, ml->max_entries));
+	json_object_object_add(mp, "entries", json_u64(ml->counted, ml->entries));
+	json_object_object_add(mp, "fill_percent", ml->counted && ml->max_entries ?
+			       json_object_new_double(100.0 * (double)ml->entries /
+						      ml->max_entries) : NULL);
+	json_object_object_add(mp, "memlock_bytes", json_u64(ml->have, ml->memlock));
+	json_object_object_add(mp, "drops", json_u64(ml->has_drops, ml->drops));
+	json_object_object_add(mp, "probe_error", ml->err ?
+			       json_object_new_string(map_error(ml)) : NULL);
+}
+
+/* Per object a program and a map table, or the live values in its JSON. */
+static void show(FILE *f, struct status_view *v, bool json)
+{
+	struct kstats_objmeta meta;
+	char why[KSTATS_WHY_LEN];
+	struct map_live ml;
+	size_t i, j, k = 0;
+	struct utsname u;
+
+	if (!json)
+		print_header(f, v);
+	for (i = 0; i < v->st.nobjs; i++) {
+		const struct kstats_status_obj *o = &v->st.objs[i];
+		struct table t = { .ncols = 8 };
+
+		kstats_why(o, why, sizeof(why));
+		if (!json)
+			fprintf(f, "\n%s  %s\n", o->name, why);
+		if (!json && o->nprogs)
+			table_header(&t, (const char *const[]){ "program", "attach", "type",
+				"outcome", "runs", "avg/run", "missed", NULL });
+		for (j = 0; j < o->nprogs && k < v->nprogs; j++, k++)
+			if (json)
+				annotate_prog(o->progs[j].json, &v->progs[k]);
+			else
+				prog_row(&t, &o->progs[j], &v->progs[k]);
+		table_print(f, &t, "  ");
+		if (!o->nmaps)
+			continue;
+		t.ncols = 7;
+		if (!json)
+			table_header(&t, (const char *const[]){ "map", "type", "entries", "fill",
+				"memlock", "drops", NULL });
+		if (kstats_objmeta_read(o->path, &meta, why, sizeof(why)))
+			memset(&meta, 0, sizeof(meta));
+		for (j = 0; j < o->nmaps; j++) {
+			probe_map(v, o, &meta, &o->maps[j], &ml);
+			if (json)
+				annotate_map(o->maps[j].json, &ml);
+			else
+				map_row(&t, &o->maps[j], &ml);
+		}
+		kstats_objmeta_free(&meta);
+		table_print(f, &t, "  ");
+	}
+	if (!json)
+		return;
+	json_object_object_add(v->st.json, "running_kernel_release",
+			       uname(&u) ? NULL : json_object_new_string(u.release));
+	json_object_object_add(v->st.json, "bpf_stats_enabled",
+			       json_object_new_int(v->stats_enabled));
+	json_object_object_add(v->st.json, "stats_window_seconds",
+			       v->window ? json_object_new_double(v->window) : NULL);
+	fprintf(f, "%s\n", json_object_to_json_string_ext(v->st.json, JSON_C_TO_STRING_PRETTY |
+		JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+}
 
 struct status_opts {
 	const char *status_file;
@@ -83,10 +538,10 @@ static int measure(struct status_view *v, double secs)
 			"needs CAP_SYS_ADMIN (root)\n", strerror(errno));
 		return ret;
 	}
-	before = status_probe_progs(&v->st, &n);
+	before = probe_progs(&v->st, &n);
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
-	v->progs = status_probe_progs(&v->st, &v->nprogs);
+	v->progs = probe_progs(&v->st, &v->nprogs);
 	close(fd);
 	if (before && v->progs && n == v->nprogs)
 		window_delta(v->progs, before, n);
@@ -189,16 +644,9 @@ int cmd_status(int argc, char **argv)
 	if (so.stats_secs)
 		ret = measure(&v, so.stats_secs);
 	else
-		v.progs = status_probe_progs(&v.st, &v.nprogs);
+		v.progs = probe_progs(&v.st, &v.nprogs);
 	if (!ret) {
-		if (so.json) {
-			status_annotate(&v);
-			printf("%s\n", json_object_to_json_string_ext(v.st.json,
-				JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-				JSON_C_TO_STRING_NOSLASHESCAPE));
-		} else {
-			status_print(stdout, &v);
-		}
+		show(stdout, &v, so.json);
 		ret = verdict(&v);
 	}
 	free(v.progs);

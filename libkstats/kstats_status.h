@@ -1,15 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The loader's status file, typed: the one reader of it (kstats status,
- * dump, pull).  Written by kstats-loader as JSON:
- * {"version":1,"kernel_release","boot_id","pin_dir","objects":[{"name","path",
- *  "outcome","reason","critical","programs":[{"name","section","attach",
- *  "attach_type","outcome","reason","prog_id","prog_pin","link_pin"}],
- *  "maps":[{"name","pin","map_id","reused","created_boottime_ns",
- *  "created_realtime_ns","key_type","value_type"}],"pins":["<path>"]}]}
- * Only the version and the objects array are required; a member that is
- * missing or of another type reads as "" or 0, and unknown members are
- * ignored, so the writer may add fields without breaking readers.
+ * The loader's status file (schema: doc/loader.md), typed: kstats-loader
+ * fills these structs and writes them with kstats_status_json(); the loader,
+ * status, dump and pull read them with kstats_status_read().  Only the
+ * version and the objects array are required; a member that is missing or
+ * of another type reads as "" or 0, and unknown members are ignored, so the
+ * writer may add fields without breaking readers.
  */
 #ifndef KSTATS_STATUS_H
 #define KSTATS_STATUS_H
@@ -36,6 +32,7 @@ struct kstats_status_prog {
 	const char *name, *section, *attach, *attach_type, *outcome, *reason;
 	const char *prog_pin, *link_pin;
 	uint32_t prog_id;		/* 0: not loaded */
+	bool kept;			/* the same program was already attached */
 	struct json_object *json;
 };
 
@@ -52,7 +49,10 @@ struct kstats_status_obj {
 };
 
 struct kstats_status {
-	const char *kernel_release, *boot_id, *pin_dir;
+	const char *kernel_release, *boot_id, *obj_dir, *pin_dir;
+	uint32_t kernel_version;	/* KSTATS_KVER of the version in force */
+	uint64_t started_boot_ns, finished_boot_ns;
+	const char *error;		/* "": the environment was usable */
 	struct kstats_status_obj *objs;
 	size_t nobjs;
 	struct json_object *json;	/* the whole file, for pass-through output */
@@ -69,6 +69,8 @@ int kstats_status_read(const char *path, struct kstats_status *st,
 int kstats_status_parse(const char *buf, size_t len, const char *name,
 			struct kstats_status *st, char *err, size_t errlen);
 void kstats_status_free(struct kstats_status *st);
+/* The file's JSON for st (sets its json members), for json_object_put(). */
+struct json_object *kstats_status_json(struct kstats_status *st);
 
 const struct kstats_status_obj *kstats_status_obj(const struct kstats_status *st,
 						  const char *name);

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The typed reader of the loader status file (contract in kstats_status.h). */
+/*
+ * The loader status file (contract in kstats_status.h): one function per
+ * struct names its members in file order, and runs both ways, writing
+ * (kstats_status_json) and reading (kstats_status_parse).
+ */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <json-c/json.h>
 
 #include "kstats_fileio.h"
@@ -15,6 +17,12 @@
 /* The loader writes a few KiB; anything past this is not its file. */
 #define STATUS_MAX_BYTES (16u << 20)
 
+struct io {
+	json_object *j;		/* the JSON object of the struct at hand */
+	bool write;
+	int err;
+};
+
 static json_object *member(json_object *o, const char *key, json_type type)
 {
 	json_object *v;
@@ -23,128 +31,156 @@ static json_object *member(json_object *o, const char *key, json_type type)
 	       v : NULL;
 }
 
-static const char *str(json_object *o, const char *key)
+static void io_str(struct io *io, const char *key, const char **v)
 {
-	json_object *v = member(o, key, json_type_string);
+	json_object *m;
 
-	return v ? json_object_get_string(v) : "";
+	if (io->write) {
+		json_object_object_add(io->j, key, json_object_new_string(*v));
+		return;
+	}
+	m = member(io->j, key, json_type_string);
+	*v = m ? json_object_get_string(m) : "";
 }
 
-/* Non-negative integers only; anything else reads as 0. */
-static uint64_t unsigned_int(json_object *o, const char *key, uint64_t max)
+/* Reads non-negative integers up to max; anything else reads as 0. */
+static uint64_t io_uint(struct io *io, const char *key, uint64_t v, uint64_t max)
 {
-	json_object *v = member(o, key, json_type_int);
-	int64_t n = v ? json_object_get_int64(v) : 0;
+	json_object *m;
+	int64_t n;
 
+	if (io->write) {
+		json_object_object_add(io->j, key, json_object_new_uint64(v));
+		return v;
+	}
+	m = member(io->j, key, json_type_int);
+	n = m ? json_object_get_int64(m) : 0;
 	return n > 0 && (uint64_t)n <= max ? (uint64_t)n : 0;
 }
 
-static bool boolean(json_object *o, const char *key)
+static bool io_bool(struct io *io, const char *key, bool v)
 {
-	json_object *v = member(o, key, json_type_boolean);
+	json_object *m;
 
-	return v && json_object_get_boolean(v);
-}
-
-/* The JSON objects of array key of o, counted; non-objects are skipped. */
-static size_t objects_of(json_object *o, const char *key, json_object **arr)
-{
-	size_t i, n = 0;
-
-	*arr = member(o, key, json_type_array);
-	for (i = 0; *arr && i < json_object_array_length(*arr); i++)
-		n += json_object_is_type(json_object_array_get_idx(*arr, i), json_type_object);
-	return n;
-}
-
-#define FOR_EACH_OBJECT(arr, i, e)						\
-	for (i = 0; arr && i < json_object_array_length(arr); i++)		\
-		if ((e = json_object_array_get_idx(arr, i)) &&			\
-		    json_object_is_type(e, json_type_object))
-
-static void read_prog(json_object *j, struct kstats_status_prog *p)
-{
-	p->json = j;
-	p->name = str(j, "name");
-	p->section = str(j, "section");
-	p->attach = str(j, "attach");
-	p->attach_type = str(j, "attach_type");
-	p->outcome = str(j, "outcome");
-	p->reason = str(j, "reason");
-	p->prog_pin = str(j, "prog_pin");
-	p->link_pin = str(j, "link_pin");
-	p->prog_id = (uint32_t)unsigned_int(j, "prog_id", UINT32_MAX);
-}
-
-static void read_map(json_object *j, struct kstats_status_map *m)
-{
-	m->json = j;
-	m->name = str(j, "name");
-	m->pin = str(j, "pin");
-	m->map_id = (uint32_t)unsigned_int(j, "map_id", UINT32_MAX);
-	m->reused = boolean(j, "reused");
-	m->created_boot_ns = unsigned_int(j, "created_boottime_ns", INT64_MAX);
-	m->created_real_ns = unsigned_int(j, "created_realtime_ns", INT64_MAX);
-	m->key_type = str(j, "key_type");
-	m->value_type = str(j, "value_type");
-}
-
-/* The strings of array key of o; other members are skipped. */
-static int read_strings(json_object *o, const char *key, const char ***out, size_t *n)
-{
-	json_object *arr = member(o, key, json_type_array), *e;
-	size_t i, len = arr ? json_object_array_length(arr) : 0;
-
-	*out = calloc(len + 1, sizeof(**out));
-	if (!*out)
-		return -ENOMEM;
-	for (i = 0; i < len; i++)
-		if ((e = json_object_array_get_idx(arr, i)) &&
-		    json_object_is_type(e, json_type_string))
-			(*out)[(*n)++] = json_object_get_string(e);
-	return 0;
-}
-
-static int read_obj(json_object *j, struct kstats_status_obj *o)
-{
-	json_object *progs, *maps, *e;
-	size_t i;
-
-	o->json = j;
-	o->name = str(j, "name");
-	o->path = str(j, "path");
-	o->outcome = str(j, "outcome");
-	o->reason = str(j, "reason");
-	o->critical = boolean(j, "critical");
-	o->progs = calloc(objects_of(j, "programs", &progs) + 1, sizeof(*o->progs));
-	o->maps = calloc(objects_of(j, "maps", &maps) + 1, sizeof(*o->maps));
-	if (!o->progs || !o->maps)
-		return -ENOMEM;
-	FOR_EACH_OBJECT(progs, i, e)
-		read_prog(e, &o->progs[o->nprogs++]);
-	FOR_EACH_OBJECT(maps, i, e)
-		read_map(e, &o->maps[o->nmaps++]);
-	return read_strings(j, "pins", &o->pins, &o->npins);
-}
-
-static int read_root(struct kstats_status *st)
-{
-	json_object *objs, *e;
-	size_t i;
-	int ret = 0;
-
-	st->kernel_release = str(st->json, "kernel_release");
-	st->boot_id = str(st->json, "boot_id");
-	st->pin_dir = str(st->json, "pin_dir");
-	st->objs = calloc(objects_of(st->json, "objects", &objs) + 1, sizeof(*st->objs));
-	if (!st->objs)
-		return -ENOMEM;
-	FOR_EACH_OBJECT(objs, i, e) {
-		ret = read_obj(e, &st->objs[st->nobjs++]);
-		if (ret)
-			break;
+	if (io->write) {
+		json_object_object_add(io->j, key, json_object_new_boolean(v));
+		return v;
 	}
-	return ret;
+	m = member(io->j, key, json_type_boolean);
+	return m && json_object_get_boolean(m);
+}
+
+/*
+ * The array key of n structs of size bytes, each through fn; reading skips
+ * members that are not JSON objects (or, without fn, not strings).
+ */
+static void *io_array(struct io *io, const char *key, void *arr, size_t *n, size_t size,
+		      void (*fn)(struct io *, void *))
+{
+	json_object *a = io->write ? json_object_new_array() :
+			 member(io->j, key, json_type_array);
+	size_t i, len = io->write ? *n : a ? json_object_array_length(a) : 0;
+	struct io sub = { .write = io->write };
+	char *p = arr;
+
+	if (io->write)
+		json_object_object_add(io->j, key, a);
+	else if (!(p = calloc(len + 1, size)))
+		io->err = -ENOMEM;
+	for (i = 0; p && i < len && !sub.err; i++) {
+		if (io->write && !fn) {
+			json_object_array_add(a, json_object_new_string(((char **)p)[i]));
+		} else if (io->write) {
+			sub.j = json_object_new_object();
+			json_object_array_add(a, sub.j);
+			fn(&sub, p + i * size);
+		} else {
+			sub.j = json_object_array_get_idx(a, i);
+			if (fn && json_object_is_type(sub.j, json_type_object))
+				fn(&sub, p + (*n)++ * size);
+			else if (!fn && json_object_is_type(sub.j, json_type_string))
+				((const char **)p)[(*n)++] = json_object_get_string(sub.j);
+		}
+	}
+	io->err = io->err ?: sub.err;
+	return p;
+}
+
+static void prog_io(struct io *io, void *s)
+{
+	struct kstats_status_prog *p = s;
+
+	p->json = io->j;
+	io_str(io, "name", &p->name);
+	io_str(io, "section", &p->section);
+	io_str(io, "attach", &p->attach);
+	io_str(io, "attach_type", &p->attach_type);
+	io_str(io, "outcome", &p->outcome);
+	io_str(io, "reason", &p->reason);
+	p->prog_id = io_uint(io, "prog_id", p->prog_id, UINT32_MAX);
+	io_str(io, "link_pin", &p->link_pin);
+	io_str(io, "prog_pin", &p->prog_pin);
+	p->kept = io_bool(io, "kept", p->kept);
+}
+
+static void map_io(struct io *io, void *s)
+{
+	struct kstats_status_map *m = s;
+
+	m->json = io->j;
+	io_str(io, "name", &m->name);
+	io_str(io, "pin", &m->pin);
+	m->map_id = io_uint(io, "map_id", m->map_id, UINT32_MAX);
+	m->reused = io_bool(io, "reused", m->reused);
+	m->created_boot_ns = io_uint(io, "created_boottime_ns", m->created_boot_ns, INT64_MAX);
+	m->created_real_ns = io_uint(io, "created_realtime_ns", m->created_real_ns, INT64_MAX);
+	if (!io->write || *m->key_type) {
+		io_str(io, "key_type", &m->key_type);
+		io_str(io, "value_type", &m->value_type);
+	}
+}
+
+static void obj_io(struct io *io, void *s)
+{
+	struct kstats_status_obj *o = s;
+
+	o->json = io->j;
+	io_str(io, "name", &o->name);
+	io_str(io, "path", &o->path);
+	io_str(io, "outcome", &o->outcome);
+	io_str(io, "reason", &o->reason);
+	o->critical = io_bool(io, "critical", o->critical);
+	o->progs = io_array(io, "programs", o->progs, &o->nprogs, sizeof(*o->progs), prog_io);
+	o->maps = io_array(io, "maps", o->maps, &o->nmaps, sizeof(*o->maps), map_io);
+	o->pins = io_array(io, "pins", o->pins, &o->npins, sizeof(*o->pins), NULL);
+}
+
+static int status_io(struct io *io, struct kstats_status *st)
+{
+	st->json = io->j;
+	io_uint(io, "version", KSTATS_STATUS_VERSION, 0);
+	io_str(io, "kernel_release", &st->kernel_release);
+	st->kernel_version = io_uint(io, "kernel_version", st->kernel_version, UINT32_MAX);
+	io_str(io, "boot_id", &st->boot_id);
+	st->started_boot_ns = io_uint(io, "started_boottime_ns", st->started_boot_ns,
+				      INT64_MAX);
+	st->finished_boot_ns = io_uint(io, "finished_boottime_ns", st->finished_boot_ns,
+				       INT64_MAX);
+	io_str(io, "obj_dir", &st->obj_dir);
+	io_str(io, "pin_dir", &st->pin_dir);
+	if (!io->write || *st->error)
+		io_str(io, "error", &st->error);
+	st->objs = io_array(io, "objects", st->objs, &st->nobjs, sizeof(*st->objs), obj_io);
+	return io->err;
+}
+
+struct json_object *kstats_status_json(struct kstats_status *st)
+{
+	struct io io = { .j = json_object_new_object(), .write = true };
+
+	if (io.j)
+		status_io(&io, st);
+	return io.j;
 }
 
 int kstats_status_parse(const char *buf, size_t len, const char *name,
@@ -152,34 +188,36 @@ int kstats_status_parse(const char *buf, size_t len, const char *name,
 {
 	enum json_tokener_error jerr = json_tokener_success;
 	struct json_tokener *tok = json_tokener_new();
+	struct io io = {};
 	int64_t version;
 	int ret;
 
 	memset(st, 0, sizeof(*st));
 	if (!tok)
 		return -ENOMEM;
-	st->json = len <= INT32_MAX ? json_tokener_parse_ex(tok, buf, (int)len) : NULL;
+	io.j = len <= INT32_MAX ? json_tokener_parse_ex(tok, buf, (int)len) : NULL;
 	jerr = json_tokener_get_error(tok);
 	json_tokener_free(tok);
-	if (!st->json || jerr != json_tokener_success ||
-	    !json_object_is_type(st->json, json_type_object)) {
+	st->json = io.j;
+	if (!io.j || jerr != json_tokener_success ||
+	    !json_object_is_type(io.j, json_type_object)) {
 		snprintf(err, errlen, "%s is not a loader status file: %s; " KSTATS_FIX_LOAD
 			 " to rewrite it", name, jerr == json_tokener_continue ? "truncated" :
-			 st->json && jerr == json_tokener_success ? "not a JSON object" :
+			 io.j && jerr == json_tokener_success ? "not a JSON object" :
 			 json_tokener_error_desc(jerr));
 		kstats_status_free(st);
 		return -EINVAL;
 	}
-	version = member(st->json, "version", json_type_int) ?
-		  json_object_get_int64(member(st->json, "version", json_type_int)) : 0;
-	if (version != KSTATS_STATUS_VERSION || !member(st->json, "objects", json_type_array)) {
+	version = member(io.j, "version", json_type_int) ?
+		  json_object_get_int64(member(io.j, "version", json_type_int)) : 0;
+	if (version != KSTATS_STATUS_VERSION || !member(io.j, "objects", json_type_array)) {
 		snprintf(err, errlen, "%s: status version %lld, this kstats reads version %d "
 			 "with an objects array; " KSTATS_FIX_LOAD " from the same release", name,
 			 (long long)version, KSTATS_STATUS_VERSION);
 		kstats_status_free(st);
 		return -EINVAL;
 	}
-	ret = read_root(st);
+	ret = status_io(&io, st);
 	if (ret) {
 		snprintf(err, errlen, "%s: %s", name, strerror(-ret));
 		kstats_status_free(st);

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * One line per object on stdout, diagnostics on stderr, and both to
- * /dev/kmsg at boot (--boot).  Objects load on several threads: what a
- * thread logs for its object is held (log_hold) and written in object
- * order (log_release), so the output is that of a sequential run.
+ * One line per object on stdout, diagnostics on stderr, both to /dev/kmsg
+ * at boot (--boot).  A loading thread's lines are held (log_hold) and
+ * written in object order (log_release): the output of a sequential run.
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -58,10 +57,7 @@ void log_set_verbose(bool on)
 	verbose = on;
 }
 
-/*
- * text: a line of emit(), '\n'-terminated, at most KMSG_LINE_MAX bytes
- * after its prefix; kmsg gets it without the prefix (prio < 0: not at all).
- */
+/* kmsg gets text without its prefix (prio < 0: not at all). */
 static void put(FILE *f, int prio, const char *text, size_t prefix)
 {
 	char rec[KMSG_LINE_MAX + 64];
@@ -81,8 +77,7 @@ static void put(FILE *f, int prio, const char *text, size_t prefix)
 	}
 }
 
-/* Written now, or held for log_release() when this thread holds its log
- * (out of memory: written now, out of order). */
+/* Held when this thread holds its log (out of memory: written now). */
 static void out(FILE *f, int prio, char *text, size_t prefix)
 {
 	struct log_rec *grown;
@@ -117,7 +112,6 @@ struct log_held *log_hold(void)
 	return held;
 }
 
-/* Writes what log_hold() held, in order, and frees it. */
 void log_release(struct log_held *h)
 {
 	size_t i;
@@ -137,7 +131,6 @@ void log_unhold(void)
 	held = NULL;
 }
 
-/* Diagnostics: stderr. */
 void log_msg(int prio, const char *fmt, ...)
 {
 	va_list ap;
@@ -147,7 +140,7 @@ void log_msg(int prio, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The outcome of one object, "<obj> <OUTCOME>: <reason>": stdout. */
+/* "<obj> <OUTCOME>: <reason>" */
 void log_result(int prio, const char *fmt, ...)
 {
 	va_list ap;

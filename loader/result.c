@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What an object run leaves behind: its outcome, the pins the loader made
- * for it (what --unload removes), and the state of pins kept from earlier
- * runs.  Which object a pin is of follows from its name (object_name_check).
+ * for it (what --unload removes), and the pins kept from earlier runs.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -40,8 +39,6 @@ const char *outcome_str(enum outcome o)
 
 	return names[o];
 }
-
-/* ---- owners ---- */
 
 /*
  * Each owner is looked up once per run (a run uses two or three): a lookup
@@ -145,8 +142,6 @@ void warn_unknown_disabled(const struct loader_ctx *ctx,
 	}
 }
 
-/* ---- the pins the loader made for an object (what --unload removes) ---- */
-
 bool owns_pin(const struct obj_result *res, const char *path)
 {
 	size_t i;
@@ -172,19 +167,6 @@ int own_pin(struct obj_result *res, const char *path)
 		return -ENOMEM;
 	res->npins++;
 	return 0;
-}
-
-static void disown_pin(struct obj_result *res, const char *path)
-{
-	size_t i;
-
-	for (i = 0; i < res->npins; i++) {
-		if (strcmp(res->pins[i], path))
-			continue;
-		free(res->pins[i]);
-		res->pins[i] = res->pins[--res->npins];
-		return;
-	}
 }
 
 /* A direct entry of the pin dir: all the status file may make us touch. */
@@ -257,8 +239,6 @@ bool is_pin_kind(const char *path, const char *kind)
 	return !strncmp(base, kind, strlen(kind));
 }
 
-/* ---- results ---- */
-
 void free_result(struct obj_result *res)
 {
 	size_t i;
@@ -301,33 +281,26 @@ struct map_result *add_map(struct obj_result *res, const char *name,
 	return m;
 }
 
-/* Maps the previous run recorded, then those the metadata declares. */
-static void add_known_maps(struct loader_ctx *ctx, struct obj_result *res,
-			   const struct kstats_objmeta *meta)
-{
-	const struct kstats_status_obj *o = prev_object(ctx, res->name);
-	size_t i;
-
-	for (i = 0; o && i < o->nmaps; i++)
-		if (*o->maps[i].name)
-			add_map(res, o->maps[i].name, ctx);
-	for (i = 0; meta && i < meta->nmaps; i++)
-		add_map(res, meta->maps[i].name, ctx);
-}
-
 /*
- * For an object that did not load: what stays pinned from earlier runs.
+ * For an object that did not load: what stays pinned from earlier runs,
+ * the maps the previous run recorded and those the metadata declares.
  * Maps we own keep their id and creation time; programs show the one still
  * attached, if any.
  */
 void describe_kept_pins(struct loader_ctx *ctx, struct obj_result *res,
 			const struct kstats_objmeta *meta)
 {
+	const struct kstats_status_obj *o = prev_object(ctx, res->name);
 	struct map_result *m;
-	size_t i = 0;
+	size_t i;
 	int fd;
 
-	add_known_maps(ctx, res, meta);
+	for (i = 0; o && i < o->nmaps; i++)
+		if (*o->maps[i].name)
+			add_map(res, o->maps[i].name, ctx);
+	for (i = 0; meta && i < meta->nmaps; i++)
+		add_map(res, meta->maps[i].name, ctx);
+	i = 0;
 	while (i < res->nmaps) {
 		m = &res->maps[i];
 		fd = owns_pin(res, m->pin) ? pin_open(m->pin) : -1;
@@ -390,7 +363,7 @@ static void unpin(const char *path)
  */
 void retire_programs(struct obj_result *res)
 {
-	size_t i = 0;
+	size_t i;
 
 	for (i = 0; i < res->nprogs; i++)
 		if (*res->progs[i].link_pin)
@@ -406,10 +379,13 @@ void prune_pins(struct obj_result *res)
 {
 	size_t i = 0;
 
-	while (i < res->npins)
-		if (access(res->pins[i], F_OK))
-			disown_pin(res, res->pins[i]);
-		else
+	while (i < res->npins) {
+		if (access(res->pins[i], F_OK)) {
+			free(res->pins[i]);
+			res->pins[i] = res->pins[--res->npins];
+		} else {
 			i++;
+		}
+	}
 }
 

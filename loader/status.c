@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The status file (doc/loader.md has the schema): what every object and
- * program became, and what stays pinned.  The previous one, read by
- * libkstats' typed reader (kstats_status.h), tells this run which pins the
+ * The status file (kstats_status.h): what every object and program became,
+ * and what stays pinned.  The previous one tells this run which pins the
  * loader made and when reused maps were created.
  */
 #include <errno.h>
@@ -17,12 +16,21 @@
 #include "kstats_status.h"
 #include "loader.h"
 
-#define STATUS_VERSION 1
-
-/* The previous status, when readable and about this pin dir (ret: the read's). */
-static void keep_prev(struct loader_ctx *ctx, struct kstats_status *st, int ret,
-		      const char *err)
+/*
+ * The previous status (from buf, the fuzzer's entry, else the file), when
+ * readable and about this pin dir.
+ */
+void status_parse_prev(struct loader_ctx *ctx, const char *buf, size_t len)
 {
+	struct kstats_status *st = calloc(1, sizeof(*st));
+	char err[1024];
+	int ret;
+
+	status_free_prev(ctx);
+	if (!st)
+		return;
+	ret = buf ? kstats_status_parse(buf, len, ctx->status_path, st, err, sizeof(err)) :
+	      kstats_status_read(ctx->status_path, st, err, sizeof(err));
 	if (ret && ret != -ENOENT)
 		log_msg(LOG_WARNING, "warning: ignoring unreadable status: %s; its pins are "
 			"not known to this run", err);
@@ -37,27 +45,9 @@ static void keep_prev(struct loader_ctx *ctx, struct kstats_status *st, int ret,
 	free(st);
 }
 
-/* libkstats' typed reader, the one reader of the status file. */
-void status_parse_prev(struct loader_ctx *ctx, const char *buf, size_t len)
-{
-	struct kstats_status *st = calloc(1, sizeof(*st));
-	char err[1024];
-
-	status_free_prev(ctx);
-	if (st)
-		keep_prev(ctx, st, kstats_status_parse(buf, len, ctx->status_path, st, err,
-						       sizeof(err)), err);
-}
-
 void status_load_prev(struct loader_ctx *ctx)
 {
-	struct kstats_status *st = calloc(1, sizeof(*st));
-	char err[1024];
-
-	status_free_prev(ctx);
-	if (st)
-		keep_prev(ctx, st, kstats_status_read(ctx->status_path, st, err, sizeof(err)),
-			  err);
+	status_parse_prev(ctx, NULL, 0);
 }
 
 void status_free_prev(struct loader_ctx *ctx)
@@ -107,84 +97,46 @@ int prev_map_types(const struct loader_ctx *ctx, const char *obj, const char *ma
 	return 0;
 }
 
-static void put_str(struct json_object *o, const char *key, const char *val)
-{
-	json_object_object_add(o, key, json_object_new_string(val));
-}
-
-static void put_u64(struct json_object *o, const char *key, __u64 val)
-{
-	json_object_object_add(o, key, json_object_new_uint64(val));
-}
-
-static struct json_object *prog_json(const struct prog_result *p)
-{
-	struct json_object *o = json_object_new_object();
-
-	put_str(o, "name", p->name);
-	put_str(o, "section", p->section);
-	put_str(o, "attach", p->attach);
-	put_str(o, "attach_type", p->attach_type ? p->attach_type : "other");
-	put_str(o, "outcome", outcome_str(p->outcome));
-	put_str(o, "reason", p->reason);
-	put_u64(o, "prog_id", p->prog_id);
-	put_str(o, "link_pin", p->link_pin);
-	put_str(o, "prog_pin", p->prog_pin);
-	json_object_object_add(o, "kept", json_object_new_boolean(p->kept));
-	return o;
-}
-
-static struct json_object *map_json(const struct map_result *m)
-{
-	struct json_object *o = json_object_new_object();
-
-	put_str(o, "name", m->name);
-	put_str(o, "pin", m->pin);
-	put_u64(o, "map_id", m->map_id);
-	json_object_object_add(o, "reused", json_object_new_boolean(m->reused));
-	put_u64(o, "created_boottime_ns", m->created_boottime_ns);
-	put_u64(o, "created_realtime_ns", m->created_realtime_ns);
-	if (*m->types.key) {
-		put_str(o, "key_type", m->types.key);
-		put_str(o, "value_type", m->types.value);
-	}
-	return o;
-}
-
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static struct json_object *obj_json(const struct obj_result *r)
+/* A result as the status file's struct; its strings stay the result's. */
+static int to_status(const struct obj_result *r, struct kstats_status_obj *o)
 {
-	struct json_object *o = json_object_new_object(), *arr;
-	char **pins = calloc(r->npins + 1, sizeof(*pins));
 	size_t i;
 
-	put_str(o, "name", r->name);
-	put_str(o, "path", r->path);
-	put_str(o, "outcome", outcome_str(r->outcome));
-	put_str(o, "reason", r->reason);
-	json_object_object_add(o, "critical", json_object_new_boolean(r->critical));
-	arr = json_object_new_array();
-	for (i = 0; i < r->nprogs; i++)
-		json_object_array_add(arr, prog_json(&r->progs[i]));
-	json_object_object_add(o, "programs", arr);
-	arr = json_object_new_array();
-	for (i = 0; i < r->nmaps; i++)
-		json_object_array_add(arr, map_json(&r->maps[i]));
-	json_object_object_add(o, "maps", arr);
-	arr = json_object_new_array();
-	if (pins && r->npins) {
-		memcpy(pins, r->pins, r->npins * sizeof(*pins));
-		qsort(pins, r->npins, sizeof(*pins), cmp_str);
-		for (i = 0; i < r->npins; i++)
-			json_object_array_add(arr, json_object_new_string(pins[i]));
+	*o = (struct kstats_status_obj){
+		.name = r->name, .path = r->path, .outcome = outcome_str(r->outcome),
+		.reason = r->reason, .critical = r->critical,
+		.progs = calloc(r->nprogs + 1, sizeof(*o->progs)), .nprogs = r->nprogs,
+		.maps = calloc(r->nmaps + 1, sizeof(*o->maps)), .nmaps = r->nmaps,
+		.pins = calloc(r->npins + 1, sizeof(*o->pins)), .npins = r->npins };
+	if (!o->progs || !o->maps || !o->pins)
+		return -ENOMEM;
+	for (i = 0; i < r->nprogs; i++) {
+		const struct prog_result *p = &r->progs[i];
+
+		o->progs[i] = (struct kstats_status_prog){
+			.name = p->name, .section = p->section, .attach = p->attach,
+			.attach_type = p->attach_type ? p->attach_type : "other",
+			.outcome = outcome_str(p->outcome), .reason = p->reason,
+			.prog_id = p->prog_id, .link_pin = p->link_pin,
+			.prog_pin = p->prog_pin, .kept = p->kept };
 	}
-	free(pins);
-	json_object_object_add(o, "pins", arr);
-	return o;
+	for (i = 0; i < r->nmaps; i++) {
+		const struct map_result *m = &r->maps[i];
+
+		o->maps[i] = (struct kstats_status_map){
+			.name = m->name, .pin = m->pin, .map_id = m->map_id,
+			.reused = m->reused, .created_boot_ns = m->created_boottime_ns,
+			.created_real_ns = m->created_realtime_ns,
+			.key_type = m->types.key, .value_type = m->types.value };
+	}
+	memcpy(o->pins, r->pins, r->npins * sizeof(*o->pins));
+	qsort(o->pins, r->npins, sizeof(*o->pins), cmp_str);
+	return 0;
 }
 
 static bool in_results(const struct obj_result *res, size_t n, const char *name)
@@ -228,9 +180,10 @@ static void carry_prev(const struct loader_ctx *ctx, const struct obj_result *re
 			continue;
 		}
 		json_object_object_add(copy, "pins", kept);
-		put_str(copy, "outcome", "ABSENT");
-		put_str(copy, "reason", "no longer in the object directory; its pins "
-			"stay until kstats-loader --unload");
+		json_object_object_add(copy, "outcome", json_object_new_string("ABSENT"));
+		json_object_object_add(copy, "reason", json_object_new_string(
+			"no longer in the object directory; its pins stay until "
+			"kstats-loader --unload"));
 		json_object_array_add(objs, copy);
 	}
 }
@@ -238,31 +191,31 @@ static void carry_prev(const struct loader_ctx *ctx, const struct obj_result *re
 int status_write(const struct loader_ctx *ctx, const struct obj_result *res,
 		 size_t n, __u64 started_ns, const char *error)
 {
-	struct json_object *root = json_object_new_object(), *objs;
 	char boot_id[64];
+	struct kstats_status st = {
+		.kernel_release = ctx->release, .kernel_version = ctx->kver,
+		.boot_id = boot_id, .started_boot_ns = started_ns,
+		.finished_boot_ns = kstats_clock_ns(CLOCK_BOOTTIME),
+		.obj_dir = ctx->obj_dir, .pin_dir = ctx->pin_dir, .error = error ? error : "",
+		.objs = calloc(n + 1, sizeof(*st.objs)), .nobjs = n };
+	struct json_object *root = NULL, *objs;
 	const char *text;
 	size_t i;
-	int ret;
+	int ret = st.objs ? 0 : -ENOMEM;
 
 	kstats_boot_id(boot_id, sizeof(boot_id));
-	json_object_object_add(root, "version", json_object_new_int(STATUS_VERSION));
-	put_str(root, "kernel_release", ctx->release);
-	put_u64(root, "kernel_version", ctx->kver);
-	put_str(root, "boot_id", boot_id);
-	put_u64(root, "started_boottime_ns", started_ns);
-	put_u64(root, "finished_boottime_ns", kstats_clock_ns(CLOCK_BOOTTIME));
-	put_str(root, "obj_dir", ctx->obj_dir);
-	put_str(root, "pin_dir", ctx->pin_dir);
-	if (error)
-		put_str(root, "error", error);
-	objs = json_object_new_array();
-	for (i = 0; i < n; i++)
-		json_object_array_add(objs, obj_json(&res[i]));
-	carry_prev(ctx, res, n, error, objs);
-	json_object_object_add(root, "objects", objs);
-	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
-					      JSON_C_TO_STRING_NOSLASHESCAPE);
-	ret = kstats_file_replace(ctx->status_path, text, strlen(text), 0644);
-	json_object_put(root);
+	for (i = 0; !ret && i < n; i++)
+		ret = to_status(&res[i], &st.objs[i]);
+	if (!ret)
+		root = kstats_status_json(&st);
+	if (root && json_object_object_get_ex(root, "objects", &objs)) {
+		carry_prev(ctx, res, n, error, objs);
+		text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+						      JSON_C_TO_STRING_NOSLASHESCAPE);
+		ret = kstats_file_replace(ctx->status_path, text, strlen(text), 0644);
+	} else {
+		ret = ret ?: -ENOMEM;
+	}
+	kstats_status_free(&st);	/* and root */
 	return ret;
 }
