@@ -299,17 +299,10 @@ static void table_header(struct table *t, const char *const *names)
 		CELL(t, c, "%s", names[c]);
 }
 
-static void fmt_ns(char *buf, size_t len, double ns)
-{
-	if (ns < 1000)
-		snprintf(buf, len, "%.0fns", ns);
-	else
-		kstats_fmt_value(buf, len, ns / 1000, KSTATS_UNIT_USEC);
-}
-
 static void prog_row(struct table *t, const struct kstats_status_prog *p,
 		     const struct prog_live *pl)
 {
+	double ns = pl->run_cnt ? (double)pl->run_time_ns / (double)pl->run_cnt : 0;
 	char avg[32];
 
 	if (!table_row(t))
@@ -319,7 +312,10 @@ static void prog_row(struct table *t, const struct kstats_status_prog *p,
 	CELL(t, 2, "%s", *p->attach_type ? p->attach_type : "-");
 	CELL(t, 3, "%s%s", p->outcome, pl->detached ? ",DETACHED" : "");
 	if (pl->have && pl->run_cnt) {
-		fmt_ns(avg, sizeof(avg), (double)pl->run_time_ns / (double)pl->run_cnt);
+		if (ns < 1000)
+			snprintf(avg, sizeof(avg), "%.0fns", ns);
+		else
+			kstats_fmt_value(avg, sizeof(avg), ns / 1000, KSTATS_UNIT_USEC);
 		CELL(t, 4, "%llu", (unsigned long long)pl->run_cnt);
 		CELL(t, 5, "%s", avg);
 		CELL(t, 6, "%llu", (unsigned long long)pl->misses);
@@ -513,22 +509,11 @@ static int read_stats_sysctl(void)
 	return v;
 }
 
-static void window_delta(struct prog_live *after, const struct prog_live *before, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		after[i].run_cnt -= before[i].run_cnt;
-		after[i].run_time_ns -= before[i].run_time_ns;
-		after[i].misses -= before[i].misses;
-	}
-}
-
 static int measure(struct status_view *v, double secs)
 {
 	struct timespec ts = kstats_timespec(secs);
 	struct prog_live *before;
-	size_t n;
+	size_t i, n;
 	int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 
 	if (fd < 0) {
@@ -543,8 +528,11 @@ static int measure(struct status_view *v, double secs)
 		;
 	v->progs = probe_progs(&v->st, &v->nprogs);
 	close(fd);
-	if (before && v->progs && n == v->nprogs)
-		window_delta(v->progs, before, n);
+	for (i = 0; before && v->progs && n == v->nprogs && i < n; i++) {
+		v->progs[i].run_cnt -= before[i].run_cnt;
+		v->progs[i].run_time_ns -= before[i].run_time_ns;
+		v->progs[i].misses -= before[i].misses;
+	}
 	free(before);
 	v->window = secs;
 	return 0;

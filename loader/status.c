@@ -134,7 +134,8 @@ static int to_status(const struct obj_result *r, struct kstats_status_obj *o)
 			.created_real_ns = m->created_realtime_ns,
 			.key_type = m->types.key, .value_type = m->types.value };
 	}
-	memcpy(o->pins, r->pins, r->npins * sizeof(*o->pins));
+	for (i = 0; i < r->npins; i++)
+		o->pins[i] = r->pins[i];
 	qsort(o->pins, r->npins, sizeof(*o->pins), cmp_str);
 	return 0;
 }
