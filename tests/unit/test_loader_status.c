@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <cmocka.h>
+#include <json-c/json.h>
 
 #include "kstats_status.h"
 #include "ktest.h"
@@ -188,12 +189,61 @@ static void test_hostile_files(void **state)
 	kstats_status_free(&st);
 }
 
+/* What the loader writes reads back as the same structs, members in schema order. */
+static void test_round_trip(void **state)
+{
+	struct kstats_status_prog prog = { .name = "p", .section = "tp_btf/x", .attach = "x",
+		.attach_type = "tp_btf", .outcome = "LOADED", .reason = "", .prog_id = 7,
+		.link_pin = "/p/link_a_p", .prog_pin = "/p/prog_a_x", .kept = true };
+	struct kstats_status_map maps[2] = {
+		{ .name = "m", .pin = "/p/map_a_m", .map_id = 9, .reused = true,
+		  .created_boot_ns = 100, .created_real_ns = 200, .key_type = "__u32",
+		  .value_type = "acc" },
+		{ .name = "n", .pin = "/p/map_a_n", .key_type = "", .value_type = "" },
+	};
+	const char *pins[] = { "/p/link_a_p", "/p/map_a_m" };
+	struct kstats_status_obj obj = { .name = "a", .path = "/o/a.bpf", .outcome = "LOADED",
+		.reason = "", .critical = true, .progs = &prog, .nprogs = 1, .maps = maps,
+		.nmaps = 2, .pins = pins, .npins = 2 };
+	struct kstats_status st = { .kernel_release = "6.1", .kernel_version = 393472,
+		.boot_id = "b", .started_boot_ns = 1, .finished_boot_ns = 2, .obj_dir = "/o",
+		.pin_dir = "/p", .error = "", .objs = &obj, .nobjs = 1 }, back;
+	struct json_object *j = kstats_status_json(&st);
+	const char *text;
+	char err[256];
+
+	(void)state;
+	assert_non_null(j);
+	text = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN |
+					      JSON_C_TO_STRING_NOSLASHESCAPE);
+	assert_non_null(strstr(text, "{\"version\":1,\"kernel_release\":\"6.1\","
+		"\"kernel_version\":393472,\"boot_id\":\"b\",\"started_boottime_ns\":1,"
+		"\"finished_boottime_ns\":2,\"obj_dir\":\"/o\",\"pin_dir\":\"/p\","
+		"\"objects\":[{\"name\":\"a\",\"path\":\"/o/a.bpf\""));
+	assert_non_null(strstr(text, "\"prog_id\":7,\"link_pin\":\"/p/link_a_p\","
+		"\"prog_pin\":\"/p/prog_a_x\",\"kept\":true}"));
+	assert_non_null(strstr(text, "\"created_realtime_ns\":0}"));	/* no types: omitted */
+	assert_null(strstr(text, "\"error\""));
+	assert_int_equal(parse(text, &back, err, sizeof(err)), 0);
+	assert_int_equal(back.nobjs, 1);
+	assert_int_equal(back.kernel_version, 393472);
+	assert_int_equal(back.objs[0].nmaps, 2);
+	assert_int_equal(back.objs[0].maps[0].created_real_ns, 200);
+	assert_string_equal(back.objs[0].maps[0].value_type, "acc");
+	assert_true(back.objs[0].progs[0].kept);
+	assert_int_equal(back.objs[0].npins, 2);
+	assert_string_equal(back.objs[0].pins[1], "/p/map_a_m");
+	kstats_status_free(&back);
+	json_object_put(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_typed_fields),
 		cmocka_unit_test(test_tolerant),
 		cmocka_unit_test(test_versioned),
+		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test_setup_teardown(test_hostile_files, setup, teardown),
 	};
 
