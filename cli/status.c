@@ -51,7 +51,7 @@ struct status_view {
 	struct kstats_status st;
 	struct prog_live *progs;	/* every program, in status-file order */
 	size_t nprogs;
-	double window;			/* seconds the run counts cover; 0: since load */
+	double window;			/* --stats: seconds the run counts cover; 0: since load */
 	int stats_enabled;		/* the sysctl, -1 unknown */
 	bool perm_denied;
 	unsigned int maps_gone;		/* maps of loaded objects whose pin is gone */
@@ -470,12 +470,6 @@ static void show(FILE *f, struct status_view *v, bool json)
 		JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 
-struct status_opts {
-	const char *status_file;
-	double stats_secs;		/* 0: no measuring window */
-	bool json;
-};
-
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -509,9 +503,10 @@ static int read_stats_sysctl(void)
 	return v;
 }
 
-static int measure(struct status_view *v, double secs)
+/* Run counts over the v->window seconds from now. */
+static int measure(struct status_view *v)
 {
-	struct timespec ts = kstats_timespec(secs);
+	struct timespec ts = kstats_timespec(v->window);
 	struct prog_live *before;
 	size_t i, n;
 	int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
@@ -534,7 +529,6 @@ static int measure(struct status_view *v, double secs)
 		v->progs[i].misses -= before[i].misses;
 	}
 	free(before);
-	v->window = secs;
 	return 0;
 }
 
@@ -577,7 +571,7 @@ static int verdict(struct status_view *v)
 	       any_failed(&v->st) ? -EIO : 0;
 }
 
-static int parse_args(int argc, char **argv, struct status_opts *so)
+static int parse_args(int argc, char **argv, struct status_view *v, bool *json)
 {
 	static const struct option opts[] = {
 		{ "status-file", required_argument, NULL, 's' },
@@ -591,10 +585,10 @@ static int parse_args(int argc, char **argv, struct status_opts *so)
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 's': so->status_file = optarg; break;
-		case 'j': so->json = true; break;
+		case 's': v->status_file = optarg; break;
+		case 'j': *json = true; break;
 		case 'S':
-			if (kstats_parse_seconds("--stats", optarg, 3600, &so->stats_secs,
+			if (kstats_parse_seconds("--stats", optarg, 3600, &v->window,
 						 err, sizeof(err))) {
 				fprintf(stderr, "kstats status: %s\n", err);
 				return -EINVAL;
@@ -614,27 +608,26 @@ static int parse_args(int argc, char **argv, struct status_opts *so)
 
 int cmd_status(int argc, char **argv)
 {
-	struct status_opts so = { .status_file = KSTATS_DEFAULT_STATUS_FILE };
-	struct status_view v = {};
+	struct status_view v = { .status_file = KSTATS_DEFAULT_STATUS_FILE };
+	bool json = false;
 	char err[1024];
-	int ret = parse_args(argc, argv, &so);
+	int ret = parse_args(argc, argv, &v, &json);
 
 	if (ret)
 		return ret > 0 ? KSTATS_EXIT_OK : KSTATS_EXIT_USAGE;
-	v.status_file = so.status_file;
-	ret = kstats_status_read(so.status_file, &v.st, err, sizeof(err));
+	ret = kstats_status_read(v.status_file, &v.st, err, sizeof(err));
 	if (ret) {
 		kstats_add_fix(err, sizeof(err), ret);
 		fprintf(stderr, "kstats status: %s\n", err);
 		return kstats_exit_code(ret);
 	}
 	v.stats_enabled = read_stats_sysctl();
-	if (so.stats_secs)
-		ret = measure(&v, so.stats_secs);
+	if (v.window)
+		ret = measure(&v);
 	else
 		v.progs = probe_progs(&v.st, &v.nprogs);
 	if (!ret) {
-		show(stdout, &v, so.json);
+		show(stdout, &v, json);
 		ret = verdict(&v);
 	}
 	free(v.progs);
