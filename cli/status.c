@@ -51,7 +51,7 @@ struct status_view {
 	struct kstats_status st;
 	struct prog_live *progs;	/* every program, in status-file order */
 	size_t nprogs;
-	double window;			/* --stats: seconds the run counts cover; 0: since load */
+	double window;			/* --stats SEC; 0: counts since load */
 	int stats_enabled;		/* the sysctl, -1 unknown */
 	bool perm_denied;
 	unsigned int maps_gone;		/* maps of loaded objects whose pin is gone */
