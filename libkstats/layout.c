@@ -13,7 +13,7 @@
 #include <string.h>
 #include <bpf/btf.h>
 
-#include "kstats_reader.h"
+#include "map_internal.h"
 
 #define MAX_DEPTH 32
 #define MAX_VISITS (4u * KSTATS_MAX_LEAVES)	/* bounds walks over empty types */
@@ -30,12 +30,14 @@ struct walk {
 	size_t errlen;
 };
 
-static int fail(struct walk *w, int errnum, const char *fmt, ...)
+#define fail(w, errnum, ...) kstats_fail((w)->err, (w)->errlen, errnum, __VA_ARGS__)
+
+int kstats_fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(w->err, w->errlen, fmt, ap);
+	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return -errnum;
 }

@@ -9,7 +9,18 @@
 #include <bpf/bpf.h>
 
 #include "kstats_reader.h"
-#include "map_types.h"
+
+/* Writes the one-line reason into err; returns -errnum. */
+int kstats_fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* A map's key and value layouts, from the object's BTF or the map's own. */
+struct kstats_types {
+	struct btf *btf;
+	__u32 key_type_id, value_type_id;	/* in btf: what a map made from it names */
+	__u32 max_entries;			/* the object's declaration; 0 from a map */
+	struct kstats_layout key, value;
+};
 
 /*
  * Leaves grouped for decoding: a run of 8-byte integers at consecutive
@@ -30,7 +41,7 @@ struct kstats_map {
 	struct kstats_map_opts opts;	/* to open the pin again: its strings are ours */
 	struct stat pin_st;		/* the pin's inode when fd was opened */
 	struct bpf_map_info info;
-	struct kstats_types *types;	/* shared with the layout cache */
+	struct kstats_types types;
 	enum kstats_btf_source source;
 	char note[KSTATS_ERR_LEN];
 	struct kstats_column *cols;	/* [cpu,] key leaves, value leaves */
