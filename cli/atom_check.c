@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Mismatches between the objects' histograms and the atom schema, each one
- * warning line that names the fix.  The histogram side comes from the
- * object: its .kstats.hists entry and its BTF (the map's key type and size,
- * the key's enum); the atom side from the protobuf-c descriptors.
+ * Mismatches between the objects' histograms (metadata and BTF) and the atom
+ * schema (protobuf-c descriptors), each one warning line that names the fix.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -48,20 +46,16 @@ static int map_def_read(const struct btf *btf, const struct kstats_hist *h,
 
 	memset(d, 0, sizeof(*d));
 	ret = kstats_btf_map_def(btf, h->map, &d->def);
-	if (!ret && !d->def.key_type)
-		ret = -EINVAL;
-	if (!ret)
-		ret = kstats_layout_build(btf, d->def.key_type, "key", true, &key, err,
-					  sizeof(err));
-	if (ret)
-		return ret;
+	if (ret || !d->def.key_type ||
+	    kstats_layout_build(btf, d->def.key_type, "key", true, &key, err, sizeof(err)))
+		return -EINVAL;
 	d->nkey = d->def.max_entries <= 1 ? 0 : key.ncols;
 	for (i = 0; i < d->nkey && i < PULL_MAX_KEY_COLS; i++)
 		if (key.cols[i].kind == KSTATS_LEAF_ENUM)
 			d->key_enum[i] = key.cols[i].type_id;
-	if (d->nkey && *h->key_enum && !d->key_enum[0] &&
-	    kstats_btf_find_enum(btf, h->key_enum) > 0)
-		d->key_enum[0] = kstats_btf_find_enum(btf, h->key_enum);
+	ret = d->nkey && *h->key_enum ? kstats_btf_find_enum(btf, h->key_enum) : 0;
+	if (!d->key_enum[0] && ret > 0)
+		d->key_enum[0] = ret;
 	kstats_layout_free(&key);
 	return 0;
 }

@@ -47,8 +47,6 @@ const struct kstats_map_meta *
 kstats_objmeta_map(const struct kstats_objmeta *meta, const char *name);
 const struct kstats_prog_meta *
 kstats_objmeta_prog(const struct kstats_objmeta *meta, const char *name);
-const struct kstats_hist_meta *
-kstats_objmeta_hist(const struct kstats_objmeta *meta, const char *map);
 const struct kstats_stream_meta *
 kstats_objmeta_stream(const struct kstats_objmeta *meta, const char *name);
 
@@ -70,9 +68,8 @@ struct kstats_enumerator kstats_btf_enumerator(const struct btf *btf,
 					       const struct btf_type *t, int i);
 
 /*
- * Whether two metric names are exported under one name: equal but for case
- * and the characters that are not letters or digits.  One such name is
- * exported once: the loader loads one object per name, dump and pull show one.
+ * Whether two metric names export as one (equal but for case and non-alnum
+ * characters): the loader loads one object per name, dump and pull show one.
  */
 bool kstats_metric_same(const char *a, const char *b);
 

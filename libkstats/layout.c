@@ -208,28 +208,12 @@ static int walk_member(struct walk *w, const struct btf_type *t, int i,
 	return walk_type(w, m->type, off, sub, depth + 1);
 }
 
-static int walk_struct(struct walk *w, const struct btf_type *t, uint64_t off,
-		       const char *path, int depth)
-{
-	int i, err;
-
-	if (off + t->size > w->root_size)
-		return fail(w, EINVAL, "%s: struct runs past the %llu-byte type (bad BTF)",
-			    *path ? path : w->root, (unsigned long long)w->root_size);
-	for (i = 0; i < btf_vlen(t); i++) {
-		err = walk_member(w, t, i, off, path, depth);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
 static int walk_type(struct walk *w, uint32_t id, uint64_t off,
 		     const char *path, int depth)
 {
 	const char *shown = *path ? path : w->root;
 	const struct btf_type *t;
-	int rid;
+	int rid, i, err;
 
 	if (depth > MAX_DEPTH)
 		return fail(w, ELOOP, "%s: type nesting deeper than %d", shown, MAX_DEPTH);
@@ -252,7 +236,12 @@ static int walk_type(struct walk *w, uint32_t id, uint64_t off,
 	case BTF_KIND_ARRAY:
 		return walk_array(w, t, off, path, depth);
 	case BTF_KIND_STRUCT:
-		return walk_struct(w, t, off, path, depth);
+		if (off + t->size > w->root_size)
+			return fail(w, EINVAL, "%s: struct runs past the %llu-byte type "
+				    "(bad BTF)", shown, (unsigned long long)w->root_size);
+		for (i = 0, err = 0; i < btf_vlen(t) && !err; i++)
+			err = walk_member(w, t, i, off, path, depth);
+		return err;
 	case BTF_KIND_UNION:
 		return fail(w, EOPNOTSUPP, "%s: union is not supported "
 			    "(its active member is unknown)", shown);

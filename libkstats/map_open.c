@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Opens a pinned map read-only: its types (from the object or the map's
- * own BTF), its columns and the decode plan read.c follows.
- */
+/* Opens a pinned map read-only: its types, its columns and read.c's decode plan. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,17 +26,8 @@ static bool map_type_percpu(__u32 type)
 
 static bool map_type_supported(__u32 type)
 {
-	switch (type) {
-	case BPF_MAP_TYPE_HASH:
-	case BPF_MAP_TYPE_LRU_HASH:
-	case BPF_MAP_TYPE_ARRAY:
-	case BPF_MAP_TYPE_PERCPU_HASH:
-	case BPF_MAP_TYPE_LRU_PERCPU_HASH:
-	case BPF_MAP_TYPE_PERCPU_ARRAY:
-		return true;
-	default:
-		return false;
-	}
+	return type == BPF_MAP_TYPE_HASH || type == BPF_MAP_TYPE_LRU_HASH ||
+	       map_type_array(type) || map_type_percpu(type);
 }
 
 static int open_pin(struct kstats_map *m, const char *pin, char *err, size_t errlen)

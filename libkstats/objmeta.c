@@ -34,14 +34,6 @@ static int copy_section(Elf_Data *data, size_t rec, void **out, size_t *n)
 	return 0;
 }
 
-static int copy_obj(Elf_Data *data, struct kstats_obj_meta *obj)
-{
-	if (data->d_size != sizeof(*obj))
-		return -EINVAL;
-	memcpy(obj, data->d_buf, sizeof(*obj));
-	return 0;
-}
-
 /* Forces NUL termination so a corrupt object cannot overrun a name. */
 static void terminate_names(struct kstats_objmeta *m)
 {
@@ -100,11 +92,14 @@ static int copy_meta(const char *name, Elf_Data *data, struct kstats_objmeta *m)
 		return copy_section(data, sizeof(*m->progs), (void **)&m->progs, &m->nprogs);
 	if (!strcmp(name, KSTATS_SEC_HISTS))
 		return copy_section(data, sizeof(*m->hists), (void **)&m->hists, &m->nhists);
-	if (!strcmp(name, KSTATS_SEC_OBJ))
-		return copy_obj(data, &m->obj);
 	if (!strcmp(name, KSTATS_SEC_STREAMS))
 		return copy_section(data, sizeof(*m->streams), (void **)&m->streams,
 				    &m->nstreams);
+	if (strcmp(name, KSTATS_SEC_OBJ))
+		return 0;
+	if (data->d_size != sizeof(m->obj))
+		return -EINVAL;
+	memcpy(&m->obj, data->d_buf, sizeof(m->obj));
 	return 0;
 }
 
@@ -342,13 +337,6 @@ kstats_objmeta_prog(const struct kstats_objmeta *m, const char *name)
 {
 	return find_named(m->progs, m->nprogs, sizeof(*m->progs),
 			  offsetof(struct kstats_prog_meta, name), name);
-}
-
-const struct kstats_hist_meta *
-kstats_objmeta_hist(const struct kstats_objmeta *m, const char *map)
-{
-	return find_named(m->hists, m->nhists, sizeof(*m->hists),
-			  offsetof(struct kstats_hist_meta, map), map);
 }
 
 static const char *next_alnum(const char *s)
