@@ -48,14 +48,15 @@ struct kstats_map {
 	size_t ncols, nkey_cols;
 	struct leaf_run *runs;		/* cols without cpu, grouped to decode */
 	size_t nruns;
-	bool percpu, per_cpu_rows, no_batch, last_batched;
+	bool percpu, per_cpu_rows, no_batch;
+	bool last_batched;		/* the last read used BPF_MAP_LOOKUP_BATCH */
 	int ncpus;
 	size_t stride;			/* bytes per value per CPU */
 	size_t entry_bytes;		/* bytes of one entry's values, all CPUs */
 	void *keys, *vals;
 	size_t cap;			/* entries the buffers hold */
 	size_t chunk;			/* entries per batch call into rows; 0: by size (tests set it) */
-	unsigned int syscalls;
+	unsigned int syscalls;		/* the last read's (tests and bench count them) */
 };
 
 /*
@@ -69,18 +70,6 @@ struct kstats_map {
 static inline bool map_type_array(__u32 type)
 {
 	return type == BPF_MAP_TYPE_ARRAY || type == BPF_MAP_TYPE_PERCPU_ARRAY;
-}
-
-/* Syscalls the last read made (tests and bench count them). */
-static inline unsigned int kstats_map_last_syscalls(const struct kstats_map *m)
-{
-	return m->syscalls;
-}
-
-/* Whether the last read used BPF_MAP_LOOKUP_BATCH (tests). */
-static inline bool kstats_map_last_batched(const struct kstats_map *m)
-{
-	return m->last_batched;
 }
 
 /*
