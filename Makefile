@@ -120,7 +120,7 @@ $(BUILD)/%.o: %.c
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/libkstats.a: $(LIB_OBJS)
-	ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/kstats-loader: $(LOADER_OBJS) $(BUILD)/libkstats.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Mismatches between the objects' histograms and the atom schema, each one
- * warning line that names the fix.  The histogram side comes from the
- * object: its .kstats.hists entry and its BTF (the map's key type and size,
- * the key's enum); the atom side from the protobuf-c descriptors.
+ * Mismatches between the objects' histograms (metadata and BTF) and the atom
+ * schema (protobuf-c descriptors), each one warning line that names the fix.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,13 +13,13 @@
 
 #include "atom_schema.h"
 #include "hist.h"
+#include "kstats_objmeta.h"
 #include "kstats_reader.h"
 
 #define LINE_LEN 512
 
-/* The parts of a map's BTF definition (__uint/__type members) a check needs. */
 struct map_def {
-	uint32_t type, max_entries, key_type;
+	struct kstats_map_def def;
 	size_t nkey;			/* key leaves; 0: one system-wide series */
 	uint32_t key_enum[PULL_MAX_KEY_COLS];	/* BTF enum of each leaf, or 0 */
 };
@@ -38,49 +36,6 @@ static void warn(struct atom_check *c, const char *fmt, ...)
 	c->warn(c->ctx, line);
 }
 
-/* N of a member declared int (*name)[N] by __uint(). */
-static uint32_t uint_member(const struct btf *btf, uint32_t type)
-{
-	const struct btf_type *t = btf__type_by_id(btf, type);
-
-	if (!t || !btf_is_ptr(t))
-		return 0;
-	t = btf__type_by_id(btf, t->type);
-	return t && btf_is_array(t) ? btf_array(t)->nelems : 0;
-}
-
-static int find_enum(const struct btf *btf, const char *name)
-{
-	int id = btf__find_by_name_kind(btf, name, BTF_KIND_ENUM);
-
-	return id > 0 ? id : btf__find_by_name_kind(btf, name, BTF_KIND_ENUM64);
-}
-
-static int read_members(const struct btf *btf, const char *map, struct map_def *d)
-{
-	const struct btf_member *mb;
-	const struct btf_type *t;
-	int id = btf__find_by_name_kind(btf, map, BTF_KIND_VAR), i;
-
-	if (id < 0)
-		return -ENOENT;
-	t = btf__type_by_id(btf, btf__resolve_type(btf, btf__type_by_id(btf, id)->type));
-	if (!t || !btf_is_struct(t))
-		return -EINVAL;
-	for (i = 0, mb = btf_members(t); i < btf_vlen(t); i++, mb++) {
-		const char *name = btf__name_by_offset(btf, mb->name_off);
-		const struct btf_type *mt = btf__type_by_id(btf, mb->type);
-
-		if (!strcmp(name, "type"))
-			d->type = uint_member(btf, mb->type);
-		else if (!strcmp(name, "max_entries"))
-			d->max_entries = uint_member(btf, mb->type);
-		else if (!strcmp(name, "key") && mt && btf_is_ptr(mt))
-			d->key_type = mt->type;
-	}
-	return d->key_type ? 0 : -EINVAL;
-}
-
 static int map_def_read(const struct btf *btf, const struct kstats_hist *h,
 			struct map_def *d)
 {
@@ -90,36 +45,19 @@ static int map_def_read(const struct btf *btf, const struct kstats_hist *h,
 	int ret;
 
 	memset(d, 0, sizeof(*d));
-	ret = read_members(btf, h->map, d);
-	if (!ret)
-		ret = kstats_layout_build(btf, d->key_type, "key", true, &key, err,
-					  sizeof(err));
-	if (ret)
-		return ret;
-	d->nkey = d->max_entries <= 1 ? 0 : key.ncols;
+	ret = kstats_btf_map_def(btf, h->map, &d->def);
+	if (ret || !d->def.key_type ||
+	    kstats_layout_build(btf, d->def.key_type, "key", true, &key, err, sizeof(err)))
+		return -EINVAL;
+	d->nkey = d->def.max_entries <= 1 ? 0 : key.ncols;
 	for (i = 0; i < d->nkey && i < PULL_MAX_KEY_COLS; i++)
 		if (key.cols[i].kind == KSTATS_LEAF_ENUM)
 			d->key_enum[i] = key.cols[i].type_id;
-	if (d->nkey && *h->key_enum && !d->key_enum[0] && find_enum(btf, h->key_enum) > 0)
-		d->key_enum[0] = find_enum(btf, h->key_enum);
+	ret = d->nkey && *h->key_enum ? kstats_btf_find_enum(btf, h->key_enum) : 0;
+	if (!d->key_enum[0] && ret > 0)
+		d->key_enum[0] = ret;
 	kstats_layout_free(&key);
 	return 0;
-}
-
-struct enumerator {
-	const char *name;
-	int64_t value;
-};
-
-static struct enumerator btf_enumerator(const struct btf *btf,
-					const struct btf_type *t, int i)
-{
-	if (btf_is_enum(t))
-		return (struct enumerator){ btf__name_by_offset(btf, btf_enum(t)[i].name_off),
-					    btf_kflag(t) ? btf_enum(t)[i].val :
-					    (int64_t)(uint32_t)btf_enum(t)[i].val };
-	return (struct enumerator){ btf__name_by_offset(btf, btf_enum64(t)[i].name_off),
-				    (int64_t)btf_enum64_value(&btf_enum64(t)[i]) };
 }
 
 /* STATE_CACHED and PROCESS_STATE_CACHED both stand for CACHED. */
@@ -134,9 +72,10 @@ static bool same_name(const char *proto, const char *word)
 /* A value an ARRAY map cannot hold as a key (a _COUNT sentinel) is not one. */
 static bool is_key_value(const struct map_def *d, int64_t v)
 {
-	bool array = d->type == BPF_MAP_TYPE_ARRAY || d->type == BPF_MAP_TYPE_PERCPU_ARRAY;
+	bool array = d->def.type == BPF_MAP_TYPE_ARRAY ||
+		     d->def.type == BPF_MAP_TYPE_PERCPU_ARRAY;
 
-	return !array || (v >= 0 && v < d->max_entries);
+	return !array || (v >= 0 && v < d->def.max_entries);
 }
 
 static void compare_enums(struct atom_check *c, const struct kstats_hist *h,
@@ -151,7 +90,7 @@ static void compare_enums(struct atom_check *c, const struct kstats_hist *h,
 	int i;
 
 	for (i = 0; i < btf_vlen(t); i++) {
-		struct enumerator e = btf_enumerator(btf, t, i);
+		struct kstats_enumerator e = kstats_btf_enumerator(btf, t, i);
 		const char *word = strlen(e.name) > prefix ? e.name + prefix : e.name;
 
 		if (!is_key_value(d, e.value))
@@ -169,7 +108,7 @@ static void compare_enums(struct atom_check *c, const struct kstats_hist *h,
 	}
 	for (j = 0; j < pe->n_values; j++) {
 		for (i = 0; i < btf_vlen(t); i++) {
-			struct enumerator e = btf_enumerator(btf, t, i);
+			struct kstats_enumerator e = kstats_btf_enumerator(btf, t, i);
 
 			if (e.value == pe->values[j].value && is_key_value(d, e.value))
 				break;
@@ -247,7 +186,7 @@ bool atom_check_hist(struct atom_check *c, const struct kstats_hist *h,
 		     struct atom_shape *s)
 {
 	char why[LINE_LEN] = "";
-	struct btf *btf;
+	struct kstats_objmeta obj;
 	bool ok;
 	int ret;
 
@@ -263,11 +202,11 @@ bool atom_check_hist(struct atom_check *c, const struct kstats_hist *h,
 		memset(s, 0, sizeof(*s));
 		return false;
 	}
-	btf = btf__parse_elf(h->obj_path, NULL);
+	kstats_object_read(h->obj_path, KSTATS_WANT_BTF, &obj, why, sizeof(why));
 	ok = check_unit(c, h, s);
-	ok = check_keys(c, h, btf, s) && ok;	/* no BTF: nothing to compare */
+	ok = check_keys(c, h, obj.btf, s) && ok;	/* no BTF: nothing to compare */
 	check_names(c, h, s);
-	btf__free(btf);
+	kstats_objmeta_free(&obj);
 	if (!ok)
 		memset(s, 0, sizeof(*s));
 	return ok;

@@ -24,6 +24,7 @@
 #include "hist.h"
 #include "kstats.h"
 #include "kstats_keys.h"
+#include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "kstats_reader.h"
 
@@ -92,20 +93,12 @@ static int declared_key_name(const struct btf *btf, const char *map,
 			     char *buf, size_t len)
 {
 	const struct btf_type *t;
-	const struct btf_member *mb;
-	int id = btf__find_by_name_kind(btf, map, BTF_KIND_VAR);
-	int i;
+	struct kstats_map_def def;
+	__u32 id;
 
-	if (id < 0)
+	if (kstats_btf_map_def(btf, map, &def))
 		return -ENOENT;
-	t = btf__type_by_id(btf, btf__resolve_type(btf, btf__type_by_id(btf, id)->type));
-	if (!t || !btf_is_struct(t))
-		return -ENOENT;
-	for (i = 0, mb = btf_members(t), id = 0; i < btf_vlen(t); i++, mb++)
-		if (!strcmp(btf__name_by_offset(btf, mb->name_off), "key") &&
-		    btf_is_ptr(btf__type_by_id(btf, mb->type)))
-			id = btf__type_by_id(btf, mb->type)->type;
-	while (id > 0 && (t = btf__type_by_id(btf, id))) {
+	for (id = def.key_type; id && (t = btf__type_by_id(btf, id)); id = t->type) {
 		const char *name = btf__name_by_offset(btf, t->name_off);
 
 		if ((btf_is_typedef(t) || btf_is_any_enum(t)) && !says_nothing(name)) {
@@ -115,16 +108,8 @@ static int declared_key_name(const struct btf *btf, const char *map,
 		}
 		if (!btf_is_typedef(t) && !btf_is_mod(t))
 			break;
-		id = t->type;
 	}
 	return -ENOENT;
-}
-
-static const char *enumerator(const struct btf *btf, const struct btf_type *t, int i)
-{
-	__u32 off = btf_is_enum(t) ? btf_enum(t)[i].name_off : btf_enum64(t)[i].name_off;
-
-	return btf__name_by_offset(btf, off);
 }
 
 size_t kstats_enum_prefix(const struct btf *btf, uint32_t type_id)
@@ -136,10 +121,10 @@ size_t kstats_enum_prefix(const struct btf *btf, uint32_t type_id)
 
 	if (!t || !btf_is_any_enum(t) || btf_vlen(t) < 2)
 		return 0;
-	first = enumerator(btf, t, 0);
+	first = kstats_btf_enumerator(btf, t, 0).name;
 	n = strlen(first);
 	for (i = 1; i < btf_vlen(t); i++) {
-		const char *name = enumerator(btf, t, i);
+		const char *name = kstats_btf_enumerator(btf, t, i).name;
 		size_t k = 0;
 
 		while (k < n && name[k] == first[k])
@@ -156,16 +141,13 @@ static uint32_t label_enum(const struct kstats_hist *h, const struct kstats_map 
 			   size_t i)
 {
 	const struct kstats_column *c = kstats_map_column(m, i);
-	const struct btf *btf = kstats_map_btf(m);
 	int id;
 
 	if (c->kind == KSTATS_LEAF_ENUM)
 		return c->type_id;
 	if (i || !*h->key_enum || c->kind != KSTATS_LEAF_INT)
 		return 0;
-	id = btf__find_by_name_kind(btf, h->key_enum, BTF_KIND_ENUM);
-	if (id < 0)
-		id = btf__find_by_name_kind(btf, h->key_enum, BTF_KIND_ENUM64);
+	id = kstats_btf_find_enum(kstats_map_btf(m), h->key_enum);
 	return id > 0 ? (uint32_t)id : 0;
 }
 

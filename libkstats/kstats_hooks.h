@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Test hooks: crash points, a fixed clock and a fake boot id.  Only the
- * test build of kstats has them (-DKSTATS_TEST_HOOKS, tests/hooks/hooks.c,
- * mk/pull_hooks.mk); in the shipped tools each is an empty inline, so they
- * have no option, variable or code for them.
+ * Test hooks (crash points, a fixed clock, a fake boot id) exist only in the
+ * test build (-DKSTATS_TEST_HOOKS, tests/hooks/hooks.c); shipped, each is empty.
  */
 #ifndef KSTATS_HOOKS_H
 #define KSTATS_HOOKS_H

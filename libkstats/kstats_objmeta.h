@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Reads the .kstats.* metadata sections of a BPF object (libelf). */
+/* A BPF object's facts, read once: its .kstats.* metadata and its BTF. */
 #ifndef KSTATS_OBJMETA_H
 #define KSTATS_OBJMETA_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "kstats_meta.h"
+
+struct btf;
+struct btf_type;
 
 struct kstats_objmeta {
 	struct kstats_map_meta *maps;
@@ -17,12 +21,24 @@ struct kstats_objmeta {
 	struct kstats_obj_meta obj;	/* defaults when the object has none */
 	struct kstats_stream_meta *streams;
 	size_t nstreams;
+	struct btf *btf;		/* with KSTATS_WANT_BTF */
 };
 
-/* Returns 0, or -errno with a one-line reason in err. */
-int kstats_objmeta_read(const char *path, struct kstats_objmeta *meta,
-			char *err, size_t errlen);
-/* The same from an object already in memory; what names it in err. */
+#define KSTATS_WANT_META 1u	/* the .kstats.* sections */
+#define KSTATS_WANT_BTF 2u	/* the .BTF section, which must be there */
+
+/*
+ * Returns 0, or -errno with a one-line reason in err: -ENOENT no such file,
+ * -ENOEXEC not a (BPF) ELF object, -ENODATA no readable BTF.
+ */
+int kstats_object_read(const char *path, unsigned int want, struct kstats_objmeta *meta,
+		       char *err, size_t errlen);
+static inline int kstats_objmeta_read(const char *path, struct kstats_objmeta *meta,
+				      char *err, size_t errlen)
+{
+	return kstats_object_read(path, KSTATS_WANT_META, meta, err, errlen);
+}
+/* The metadata of an object already in memory; what names it in err. */
 int kstats_objmeta_read_mem(void *buf, size_t len, const char *what,
 			    struct kstats_objmeta *meta, char *err, size_t errlen);
 void kstats_objmeta_free(struct kstats_objmeta *meta);
@@ -31,15 +47,29 @@ const struct kstats_map_meta *
 kstats_objmeta_map(const struct kstats_objmeta *meta, const char *name);
 const struct kstats_prog_meta *
 kstats_objmeta_prog(const struct kstats_objmeta *meta, const char *name);
-const struct kstats_hist_meta *
-kstats_objmeta_hist(const struct kstats_objmeta *meta, const char *map);
 const struct kstats_stream_meta *
 kstats_objmeta_stream(const struct kstats_objmeta *meta, const char *name);
 
+/* A map's BTF definition in .maps; a member not declared is 0. */
+struct kstats_map_def {
+	uint32_t type, max_entries;		/* __uint() */
+	uint32_t key_type, value_type;		/* __type() */
+};
+/* -ESRCH: btf defines no map of that name. */
+int kstats_btf_map_def(const struct btf *btf, const char *map, struct kstats_map_def *def);
+/* The id of enum (or enum64) name, or <= 0. */
+int kstats_btf_find_enum(const struct btf *btf, const char *name);
+/* Enumerator i of enum t: an unsigned-marked 32-bit value is zero-extended. */
+struct kstats_enumerator {
+	const char *name;
+	int64_t value;
+};
+struct kstats_enumerator kstats_btf_enumerator(const struct btf *btf,
+					       const struct btf_type *t, int i);
+
 /*
- * Whether two metric names are exported under one name: equal but for case
- * and the characters that are not letters or digits.  One such name is
- * exported once: the loader loads one object per name, dump and pull show one.
+ * Whether two metric names export as one (equal but for case and non-alnum
+ * characters): the loader loads one object per name, dump and pull show one.
  */
 bool kstats_metric_same(const char *a, const char *b);
 

@@ -87,8 +87,7 @@ enum kstats_btf_source {
  * Opens the pinned map read-only and resolves its key and value layouts.
  * Types come from the object; when the object is missing, or its types
  * differ from those the map was created with (a newer object on disk), from
- * the map's own BTF.  Layouts are cached process-wide (by file identity or
- * BTF id), so reopening a map resolves nothing again.
+ * the map's own BTF.
  * Errors: -ENOENT no pin at pin_path; -EBADF pin_path holds no map (a
  * program, a link, a directory, a file off bpffs); -ESRCH map_name is not in
  * the object; -EOPNOTSUPP map type or a leaf type; -EINVAL sizes or BTF do
@@ -138,8 +137,5 @@ int kstats_map_read(struct kstats_map *map, int64_t *rows, size_t max_rows,
 /* The kernel's id of the map read (no open of its pin); changes when a read
  * followed the pin to a new map. */
 uint32_t kstats_map_id(const struct kstats_map *map);
-
-/* Empties the layout cache; the layouts of open maps live until they close. */
-void kstats_cache_clear(void);
 
 #endif /* KSTATS_READER_H */

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <bpf/btf.h>
 
-#include "kstats_reader.h"
+#include "map_internal.h"
 
 #define MAX_DEPTH 32
 #define MAX_VISITS (4u * KSTATS_MAX_LEAVES)	/* bounds walks over empty types */
@@ -30,12 +30,14 @@ struct walk {
 	size_t errlen;
 };
 
-static int fail(struct walk *w, int errnum, const char *fmt, ...)
+#define fail(w, errnum, ...) kstats_fail((w)->err, (w)->errlen, errnum, __VA_ARGS__)
+
+int kstats_fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(w->err, w->errlen, fmt, ap);
+	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return -errnum;
 }
@@ -206,28 +208,12 @@ static int walk_member(struct walk *w, const struct btf_type *t, int i,
 	return walk_type(w, m->type, off, sub, depth + 1);
 }
 
-static int walk_struct(struct walk *w, const struct btf_type *t, uint64_t off,
-		       const char *path, int depth)
-{
-	int i, err;
-
-	if (off + t->size > w->root_size)
-		return fail(w, EINVAL, "%s: struct runs past the %llu-byte type (bad BTF)",
-			    *path ? path : w->root, (unsigned long long)w->root_size);
-	for (i = 0; i < btf_vlen(t); i++) {
-		err = walk_member(w, t, i, off, path, depth);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
 static int walk_type(struct walk *w, uint32_t id, uint64_t off,
 		     const char *path, int depth)
 {
 	const char *shown = *path ? path : w->root;
 	const struct btf_type *t;
-	int rid;
+	int rid, i, err;
 
 	if (depth > MAX_DEPTH)
 		return fail(w, ELOOP, "%s: type nesting deeper than %d", shown, MAX_DEPTH);
@@ -250,7 +236,12 @@ static int walk_type(struct walk *w, uint32_t id, uint64_t off,
 	case BTF_KIND_ARRAY:
 		return walk_array(w, t, off, path, depth);
 	case BTF_KIND_STRUCT:
-		return walk_struct(w, t, off, path, depth);
+		if (off + t->size > w->root_size)
+			return fail(w, EINVAL, "%s: struct runs past the %llu-byte type "
+				    "(bad BTF)", shown, (unsigned long long)w->root_size);
+		for (i = 0, err = 0; i < btf_vlen(t) && !err; i++)
+			err = walk_member(w, t, i, off, path, depth);
+		return err;
 	case BTF_KIND_UNION:
 		return fail(w, EOPNOTSUPP, "%s: union is not supported "
 			    "(its active member is unknown)", shown);

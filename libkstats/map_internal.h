@@ -9,7 +9,18 @@
 #include <bpf/bpf.h>
 
 #include "kstats_reader.h"
-#include "map_types.h"
+
+/* Writes the one-line reason into err; returns -errnum. */
+int kstats_fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* A map's key and value layouts, from the object's BTF or the map's own. */
+struct kstats_types {
+	struct btf *btf;
+	__u32 key_type_id, value_type_id;	/* in btf: what a map made from it names */
+	__u32 max_entries;			/* the object's declaration; 0 from a map */
+	struct kstats_layout key, value;
+};
 
 /*
  * Leaves grouped for decoding: a run of 8-byte integers at consecutive
@@ -30,21 +41,22 @@ struct kstats_map {
 	struct kstats_map_opts opts;	/* to open the pin again: its strings are ours */
 	struct stat pin_st;		/* the pin's inode when fd was opened */
 	struct bpf_map_info info;
-	struct kstats_types *types;	/* shared with the layout cache */
+	struct kstats_types types;
 	enum kstats_btf_source source;
 	char note[KSTATS_ERR_LEN];
 	struct kstats_column *cols;	/* [cpu,] key leaves, value leaves */
 	size_t ncols, nkey_cols;
 	struct leaf_run *runs;		/* cols without cpu, grouped to decode */
 	size_t nruns;
-	bool percpu, per_cpu_rows, no_batch, last_batched;
+	bool percpu, per_cpu_rows, no_batch;
+	bool last_batched;		/* the last read used BPF_MAP_LOOKUP_BATCH */
 	int ncpus;
 	size_t stride;			/* bytes per value per CPU */
 	size_t entry_bytes;		/* bytes of one entry's values, all CPUs */
 	void *keys, *vals;
 	size_t cap;			/* entries the buffers hold */
 	size_t chunk;			/* entries per batch call into rows; 0: by size (tests set it) */
-	unsigned int syscalls;
+	unsigned int syscalls;		/* the last read's (tests and bench count them) */
 };
 
 /*
@@ -58,18 +70,6 @@ struct kstats_map {
 static inline bool map_type_array(__u32 type)
 {
 	return type == BPF_MAP_TYPE_ARRAY || type == BPF_MAP_TYPE_PERCPU_ARRAY;
-}
-
-/* Syscalls the last read made (tests and bench count them). */
-static inline unsigned int kstats_map_last_syscalls(const struct kstats_map *m)
-{
-	return m->syscalls;
-}
-
-/* Whether the last read used BPF_MAP_LOOKUP_BATCH (tests). */
-static inline bool kstats_map_last_batched(const struct kstats_map *m)
-{
-	return m->last_batched;
 }
 
 /*

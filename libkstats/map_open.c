@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Opens a pinned map read-only: its types (from the object or the map's
- * own BTF), its columns and the decode plan read.c follows.
- */
+/* Opens a pinned map read-only: its types, its columns and read.c's decode plan. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +11,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "map_internal.h"
 
@@ -28,17 +26,8 @@ static bool map_type_percpu(__u32 type)
 
 static bool map_type_supported(__u32 type)
 {
-	switch (type) {
-	case BPF_MAP_TYPE_HASH:
-	case BPF_MAP_TYPE_LRU_HASH:
-	case BPF_MAP_TYPE_ARRAY:
-	case BPF_MAP_TYPE_PERCPU_HASH:
-	case BPF_MAP_TYPE_LRU_PERCPU_HASH:
-	case BPF_MAP_TYPE_PERCPU_ARRAY:
-		return true;
-	default:
-		return false;
-	}
+	return type == BPF_MAP_TYPE_HASH || type == BPF_MAP_TYPE_LRU_HASH ||
+	       map_type_array(type) || map_type_percpu(type);
 }
 
 static int open_pin(struct kstats_map *m, const char *pin, char *err, size_t errlen)
@@ -70,34 +59,91 @@ static int open_pin(struct kstats_map *m, const char *pin, char *err, size_t err
 	return 0;
 }
 
-/* The object's types, or NULL when the object is missing. */
-static int object_types(const struct kstats_map_opts *o, struct kstats_types **obj,
-			char *err, size_t errlen)
+static void types_free(struct kstats_types *t)
+{
+	btf__free(t->btf);
+	kstats_layout_free(&t->key);
+	kstats_layout_free(&t->value);
+	memset(t, 0, sizeof(*t));
+}
+
+static int build_layouts(struct kstats_types *t, __u32 key_id, __u32 value_id,
+			 char *err, size_t errlen)
 {
 	int ret;
 
-	*obj = NULL;
-	if (!o->obj_path)
-		return 0;
-	ret = kstats_types_from_object(o->obj_path, o->map_name, obj, err, errlen);
-	return ret == -ENOENT ? 0 : ret;
+	t->key_type_id = key_id;
+	t->value_type_id = value_id;
+	ret = kstats_layout_build(t->btf, key_id, "key", true, &t->key, err, errlen);
+	ret = ret ?: kstats_layout_build(t->btf, value_id, "value", false, &t->value,
+					 err, errlen);
+	if (ret)
+		types_free(t);
+	return ret;
+}
+
+/* -ENOENT: no such object file; -ESRCH: no such map in it. */
+static int types_from_object(const char *path, const char *map_name,
+			     struct kstats_types *t, char *err, size_t errlen)
+{
+	struct kstats_objmeta obj;
+	struct kstats_map_def def;
+	int ret = kstats_object_read(path, KSTATS_WANT_BTF, &obj, err, errlen);
+
+	if (ret)
+		return ret;
+	t->btf = obj.btf;
+	obj.btf = NULL;
+	kstats_objmeta_free(&obj);
+	if (kstats_btf_map_def(t->btf, map_name, &def))
+		ret = kstats_fail(err, errlen, ESRCH, "%s: defines no map named %s (in .maps)",
+				  path, map_name);
+	else if (!def.key_type || !def.value_type)
+		ret = kstats_fail(err, errlen, EINVAL, "%s: map %s is declared without "
+				  "__type(key/value), so its layout is unknown", path, map_name);
+	if (ret) {
+		types_free(t);
+		return ret;
+	}
+	t->max_entries = def.max_entries;
+	return build_layouts(t, def.key_type, def.value_type, err, errlen);
+}
+
+/* -ENODATA: the map has no BTF; -EPERM: its BTF needs CAP_SYS_ADMIN. */
+static int types_from_map(const struct bpf_map_info *info, struct kstats_types *t,
+			  char *err, size_t errlen)
+{
+	if (!info->btf_id || !info->btf_key_type_id || !info->btf_value_type_id)
+		return kstats_fail(err, errlen, ENODATA, "map %s has no key/value BTF",
+				   info->name);
+	t->btf = btf__load_from_kernel_by_id(info->btf_id);
+	if (!t->btf)
+		return kstats_fail(err, errlen, errno, "cannot load the BTF of map %s: %s",
+				   info->name, strerror(errno));
+	return build_layouts(t, info->btf_key_type_id, info->btf_value_type_id, err, errlen);
+}
+
+static bool types_equal(const struct kstats_types *a, const struct kstats_types *b)
+{
+	return kstats_layout_equal(&a->key, &b->key) &&
+	       kstats_layout_equal(&a->value, &b->value);
 }
 
 /*
  * The object's types, checked against the map's own BTF when the map has
  * one and we may load it; the map's own when the object is missing or does
  * not match (a newer object on disk than the one the map came from).
- * Takes over the reference to obj.
+ * Takes over obj (empty: no object).
  */
 static int choose_types(struct kstats_map *m, const struct kstats_map_opts *o,
 			struct kstats_types *obj, char *err, size_t errlen)
 {
-	struct kstats_types *own = NULL;
+	struct kstats_types own = {};
 	char own_err[KSTATS_ERR_LEN] = "";
 	int own_ret;
 
-	own_ret = kstats_types_from_map(&m->info, &own, own_err, sizeof(own_err));
-	if (obj && !own && m->info.btf_key_type_id &&
+	own_ret = types_from_map(&m->info, &own, own_err, sizeof(own_err));
+	if (obj->btf && !own.btf && m->info.btf_key_type_id &&
 	    (obj->key_type_id != m->info.btf_key_type_id ||
 	     obj->value_type_id != m->info.btf_value_type_id)) {
 		/* Without root the map's BTF is out of reach, but not its type ids. */
@@ -107,23 +153,22 @@ static int choose_types(struct kstats_map *m, const struct kstats_map_opts *o,
 			 "object's; pass the object the map was loaded from",
 			 o->obj_path, o->map_name, obj->key_type_id, obj->value_type_id,
 			 m->info.btf_key_type_id, m->info.btf_value_type_id);
-	} else if (obj && own && !kstats_types_equal(obj, own)) {
+	} else if (obj->btf && own.btf && !types_equal(obj, &own)) {
 		snprintf(m->note, sizeof(m->note),
 			 "%s: its types for %s differ from the pinned map's; "
 			 "read with the map's own BTF", o->obj_path, o->map_name);
-		kstats_types_put(obj);
-		obj = NULL;
-	} else if (!obj && own && o->obj_path) {
+		types_free(obj);
+	} else if (!obj->btf && own.btf && o->obj_path) {
 		snprintf(m->note, sizeof(m->note),
 			 "%s: no such object; read with the map's own BTF", o->obj_path);
 	}
-	if (obj) {
-		kstats_types_put(own);
-		m->types = obj;
+	if (obj->btf) {
+		types_free(&own);
+		m->types = *obj;
 		m->source = KSTATS_BTF_OBJECT;
 		return 0;
 	}
-	if (own) {
+	if (own.btf) {
 		m->types = own;
 		m->source = KSTATS_BTF_MAP;
 		return 0;
@@ -146,39 +191,43 @@ static int open_types(struct kstats_map *m, const struct kstats_map_opts *o,
 		      char *err, size_t errlen)
 {
 	char obj_err[KSTATS_ERR_LEN] = "";
-	struct kstats_types *obj;
-	int obj_ret, ret;
+	struct kstats_types obj = {};
+	int obj_ret = 0, ret;
 
-	obj_ret = object_types(o, &obj, obj_err, sizeof(obj_err));
+	if (o->obj_path)
+		obj_ret = types_from_object(o->obj_path, o->map_name, &obj, obj_err,
+					    sizeof(obj_err));
+	if (obj_ret == -ENOENT)
+		obj_ret = 0;	/* a missing object: the map's own BTF */
 	ret = open_pin(m, o->pin_path, err, errlen);
 	if ((ret && obj_ret == -ESRCH) || (!ret && obj_ret)) {
 		snprintf(err, errlen, "%s", obj_err);
 		ret = obj_ret;
 	}
 	if (ret) {
-		kstats_types_put(obj);
+		types_free(&obj);
 		return ret;
 	}
-	return choose_types(m, o, obj, err, errlen);
+	return choose_types(m, o, &obj, err, errlen);
 }
 
 /* No pin: the object's types and declared size, for columns; nothing to read. */
 static int open_declared(struct kstats_map *m, const struct kstats_map_opts *o,
 			 char *err, size_t errlen)
 {
-	int ret = kstats_types_from_object(o->obj_path, o->map_name, &m->types, err, errlen);
+	int ret = types_from_object(o->obj_path, o->map_name, &m->types, err, errlen);
 
 	if (ret)
 		return ret;
-	m->info.key_size = m->types->key.size;
-	m->info.value_size = m->types->value.size;
-	m->info.max_entries = m->types->max_entries;
+	m->info.key_size = m->types.key.size;
+	m->info.value_size = m->types.value.size;
+	m->info.max_entries = m->types.max_entries;
 	return 0;
 }
 
 static int check_sizes(const struct kstats_map *m, char *err, size_t errlen)
 {
-	const struct kstats_types *t = m->types;
+	const struct kstats_types *t = &m->types;
 
 	if (t->key.size != m->info.key_size || t->value.size != m->info.value_size)
 		return kstats_fail(err, errlen, EINVAL,
@@ -189,17 +238,20 @@ static int check_sizes(const struct kstats_map *m, char *err, size_t errlen)
 	return 0;
 }
 
-static int build_columns(struct kstats_map *m, char *err, size_t errlen)
+/* The columns ([cpu,] key leaves, value leaves) and the runs to decode them. */
+static int plan_columns(struct kstats_map *m)
 {
-	const struct kstats_layout *key = &m->types->key, *value = &m->types->value;
-	size_t extra = m->per_cpu_rows ? 1 : 0;
+	const struct kstats_layout *key = &m->types.key, *value = &m->types.value;
+	size_t extra = m->per_cpu_rows ? 1 : 0, i;
 	struct kstats_column *c;
+	struct leaf_run *r = NULL;
 
 	m->ncols = extra + key->ncols + value->ncols;
 	m->nkey_cols = extra + key->ncols;
 	m->cols = calloc(m->ncols ?: 1, sizeof(*m->cols));
-	if (!m->cols)
-		return kstats_fail(err, errlen, ENOMEM, "out of memory");
+	m->runs = calloc(m->ncols ?: 1, sizeof(*m->runs));
+	if (!m->cols || !m->runs)
+		return -ENOMEM;
 	c = m->cols;
 	if (extra) {
 		snprintf(c->name, sizeof(c->name), "cpu");
@@ -209,19 +261,7 @@ static int build_columns(struct kstats_map *m, char *err, size_t errlen)
 	}
 	memcpy(c, key->cols, key->ncols * sizeof(*c));
 	memcpy(c + key->ncols, value->cols, value->ncols * sizeof(*c));
-	return 0;
-}
-
-static int plan_runs(struct kstats_map *m, char *err, size_t errlen)
-{
-	const struct kstats_column *c = m->cols + (m->per_cpu_rows ? 1 : 0);
-	size_t i, n = m->ncols - (m->per_cpu_rows ? 1 : 0);
-	struct leaf_run *r = NULL;
-
-	m->runs = calloc(n ?: 1, sizeof(*m->runs));
-	if (!m->runs)
-		return kstats_fail(err, errlen, ENOMEM, "out of memory");
-	for (i = 0; i < n; i++, c++) {
+	for (i = extra; i < m->ncols; i++, c++) {
 		if (r && c->size == 8 && r->size == 8 && c->in_key == r->in_key &&
 		    c->kind == r->kind && c->offset == r->off + 8 * r->count) {
 			r->count++;
@@ -310,8 +350,8 @@ int kstats_map_open(const struct kstats_map_opts *o, struct kstats_map **out,
 	ret = o->pin_path ? open_types(m, o, err, errlen) : open_declared(m, o, err, errlen);
 	ret = ret ?: check_sizes(m, err, errlen);
 	ret = ret ?: setup_read(m, o, err, errlen);
-	ret = ret ?: build_columns(m, err, errlen);
-	ret = ret ?: plan_runs(m, err, errlen);
+	if (!ret && plan_columns(m))
+		ret = kstats_fail(err, errlen, ENOMEM, "out of memory");
 	if (ret) {
 		kstats_map_close(m);
 		return ret;
@@ -326,7 +366,7 @@ static bool same_shape(const struct kstats_map *a, const struct kstats_map *b)
 	return a->info.type == b->info.type && a->info.key_size == b->info.key_size &&
 	       a->info.value_size == b->info.value_size &&
 	       a->info.max_entries == b->info.max_entries &&
-	       kstats_types_equal(a->types, b->types);
+	       types_equal(&a->types, &b->types);
 }
 
 int kstats_map_follow_pin(struct kstats_map *m, char *err, size_t errlen)
@@ -372,7 +412,7 @@ void kstats_map_close(struct kstats_map *m)
 		return;
 	if (m->fd >= 0)
 		close(m->fd);
-	kstats_types_put(m->types);
+	types_free(&m->types);
 	free(m->pin);
 	free(m->obj_path);
 	free(m->map_name);
@@ -385,7 +425,7 @@ void kstats_map_close(struct kstats_map *m)
 
 size_t kstats_map_ncols(const struct kstats_map *m) { return m->ncols; }
 size_t kstats_map_nkey_cols(const struct kstats_map *m) { return m->nkey_cols; }
-const struct btf *kstats_map_btf(const struct kstats_map *m) { return m->types->btf; }
+const struct btf *kstats_map_btf(const struct kstats_map *m) { return m->types.btf; }
 uint32_t kstats_map_id(const struct kstats_map *m) { return m->info.id; }
 enum kstats_btf_source kstats_map_btf_source(const struct kstats_map *m) { return m->source; }
 const char *kstats_map_source_note(const struct kstats_map *m) { return m->note; }
@@ -404,25 +444,18 @@ size_t kstats_map_max_rows(const struct kstats_map *m)
 const char *kstats_column_enum_name(const struct kstats_map *m,
 				    const struct kstats_column *col, int64_t v)
 {
-	const struct btf *btf = m->types->btf;
+	const struct btf *btf = m->types.btf;
 	const struct btf_type *t = btf__type_by_id(btf, col->type_id);
 	uint64_t mask = col->size >= 8 ? UINT64_MAX : (1ull << (col->size * 8)) - 1;
 	int i;
 
-	if (col->kind != KSTATS_LEAF_ENUM || !t)
+	if (col->kind != KSTATS_LEAF_ENUM || !t || !btf_is_any_enum(t))
 		return NULL;
-	if (btf_is_enum(t)) {
-		const struct btf_enum *e = btf_enum(t);
+	for (i = 0; i < btf_vlen(t); i++) {
+		struct kstats_enumerator e = kstats_btf_enumerator(btf, t, i);
 
-		for (i = 0; i < btf_vlen(t); i++, e++)
-			if ((((uint64_t)(int64_t)e->val ^ (uint64_t)v) & mask) == 0)
-				return btf__name_by_offset(btf, e->name_off);
-	} else if (btf_is_enum64(t)) {
-		const struct btf_enum64 *e = btf_enum64(t);
-
-		for (i = 0; i < btf_vlen(t); i++, e++)
-			if (((btf_enum64_value(e) ^ (uint64_t)v) & mask) == 0)
-				return btf__name_by_offset(btf, e->name_off);
+		if ((((uint64_t)e.value ^ (uint64_t)v) & mask) == 0)
+			return e.name;
 	}
 	return NULL;
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
+/* The one reader of a .bpf object: its .kstats.* metadata and its BTF. */
 #include <ctype.h>
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -12,8 +14,13 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <bpf/btf.h>
 
 #include "kstats_objmeta.h"
+#include "map_internal.h"
+
+#define BTF_MAX_BYTES (16u << 20)	/* the kernel's own limit */
+#define HINT(want) ((want) & KSTATS_WANT_BTF ? "; pass the .bpf the map was loaded from" : "")
 
 static int copy_section(Elf_Data *data, size_t rec, void **out, size_t *n)
 {
@@ -24,14 +31,6 @@ static int copy_section(Elf_Data *data, size_t rec, void **out, size_t *n)
 		return -ENOMEM;
 	memcpy(*out, data->d_buf, data->d_size);
 	*n = data->d_size / rec;
-	return 0;
-}
-
-static int copy_obj(Elf_Data *data, struct kstats_obj_meta *obj)
-{
-	if (data->d_size != sizeof(*obj))
-		return -EINVAL;
-	memcpy(obj, data->d_buf, sizeof(*obj));
 	return 0;
 }
 
@@ -75,7 +74,6 @@ static void terminate_names(struct kstats_objmeta *m)
 			}						\
 	} while (0)
 
-/* Whether a record has another layout version than this reader's. */
 static bool foreign_version(const struct kstats_objmeta *m, __u32 *bad)
 {
 	FOREIGN_VERSION(m->maps, m->nmaps, bad);
@@ -86,15 +84,71 @@ static bool foreign_version(const struct kstats_objmeta *m, __u32 *bad)
 	return false;
 }
 
-static int read_sections(Elf *elf, struct kstats_objmeta *m)
+static int copy_meta(const char *name, Elf_Data *data, struct kstats_objmeta *m)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
+	if (!strcmp(name, KSTATS_SEC_MAPS))
+		return copy_section(data, sizeof(*m->maps), (void **)&m->maps, &m->nmaps);
+	if (!strcmp(name, KSTATS_SEC_PROGS))
+		return copy_section(data, sizeof(*m->progs), (void **)&m->progs, &m->nprogs);
+	if (!strcmp(name, KSTATS_SEC_HISTS))
+		return copy_section(data, sizeof(*m->hists), (void **)&m->hists, &m->nhists);
+	if (!strcmp(name, KSTATS_SEC_STREAMS))
+		return copy_section(data, sizeof(*m->streams), (void **)&m->streams,
+				    &m->nstreams);
+	if (strcmp(name, KSTATS_SEC_OBJ))
+		return 0;
+	if (data->d_size != sizeof(m->obj))
+		return -EINVAL;
+	memcpy(&m->obj, data->d_buf, sizeof(m->obj));
+	return 0;
+}
+
+/* m->btf from the .BTF section, at most BTF_MAX_BYTES. */
+static int read_btf(Elf_Scn *scn, const GElf_Shdr *sh, const char *what,
+		    const char *hint, struct kstats_objmeta *m, char *err, size_t errlen)
+{
+	Elf_Data *data;
+
+	/* Not ENOENT: the file is there, so this is no "missing object". */
+	if (!scn)
+		return kstats_fail(err, errlen, ENODATA, "%s: a BPF object without readable "
+				   "BTF (no .BTF section); build it with clang -g", what);
+	if (sh->sh_size > BTF_MAX_BYTES)
+		return kstats_fail(err, errlen, EFBIG, "%s: its BTF has %llu bytes, more "
+				   "than the kernel's limit of %u%s", what,
+				   (unsigned long long)sh->sh_size, BTF_MAX_BYTES, hint);
+	data = elf_getdata(scn, NULL);
+	if (!data)
+		return kstats_fail(err, errlen, ENOEXEC, "%s: a corrupt ELF file: %s", what,
+				   elf_errmsg(-1));
+	m->btf = btf__new(data->d_buf, data->d_size);
+	if (!m->btf)
+		return kstats_fail(err, errlen, ENODATA, "%s: a BPF object without readable "
+				   "BTF (%s); build it with clang -g", what, strerror(errno));
+	return 0;
+}
+
+/* One pass over the sections of elf (NULL: not ELF); what names it in errors. */
+static int read_elf(Elf *elf, const char *what, unsigned int want,
+		    struct kstats_objmeta *m, char *err, size_t errlen)
+{
+	const char *hint = HINT(want);
+	Elf_Scn *scn = NULL, *btf_scn = NULL;
+	GElf_Shdr sh, btf_sh = {};
+	GElf_Ehdr eh = {};
 	size_t shstrndx;
+	__u32 version;
 	int ret = 0;
 
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
+		return kstats_fail(err, errlen, ENOEXEC, "%s: not an ELF file, so not a BPF "
+				   "object%s", what, hint);
+	if ((want & KSTATS_WANT_BTF) && (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_BPF))
+		return kstats_fail(err, errlen, ENOEXEC, "%s: an ELF file for machine %u, not "
+				   "a BPF object%s", what, eh.e_machine, hint);
 	if (elf_getshdrstrndx(elf, &shstrndx))
-		return -EINVAL;
+		return kstats_fail(err, errlen, ENOEXEC, "%s: a corrupt ELF file: %s", what,
+				   elf_errmsg(-1));
 	while (!ret && (scn = elf_nextscn(elf, scn))) {
 		const char *name;
 		Elf_Data *data;
@@ -102,53 +156,24 @@ static int read_sections(Elf *elf, struct kstats_objmeta *m)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
 			continue;
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!name || strncmp(name, ".kstats.", 8))
+		if (name && !strcmp(name, ".BTF") && !btf_scn) {
+			btf_scn = scn;
+			btf_sh = sh;
+		}
+		if (!(want & KSTATS_WANT_META) || !name || strncmp(name, ".kstats.", 8))
 			continue;
 		data = elf_getdata(scn, NULL);
-		if (!data)
-			return -EINVAL;
-		if (!strcmp(name, KSTATS_SEC_MAPS))
-			ret = copy_section(data, sizeof(*m->maps), (void **)&m->maps, &m->nmaps);
-		else if (!strcmp(name, KSTATS_SEC_PROGS))
-			ret = copy_section(data, sizeof(*m->progs), (void **)&m->progs, &m->nprogs);
-		else if (!strcmp(name, KSTATS_SEC_HISTS))
-			ret = copy_section(data, sizeof(*m->hists), (void **)&m->hists, &m->nhists);
-		else if (!strcmp(name, KSTATS_SEC_OBJ))
-			ret = copy_obj(data, &m->obj);
-		else if (!strcmp(name, KSTATS_SEC_STREAMS))
-			ret = copy_section(data, sizeof(*m->streams), (void **)&m->streams,
-					   &m->nstreams);
+		ret = data ? copy_meta(name, data, m) : -EINVAL;
 	}
-	return ret;
-}
-
-/* Reads the metadata of elf (NULL: not ELF); what names it in errors. */
-static int objmeta_from_elf(Elf *elf, const char *what, struct kstats_objmeta *m,
-			    char *err, size_t errlen)
-{
-	__u32 version;
-	int ret;
-
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		snprintf(err, errlen, "%s: not an ELF object", what);
-		return -ENOEXEC;
-	}
-	ret = read_sections(elf, m);
-	if (ret) {
-		snprintf(err, errlen, "%s: corrupt .kstats metadata: %s",
-			 what, strerror(-ret));
-		kstats_objmeta_free(m);
-		return ret;
-	}
-	if (foreign_version(m, &version)) {
-		snprintf(err, errlen, "%s: .kstats metadata version %u, this tool reads "
-			 "version %d; rebuild the object with this tree's headers",
-			 what, version, KSTATS_META_VERSION);
-		kstats_objmeta_free(m);
-		return -EPROTO;
-	}
+	if (ret)
+		return kstats_fail(err, errlen, -ret, "%s: corrupt .kstats metadata: %s",
+				   what, strerror(-ret));
+	if (foreign_version(m, &version))
+		return kstats_fail(err, errlen, EPROTO, "%s: .kstats metadata version %u, "
+				   "this tool reads version %d; rebuild the object with this "
+				   "tree's headers", what, version, KSTATS_META_VERSION);
 	terminate_names(m);
-	return 0;
+	return want & KSTATS_WANT_BTF ? read_btf(btf_scn, &btf_sh, what, hint, m, err, errlen) : 0;
 }
 
 static int objmeta_init(struct kstats_objmeta *m, char *err, size_t errlen)
@@ -156,37 +181,41 @@ static int objmeta_init(struct kstats_objmeta *m, char *err, size_t errlen)
 	memset(m, 0, sizeof(*m));
 	m->obj.max_kver = KSTATS_KVER_INF;
 	m->obj.version = KSTATS_META_VERSION;
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
-		return -EINVAL;
-	}
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return kstats_fail(err, errlen, EINVAL, "libelf: %s", elf_errmsg(-1));
 	return 0;
 }
 
-int kstats_objmeta_read(const char *path, struct kstats_objmeta *m,
-			char *err, size_t errlen)
+/*
+ * Opens the object once: non-blocking (a FIFO must not hang the reader), a
+ * regular file only, and everything after reads this fd, never the name
+ * again, which could meanwhile name a FIFO or another file.
+ */
+int kstats_object_read(const char *path, unsigned int want, struct kstats_objmeta *m,
+		       char *err, size_t errlen)
 {
+	const char *hint = HINT(want);
 	struct stat st;
 	Elf *elf;
 	int fd, ret = objmeta_init(m, err, errlen);
 
 	if (ret)
 		return ret;
-	/* Non-blocking: a FIFO named *.bpf must not hang the reader. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		ret = fd < 0 ? -errno : -ENOEXEC;
-		snprintf(err, errlen, "%s: %s", path, fd < 0 ? (errno == ENOENT ?
-			 "no such file (a dangling link?)" : strerror(errno)) :
-			 "not a regular file");
-		if (fd >= 0)
-			close(fd);
-		return ret;
+	if (fd < 0)
+		return kstats_fail(err, errlen, errno, "%s: %s", path, errno == ENOENT ?
+				   "no such file (a dangling link?)" : strerror(errno));
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return kstats_fail(err, errlen, ENOEXEC, "%s: not a regular file, so not a "
+				   "BPF object%s", path, hint);
 	}
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	ret = objmeta_from_elf(elf, path, m, err, errlen);
+	ret = read_elf(elf, path, want, m, err, errlen);
 	elf_end(elf);
 	close(fd);
+	if (ret)
+		kstats_objmeta_free(m);
 	return ret;
 }
 
@@ -199,18 +228,88 @@ int kstats_objmeta_read_mem(void *buf, size_t len, const char *what,
 	if (ret)
 		return ret;
 	elf = elf_memory(buf, len);
-	ret = objmeta_from_elf(elf, what, m, err, errlen);
+	ret = read_elf(elf, what, KSTATS_WANT_META, m, err, errlen);
 	elf_end(elf);
+	if (ret)
+		kstats_objmeta_free(m);
 	return ret;
 }
 
 void kstats_objmeta_free(struct kstats_objmeta *m)
 {
+	btf__free(m->btf);
 	free(m->maps);
 	free(m->progs);
 	free(m->hists);
 	free(m->streams);
 	memset(m, 0, sizeof(*m));
+}
+
+/* The type a member "name" of a BTF map definition points to, or 0. */
+static __u32 def_member(const struct btf *btf, const struct btf_type *def, const char *name)
+{
+	const struct btf_member *m = btf_members(def);
+	int i;
+
+	for (i = 0; i < btf_vlen(def); i++, m++) {
+		const char *n = btf__name_by_offset(btf, m->name_off);
+		const struct btf_type *ptr = btf__type_by_id(btf, m->type);
+
+		if (n && ptr && btf_is_ptr(ptr) && !strcmp(n, name))
+			return ptr->type;
+	}
+	return 0;
+}
+
+/* N of a member declared int (*name)[N] by __uint(). */
+static __u32 def_uint(const struct btf *btf, const struct btf_type *def, const char *name)
+{
+	const struct btf_type *arr = btf__type_by_id(btf, def_member(btf, def, name));
+
+	return arr && btf_is_array(arr) ? btf_array(arr)->nelems : 0;
+}
+
+int kstats_btf_map_def(const struct btf *btf, const char *map, struct kstats_map_def *d)
+{
+	int sec_id = btf__find_by_name_kind(btf, ".maps", BTF_KIND_DATASEC), i;
+	const struct btf_type *sec = sec_id < 0 ? NULL : btf__type_by_id(btf, sec_id);
+	const struct btf_var_secinfo *vs = sec ? btf_var_secinfos(sec) : NULL;
+
+	memset(d, 0, sizeof(*d));
+	for (i = 0; sec && i < btf_vlen(sec); i++, vs++) {
+		const struct btf_type *var = btf__type_by_id(btf, vs->type), *def;
+		const char *name = var ? btf__name_by_offset(btf, var->name_off) : NULL;
+
+		if (!var || !btf_is_var(var) || !name || strcmp(name, map))
+			continue;
+		def = btf__type_by_id(btf, btf__resolve_type(btf, var->type));
+		if (!def || !btf_is_struct(def))
+			break;
+		d->type = def_uint(btf, def, "type");
+		d->max_entries = def_uint(btf, def, "max_entries");
+		d->key_type = def_member(btf, def, "key");
+		d->value_type = def_member(btf, def, "value");
+		return 0;
+	}
+	return -ESRCH;
+}
+
+int kstats_btf_find_enum(const struct btf *btf, const char *name)
+{
+	int id = btf__find_by_name_kind(btf, name, BTF_KIND_ENUM);
+
+	return id > 0 ? id : btf__find_by_name_kind(btf, name, BTF_KIND_ENUM64);
+}
+
+struct kstats_enumerator kstats_btf_enumerator(const struct btf *btf,
+					       const struct btf_type *t, int i)
+{
+	if (btf_is_enum(t))
+		return (struct kstats_enumerator){
+			btf__name_by_offset(btf, btf_enum(t)[i].name_off),
+			btf_kflag(t) ? btf_enum(t)[i].val : (int64_t)(uint32_t)btf_enum(t)[i].val };
+	return (struct kstats_enumerator){ btf__name_by_offset(btf, btf_enum64(t)[i].name_off),
+					   (int64_t)btf_enum64_value(&btf_enum64(t)[i]) };
 }
 
 /* The entry of arr (n entries of size bytes) whose string at off is name. */
@@ -238,13 +337,6 @@ kstats_objmeta_prog(const struct kstats_objmeta *m, const char *name)
 {
 	return find_named(m->progs, m->nprogs, sizeof(*m->progs),
 			  offsetof(struct kstats_prog_meta, name), name);
-}
-
-const struct kstats_hist_meta *
-kstats_objmeta_hist(const struct kstats_objmeta *m, const char *map)
-{
-	return find_named(m->hists, m->nhists, sizeof(*m->hists),
-			  offsetof(struct kstats_hist_meta, map), map);
 }
 
 static const char *next_alnum(const char *s)

@@ -23,7 +23,7 @@
 #include "kstats_fix.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
-#include "map_types.h"
+#include "map_internal.h"
 #include "stream_internal.h"
 
 /*

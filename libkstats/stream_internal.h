@@ -17,7 +17,7 @@
 
 #include "kstats_meta.h"
 #include "kstats_stream.h"
-#include "map_types.h"
+#include "map_internal.h"
 
 #define CACHELINE 64
 #define MAX_QUEUE_LEN (1u << 24)

@@ -12,7 +12,7 @@ FUZZ_FLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=
 FUZZ_OPTS   := -max_len=65536 -timeout=10 -rss_limit_mb=2048
 
 .PHONY: fuzz
-$(FUZZ_BIN): fuzz/fuzz_layout.c libkstats/layout.c libkstats/kstats_reader.h
+$(FUZZ_BIN): fuzz/fuzz_layout.c libkstats/layout.c libkstats/kstats_reader.h libkstats/map_internal.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/fuzz_layout.c libkstats/layout.c -o $@ $(LDLIBS)
 

@@ -44,7 +44,7 @@
 #include "bstat.h"
 #include "kstats_pins.h"
 #include "kstats_reader.h"
-#include "map_internal.h"	/* kstats_map_last_syscalls */
+#include "map_internal.h"	/* struct kstats_map: syscalls */
 
 #define MAX_SIZES 8
 #define MAX_ROUNDS 64
@@ -398,7 +398,7 @@ static void print_results(struct bench *b, double t[NR_MODES][MAX_ROUNDS], int r
 	}
 	run_reader(b, READER, 0);	/* the calls of the reader's own choice */
 	printf("RESULT\tread.%u.reader_bpf_calls\tn\t%u\n", b->entries,
-	       kstats_map_last_syscalls(b->reader));
+	       b->reader->syscalls);
 	if (proc)
 		printf("RESULT\tread.%u.kstats_process_bpf_calls\tn\t%ld\n", b->entries,
 		       bpf_calls(b, KSTATS));

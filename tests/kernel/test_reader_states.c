@@ -82,8 +82,8 @@ static void test_empty_map(void **state)
 	read_ok(&o, &r);
 	assert_int_equal(r.nrows, 0);
 	assert_int_equal(r.ncols, 3);
-	assert_int_equal(kstats_map_last_syscalls(r.m), 1);
-	assert_true(kstats_map_last_batched(r.m));
+	assert_int_equal(r.m->syscalls, 1);
+	assert_true(r.m->last_batched);
 	rtest_read_free(&r);
 }
 
@@ -102,7 +102,7 @@ static void test_full_map_in_one_syscall(void **state)
 						 BPF_NOEXIST), 0);	/* it is full */
 	read_ok(&o, &r);
 	expect_counts(&r, RD_FULL_ENTRIES);
-	assert_int_equal(kstats_map_last_syscalls(r.m), 1);
+	assert_int_equal(r.m->syscalls, 1);
 	rtest_read_free(&r);
 }
 
@@ -116,7 +116,7 @@ static void expect_direct_calls(const struct rtest_read *r, size_t entries)
 	size_t bytes = entries * sizeof(struct rd_count_value);
 	size_t chunks = (bytes + KSTATS_READ_CHUNK_BYTES - 1) / KSTATS_READ_CHUNK_BYTES;
 
-	assert_in_range(kstats_map_last_syscalls(r->m), chunks, chunks + 1);
+	assert_in_range(r->m->syscalls, chunks, chunks + 1);
 }
 
 static void test_65536_entries(void **state)
@@ -131,15 +131,15 @@ static void test_65536_entries(void **state)
 	read_ok(&o, &r);
 	expect_counts(&r, RD_BIG_ENTRIES);
 	expect_direct_calls(&r, RD_BIG_ENTRIES);
-	assert_true(kstats_map_last_batched(r.m));
+	assert_true(r.m->last_batched);
 	rtest_read_free(&r);
 
 	/* The walk sees the same, at two syscalls per entry plus the end. */
 	o.no_batch = true;
 	read_ok(&o, &r);
 	expect_counts(&r, RD_BIG_ENTRIES);
-	assert_false(kstats_map_last_batched(r.m));
-	assert_int_equal(kstats_map_last_syscalls(r.m), 2 * RD_BIG_ENTRIES + 1);
+	assert_false(r.m->last_batched);
+	assert_int_equal(r.m->syscalls, 2 * RD_BIG_ENTRIES + 1);
 	rtest_read_free(&r);
 }
 
@@ -155,7 +155,7 @@ static void test_buffer_growth(void **state)
 	o.batch_entries = 1;
 	read_ok(&o, &r);
 	expect_counts(&r, RD_BIG_ENTRIES);
-	assert_true(kstats_map_last_syscalls(r.m) > 1);
+	assert_true(r.m->syscalls > 1);
 	/* The buffer stays grown: the next read takes no call to grow it. */
 	assert_int_equal(rtest_reread(&r), 0);
 	expect_counts(&r, RD_BIG_ENTRIES);
@@ -179,13 +179,13 @@ static void test_chunked_read(void **state)
 	r.m->chunk = 1000;
 	assert_int_equal(rtest_reread(&r), 0);
 	expect_counts(&r, RD_BIG_ENTRIES);
-	assert_true(kstats_map_last_batched(r.m));
-	assert_true(kstats_map_last_syscalls(r.m) > RD_BIG_ENTRIES / 1000);
+	assert_true(r.m->last_batched);
+	assert_true(r.m->syscalls > RD_BIG_ENTRIES / 1000);
 	r.m->chunk = 1;
 	assert_int_equal(rtest_reread(&r), 0);
 	expect_counts(&r, RD_BIG_ENTRIES);
-	assert_true(kstats_map_last_batched(r.m));
-	assert_true(kstats_map_last_syscalls(r.m) < RD_BIG_ENTRIES);	/* it widened */
+	assert_true(r.m->last_batched);
+	assert_true(r.m->syscalls < RD_BIG_ENTRIES);	/* it widened */
 	rtest_read_free(&r);
 }
 
@@ -419,7 +419,7 @@ static void test_percpu_array(void **state)
 	}
 	read_ok(&o, &r);
 	assert_int_equal(r.nrows, RD_ARRAY_ENTRIES);
-	assert_int_equal(kstats_map_last_syscalls(r.m), 1);
+	assert_int_equal(r.m->syscalls, 1);
 	for (k = 0; k < RD_ARRAY_ENTRIES; k++) {
 		uint64_t sum = 0;
 
@@ -493,12 +493,12 @@ static void *fallback_thread(void *arg)
 	if (f->ret)
 		return NULL;
 	f->ret = rtest_read(f->o, &f->r);
-	f->syscalls[0] = f->r.m ? kstats_map_last_syscalls(f->r.m) : 0;
-	f->batched[0] = f->r.m && kstats_map_last_batched(f->r.m);
+	f->syscalls[0] = f->r.m ? f->r.m->syscalls : 0;
+	f->batched[0] = f->r.m && f->r.m->last_batched;
 	if (!f->ret) {
 		f->reread = rtest_reread(&f->r);
-		f->syscalls[1] = kstats_map_last_syscalls(f->r.m);
-		f->batched[1] = kstats_map_last_batched(f->r.m);
+		f->syscalls[1] = f->r.m->syscalls;
+		f->batched[1] = f->r.m->last_batched;
 	}
 	return NULL;
 }
