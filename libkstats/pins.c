@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+/* Pin names and bpffs (kstats_pins.h). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
