@@ -225,12 +225,12 @@ static int pick_stream(const char *obj_dir, const char *pin_dir, const char *wan
 	struct stream_ref *refs = NULL;
 	size_t n = 0, i, hits = 0, hit = 0;
 	struct dirent **ents;
-	int nents = kstats_scan_objects(obj_dir, &ents), ret = nents < 0 ? nents : 0;
+	int nents = kstats_scan_objects(obj_dir, &ents), ret = nents < 0 ? nents : 0, k;
 
-	for (i = 0; nents > 0 && i < (size_t)nents; i++) {
+	for (k = 0; k < nents; k++) {
 		if (!ret)
-			ret = add_streams(obj_dir, ents[i]->d_name, pin_dir, &refs, &n);
-		free(ents[i]);
+			ret = add_streams(obj_dir, ents[k]->d_name, pin_dir, &refs, &n);
+		free(ents[k]);
 	}
 	if (nents >= 0)
 		free(ents);
