@@ -42,15 +42,13 @@ struct kstats_layout {
 };
 
 /*
- * Flattens type_id of btf into layout (overwritten; freed again on error).
- * Struct members are named by path; a scalar root is named root_name, an
- * array root root_name[i].  Leaves: ints of 1/2/4/8 bytes, bool, char, enum,
- * enum64, reached through arrays, structs (anonymous ones too), typedef and
- * type modifiers; padding is skipped.  Unions, bitfields, pointers and
- * floats fail with -EOPNOTSUPP; malformed BTF (a leaf outside the type, bad
- * ids) with -EINVAL; more than KSTATS_MAX_LEAVES leaves with -E2BIG, nesting
- * deeper than 32 with -ELOOP, a path longer than KSTATS_PATH_LEN with
- * -ENAMETOOLONG.
+ * Flattens type_id of btf into layout (overwritten; freed again on error),
+ * members named by path, a scalar root root_name, an array root
+ * root_name[i].  Leaves: ints of 1/2/4/8 bytes, bool, char, enum, enum64,
+ * through arrays, structs, typedefs and modifiers; padding is skipped.
+ * Errors: -EOPNOTSUPP unions, bitfields, pointers, floats; -EINVAL malformed
+ * BTF; -E2BIG over KSTATS_MAX_LEAVES leaves; -ELOOP nesting deeper than 32;
+ * -ENAMETOOLONG a path over KSTATS_PATH_LEN.
  */
 int kstats_layout_build(const struct btf *btf, uint32_t type_id,
 			const char *root_name, bool in_key,
