@@ -108,19 +108,6 @@ static int render(const struct dump_opts *o, const struct kstats_snapshot *s)
 }
 
 /*
- * The loader status, read once per run: which of two objects declaring a
- * metric to show, and why a metric is not loaded.  A missing or bad file
- * leaves it NULL.
- */
-static void read_status(struct dump_opts *o)
-{
-	char err[512];
-
-	if (!kstats_status_read(o->status_file, &o->status, err, sizeof(err)))
-		o->render.status = &o->status;
-}
-
-/*
  * Names the metrics that were asked for but are not loaded, and why (not
  * those kstats_snapshot_read() named); returns how many selected metrics
  * are loaded.
@@ -159,14 +146,6 @@ static void on_signal(int sig)
 	stopping = 1;
 }
 
-static void sleep_interval(double secs)
-{
-	struct timespec ts = kstats_timespec(secs);
-
-	while (!stopping && nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
 /* An export is written whatever it could read: no file outlives what it says. */
 static bool exporting(const struct dump_opts *o)
 {
@@ -178,6 +157,7 @@ static int live(struct dump_opts *o, struct kstats_snapshot *s)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct kstats_snapshot prev, shown;
+	struct timespec ts;
 	uint64_t n;
 	int ret;
 
@@ -189,7 +169,9 @@ static int live(struct dump_opts *o, struct kstats_snapshot *s)
 	fprintf(stderr, "Showing the events of every %gs interval; Ctrl-C to end.\n",
 		o->interval);
 	for (n = 0; !ret && (!o->count || n < o->count); n++) {
-		sleep_interval(o->interval);
+		ts = kstats_timespec(o->interval);
+		while (!stopping && nanosleep(&ts, &ts) && errno == EINTR)
+			;
 		ret = kstats_snapshot_read(s, o->pin_dir);
 		if (exporting(o)) {
 			/* Cumulative; a map named unread may be read next time. */
@@ -296,7 +278,9 @@ int cmd_dump(int argc, char **argv)
 		return ret == -ENOENT || ret == -ENOTDIR ? KSTATS_EXIT_USAGE
 							 : kstats_exit_code(ret);
 	}
-	read_status(&o);
+	/* Which of two objects declaring a metric to show, why one is not loaded. */
+	if (!kstats_status_read(o.status_file, &o.status, err, sizeof(err)))
+		o.render.status = &o.status;	/* a missing or bad file leaves it NULL */
 	kstats_snapshot_unique(&s, o.render.status, "dump");
 	kstats_snapshot_as_loaded(&s, o.render.status, o.status_file, o.pin_dir);
 	ret = kstats_snapshot_select(&s, argv + optind, argc - optind, err, sizeof(err));

@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "bpf_telemetry.h"
-#include "kstats_histmap.h"
+#include "kstats_reader.h"
 #include "kstats_units.h"
 
 #define KSTATS_MAX_LABELS 8
@@ -43,6 +43,7 @@ struct kstats_hist {
 	int read_err;				/* -errno: pinned (or unknown) but unread */
 	bool detached;				/* the loader status says: no program */
 	uint32_t map_id;			/* a new id means a new map */
+	struct kstats_histmap hm;		/* kept open between reads */
 	unsigned int width;			/* bytes per bucket counter */
 	size_t nlabels;				/* 0: one system-wide series */
 	char label[KSTATS_MAX_LABELS][KSTATS_LABEL_LEN];	/* label names */

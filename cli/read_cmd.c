@@ -9,7 +9,6 @@
 
 #include "fields.h"
 #include "kstats.h"
-#include "kstats_histmap.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "kstats_reader.h"

@@ -7,17 +7,15 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "hist.h"
 #include "kstats.h"
-#include "kstats_histmap.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
-#include "kstats_reader.h"
 #include "kstats_status.h"
 #include "pull.h"
 #include "pull_run.h"
-#include <sys/stat.h>
 
 static int add_object(struct kstats_snapshot *s, const char *obj_dir,
 		      const char *file, char *err, size_t errlen)
@@ -243,7 +241,6 @@ static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
 		     size_t errlen)
 {
 	struct kstats_names *names = NULL;
-	struct kstats_histmap hm;
 	char pin[4096];
 	int ret;
 
@@ -255,26 +252,23 @@ static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
 	if (ret)
 		return ret;
 	if (access(pin, F_OK)) {
-		if (errno == ENOENT)
-			return 0;	/* not loaded */
 		ret = -errno;
+		kstats_histmap_free(&h->hm);	/* holds no unloaded map alive */
+		if (ret == -ENOENT)
+			return 0;	/* not loaded */
 		snprintf(err, errlen, "%s: %s", pin, strerror(-ret));
 		return ret;
 	}
-	ret = kstats_histmap_read(h->obj_path, h->map, pin, &hm, err, errlen);
-	h->map_id = hm.map_id;
-	h->width = hm.width;
-	if (!ret)
-		ret = kstats_labels_init(h, hm.map, err, errlen);
-	if (!ret)
-		ret = kstats_names_load(h, pin_dir, &names, err, errlen);
-	if (!ret)
-		ret = fill_series(h, hm.map, hm.rows, hm.nrows, names);
+	ret = kstats_histmap_read(h->obj_path, h->map, pin, &h->hm, err, errlen);
+	h->map_id = h->hm.map_id;
+	h->width = h->hm.width;
+	ret = ret ?: kstats_labels_init(h, h->hm.map, err, errlen);
+	ret = ret ?: kstats_names_load(h, pin_dir, &names, err, errlen);
+	ret = ret ?: fill_series(h, h->hm.map, h->hm.rows, h->hm.nrows, names);
 	h->loaded = !ret;
 	if (ret && !*err)
 		snprintf(err, errlen, "%s: %s", pin, strerror(-ret));
 	kstats_names_free(names);
-	kstats_histmap_free(&hm);
 	return ret;
 }
 
@@ -358,6 +352,7 @@ int kstats_snapshot_dup(struct kstats_snapshot *d, const struct kstats_snapshot 
 		struct kstats_hist *h = &d->hists[i];
 
 		*h = s->hists[i];
+		memset(&h->hm, 0, sizeof(h->hm));	/* the handle stays s's */
 		h->series = calloc(h->nseries ?: 1, sizeof(*h->series));
 		if (!h->series) {
 			d->nhists = i;
@@ -390,21 +385,11 @@ find_series(const struct kstats_series *key, const struct kstats_series *v,
 	return NULL;
 }
 
-/* The pull's per-bucket deltas (delta.c); returns the anomalous buckets. */
-static unsigned int subtract_series(struct kstats_series *c, const struct kstats_series *p,
-				    unsigned int width)
-{
-	struct delta_key dk;
-
-	delta_begin(&dk, c->buckets, p->buckets, width);
-	memcpy(c->buckets, dk.pending, sizeof(c->buckets));
-	return dk.anomalies;
-}
-
 void kstats_snapshot_subtract(struct kstats_snapshot *cur,
 			      const struct kstats_snapshot *prev)
 {
 	unsigned int anomalies;
+	struct delta_key dk;
 	size_t i, j;
 
 	cur->is_delta = true;
@@ -422,8 +407,12 @@ void kstats_snapshot_subtract(struct kstats_snapshot *cur,
 				find_series(&c->series[j], p->series, p->nseries,
 					    c->nlabels);
 
-			if (ps)
-				anomalies += subtract_series(&c->series[j], ps, c->width);
+			if (!ps)
+				continue;
+			/* The pull's per-bucket deltas (delta.c). */
+			delta_begin(&dk, c->series[j].buckets, ps->buckets, c->width);
+			memcpy(c->series[j].buckets, dk.pending, sizeof(c->series[j].buckets));
+			anomalies += dk.anomalies;
 		}
 		if (anomalies)
 			fprintf(stderr, "kstats dump: warning: %s: %u buckets went backwards "
@@ -436,8 +425,10 @@ void kstats_snapshot_free(struct kstats_snapshot *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->nhists; i++)
+	for (i = 0; i < s->nhists; i++) {
 		free(s->hists[i].series);
+		kstats_histmap_free(&s->hists[i].hm);
+	}
 	free(s->hists);
 	memset(s, 0, sizeof(*s));
 }

@@ -16,6 +16,7 @@
 #include "fields.h"
 #include "kstats.h"
 #include "kstats_args.h"
+#include "kstats_fileio.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "kstats_stream.h"
@@ -196,25 +197,6 @@ static int add_streams(const char *obj_dir, const char *file, const char *pin_di
 	return 0;
 }
 
-static int list_streams(const char *obj_dir, const char *pin_dir,
-			struct stream_ref **out, size_t *n)
-{
-	struct dirent **ents;
-	int nents = kstats_scan_objects(obj_dir, &ents), i, ret = 0;
-
-	*out = NULL;
-	*n = 0;
-	if (nents < 0)
-		return nents;
-	for (i = 0; i < nents; i++) {
-		if (!ret)
-			ret = add_streams(obj_dir, ents[i]->d_name, pin_dir, out, n);
-		free(ents[i]);
-	}
-	free(ents);
-	return ret;
-}
-
 static bool ref_matches(const struct stream_ref *r, const char *want)
 {
 	size_t n = strlen(r->obj);
@@ -241,9 +223,17 @@ static int pick_stream(const char *obj_dir, const char *pin_dir, const char *wan
 		       struct stream_ref *out)
 {
 	struct stream_ref *refs = NULL;
-	size_t n, i, hits = 0, hit = 0;
-	int ret = list_streams(obj_dir, pin_dir, &refs, &n);
+	size_t n = 0, i, hits = 0, hit = 0;
+	struct dirent **ents;
+	int nents = kstats_scan_objects(obj_dir, &ents), ret = nents < 0 ? nents : 0, k;
 
+	for (k = 0; k < nents; k++) {
+		if (!ret)
+			ret = add_streams(obj_dir, ents[k]->d_name, pin_dir, &refs, &n);
+		free(ents[k]);
+	}
+	if (nents >= 0)
+		free(ents);
 	if (ret) {
 		fprintf(stderr, "kstats watch: cannot read object directory %s: %s%s\n",
 			obj_dir, strerror(-ret), ret == -ENOMEM ? "" : "; pass --obj-dir");
@@ -277,16 +267,6 @@ static int pick_stream(const char *obj_dir, const char *pin_dir, const char *wan
 	}
 	free(refs);
 	return ret;
-}
-
-static int64_t real_minus_mono_ns(void)
-{
-	struct timespec real, mono;
-
-	clock_gettime(CLOCK_REALTIME, &real);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	return (int64_t)(real.tv_sec - mono.tv_sec) * 1000000000 +
-	       (real.tv_nsec - mono.tv_nsec);
 }
 
 /* The losses since the last report, on stderr; *seen keeps the totals. */
@@ -392,7 +372,8 @@ static int watch_stream(struct watcher *w, const struct stream_ref *ref,
 		fprintf(stderr, "kstats watch: %s\n", *err ? err : strerror(-ret));
 		return kstats_exit_code(ret);
 	}
-	w->real_minus_mono_ns = real_minus_mono_ns();
+	w->real_minus_mono_ns = (int64_t)(kstats_clock_ns(CLOCK_REALTIME) -
+					  kstats_clock_ns(CLOCK_MONOTONIC));
 	ret = run(w, sigs);
 	print_summary(w);
 	if (w->write_err && w->write_err != EPIPE)

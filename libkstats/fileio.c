@@ -17,7 +17,7 @@
 #include "kstats_fileio.h"
 #include "kstats_hooks.h"
 
-int kstats_write_full(int fd, const void *buf, size_t len)
+static int write_full(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
 
@@ -70,23 +70,16 @@ static int create_temp(int dfd, const char *name, mode_t mode, char *tmp, size_t
 	return fd;
 }
 
-/* renameat2(RENAME_NOREPLACE), else link(2), which never replaces either. */
-static int rename_noreplace_at(int dfd, const char *from, const char *to)
+/* noreplace: renameat2(RENAME_NOREPLACE), else link(2), which never replaces either. */
+static int rename_at(int dfd, const char *from, const char *to, bool noreplace)
 {
-	if (!renameat2(dfd, from, dfd, to, RENAME_NOREPLACE))
+	if (!renameat2(dfd, from, dfd, to, noreplace ? RENAME_NOREPLACE : 0))
 		return 0;
-	if (errno != EINVAL && errno != ENOSYS)
+	if (!noreplace || (errno != EINVAL && errno != ENOSYS))
 		return -errno;
 	if (linkat(dfd, from, dfd, to, 0))
 		return -errno;
 	return unlinkat(dfd, from, 0) ? -errno : 0;
-}
-
-static int rename_at(int dfd, const char *from, const char *to, bool noreplace)
-{
-	if (noreplace)
-		return rename_noreplace_at(dfd, from, to);
-	return renameat(dfd, from, dfd, to) ? -errno : 0;
 }
 
 /* Only a regular file, or nothing, is replaced: never a link, a FIFO, a device. */
@@ -122,40 +115,26 @@ int kstats_fsync_dir(const char *dir)
 	return dfd < 0 ? dfd : sync_close_dir(dfd, 0);
 }
 
-/* The temp file tmp in dfd, written in full and fsynced; removed on error. */
-static int write_temp(int dfd, const char *name, const void *buf, size_t len,
-		      mode_t mode, char *tmp, size_t tlen)
+/* name in the directory dfd (closed) becomes buf, through a fsynced temp file. */
+static int put_in(int dfd, const char *name, const void *buf, size_t len, mode_t mode,
+		  bool noreplace)
 {
-	int fd = create_temp(dfd, name, mode, tmp, tlen), ret;
+	char tmp[NAME_MAX + 1];
+	int fd, ret = noreplace ? 0 : check_target(dfd, name);
 
+	fd = ret ?: create_temp(dfd, name, mode, tmp, sizeof(tmp));
 	if (fd < 0)
-		return fd;
-	ret = kstats_write_full(fd, buf, len);
+		return sync_close_dir(dfd, fd);
+	ret = write_full(fd, buf, len);
 	if (!ret && fsync(fd))
 		ret = -errno;
 	if (!ret)
 		kstats_hook_temp(name, fd);
 	if (close(fd) && !ret)
 		ret = -errno;
+	ret = ret ?: rename_at(dfd, tmp, name, noreplace);
 	if (ret)
 		unlinkat(dfd, tmp, 0);
-	return ret;
-}
-
-/* name in the directory dfd (closed) becomes buf. */
-static int put_in(int dfd, const char *name, const void *buf, size_t len, mode_t mode,
-		  bool noreplace)
-{
-	char tmp[NAME_MAX + 1];
-	int ret = noreplace ? 0 : check_target(dfd, name);
-
-	if (!ret)
-		ret = write_temp(dfd, name, buf, len, mode, tmp, sizeof(tmp));
-	if (!ret) {
-		ret = rename_at(dfd, tmp, name, noreplace);
-		if (ret)
-			unlinkat(dfd, tmp, 0);
-	}
 	return sync_close_dir(dfd, ret);
 }
 
@@ -245,38 +224,30 @@ int kstats_read_fd(int fd, size_t max, char **buf, size_t *len)
 	size_t cap = 0, n = 0;
 	char *p = NULL, *grown;
 	ssize_t got;
-	int ret;
+	int ret = 0;
 
-	for (;;) {
+	while (!ret) {
 		if (n + 1 >= cap) {
 			cap = cap ? cap * 2 : 4096;
 			grown = realloc(p, cap);
 			if (!grown) {
 				ret = -ENOMEM;
-				goto err_out;
+				break;
 			}
 			p = grown;
 		}
 		got = read(fd, p + n, cap - 1 - n);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
+		if (!got) {
+			p[n] = 0;
+			*buf = p;
+			*len = n;
+			return 0;
+		}
+		if (got < 0 && errno != EINTR)
 			ret = -errno;
-			goto err_out;
-		}
-		if (!got)
-			break;
-		n += (size_t)got;
-		if (n > max) {
+		else if (got > 0 && (n += (size_t)got) > max)
 			ret = -EFBIG;
-			goto err_out;
-		}
 	}
-	p[n] = 0;
-	*buf = p;
-	*len = n;
-	return 0;
-err_out:
 	free(p);
 	return ret;
 }
@@ -312,20 +283,20 @@ static int check_dir_component(const char *given, const char *comp, bool leaf,
 	return 0;
 }
 
-int kstats_check_path_up(const char *path, kstats_path_check_fn check,
-			 char *msg, size_t len)
+/* Messages name given, the path the caller was asked about. */
+static int check_up(const char *given, const char *path, kstats_path_check_fn check,
+		    bool leaf, char *msg, size_t len)
 {
 	char *real = realpath(path, NULL), *slash;
-	bool leaf = true;
 	int ret;
 
 	if (!real) {
 		ret = -errno;
-		snprintf(msg, len, "%s: %s", path, strerror(errno));
+		snprintf(msg, len, "%s: %s", given, strerror(errno));
 		return ret;
 	}
 	for (;;) {
-		ret = check(path, real, leaf, msg, len);
+		ret = check(given, real, leaf, msg, len);
 		if (ret || !strcmp(real, "/"))
 			break;
 		slash = strrchr(real, '/');
@@ -336,9 +307,10 @@ int kstats_check_path_up(const char *path, kstats_path_check_fn check,
 	return ret;
 }
 
-int kstats_check_private_dir(const char *dir, char *msg, size_t len)
+int kstats_check_path_up(const char *path, kstats_path_check_fn check,
+			 char *msg, size_t len)
 {
-	return kstats_check_path_up(dir, check_dir_component, msg, len);
+	return check_up(path, path, check, true, msg, len);
 }
 
 int kstats_open_regular(const char *path, int flags, mode_t mode)
@@ -357,15 +329,6 @@ int kstats_open_regular(const char *path, int flags, mode_t mode)
 	return fd;
 }
 
-/* A directory that gets a new entry: only who could also rename it may write it. */
-static int check_parent_component(const char *given, const char *comp, bool leaf,
-				  char *msg, size_t len)
-{
-	(void)leaf;
-	return check_dir_component(given, comp, false, msg, len);
-}
-
-/* Root's or ours, and writable by no one else: no one else plants or swaps entries. */
 /* Root's or ours; writable by others only when sticky (/tmp): no one can redirect a write there. */
 static bool dir_owned(int dfd)
 {
@@ -446,22 +409,6 @@ int kstats_file_replace_owned(const char *path, const void *buf, size_t len, mod
 	return ret;
 }
 
-/* A message about parent (its reason names the culprit) as one about path. */
-static int name_given(const char *path, const char *parent, char *msg, size_t len,
-		      int ret)
-{
-	size_t n = strlen(parent);
-	char *reason;
-
-	if (strncmp(msg, parent, n) || strncmp(msg + n, ": ", 2))
-		return ret;
-	reason = strdup(msg + n + 2);
-	if (reason)
-		snprintf(msg, len, "%s: %s", path, reason);
-	free(reason);
-	return ret;
-}
-
 /* The longest prefix of path (its first *cut bytes, "." for none) that exists. */
 static int deepest_existing(const char *path, size_t n, char *parent, size_t *cut)
 {
@@ -506,12 +453,11 @@ int kstats_mkdir_private(const char *path, mode_t mode, bool create, char *msg,
 		return ret;
 	}
 	if (cut == n)
-		return kstats_check_private_dir(buf, msg, len);
-	ret = kstats_check_path_up(parent, check_parent_component, msg, len);
-	if (ret)
-		return name_given(path, parent, msg, len, ret);
-	if (!create)
-		return 0;
+		return check_up(buf, buf, check_dir_component, true, msg, len);
+	/* A parent that gets a new entry: only who could also rename it may write it. */
+	ret = check_up(path, parent, check_dir_component, false, msg, len);
+	if (ret || !create)
+		return ret;
 	dfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ret = dfd < 0 ? -errno : open_below(dfd, buf, !strcmp(parent, ".") ? 0 : cut, mode, &cut);
 	if (ret >= 0)
@@ -522,7 +468,7 @@ int kstats_mkdir_private(const char *path, mode_t mode, bool create, char *msg,
 			 "another user's or writable by others; remove it)" : "");
 		return ret;
 	}
-	return kstats_check_private_dir(buf, msg, len);
+	return check_up(buf, buf, check_dir_component, true, msg, len);
 }
 
 int kstats_read_file(const char *path, size_t max, char **buf, size_t *len)

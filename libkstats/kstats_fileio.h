@@ -11,8 +11,6 @@
 
 /* fsync(2) of a directory: its new entries survive a crash; 0 or -errno. */
 int kstats_fsync_dir(const char *dir);
-/* write(2) until done, retrying EINTR; 0 or -errno. */
-int kstats_write_full(int fd, const void *buf, size_t len);
 /*
  * The one crash-safe writer: buf becomes path.  The directory is opened
  * once, and in it a new temp file ".NAME.XXXXXX.tmp" is created
@@ -23,6 +21,8 @@ int kstats_write_full(int fd, const void *buf, size_t len);
  * -EINVAL and left alone.  0 or -errno.
  */
 int kstats_file_replace(const char *path, const void *buf, size_t len, mode_t mode);
+/* Like kstats_file_replace(), but -EEXIST rather than replace anything at path. */
+int kstats_file_create(const char *path, const void *buf, size_t len, mode_t mode);
 /*
  * kstats_file_replace() into a directory opened from "/" (or ".") one
  * component at a time, never through a symlink, and used only when root or
@@ -33,8 +33,6 @@ int kstats_file_replace(const char *path, const void *buf, size_t len, mode_t mo
  */
 int kstats_file_replace_owned(const char *path, const void *buf, size_t len, mode_t mode,
 			      char *msg, size_t msglen);
-/* Like kstats_file_replace(), but -EEXIST rather than replace anything at path. */
-int kstats_file_create(const char *path, const void *buf, size_t len, mode_t mode);
 /*
  * dir/from renamed to dir/to, then dir fsynced.  noreplace: -EEXIST when
  * to exists (link + unlink where the filesystem has no RENAME_NOREPLACE).
@@ -42,27 +40,21 @@ int kstats_file_create(const char *path, const void *buf, size_t len, mode_t mod
 int kstats_rename_in(const char *dir, const char *from, const char *to, bool noreplace);
 /* dir/name removed, then dir fsynced; 0 or -errno. */
 int kstats_unlink_in(const char *dir, const char *name);
-/*
- * Reads fd to its end into *buf (malloc'ed, NUL-terminated, *len bytes);
- * -EFBIG past max bytes.  0 or -errno.
- */
+/* fd read to its end into *buf (malloc'ed, NUL-terminated); -EFBIG past max bytes. */
 int kstats_read_fd(int fd, size_t max, char **buf, size_t *len);
+/* kstats_open_regular(path, O_RDONLY) then kstats_read_fd(); 0 or -errno. */
+int kstats_read_file(const char *path, size_t max, char **buf, size_t *len);
 /* mkdir -p with mode for each directory it creates; 0 or -errno. */
 int kstats_mkdir_p(const char *path, mode_t mode);
 /*
- * 0 when only the caller (its euid) or root can write dir, and no one else
- * can rename it away: every directory above is owned by the caller or
- * root and writable by no one else (a sticky one, like /tmp, may be).
- * Else -EPERM (or -errno) with a one-line reason naming the fix in msg.
- */
-int kstats_check_private_dir(const char *dir, char *msg, size_t len);
-/*
- * mkdir -p that creates nothing it would refuse: the deepest existing
- * directory is checked first (as kstats_check_private_dir(), a sticky one
- * may be writable by others), the rest made with mkdirat() under opened
- * parents (no symlink followed), then dir is checked as a whole.  Without
- * create, only the checks.  0, or -EPERM (or -errno) with a one-line
- * reason in msg.
+ * mkdir -p that creates nothing it would refuse.  dir is refused unless
+ * only the caller (its euid) or root can write it and no one else can
+ * rename it away: every directory above is the caller's or root's and
+ * writable by no one else (a sticky one, like /tmp, may be).  The deepest
+ * existing directory is checked first, the rest made with mkdirat() under
+ * opened parents (no symlink followed), then dir is checked as a whole.
+ * Without create, only the checks.  0, or -EPERM (or -errno) with a
+ * one-line reason naming the fix in msg.
  */
 int kstats_mkdir_private(const char *dir, mode_t mode, bool create, char *msg,
 			 size_t len);
@@ -81,8 +73,6 @@ int kstats_check_path_up(const char *path, kstats_path_check_fn check,
  * O_CREAT, mode.  Returns the fd or -errno.
  */
 int kstats_open_regular(const char *path, int flags, mode_t mode);
-/* kstats_open_regular(path, O_RDONLY) then kstats_read_fd(); 0 or -errno. */
-int kstats_read_file(const char *path, size_t max, char **buf, size_t *len);
 /*
  * flock(LOCK_EX) on fd, retried every 50 ms for at most timeout_ns: nothing
  * holds a caller forever.  0, -EWOULDBLOCK when the time ran out, or -errno.

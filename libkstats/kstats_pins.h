@@ -17,18 +17,16 @@ int kstats_pin_path(char *buf, size_t len, const char *dir, const char *kind,
 bool kstats_is_bpffs(const char *path);
 
 /*
- * -EMEDIUMTYPE with the reason in err when pin holds no map: a file off bpffs or
- * a directory, a pinned program or link.  fd and get_errno are what
- * bpf_obj_get(pin) gave (get_errno when fd < 0).  Else 0.
+ * -EMEDIUMTYPE with the reason in err when pin holds no map (a directory, a
+ * file off bpffs, a program or link), else 0; fd and get_errno are what
+ * bpf_obj_get(pin) gave.
  */
 int kstats_pin_not_map(const char *pin, int fd, int get_errno, char *err, size_t errlen);
 
 /*
- * BPF_OBJ_GET of pin with file_flags, and the pin's identity into st: the
- * same inode before and after, so the fd is of the object that inode
- * names.  A pin replaced (unload and load, a loader re-run) is a new
- * inode.  The fd, or -errno of the get (-EAGAIN: replaced three times
- * meanwhile).
+ * BPF_OBJ_GET of pin, and into st the pin's inode, the same before and
+ * after: a replaced pin (unload and load) is a new inode.  The fd, or
+ * -errno (-EAGAIN: replaced three times meanwhile).
  */
 int kstats_pin_get(const char *pin, unsigned int file_flags, struct stat *st);
 /* 0 while pin is still the inode st, 1 when it is another one, or -errno. */

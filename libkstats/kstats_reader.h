@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * libkstats: reads any pinned telemetry map generically.  The key and value
- * layouts come from BTF (the object's, else the map's own), flattened into
- * scalar leaves; each map entry becomes one row of int64 columns: the key
- * leaves, then the value leaves.  Nothing here knows a metric.
- *
- * Functions return 0 or a negative errno, and write a one-line reason into
- * the caller's err buffer.
+ * libkstats reads any pinned map generically: key and value layouts come
+ * from BTF (the object's, else the map's own), flattened into scalar
+ * leaves; each entry becomes one row of int64 columns, key leaves then
+ * value leaves.  Functions return 0 or -errno with a one-line reason in err.
  */
 #ifndef KSTATS_READER_H
 #define KSTATS_READER_H
@@ -45,15 +42,13 @@ struct kstats_layout {
 };
 
 /*
- * Flattens type_id of btf into layout (overwritten; freed again on error).
- * Struct members are named by path; a scalar root is named root_name, an
- * array root root_name[i].  Leaves: ints of 1/2/4/8 bytes, bool, char, enum,
- * enum64, reached through arrays, structs (anonymous ones too), typedef and
- * type modifiers; padding is skipped.  Unions, bitfields, pointers and
- * floats fail with -EOPNOTSUPP; malformed BTF (a leaf outside the type, bad
- * ids) with -EINVAL; more than KSTATS_MAX_LEAVES leaves with -E2BIG, nesting
- * deeper than 32 with -ELOOP, a path longer than KSTATS_PATH_LEN with
- * -ENAMETOOLONG.
+ * Flattens type_id of btf into layout (overwritten; freed again on error),
+ * members named by path, a scalar root root_name, an array root
+ * root_name[i].  Leaves: ints of 1/2/4/8 bytes, bool, char, enum, enum64,
+ * through arrays, structs, typedefs and modifiers; padding is skipped.
+ * Errors: -EOPNOTSUPP unions, bitfields, pointers, floats; -EINVAL malformed
+ * BTF; -E2BIG over KSTATS_MAX_LEAVES leaves; -ELOOP nesting deeper than 32;
+ * -ENAMETOOLONG a path over KSTATS_PATH_LEN.
  */
 int kstats_layout_build(const struct btf *btf, uint32_t type_id,
 			const char *root_name, bool in_key,
@@ -77,7 +72,6 @@ struct kstats_map_opts {
 				 * pin names another (a stream's drops, tied to its ring) */
 };
 
-/* Where the columns of an open map come from. */
 enum kstats_btf_source {
 	KSTATS_BTF_OBJECT,	/* the object's BTF (matches the map's, if it has one) */
 	KSTATS_BTF_MAP,		/* the pinned map's own BTF */
@@ -87,7 +81,7 @@ enum kstats_btf_source {
  * Opens the pinned map read-only and resolves its key and value layouts.
  * Types come from the object; when the object is missing, or its types
  * differ from those the map was created with (a newer object on disk), from
- * the map's own BTF.
+ * the map's own BTF.  Keep the handle: kstats_map_read() follows reloads.
  * Errors: -ENOENT no pin at pin_path; -EBADF pin_path holds no map (a
  * program, a link, a directory, a file off bpffs); -ESRCH map_name is not in
  * the object; -EOPNOTSUPP map type or a leaf type; -EINVAL sizes or BTF do
@@ -114,22 +108,17 @@ const char *kstats_column_enum_name(const struct kstats_map *map,
 				    int64_t value);
 
 /*
- * Reads every entry into rows (row-major, max_rows * ncols int64) with one
- * BPF_MAP_LOOKUP_BATCH when the map fits the buffer (it grows on ENOSPC);
- * if the kernel has no batch ops (EINVAL, ENOTSUPP), walks with
- * get_next_key + lookup from then on.  *nrows gets the count.
- * Per-CPU values: integer leaves are summed over the possible CPUs, bool
- * leaves OR-ed, char and enum leaves take the largest; with per_cpu_rows
- * the first column is "cpu" and each entry gives one row per possible CPU.
- * Each key appears once.  -EAGAIN: the map changed faster than it could be
- * read, three times in a row.
- * Each read first looks whether the pin still names the map opened (one
- * stat(2) of the pin: a replaced pin is a new inode).  When the pin now
- * names another map (unload and load, a loader re-run), the read is of
- * that map if its columns and row count are the same (kstats_map_id()
- * changes: counts start again from the new map's), else -ESTALE: open the
- * pin again.  Nothing pinned there any more: -ENOENT, and a later read
- * after the loader ran picks the new map up.  Not with pin_once.
+ * Reads every entry into rows (row-major, max_rows * ncols int64), each key
+ * once: BPF_MAP_LOOKUP_BATCH, or get_next_key + lookup on kernels without
+ * batch ops.  Per-CPU values: integer leaves summed over the possible CPUs,
+ * bool leaves OR-ed, char and enum leaves the largest; with per_cpu_rows
+ * the first column is "cpu", one row per possible CPU.  -EAGAIN: the map
+ * changed faster than it could be read, three times in a row.
+ * Unless pin_once, each read first stats the pin (a replaced pin is a new
+ * inode).  When it names another map (unload and load, a loader re-run),
+ * that map is read if its columns and row count are the same
+ * (kstats_map_id() changes), else -ESTALE: open the pin again.  Nothing
+ * pinned: -ENOENT, and a later read after the loader ran picks it up.
  */
 int kstats_map_read(struct kstats_map *map, int64_t *rows, size_t max_rows,
 		    size_t *nrows, char *err, size_t errlen);
@@ -137,5 +126,31 @@ int kstats_map_read(struct kstats_map *map, int64_t *rows, size_t max_rows,
 /* The kernel's id of the map read (no open of its pin); changes when a read
  * followed the pin to a new map. */
 uint32_t kstats_map_id(const struct kstats_map *map);
+
+/* Every row of m into *rows (malloc'd, max_rows * ncols); 0 or -errno. */
+int kstats_read_rows(struct kstats_map *m, int64_t **rows, size_t *nrows,
+		     char *err, size_t errlen);
+
+/* A histogram map: key leaves, then BPF_TELEMETRY_NR_BUCKETS counters. */
+struct kstats_histmap {
+	struct kstats_map *map;		/* open: columns, BTF, enum names */
+	uint32_t map_id;		/* the map the rows were read from */
+	int64_t *rows;			/* nrows x ncols: key leaves, then buckets */
+	size_t nrows, ncols, nkey;
+	unsigned int width;		/* bytes per bucket counter */
+};
+
+/*
+ * Reads every row of the histogram map pinned at pin.  The first call (h
+ * zeroed) opens it with the types of obj_path's map (else the map's own
+ * BTF, also when the object fails otherwise; the object's error is the one
+ * reported) and checks that the value is unsigned counters of one width;
+ * later calls read the same handle, which follows a reload through the pin
+ * (kstats_map_read()), and open it again when the new map's columns differ.
+ * 0 or -errno with the reason in err; free with kstats_histmap_free().
+ */
+int kstats_histmap_read(const char *obj_path, const char *map_name, const char *pin,
+			struct kstats_histmap *h, char *err, size_t errlen);
+void kstats_histmap_free(struct kstats_histmap *h);
 
 #endif /* KSTATS_READER_H */

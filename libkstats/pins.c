@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+/* Pin names and bpffs (kstats_pins.h). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -85,7 +86,7 @@ int kstats_ensure_bpffs(const char *pin_dir, char *err, size_t errlen)
 	return 0;
 }
 
-/* "map", "program" or "link", from the fd's anon inode; NULL if /proc cannot say. */
+/* "program" or "link", from the fd's anon inode; NULL for a map or if /proc cannot say. */
 static const char *bpf_fd_kind(int fd)
 {
 	char path[64], target[64];
@@ -96,8 +97,6 @@ static const char *bpf_fd_kind(int fd)
 	if (n < 0)
 		return NULL;
 	target[n] = 0;
-	if (!strcmp(target, "anon_inode:bpf-map"))
-		return "map";
 	if (!strcmp(target, "anon_inode:bpf-prog"))
 		return "program";
 	if (!strcmp(target, "anon_inode:bpf_link"))
@@ -115,7 +114,7 @@ int kstats_pin_not_map(const char *pin, int fd, int get_errno, char *err, size_t
 	const char *kind = fd >= 0 ? bpf_fd_kind(fd) : NULL;
 	struct stat st;
 
-	if (kind && strcmp(kind, "map"))
+	if (kind)
 		snprintf(err, errlen, "%s: not a map (a pinned BPF %s); pass a map's pin", pin, kind);
 	else if (fd < 0 && get_errno == EINVAL && kstats_is_bpffs(pin))
 		snprintf(err, errlen, "%s: not a map (a pinned BPF link or program); pass a map's pin", pin);

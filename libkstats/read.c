@@ -7,6 +7,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 
+#include "bpf_telemetry.h"
 #include "map_internal.h"
 
 #ifndef ENOTSUPP
@@ -26,16 +27,84 @@ struct direct {
 	size_t chunk;		/* entries per call; doubled when a bucket does not fit */
 };
 
-static void spread_rows(const struct kstats_map *m, int64_t *rows, const int64_t *vals,
-			const unsigned char *k, size_t n);
-
-/* A bucket did not fit in room: -EOVERFLOW when room was all the rows left. */
-static int widen_chunk(struct direct *d, size_t room, size_t done)
+static int64_t load_leaf(const unsigned char *p, uint8_t size, bool is_signed)
 {
-	if (room == d->cap - done)
-		return -EOVERFLOW;
-	d->chunk *= 2;
-	return 0;
+	uint8_t u8;
+	uint16_t u16;
+	uint32_t u32;
+	uint64_t u64;
+
+	switch (size) {
+	case 1:
+		memcpy(&u8, p, 1);
+		return is_signed ? (int64_t)(int8_t)u8 : (int64_t)u8;
+	case 2:
+		memcpy(&u16, p, 2);
+		return is_signed ? (int64_t)(int16_t)u16 : (int64_t)u16;
+	case 4:
+		memcpy(&u32, p, 4);
+		return is_signed ? (int64_t)(int32_t)u32 : (int64_t)u32;
+	default:
+		memcpy(&u64, p, 8);
+		return (int64_t)u64;
+	}
+}
+
+static void fill_keys(const struct kstats_map *m, int64_t *row, const unsigned char *key)
+{
+	const struct leaf_run *r;
+
+	for (r = m->runs; r < m->runs + m->nruns && r->in_key; row += r->count, r++) {
+		if (r->size == 8)
+			memcpy(row, key + r->off, 8 * r->count);
+		else
+			row[0] = load_leaf(key + r->off, r->size, r->is_signed);
+	}
+}
+
+/*
+ * One key leaf (the usual u32 or u64 key): inlined for each key size that
+ * spread_rows passes as a constant, so the loop decodes the key without a
+ * switch (a sixth of the loop's instructions, bench/read/profile.sh).
+ */
+static inline __attribute__((always_inline)) void
+spread_one_key(int64_t *rows, const int64_t *vals, const unsigned char *k, size_t n,
+	       const struct kstats_map *m, uint8_t size, bool is_signed)
+{
+	size_t ncols = m->ncols, ks = m->info.key_size, vsize = m->info.value_size;
+	size_t nv = vsize / 8, i;
+
+	for (k += m->runs[0].off, i = 0; i < n; i++, rows += ncols, vals += nv, k += ks) {
+		rows[0] = load_leaf(k, size, is_signed);
+		memmove(rows + 1, vals, vsize);
+	}
+}
+
+/*
+ * Decode in place: the batch wrote n values back to back at vals, at least
+ * n * nkey_cols int64s past rows, so row i ends at or before value i + 1
+ * begins and moving forward never overwrites an unread value.  The loop is
+ * the reader's whole per-row cost beyond the kernel's copy
+ * (bench/read/profile.sh counts it): what it reads from m stays in locals.
+ */
+static void spread_rows(const struct kstats_map *m, int64_t *rows, const int64_t *vals,
+			const unsigned char *k, size_t n)
+{
+	const struct leaf_run key = m->runs[0];
+	size_t ncols = m->ncols, nk = m->nkey_cols, ks = m->info.key_size;
+	size_t vsize = m->info.value_size, nv = vsize / 8, i;
+
+	if (nk == 1 && key.in_key && key.size == 4 && !key.is_signed)
+		spread_one_key(rows, vals, k, n, m, 4, false);
+	else if (nk == 1 && key.in_key && key.size == 8)
+		spread_one_key(rows, vals, k, n, m, 8, false);
+	else if (nk == 1 && key.in_key)
+		spread_one_key(rows, vals, k, n, m, key.size, key.is_signed);
+	else
+		for (i = 0; i < n; i++, rows += ncols, vals += nv, k += ks) {
+			fill_keys(m, rows, k);
+			memmove(rows + nk, vals, vsize);
+		}
 }
 
 /*
@@ -87,9 +156,14 @@ static int read_batch(struct kstats_map *m, struct direct *d, size_t *n, char *e
 		if (ret == -ENOENT || (map_type_array(m->info.type) &&
 				       done >= m->info.max_entries))
 			break;
-		if (ret == -ENOSPC) {	/* the same bucket again, with more room */
-			ret = d ? widen_chunk(d, room, done) :
-				  kstats_map_grow(m, m->cap * 2, err, errlen);
+		if (ret == -ENOSPC && d) {	/* the same bucket again, with more room */
+			if (room == d->cap - done)
+				return -EOVERFLOW;	/* not even in all the rows left */
+			d->chunk *= 2;
+			continue;
+		}
+		if (ret == -ENOSPC) {
+			ret = kstats_map_grow(m, m->cap * 2, err, errlen);
 			if (ret)
 				return ret;
 			continue;
@@ -216,29 +290,6 @@ static int read_entries(struct kstats_map *m, struct direct *direct, size_t *n,
 	return read_walk(m, n, err, errlen);
 }
 
-static int64_t load_leaf(const unsigned char *p, uint8_t size, bool is_signed)
-{
-	uint8_t u8;
-	uint16_t u16;
-	uint32_t u32;
-	uint64_t u64;
-
-	switch (size) {
-	case 1:
-		memcpy(&u8, p, 1);
-		return is_signed ? (int64_t)(int8_t)u8 : (int64_t)u8;
-	case 2:
-		memcpy(&u16, p, 2);
-		return is_signed ? (int64_t)(int16_t)u16 : (int64_t)u16;
-	case 4:
-		memcpy(&u32, p, 4);
-		return is_signed ? (int64_t)(int32_t)u32 : (int64_t)u32;
-	default:
-		memcpy(&u64, p, 8);
-		return (int64_t)u64;
-	}
-}
-
 /* One value leaf over all CPUs: counters add up, flags OR, the rest max. */
 static int64_t combine_cpus(const struct kstats_map *m, const unsigned char *p,
 			    const struct leaf_run *r)
@@ -324,63 +375,6 @@ static bool value_is_row(const struct kstats_map *m)
 	return off && off == m->info.value_size;
 }
 
-static void fill_keys(const struct kstats_map *m, int64_t *row, const unsigned char *key)
-{
-	const struct leaf_run *r;
-
-	for (r = m->runs; r < m->runs + m->nruns && r->in_key; row += r->count, r++) {
-		if (r->size == 8)
-			memcpy(row, key + r->off, 8 * r->count);
-		else
-			row[0] = load_leaf(key + r->off, r->size, r->is_signed);
-	}
-}
-
-/*
- * One key leaf (the usual u32 or u64 key): inlined for each key size that
- * spread_rows passes as a constant, so the loop decodes the key without a
- * switch (a sixth of the loop's instructions, bench/read/profile.sh).
- */
-static inline __attribute__((always_inline)) void
-spread_one_key(int64_t *rows, const int64_t *vals, const unsigned char *k, size_t n,
-	       const struct kstats_map *m, uint8_t size, bool is_signed)
-{
-	size_t ncols = m->ncols, ks = m->info.key_size, vsize = m->info.value_size;
-	size_t nv = vsize / 8, i;
-
-	for (k += m->runs[0].off, i = 0; i < n; i++, rows += ncols, vals += nv, k += ks) {
-		rows[0] = load_leaf(k, size, is_signed);
-		memmove(rows + 1, vals, vsize);
-	}
-}
-
-/*
- * Decode in place: the batch wrote n values back to back at vals, at least
- * n * nkey_cols int64s past rows, so row i ends at or before value i + 1
- * begins and moving forward never overwrites an unread value.  The loop is
- * the reader's whole per-row cost beyond the kernel's copy
- * (bench/read/profile.sh counts it): what it reads from m stays in locals.
- */
-static void spread_rows(const struct kstats_map *m, int64_t *rows, const int64_t *vals,
-			const unsigned char *k, size_t n)
-{
-	const struct leaf_run key = m->runs[0];
-	size_t ncols = m->ncols, nk = m->nkey_cols, ks = m->info.key_size;
-	size_t vsize = m->info.value_size, nv = vsize / 8, i;
-
-	if (nk == 1 && key.in_key && key.size == 4 && !key.is_signed)
-		spread_one_key(rows, vals, k, n, m, 4, false);
-	else if (nk == 1 && key.in_key && key.size == 8)
-		spread_one_key(rows, vals, k, n, m, 8, false);
-	else if (nk == 1 && key.in_key)
-		spread_one_key(rows, vals, k, n, m, key.size, key.is_signed);
-	else
-		for (i = 0; i < n; i++, rows += ncols, vals += nv, k += ks) {
-			fill_keys(m, rows, k);
-			memmove(rows + nk, vals, vsize);
-		}
-}
-
 /*
  * Read into rows directly, when the values are rows already and the
  * buffer holds the whole map: -EOVERFLOW when it does not (the map grew
@@ -439,4 +433,87 @@ int kstats_map_read(struct kstats_map *m, int64_t *rows, size_t max_rows,
 	fill_rows(m, rows, n);
 	*nrows = n * per_entry;
 	return 0;
+}
+
+int kstats_read_rows(struct kstats_map *m, int64_t **rows, size_t *nrows,
+		     char *err, size_t errlen)
+{
+	int ret;
+
+	*rows = calloc(kstats_map_max_rows(m) ?: 1,
+		       (kstats_map_ncols(m) ?: 1) * sizeof(**rows));
+	if (!*rows)
+		return -ENOMEM;
+	ret = kstats_map_read(m, *rows, kstats_map_max_rows(m), nrows, err, errlen);
+	if (ret) {
+		free(*rows);
+		*rows = NULL;
+	}
+	return ret;
+}
+
+static int histmap_open(const char *obj_path, const char *map_name, const char *pin,
+			struct kstats_histmap *h, char *err, size_t errlen)
+{
+	struct kstats_map_opts mo = { .obj_path = obj_path, .map_name = map_name,
+				      .pin_path = pin };
+	char own_err[KSTATS_ERR_LEN];
+	const struct kstats_column *c;
+	int ret = kstats_map_open(&mo, &h->map, err, errlen);
+	size_t i;
+
+	if (ret && ret != -ENOENT && obj_path) {
+		mo.obj_path = NULL;
+		if (!kstats_map_open(&mo, &h->map, own_err, sizeof(own_err)))
+			ret = 0;
+	}
+	if (ret)
+		return ret;
+	h->ncols = kstats_map_ncols(h->map);
+	h->nkey = kstats_map_nkey_cols(h->map);
+	if (h->ncols - h->nkey != BPF_TELEMETRY_NR_BUCKETS)
+		return kstats_fail(err, errlen, EINVAL, "value is not a %d-bucket accumulator",
+				   BPF_TELEMETRY_NR_BUCKETS);
+	h->width = kstats_map_column(h->map, h->nkey)->size;
+	for (i = h->nkey; i < h->ncols; i++) {
+		c = kstats_map_column(h->map, i);
+		if (c->size != h->width || c->is_signed)
+			return kstats_fail(err, errlen, EINVAL,
+					   "bucket counters are not one unsigned width");
+	}
+	h->rows = calloc(kstats_map_max_rows(h->map) ?: 1, h->ncols * sizeof(*h->rows));
+	return h->rows ? 0 : -ENOMEM;
+}
+
+int kstats_histmap_read(const char *obj_path, const char *map_name, const char *pin,
+			struct kstats_histmap *h, char *err, size_t errlen)
+{
+	int ret, tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		ret = h->map ? 0 : histmap_open(obj_path, map_name, pin, h, err, errlen);
+		if (ret) {
+			kstats_histmap_free(h);
+			return ret;
+		}
+		ret = kstats_map_read(h->map, h->rows, kstats_map_max_rows(h->map),
+				      &h->nrows, err, errlen);
+		if (ret != -ESTALE)
+			break;
+		/* Reloaded with other columns: open the new map. */
+		kstats_histmap_free(h);
+		*err = 0;
+	}
+	if (ret)
+		h->nrows = 0;
+	else
+		h->map_id = kstats_map_id(h->map);
+	return ret;
+}
+
+void kstats_histmap_free(struct kstats_histmap *h)
+{
+	kstats_map_close(h->map);
+	free(h->rows);
+	memset(h, 0, sizeof(*h));
 }

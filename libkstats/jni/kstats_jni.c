@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libkstats_jni: org.kernelstats.KernelTelemetryReader's native half.  A
- * handle is one open kstats_map (layout resolved once, at open) plus a row
- * buffer; a read is one kstats_map_read, copied out with SetLongArrayRegion.
- * kstats_map_read follows the pin to a new map of the same columns and row
- * count, so the buffer and the Java side's layout stay right.
- * The Java class serializes every call on a handle and never passes a
- * closed one, so nothing here locks.
+ * org.kernelstats.KernelTelemetryReader's native half: a handle is one open
+ * kstats_map and a row buffer, kept across reads (kstats_map_read follows a
+ * reload of the same columns).  The Java class serializes every call on a
+ * handle and never passes a closed one, so nothing here locks.
  */
 #include <errno.h>
 #include <limits.h>
