@@ -55,29 +55,6 @@ static void qualify_clashes(struct kstats_fields *fs)
 	}
 }
 
-static const struct kstats_column *map_column(const void *m, size_t i)
-{
-	return kstats_map_column(m, i);
-}
-
-static const char *map_enum_name(const void *m, const struct kstats_column *c, int64_t v)
-{
-	return kstats_column_enum_name(m, c, v);
-}
-
-static int build_fields(const struct kstats_map *m, struct kstats_fields *fs)
-{
-	const struct kstats_field_src src = {
-		.src = m, .ncols = kstats_map_ncols(m), .nkey = kstats_map_nkey_cols(m),
-		.column = map_column, .enum_name = map_enum_name,
-	};
-	int ret = kstats_fields_build(fs, &src);
-
-	if (!ret)
-		qualify_clashes(fs);
-	return ret;
-}
-
 static int print_json(const struct kstats_map *m, const int64_t *rows, size_t nrows,
 		      const struct kstats_fields *fs)
 {
@@ -140,16 +117,6 @@ static int cmp_rows(const void *a, const void *b, void *arg)
 	return 0;
 }
 
-/*
- * A map name the object lacks, a --pin that is no map, an --obj that is no
- * BPF object: usage errors; the rest as every command.
- */
-static int exit_code(int ret)
-{
-	return ret == -ESRCH || ret == -EMEDIUMTYPE || ret == -ENOEXEC ?
-	       KSTATS_EXIT_USAGE : kstats_exit_code(ret);
-}
-
 static int read_and_print(const struct kstats_map_opts *mo, bool json)
 {
 	char err[KSTATS_ERR_LEN] = "";
@@ -165,9 +132,10 @@ static int read_and_print(const struct kstats_map_opts *mo, bool json)
 	if (*kstats_map_source_note(m))
 		fprintf(stderr, "kstats read: note: %s\n", kstats_map_source_note(m));
 	ncols = kstats_map_ncols(m);
-	ret = build_fields(m, &fs) ?: kstats_read_rows(m, &rows, &nrows, err, sizeof(err));
+	ret = kstats_fields_build(&fs, m) ?: kstats_read_rows(m, &rows, &nrows, err, sizeof(err));
 	if (ret)
 		goto out;
+	qualify_clashes(&fs);
 	qsort_r(rows, nrows, ncols * sizeof(*rows), cmp_rows, m);
 	if (json)
 		ret = print_json(m, rows, nrows, &fs);
@@ -183,7 +151,10 @@ out:
 	kstats_fields_free(&fs);
 	free(rows);
 	kstats_map_close(m);
-	return ret ? exit_code(ret) : KSTATS_EXIT_OK;
+	/* A map the object lacks, a --pin that is no map, an --obj that is no BPF object. */
+	if (ret == -ESRCH || ret == -EMEDIUMTYPE || ret == -ENOEXEC)
+		return KSTATS_EXIT_USAGE;
+	return kstats_exit_code(ret);
 }
 
 int cmd_read(int argc, char **argv)

@@ -1,24 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * libkstats event streams: exactly one reader thread per ring buffer
- * (include/bpf_stream.h), dispatching to N consumers.  Reads from a ring
- * buffer are destructive, so the reader owns the ring and copies each
- * record into every consumer's bounded queue; it never waits for one.
+ * libkstats event streams (doc/streams.md): one reader thread per ring
+ * buffer copies each record into every consumer's bounded queue, never
+ * waiting for one; a full queue's loss is counted for that consumer alone
+ * and shows as a gap in the seqs it receives.
  *
- * Nothing is hidden: a record the ring had no room for is counted by the
- * BPF side (kernel_drops); a record a consumer's full queue had no room for
- * is counted for that consumer alone, and shows as a gap in the seq numbers
- * it receives.  Records are decoded with the object's BTF, through the same
- * layout machinery as the map reader (kstats_layout_build): no code knows
- * a record type.
- *
- * Signals: the library's threads block every signal, so SIGINT and SIGTERM
- * reach the caller's thread.  Block them there before kstats_stream_start()
- * and hand them to kstats_stream_wait(); kstats_stream_stop() then drains
- * the ring and every queue, so no record the reader took is lost.
- *
- * Functions return 0 (or an id) or a negative errno, and write a one-line
- * reason into err.
+ * Signals: the library's threads block every signal.  Block SIGINT and
+ * SIGTERM before kstats_stream_start() and hand them to kstats_stream_wait();
+ * kstats_stream_stop() then drains the ring and every queue: nothing lost.
+ * Functions return 0 (or an id) or -errno, with a one-line reason in err.
  */
 #ifndef KSTATS_STREAM_H
 #define KSTATS_STREAM_H
@@ -41,7 +31,7 @@ struct kstats_stream_opts {
 struct kstats_stream_record {
 	uint64_t seq;		/* 0, 1, 2... in ring order, per open stream */
 	uint64_t ts_ns;		/* the record's CLOCK_MONOTONIC stamp */
-	const int64_t *vals;	/* one per kstats_stream_column() */
+	const int64_t *vals;	/* one per column of kstats_stream_columns() */
 	const void *data;	/* the raw record, kstats_stream_record_size() bytes */
 };
 
@@ -63,35 +53,25 @@ struct kstats_consumer_stats {
 /* Root's own directory of stream claims (created 0700 when missing). */
 #define KSTATS_STREAM_LOCK_DIR "/run/kernelstats-watch"
 
-/*
- * Opens the stream and claims its ring buffer (a lock file named by the
- * ring's map id in KSTATS_STREAM_LOCK_DIR): a second reader, in this
- * process or another, gets -EBUSY.
- */
+/* Opens the stream and claims its ring: a second reader, anywhere, gets -EBUSY. */
 int kstats_stream_open(const struct kstats_stream_opts *opts,
 		       struct kstats_stream **out, char *err, size_t errlen);
 /* Stops the stream if it runs, then frees it. */
 void kstats_stream_close(struct kstats_stream *s);
 
 const char *kstats_stream_name(const struct kstats_stream *s);
-/* The record's fields, without the header: "pid", "comm[0]", "a.b"... */
-size_t kstats_stream_ncols(const struct kstats_stream *s);
-const struct kstats_column *kstats_stream_column(const struct kstats_stream *s,
-						 size_t i);
-/* Index of the column named name, or -ENOENT. */
-int kstats_stream_column_index(const struct kstats_stream *s, const char *name);
-/* Name of an enum column's value, or NULL. */
-const char *kstats_stream_enum_name(const struct kstats_stream *s,
-				    const struct kstats_column *col, int64_t v);
+/*
+ * The record's columns, without the header ("pid", "comm[0]", "a.b"...), as
+ * a map without a key: read them with kstats_map_ncols(), kstats_map_column(),
+ * kstats_column_enum_name() and kstats_map_btf().  Valid until the close.
+ */
+const struct kstats_map *kstats_stream_columns(const struct kstats_stream *s);
 uint32_t kstats_stream_record_size(const struct kstats_stream *s);
-/* The object's BTF, which the columns' type_id refer to. */
-const struct btf *kstats_stream_btf(const struct kstats_stream *s);
 
 /*
- * Registers a consumer with a queue of queue_len records (rounded up to a
- * power of two), before kstats_stream_start().  The queue's memory is
- * allocated and faulted in here, not on the reader's hot path.  Returns
- * its id.
+ * Before kstats_stream_start(): a consumer with a queue of queue_len records
+ * (rounded up to a power of two), faulted in here, not on the reader's hot
+ * path.  Returns its id.
  */
 int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
 			       kstats_consumer_fn fn, void *ctx, char *err, size_t errlen);
@@ -106,13 +86,13 @@ int kstats_stream_start(struct kstats_stream *s, char *err, size_t errlen);
  */
 int kstats_stream_wait(struct kstats_stream *s, const sigset_t *sigs,
 		       int timeout_ms);
-/* Makes kstats_stream_wait() return 0; safe from consumer callbacks. */
+/*
+ * Stops the reader once it has drained the ring, and makes kstats_stream_wait()
+ * return 0; safe from consumer callbacks.
+ */
 void kstats_stream_request_stop(struct kstats_stream *s);
 
-/*
- * Stops reading: drains what the ring holds, lets every consumer finish
- * its queue, joins the threads.  Returns the reader's error, if it had one.
- */
+/* Drains the ring and every queue, joins the threads; the reader's error. */
 int kstats_stream_stop(struct kstats_stream *s, char *err, size_t errlen);
 
 /*
