@@ -55,48 +55,43 @@ static void qualify_clashes(struct kstats_fields *fs)
 	}
 }
 
-static int print_json(const struct kstats_map *m, const int64_t *rows, size_t nrows,
-		      const struct kstats_fields *fs)
+/*
+ * A JSON array of one object per row, or tab-separated under a header line,
+ * strings quoted so that an empty one shows.
+ */
+static int print_rows(const struct kstats_fields *fs, const int64_t *rows, size_t nrows,
+		      bool json)
 {
-	size_t ncols = kstats_map_ncols(m), r, i;
+	size_t ncols = kstats_map_ncols(fs->m), r, i;
+	json_object *obj, *v;
 
-	printf("[");
+	for (i = 0; !json && i < fs->n; i++)
+		printf("%s%s", i ? "\t" : "", fs->f[i].name);
+	printf(json ? "[" : "\n");
 	for (r = 0; r < nrows; r++) {
-		json_object *obj = json_object_new_object();
-
+		obj = json_object_new_object();
 		if (!obj)
 			return -ENOMEM;
-		for (i = 0; i < fs->n; i++)
-			json_object_object_add(obj, fs->f[i].name,
-					       kstats_field_json(fs, i, rows + r * ncols));
-		printf("%s\n%s", r ? "," : "",
-		       json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
-						      JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(obj);
-	}
-	printf("%s]\n", nrows ? "\n" : "");
-	return 0;
-}
-
-/* Tab-separated under a header line; strings quoted, so an empty one shows. */
-static void print_text(const struct kstats_map *m, const int64_t *rows, size_t nrows,
-		       const struct kstats_fields *fs)
-{
-	size_t ncols = kstats_map_ncols(m), r, i;
-
-	for (i = 0; i < fs->n; i++)
-		printf("%s%s", i ? "\t" : "", fs->f[i].name);
-	printf("\n");
-	for (r = 0; r < nrows; r++) {
 		for (i = 0; i < fs->n; i++) {
 			const char *q = fs->f[i].is_string ? "\"" : "";
 
-			printf("%s%s", i ? "\t" : "", q);
-			kstats_field_print(stdout, fs, i, rows + r * ncols);
-			printf("%s", q);
+			v = kstats_field_json(fs, i, rows + r * ncols);
+			if (!json)
+				printf("%s%s%s%s", i ? "\t" : "", q, v ? json_object_get_string(v) : "",
+				       q);
+			json_object_object_add(obj, fs->f[i].name, v);
 		}
-		printf("\n");
+		if (json)
+			printf("%s\n%s", r ? "," : "",
+			       json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
+							      JSON_C_TO_STRING_NOSLASHESCAPE));
+		else
+			printf("\n");
+		json_object_put(obj);
 	}
+	if (json)
+		printf("%s]\n", nrows ? "\n" : "");
+	return 0;
 }
 
 static int cmp_rows(const void *a, const void *b, void *arg)
@@ -137,10 +132,7 @@ static int read_and_print(const struct kstats_map_opts *mo, bool json)
 		goto out;
 	qualify_clashes(&fs);
 	qsort_r(rows, nrows, ncols * sizeof(*rows), cmp_rows, m);
-	if (json)
-		ret = print_json(m, rows, nrows, &fs);
-	else
-		print_text(m, rows, nrows, &fs);
+	ret = print_rows(&fs, rows, nrows, json);
 out:
 	if (!*err && ret)
 		snprintf(err, sizeof(err), "%s", strerror(-ret));

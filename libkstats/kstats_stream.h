@@ -1,13 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * libkstats event streams (doc/streams.md): one reader thread per ring
- * buffer copies each record into every consumer's bounded queue, never
- * waiting for one; a full queue's loss is counted for that consumer alone
- * and shows as a gap in the seqs it receives.
- *
- * Signals: the library's threads block every signal.  Block SIGINT and
- * SIGTERM before kstats_stream_start() and hand them to kstats_stream_wait();
- * kstats_stream_stop() then drains the ring and every queue: nothing lost.
+ * libkstats event streams (doc/streams.md).  The library's threads block
+ * every signal: block SIGINT and SIGTERM before kstats_stream_start() and hand
+ * them to kstats_stream_wait(); kstats_stream_stop() then loses nothing read.
  * Functions return 0 (or an id) or -errno, with a one-line reason in err.
  */
 #ifndef KSTATS_STREAM_H
@@ -35,7 +30,7 @@ struct kstats_stream_record {
 	const void *data;	/* the raw record, kstats_stream_record_size() bytes */
 };
 
-/* Runs on the consumer's own thread, one record at a time, in seq order. */
+/* Runs on the consumer's own thread, in seq order; may call request_stop. */
 typedef void (*kstats_consumer_fn)(void *ctx, const struct kstats_stream_record *rec);
 
 struct kstats_stream_stats {
@@ -47,7 +42,7 @@ struct kstats_stream_stats {
 
 struct kstats_consumer_stats {
 	uint64_t handled;	/* records passed to the callback */
-	uint64_t dropped;	/* records its full queue had no room for */
+	uint64_t dropped;	/* records its full queue had no room for: gaps in its seqs */
 };
 
 /* Root's own directory of stream claims (created 0700 when missing). */
@@ -86,10 +81,7 @@ int kstats_stream_start(struct kstats_stream *s, char *err, size_t errlen);
  */
 int kstats_stream_wait(struct kstats_stream *s, const sigset_t *sigs,
 		       int timeout_ms);
-/*
- * Stops the reader once it has drained the ring, and makes kstats_stream_wait()
- * return 0; safe from consumer callbacks.
- */
+/* Stops the reader once it drained the ring, and kstats_stream_wait() returns 0. */
 void kstats_stream_request_stop(struct kstats_stream *s);
 
 /* Drains the ring and every queue, joins the threads; the reader's error. */

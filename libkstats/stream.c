@@ -102,13 +102,12 @@ struct kstats_stream {
 };
 
 /*
- * Reads are destructive, so a second reader would steal records: claims
- * the ring with flock on a file named by its map id in a directory only
- * root can write or read (a name anyone could take first, such as an
- * abstract socket, would let any user stop root's watch).  The ring's own
- * pin cannot be locked: bpffs refuses to open it (EIO).  The kernel drops
- * the lock when the process dies; the holder removes the file when it
- * closes, so the claim checks it locked the file the name still gives.
+ * Reads are destructive: the ring is claimed with flock on a file named by
+ * its map id, in a directory only root can write or read (a name anyone could
+ * take first, such as an abstract socket, would let any user stop root's
+ * watch).  The ring's own pin cannot be locked: bpffs refuses to open it
+ * (EIO).  The lock goes when its holder dies, the file when it closes: so
+ * the claim checks that it locked the file the name still gives.
  */
 static int lock_dir_open(char *err, size_t errlen)
 {
@@ -576,7 +575,6 @@ static uint32_t deliver_run(struct consumer *c, uint32_t tail, uint32_t head)
 	uint32_t n, at;
 
 	while (tail != head) {
-		/* Up to TAIL_EVERY slots, not past the queue's end. */
 		at = tail & c->mask;
 		n = head - tail < TAIL_EVERY ? head - tail : TAIL_EVERY;
 		n = n < c->mask + 1 - at ? n : c->mask + 1 - at;
@@ -601,22 +599,20 @@ static void *consumer_main(void *arg)
 {
 	struct consumer *c = arg;
 	uint32_t tail = 0, seen;
+	bool closed;
 
 	for (;;) {
 		tail = deliver_run(c, tail, atomic_load_explicit(&c->head, memory_order_acquire));
 		seen = atomic_load(&c->wake_seq);
 		atomic_store(&c->sleeping, 1);
-		if (atomic_load(&c->head) != tail)
-			goto awake;
-		/* Closed after the reader was joined; head is final once reloaded. */
-		if (atomic_load(&c->closed)) {
-			if (atomic_load(&c->head) == tail)
+		/* Closed after the reader was joined: the head read next is final. */
+		closed = atomic_load(&c->closed);
+		if (atomic_load(&c->head) == tail) {
+			if (closed)
 				break;
-			goto awake;
+			syscall(SYS_futex, (uint32_t *)&c->wake_seq, FUTEX_WAIT_PRIVATE, seen,
+				NULL, NULL, 0);
 		}
-		syscall(SYS_futex, (uint32_t *)&c->wake_seq, FUTEX_WAIT_PRIVATE, seen,
-			NULL, NULL, 0);
-awake:
 		atomic_store(&c->sleeping, 0);
 	}
 	return NULL;
@@ -628,26 +624,19 @@ static void *reader_main(void *arg)
 	struct kstats_stream *s = arg;
 	struct pollfd pfd[2] = { { .fd = ring_buffer__epoll_fd(s->rb), .events = POLLIN },
 				 { .fd = s->stop_fd, .events = POLLIN } };
-	bool stop = false;
-	int ret = 0;
+	int ret;
 
-	while (!stop) {
-		if (poll(pfd, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
+	do {
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR) {
 			ret = -errno;
 			break;
 		}
-		stop = pfd[1].revents & POLLIN;
 		/* After the stop too: drains whatever the ring holds now. */
 		ret = ring_buffer__consume(s->rb);
 		flush(s, true);
-		if (ret < 0)
-			break;
-		ret = 0;
-	}
-	s->reader_err = ret;
-	if (ret)
+	} while (ret >= 0 && !(pfd[1].revents & POLLIN));
+	s->reader_err = ret < 0 ? ret : 0;
+	if (s->reader_err)
 		kstats_stream_request_stop(s);
 	return NULL;
 }
@@ -665,10 +654,9 @@ int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
 		return kstats_fail(err, errlen, EINVAL, "queue of %u records: use 1..%u",
 				   queue_len, MAX_QUEUE_LEN);
 	all = realloc(s->consumers, (s->nconsumers + 1) * sizeof(*all));
-	if (!all)
-		return kstats_fail(err, errlen, ENOMEM, "out of memory");
-	s->consumers = all;
-	c = aligned_alloc(CACHELINE, size);
+	if (all)
+		s->consumers = all;
+	c = all ? aligned_alloc(CACHELINE, size) : NULL;
 	if (!c)
 		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	memset(c, 0, size);
@@ -701,7 +689,6 @@ int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
 	return (int)s->nconsumers++;
 }
 
-/* Lets the first n consumers finish their queues, then joins them. */
 static void join_consumers(struct kstats_stream *s, size_t n)
 {
 	size_t i;
