@@ -92,7 +92,6 @@ json_object *kstats_field_json(const struct kstats_fields *fs, size_t i,
 	return json_object_new_int64(v);
 }
 
-/* The JSON value's text: json-c writes numbers and bools as C does. */
 void kstats_field_print(FILE *out, const struct kstats_fields *fs, size_t i,
 			const int64_t *vals)
 {

@@ -6,9 +6,6 @@
 #ifndef KSTATS_FIELDS_H
 #define KSTATS_FIELDS_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <json-c/json.h>
 

@@ -101,11 +101,9 @@ static int cmp_rows(const void *a, const void *b, void *arg)
 	size_t i;
 
 	for (i = 0; i < kstats_map_nkey_cols(m); i++) {
-		const struct kstats_column *c = kstats_map_column(m, i);
-
 		if (x[i] == y[i])
 			continue;
-		if (kstats_column_is_u64(c))
+		if (kstats_column_is_u64(kstats_map_column(m, i)))
 			return (uint64_t)x[i] < (uint64_t)y[i] ? -1 : 1;
 		return x[i] < y[i] ? -1 : 1;
 	}
@@ -118,7 +116,7 @@ static int read_and_print(const struct kstats_map_opts *mo, bool json)
 	struct kstats_map *m = NULL;
 	struct kstats_fields fs = {};
 	int64_t *rows = NULL;
-	size_t nrows, ncols;
+	size_t nrows;
 	int ret;
 
 	ret = kstats_map_open(mo, &m, err, sizeof(err));
@@ -126,12 +124,11 @@ static int read_and_print(const struct kstats_map_opts *mo, bool json)
 		goto out;
 	if (*kstats_map_source_note(m))
 		fprintf(stderr, "kstats read: note: %s\n", kstats_map_source_note(m));
-	ncols = kstats_map_ncols(m);
 	ret = kstats_fields_build(&fs, m) ?: kstats_read_rows(m, &rows, &nrows, err, sizeof(err));
 	if (ret)
 		goto out;
 	qualify_clashes(&fs);
-	qsort_r(rows, nrows, ncols * sizeof(*rows), cmp_rows, m);
+	qsort_r(rows, nrows, kstats_map_ncols(m) * sizeof(*rows), cmp_rows, m);
 	ret = print_rows(&fs, rows, nrows, json);
 out:
 	if (!*err && ret)

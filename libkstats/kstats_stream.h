@@ -53,7 +53,6 @@ int kstats_stream_open(const struct kstats_stream_opts *opts,
 		       struct kstats_stream **out, char *err, size_t errlen);
 /* Stops the stream if it runs, then frees it. */
 void kstats_stream_close(struct kstats_stream *s);
-
 const char *kstats_stream_name(const struct kstats_stream *s);
 /*
  * The record's columns, without the header ("pid", "comm[0]", "a.b"...), as
@@ -70,20 +69,16 @@ uint32_t kstats_stream_record_size(const struct kstats_stream *s);
  */
 int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
 			       kstats_consumer_fn fn, void *ctx, char *err, size_t errlen);
-
 /* Starts one thread per consumer, then the reader thread; once per open. */
 int kstats_stream_start(struct kstats_stream *s, char *err, size_t errlen);
-
 /*
  * Waits for a signal of sigs (which it blocks in the calling thread), a
  * kstats_stream_request_stop(), or timeout_ms (-1: none).  Returns the
  * signal number, 0 on a stop request, -ETIME on timeout, or -errno.
  */
-int kstats_stream_wait(struct kstats_stream *s, const sigset_t *sigs,
-		       int timeout_ms);
+int kstats_stream_wait(struct kstats_stream *s, const sigset_t *sigs, int timeout_ms);
 /* Stops the reader once it drained the ring, and kstats_stream_wait() returns 0. */
 void kstats_stream_request_stop(struct kstats_stream *s);
-
 /* Drains the ring and every queue, joins the threads; the reader's error. */
 int kstats_stream_stop(struct kstats_stream *s, char *err, size_t errlen);
 
@@ -93,7 +88,6 @@ int kstats_stream_stop(struct kstats_stream *s, char *err, size_t errlen);
  * more records), -ENOENT when nothing is pinned there.
  */
 int kstats_stream_check_pin(struct kstats_stream *s, char *err, size_t errlen);
-
 /* Reads the drop counter; the rest is exact at any time. */
 int kstats_stream_get_stats(struct kstats_stream *s, struct kstats_stream_stats *st,
 			    char *err, size_t errlen);

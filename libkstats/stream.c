@@ -11,7 +11,6 @@
 #include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +36,6 @@
 #define STAGE_RECORDS 64	/* records per copy into the queues, within one consume pass */
 #define TAIL_EVERY 64		/* records per tail update by a consumer */
 #define WAKE_BACKLOG 4096	/* records that wake a sleeping consumer mid-pass */
-#define HDR_PREFIX "hdr."
 
 struct consumer {
 	/* The reader's own. */
@@ -100,6 +98,124 @@ struct kstats_stream {
 	_Atomic uint64_t delivered, malformed;
 	uint64_t drops_at_open;
 };
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+	       "struct leaf's loads are little-endian");
+
+static inline int64_t leaf_value(const unsigned char *rec, const struct leaf *l)
+{
+	uint64_t w;
+
+	memcpy(&w, rec + l->end8, sizeof(w));
+	return ((int64_t)w >> l->shift) & (int64_t)l->mask;
+}
+
+static inline void kstats_stream_decode(const struct leaf *l, const struct leaf *end, bool flat,
+					const unsigned char *rec, int64_t *vals)
+{
+	if (flat) {
+		/* All 8 bytes wide: end8 is the first one's offset. */
+		memcpy(vals, rec + l->end8, (size_t)(end - l) * sizeof(*vals));
+		return;
+	}
+	/* Two at a time: the loop's own instructions cost as much as a column's. */
+	for (; end - l >= 2; l += 2, vals += 2) {
+		vals[0] = leaf_value(rec, &l[0]);
+		vals[1] = leaf_value(rec, &l[1]);
+	}
+	if (l != end)
+		*vals = leaf_value(rec, l);
+}
+
+static void add(_Atomic uint64_t *counter, uint64_t n)
+{
+	/* Single writer: no locked add needed, readers see whole values. */
+	atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
+static void wake_consumer(struct consumer *c)
+{
+	atomic_fetch_add(&c->wake_seq, 1);
+	syscall(SYS_futex, (uint32_t *)&c->wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/*
+ * Reader thread: hands the filled slots over, and wakes a sleeping consumer
+ * at the end of a pass, or mid-pass once its backlog is worth a futex call
+ * and two context switches (more than a few records cost).
+ */
+static void publish(struct consumer *c, bool pass_end)
+{
+	/* seq_cst store then load, against the consumer's store then load. */
+	if (atomic_load_explicit(&c->head, memory_order_relaxed) != c->next)
+		atomic_store(&c->head, c->next);
+	else if (!pass_end)
+		return;
+	if (!atomic_load(&c->sleeping))
+		return;
+	/* Asleep, it is not writing tail: reading it costs no bouncing. */
+	if (!pass_end &&
+	    c->next - atomic_load_explicit(&c->tail, memory_order_relaxed) < c->wake_backlog)
+		return;
+	if (atomic_exchange(&c->sleeping, 0))
+		wake_consumer(c);
+}
+
+/*
+ * Reader thread: copies the staged run into c's queue, as much of it as
+ * fits; the rest is c's loss.  One look at tail per run, not per record.
+ */
+static void enqueue_run(struct consumer *c, const unsigned char *run, uint32_t n)
+{
+	size_t slot_size = c->s->slot_size;
+	uint32_t room = c->mask + 1 - (c->next - c->tail_seen), at, first;
+
+	if (room < n) {
+		c->tail_seen = atomic_load_explicit(&c->tail, memory_order_acquire);
+		room = c->mask + 1 - (c->next - c->tail_seen);
+		if (room < n) {
+			add(&c->dropped, n - room);
+			n = room;
+		}
+	}
+	at = c->next & c->mask;
+	first = n < c->mask + 1 - at ? n : c->mask + 1 - at;
+	memcpy(c->slots + at * slot_size, run, first * slot_size);
+	memcpy(c->slots, run + first * slot_size, (n - first) * slot_size);
+	c->next += n;
+}
+
+static void flush(struct kstats_stream *s, bool pass_end)
+{
+	size_t i;
+
+	/* First: handled + dropped never exceeds it. */
+	atomic_store_explicit(&s->delivered, s->next_seq, memory_order_release);
+	for (i = 0; i < s->nconsumers; i++) {
+		if (s->nstaged)
+			enqueue_run(s->consumers[i], s->stage, s->nstaged);
+		publish(s->consumers[i], pass_end);
+	}
+	s->nstaged = 0;
+}
+
+static int kstats_stream_on_record(void *ctx, void *data, size_t size)
+{
+	struct kstats_stream *s = ctx;
+	unsigned char *slot = s->stage + s->nstaged * s->slot_size;
+
+	if (size != s->layout.size) {
+		add(&s->malformed, 1);
+		return 0;
+	}
+	memcpy(slot, &s->next_seq, sizeof(s->next_seq));
+	memcpy(slot + sizeof(s->next_seq), data, size);
+	s->next_seq++;
+	if (++s->nstaged == STAGE_RECORDS)
+		flush(s, false);
+	return 0;
+}
 
 /*
  * Reads are destructive: the ring is claimed with flock on a file named by
@@ -217,11 +333,11 @@ static int kstats_stream_plan(struct kstats_stream *s, const char *record,
 	const struct kstats_column *c = s->layout.cols;
 	size_t first = 0, i;
 
-	if (!s->layout.ncols || strcmp(c->name, HDR_PREFIX "ts_ns") || c->offset || c->size != 8)
+	if (!s->layout.ncols || strcmp(c->name, "hdr.ts_ns") || c->offset || c->size != 8)
 		return kstats_fail(err, errlen, EINVAL, "struct %s does not begin with "
 				   "struct kstats_stream_hdr hdr", record);
 	while (first < s->layout.ncols &&
-	       !strncmp(c[first].name, HDR_PREFIX, strlen(HDR_PREFIX)))
+	       !strncmp(c[first].name, "hdr.", 4))
 		first++;
 	s->cols.cols = s->layout.cols + first;
 	s->cols.ncols = s->layout.ncols - first;
@@ -245,10 +361,7 @@ static int kstats_stream_plan(struct kstats_stream *s, const char *record,
 	return 0;
 }
 
-/*
- * The drop counter, and the record's columns from the object's BTF: cols
- * borrows the drops map's types, which outlive it.
- */
+/* The drop counter, and the record's columns: cols borrows its types (the BTF). */
 static int open_columns(struct kstats_stream *s, const struct kstats_stream_opts *o,
 			const struct kstats_stream_meta *sm, const char *pin,
 			char *err, size_t errlen)
@@ -279,8 +392,6 @@ static int open_columns(struct kstats_stream *s, const struct kstats_stream_opts
 				  err, errlen);
 	return ret ? ret : kstats_stream_plan(s, sm->record, err, errlen);
 }
-
-static int kstats_stream_on_record(void *ctx, void *data, size_t size);
 
 static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t errlen)
 {
@@ -437,125 +548,6 @@ int kstats_stream_consumer_stats(const struct kstats_stream *s, int id,
 	c = s->consumers[id];
 	st->handled = atomic_load_explicit(&c->handled, memory_order_relaxed);
 	st->dropped = atomic_load_explicit(&c->dropped, memory_order_relaxed);
-	return 0;
-}
-
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
-	       "struct leaf's loads are little-endian");
-
-static inline int64_t leaf_value(const unsigned char *rec, const struct leaf *l)
-{
-	uint64_t w;
-
-	memcpy(&w, rec + l->end8, sizeof(w));
-	return ((int64_t)w >> l->shift) & (int64_t)l->mask;
-}
-
-static inline void kstats_stream_decode(const struct leaf *l, const struct leaf *end, bool flat,
-					const unsigned char *rec, int64_t *vals)
-{
-	if (flat) {
-		/* All 8 bytes wide: end8 is the first one's offset. */
-		memcpy(vals, rec + l->end8, (size_t)(end - l) * sizeof(*vals));
-		return;
-	}
-	/* Two at a time: the loop's own instructions cost as much as a column's. */
-	for (; end - l >= 2; l += 2, vals += 2) {
-		vals[0] = leaf_value(rec, &l[0]);
-		vals[1] = leaf_value(rec, &l[1]);
-	}
-	if (l != end)
-		*vals = leaf_value(rec, l);
-}
-
-static void add(_Atomic uint64_t *counter, uint64_t n)
-{
-	/* Single writer: no locked add needed, readers see whole values. */
-	atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
-			      memory_order_relaxed);
-}
-
-static void wake_consumer(struct consumer *c)
-{
-	atomic_fetch_add(&c->wake_seq, 1);
-	syscall(SYS_futex, (uint32_t *)&c->wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
-/*
- * Reader thread: hands the filled slots to the consumer.  A sleeping one is
- * woken at the end of a pass, or mid-pass once its backlog is worth a
- * futex call and two context switches: waking it for every few records
- * costs more than the records.
- */
-static void publish(struct consumer *c, bool pass_end)
-{
-	/* seq_cst store then load, against the consumer's store then load. */
-	if (atomic_load_explicit(&c->head, memory_order_relaxed) != c->next)
-		atomic_store(&c->head, c->next);
-	else if (!pass_end)
-		return;
-	if (!atomic_load(&c->sleeping))
-		return;
-	/* Asleep, it is not writing tail: reading it costs no bouncing. */
-	if (!pass_end &&
-	    c->next - atomic_load_explicit(&c->tail, memory_order_relaxed) < c->wake_backlog)
-		return;
-	if (atomic_exchange(&c->sleeping, 0))
-		wake_consumer(c);
-}
-
-/*
- * Reader thread: copies the staged run into c's queue, as much of it as
- * fits; the rest is c's loss.  One look at tail per run, not per record.
- */
-static void enqueue_run(struct consumer *c, const unsigned char *run, uint32_t n)
-{
-	size_t slot_size = c->s->slot_size;
-	uint32_t room = c->mask + 1 - (c->next - c->tail_seen), at, first;
-
-	if (room < n) {
-		c->tail_seen = atomic_load_explicit(&c->tail, memory_order_acquire);
-		room = c->mask + 1 - (c->next - c->tail_seen);
-		if (room < n) {
-			add(&c->dropped, n - room);
-			n = room;
-		}
-	}
-	at = c->next & c->mask;
-	first = n < c->mask + 1 - at ? n : c->mask + 1 - at;
-	memcpy(c->slots + at * slot_size, run, first * slot_size);
-	memcpy(c->slots, run + first * slot_size, (n - first) * slot_size);
-	c->next += n;
-}
-
-static void flush(struct kstats_stream *s, bool pass_end)
-{
-	size_t i;
-
-	/* First: handled + dropped never exceeds it. */
-	atomic_store_explicit(&s->delivered, s->next_seq, memory_order_release);
-	for (i = 0; i < s->nconsumers; i++) {
-		if (s->nstaged)
-			enqueue_run(s->consumers[i], s->stage, s->nstaged);
-		publish(s->consumers[i], pass_end);
-	}
-	s->nstaged = 0;
-}
-
-static int kstats_stream_on_record(void *ctx, void *data, size_t size)
-{
-	struct kstats_stream *s = ctx;
-	unsigned char *slot = s->stage + s->nstaged * s->slot_size;
-
-	if (size != s->layout.size) {
-		add(&s->malformed, 1);
-		return 0;
-	}
-	memcpy(slot, &s->next_seq, sizeof(s->next_seq));
-	memcpy(slot + sizeof(s->next_seq), data, size);
-	s->next_seq++;
-	if (++s->nstaged == STAGE_RECORDS)
-		flush(s, false);
 	return 0;
 }
 
