@@ -1,7 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * kstats pull internals: per-bucket delta arithmetic (delta.c) and the
- * state: its maps and keys in memory, its file's load and save (state.c).
+ * kstats pull: arguments and the run (pull.c), map deltas (pull_map.c),
+ * the state (state.c), atoms and their files (pull_atoms.c); delta.c's
+ * arithmetic is shared with dump --interval.
+ *
+ * Crash safety: pull N first writes its new state as state.pending, then
+ * atoms-N.pb, then renames state.pending over state.  Every step is a
+ * durable rename, so at start a pending state whose atoms file exists is
+ * promoted (pull N finished), and one without it is dropped (pull N never
+ * emitted; its counts are still in the maps).  A crash anywhere loses and
+ * duplicates nothing.
  */
 #ifndef KSTATS_PULL_H
 #define KSTATS_PULL_H
@@ -9,13 +17,21 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <protobuf-c/protobuf-c.h>
 
 #include "bpf_telemetry.h"
+#include "kstats_keys.h"
+#include "kstats_status.h"
+#include "kstats_units.h"
+#include "proto/kernelstats_atoms.pb-c.h"
 
 #define PULL_NR_BUCKETS BPF_TELEMETRY_NR_BUCKETS
 #define PULL_MAX_KEY_COLS 4
 /* Atoms one key may emit per pull when a delta exceeds INT32_MAX. */
 #define PULL_MAX_SPLIT 64
+#define PULL_DEFAULT_STATE_DIR "/var/lib/kernelstats/state"
+#define PULL_STATE_FILE "state"
+#define ATOM_BUCKETS_WORD "_log2_buckets_"
 
 /* One key's pending deltas during a pull. */
 struct delta_key {
@@ -57,10 +73,9 @@ struct window {
 int64_t window_clock_step(uint64_t start_boot, uint64_t end_boot, uint64_t start_real,
 			  uint64_t end_real);
 /*
- * Makes w sane across clock steps: boot time never runs backwards (start
- * clamped to end), and a stepped wall clock leaves the window its
- * boot-time length, its realtime start in the clock at its end, and the
- * step in clock_step.
+ * Boot time never runs backwards (start clamped to end), and a stepped
+ * wall clock leaves the window its boot-time length, its realtime start
+ * in the clock at its end, and the step in clock_step.
  */
 void window_settle(struct window *w);
 
@@ -96,20 +111,107 @@ const struct pull_map_state *state_find_map(const struct pull_state *st,
 const struct pull_key *state_find_key(const struct pull_map_state *ms,
 				      const int64_t *key);
 void state_sort_keys(struct pull_map_state *ms);
-
 /* Serialized form: "kernelstats-state VERSION CRC32 LEN\n" + JSON. */
 int state_encode(const struct pull_state *st, char **buf, size_t *len);
 int state_decode(const char *buf, size_t len, struct pull_state *st,
 		 char *err, size_t errlen);
 /* -ENOENT when absent, -EBADMSG (reason in err) when corrupt. */
 int state_load(const char *path, struct pull_state *st, char *err, size_t errlen);
-
 /* dir/name replaced crash-safely by st (kstats_file_replace()); 0 or -errno. */
 int state_save(const char *dir, const char *name, const struct pull_state *st);
-/*
- * Renames dir/name to a new name.corrupt-<secs>[-N] (into to) in dir, never
- * over an earlier copy; 0 or -errno.
- */
+/* dir/name renamed to name.corrupt-<secs>[-N] (into to), never over an earlier copy. */
 int state_move_aside(const char *dir, const char *name, char *to, size_t len);
+
+/* The roles of one metric's message fields (proto/kernelstats_atoms.proto). */
+struct atom_shape {
+	const ProtobufCFieldDescriptor *oneof;	/* id = atom id; NULL: no atoms */
+	const ProtobufCMessageDescriptor *msg;
+	const ProtobufCFieldDescriptor *buckets;
+	const struct kstats_unit_info *unit;	/* of the bucket field's name */
+	const ProtobufCFieldDescriptor *keys[PULL_MAX_KEY_COLS];
+	size_t nkeys;				/* 0: one system-wide series */
+	const ProtobufCFieldDescriptor *name;	/* the key's name, or NULL */
+};
+
+/* Atom's oneof field whose message is named metric, or NULL. */
+const ProtobufCFieldDescriptor *
+atom_field_of(const ProtobufCMessageDescriptor *atom, const char *metric);
+/*
+ * The shape of metric's message in atom.  -ENOENT: no message; -EINVAL: a
+ * field fits no role (why names it and the fix).
+ */
+int atom_shape_init(struct atom_shape *s, const ProtobufCMessageDescriptor *atom,
+		    const char *metric, char *why, size_t len);
+
+/* One atom under construction: the envelope and its payload's storage. */
+struct atom_slot {
+	Kernelstats__Atom atom;
+	ProtobufCMessage *payload;	/* malloc'd, of the shape's message */
+	int32_t buckets[PULL_NR_BUCKETS];
+	char name[KSTATS_NAME_MAX + 1];
+};
+
+/*
+ * Fills s (s->atom already initialized) with the payload of shape: key
+ * columns in field order, name ("" for none) and s->buckets.  -ENOMEM.
+ */
+int atom_build(struct atom_slot *s, const struct atom_shape *shape,
+	       const int64_t *key, size_t nkey, const char *name);
+void atom_slot_free(struct atom_slot *s);
+
+struct kstats_hist;
+struct kstats_snapshot;
+
+/* Mismatches between the objects' histograms and the messages (atom_check.c). */
+struct atom_check {
+	const ProtobufCMessageDescriptor *atom;
+	void (*warn)(void *ctx, const char *line);
+	void *ctx;
+	unsigned int warnings;
+	unsigned int checked;		/* histograms looked at */
+};
+
+/*
+ * Every histogram of the catalog, then every message that none claims.
+ * shapes (s->nhists entries, or NULL) gets each histogram's shape.
+ */
+void atom_check_catalog(struct atom_check *c, const struct kstats_snapshot *s,
+			struct atom_shape *shapes);
+
+/* One run: its options, then what it read and built. */
+struct pull_run {
+	const char *obj_dir, *pin_dir, *state_dir, *out_dir, *status_file;
+	uint64_t max_age_s, max_files, max_bytes;
+	unsigned int lock_timeout_s;
+	bool verbose;
+	struct pull_state old, new;
+	bool lost;			/* state was corrupt: moved aside */
+	bool boot_changed;
+	char boot_id[64];
+	uint64_t pull_id;
+	struct atom_slot **atoms;
+	size_t natoms, cap;
+	struct kstats_status status;	/* loader status, empty if none */
+	unsigned int maps_read, maps_failed, maps_denied;
+};
+
+/* One histogram of the objects and the shape of its atom. */
+struct pull_metric {
+	const struct kstats_hist *h;
+	struct atom_shape shape;
+};
+
+void pull_now(uint64_t *boot, uint64_t *real);
+int pull_map(struct pull_run *r, const struct pull_metric *pm);
+/* A map not pulled keeps its old baseline for the next pull. */
+int pull_carry_over(struct pull_run *r, const char *obj, const char *map);
+
+int pull_emit_atom(struct pull_run *r, const struct pull_metric *pm,
+		   const struct window *w, const int64_t *key, size_t nkey,
+		   const char *name, const int32_t *buckets, unsigned int anomalies);
+bool pull_atoms_exist(const char *out_dir, uint64_t pull_id);
+uint64_t pull_max_atoms_id(const char *out_dir);
+int pull_write_atoms(struct pull_run *r, char *name, size_t len);
+int pull_apply_retention(const struct pull_run *r, uint64_t now_boot);
 
 #endif /* KSTATS_PULL_H */

@@ -4,43 +4,96 @@
  * deltas against its baseline into atoms, and record the new baseline.
  */
 #include <errno.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 
+#include "hist.h"
 #include "kstats.h"
+#include "kstats_fileio.h"
+#include "kstats_hooks.h"
 #include "kstats_pins.h"
-#include "pull_run.h"
+#include "pull.h"
 
-/* The map, read, with the end of its window taken right after. */
-static int read_map(const struct pull_metric *pm, const char *pin,
-		    struct metric_read *mr, char *err, size_t errlen)
+struct metric_read {
+	struct kstats_histmap hm;
+	uint64_t end_boot, end_real;
+	struct kstats_names *names;	/* NULL: ids have no names */
+};
+
+void pull_now(uint64_t *boot, uint64_t *real)
 {
-	int ret = kstats_histmap_read(pm->h->obj_path, pm->h->map, pin, &mr->hm,
-				      err, errlen);
-
-	pull_now(&mr->end_boot, &mr->end_real);
-	if (!ret && (!mr->hm.nkey || mr->hm.nkey > PULL_MAX_KEY_COLS)) {
-		snprintf(err, errlen, "a histogram with %zu key columns: atoms take 1..%d",
-			 mr->hm.nkey, PULL_MAX_KEY_COLS);
-		ret = -EINVAL;
-	}
-	return ret;
+	*boot = kstats_clock_ns(CLOCK_BOOTTIME);
+	*real = kstats_clock_ns(CLOCK_REALTIME);
+	kstats_hook_clock(boot, real);
 }
 
-/* The id -> name dictionary; a missing or unreadable one only loses names. */
-static void read_names(const struct pull_run *r, const struct pull_metric *pm,
-		       struct metric_read *mr)
+/* Earliest load time (boot-time ns) of a pinned program of obj using map_id. */
+static bool prog_created(const char *pin_dir, const char *obj, uint32_t map_id,
+			 uint64_t *boot)
 {
-	char err[KSTATS_ERR_LEN] = "";
+	char pattern[4096];
+	glob_t g;
+	size_t i;
+	bool found = false;
 
-	if (!*pm->h->names_map)
-		return;
-	if (kstats_names_read(pm->h->obj_path, pm->h->obj, pm->h->names_map,
-			      r->o->pin_dir, &mr->names, err, sizeof(err)) && r->o->verbose)
-		fprintf(stderr, "kstats pull: %s/%s: names unavailable: %s\n",
-			pm->h->obj, pm->h->names_map, err);
+	if (kstats_pin_path(pattern, sizeof(pattern) - 1, pin_dir, "prog", obj, "*"))
+		return false;
+	if (glob(pattern, 0, NULL, &g))
+		return false;
+	for (i = 0; i < g.gl_pathc; i++) {
+		LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = BPF_F_RDONLY);
+		__u32 ids[64], len, k;
+		struct bpf_prog_info info;
+		int fd = bpf_obj_get_opts(g.gl_pathv[i], &opts);
+
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		info.nr_map_ids = 64;
+		info.map_ids = (__u64)(unsigned long)ids;
+		len = sizeof(info);
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
+			for (k = 0; k < info.nr_map_ids && k < 64; k++)
+				if (ids[k] == map_id && (!found || info.load_time < *boot)) {
+					*boot = info.load_time;
+					found = true;
+				}
+		}
+		close(fd);
+	}
+	globfree(&g);
+	return found;
+}
+
+/* A map's first window starts at its creation: the loader status says when, else
+ * its programs' load time, else boot. */
+static void creation_time(const struct pull_run *r, const struct pull_metric *pm,
+			  const struct metric_read *mr, uint64_t *boot, uint64_t *real)
+{
+	const struct kstats_status_map *m = kstats_status_map_by_id(&r->status, mr->hm.map_id);
+	const char *how = "the loader status";
+
+	*real = 0;
+	if (m && m->created_boot_ns) {
+		*boot = m->created_boot_ns;
+		*real = m->created_real_ns;
+	} else if (prog_created(r->pin_dir, pm->h->obj, mr->hm.map_id, boot)) {
+		how = "its programs' load time";
+	} else {
+		how = "boot (creation time unknown)";
+		*boot = 0;
+	}
+	if (*boot > mr->end_boot)
+		*boot = mr->end_boot;
+	if (!*real)
+		*real = mr->end_real - (mr->end_boot - *boot);
+	if (r->verbose)
+		fprintf(stderr, "kstats pull: %s/%s: map id %u, window starts at %s\n",
+			pm->h->obj, pm->h->map, mr->hm.map_id, how);
 }
 
 /* One row: its atoms and its new baseline in k. */
@@ -101,7 +154,7 @@ static int process_map(struct pull_run *r, const struct pull_metric *pm,
 		w.start_boot = old->start_boot_ns;
 		w.start_real = old->start_real_ns;
 	} else {
-		pull_creation_time(r, pm, mr, &w.start_boot, &w.start_real);
+		creation_time(r, pm, mr, &w.start_boot, &w.start_real);
 		w.reset = old || r->boot_changed || r->lost;
 		old = NULL;
 	}
@@ -124,7 +177,6 @@ static int process_map(struct pull_run *r, const struct pull_metric *pm,
 	return ret;
 }
 
-/* A map not pulled keeps its old baseline for the next pull. */
 int pull_carry_over(struct pull_run *r, const char *obj, const char *map)
 {
 	const struct pull_map_state *old = state_find_map(&r->old, obj, map);
@@ -161,12 +213,12 @@ static int map_failed(struct pull_run *r, const struct pull_metric *pm, int err,
 
 int pull_map(struct pull_run *r, const struct pull_metric *pm)
 {
+	const struct kstats_hist *h = pm->h;
 	struct metric_read mr = {};
-	char pin[4096], err[KSTATS_ERR_LEN] = "";
+	char pin[4096], err[KSTATS_ERR_LEN] = "", nerr[KSTATS_ERR_LEN] = "";
 	int ret;
 
-	ret = kstats_pin_path(pin, sizeof(pin), r->o->pin_dir, "map", pm->h->obj,
-			      pm->h->map);
+	ret = kstats_pin_path(pin, sizeof(pin), r->pin_dir, "map", h->obj, h->map);
 	if (ret)
 		return ret;
 	/*
@@ -177,18 +229,29 @@ int pull_map(struct pull_run *r, const struct pull_metric *pm)
 	if (access(pin, F_OK)) {
 		if (errno != ENOENT)
 			return map_failed(r, pm, -errno, err, sizeof(err));
-		if (r->o->verbose)
+		if (r->verbose)
 			fprintf(stderr, "kstats pull: %s/%s: not pinned (object not loaded), "
-				"skipped\n", pm->h->obj, pm->h->map);
-		return pull_carry_over(r, pm->h->obj, pm->h->map);
+				"skipped\n", h->obj, h->map);
+		return pull_carry_over(r, h->obj, h->map);
 	}
-	ret = read_map(pm, pin, &mr, err, sizeof(err));
+	ret = kstats_histmap_read(h->obj_path, h->map, pin, &mr.hm, err, sizeof(err));
+	/* The window ends right after the read. */
+	pull_now(&mr.end_boot, &mr.end_real);
+	if (!ret && (!mr.hm.nkey || mr.hm.nkey > PULL_MAX_KEY_COLS)) {
+		snprintf(err, sizeof(err), "a histogram with %zu key columns: atoms take 1..%d",
+			 mr.hm.nkey, PULL_MAX_KEY_COLS);
+		ret = -EINVAL;
+	}
 	if (ret) {
 		ret = map_failed(r, pm, ret, err, sizeof(err));
 		goto out;
 	}
 	r->maps_read++;
-	read_names(r, pm, &mr);
+	/* A missing or unreadable id -> name dictionary only loses names. */
+	if (*h->names_map && kstats_names_read(h->obj_path, h->obj, h->names_map, r->pin_dir,
+					       &mr.names, nerr, sizeof(nerr)) && r->verbose)
+		fprintf(stderr, "kstats pull: %s/%s: names unavailable: %s\n", h->obj,
+			h->names_map, nerr);
 	ret = process_map(r, pm, &mr);
 out:
 	kstats_histmap_free(&mr.hm);

@@ -16,7 +16,6 @@
 #include "kstats_reader.h"
 #include "kstats_status.h"
 #include "pull.h"
-#include "pull_run.h"
 #include <sys/stat.h>
 
 static int add_object(struct kstats_snapshot *s, const char *obj_dir,

@@ -1,19 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The pull state: per map, its id, where its next window starts and the
- * counts already emitted per key.  Stored as a header line carrying the
- * version, a CRC32 and the length, then JSON (json-c), and always written
- * through kstats_file_replace() so that a crash leaves the old or the new file.
+ * counts already emitted per key; a header line (version, CRC32, length)
+ * then JSON, always written through kstats_file_replace().
  */
 #include <errno.h>
-#include <stdbool.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 #include <json-c/json.h>
 #include <zlib.h>
 
@@ -88,8 +84,6 @@ const struct pull_key *state_find_key(const struct pull_map_state *ms,
 	return bsearch(k, ms->keys, ms->nkeys, sizeof(*ms->keys), key_cmp);
 }
 
-/* ---- encoding ---- */
-
 static json_object *key_json(const struct pull_map_state *ms, const struct pull_key *k)
 {
 	json_object *o = json_object_new_object(), *key = json_object_new_array(),
@@ -152,7 +146,7 @@ out:
 	return ret;
 }
 
-/* ---- decoding: every field is checked, anything odd is corruption ---- */
+/* Decoding: every field is checked, anything odd is corruption. */
 
 static int get_field(json_object *o, const char *name, json_type type,
 		     json_object **out)
