@@ -10,7 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hist.h"
 #include "kstats.h"
 #include "kstats_args.h"
 #include "kstats_fileio.h"
@@ -97,13 +96,14 @@ static int check_dirs(const char *state_dir, const char *out_dir)
 	return ret;
 }
 
-static int take_lock(const struct pull_run *r, int *out)
+static int take_lock(struct pull_run *r)
 {
 	char path[4096], pid[32] = "";
 	int fd, n;
 
 	snprintf(path, sizeof(path), "%s/lock", r->state_dir);
-	fd = kstats_open_regular(path, O_RDWR | O_CREAT, 0640);
+	/* Closed by cmd_pull(), after everything else. */
+	fd = r->lock_fd = kstats_open_regular(path, O_RDWR | O_CREAT, 0640);
 	if (fd < 0) {
 		fprintf(stderr, "kstats pull: cannot open %s: %s\n", path,
 			fd == -ELOOP || fd == -EINVAL ?
@@ -118,18 +118,15 @@ static int take_lock(const struct pull_run *r, int *out)
 		fprintf(stderr, "kstats pull: another pull (pid %s) holds %s; gave up "
 			"after %us (raise --lock-timeout)\n", *pid ? pid : "?", path,
 			r->lock_timeout_s);
-		close(fd);
 		return -EBUSY;
 	}
 	if (n) {
 		fprintf(stderr, "kstats pull: lock %s: %s\n", path, strerror(-n));
-		close(fd);
 		return n;
 	}
 	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
 	if (ftruncate(fd, 0) || pwrite(fd, pid, n, 0) != n)
 		fprintf(stderr, "kstats pull: warning: cannot record pid in %s\n", path);
-	*out = fd;
 	return 0;
 }
 
@@ -153,35 +150,11 @@ static void remove_temps(const char *dir)
 	closedir(dp);
 }
 
-/* A corrupt state is moved aside (-EBADMSG); -ENOENT when there is none. */
-static int load_one(const char *dir, const char *name, struct pull_state *st)
-{
-	char path[4096], err[256] = "", to[256];
-	int ret;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	ret = state_load(path, st, err, sizeof(err));
-	if (ret == -EBADMSG) {
-		ret = state_move_aside(dir, name, to, sizeof(to));
-		if (ret) {
-			fprintf(stderr, "kstats pull: %s/%s is corrupt (%s) and cannot be "
-				"moved aside: %s; remove it\n", dir, name, err, strerror(-ret));
-			return ret;
-		}
-		fprintf(stderr, "kstats pull: %s/%s is corrupt (%s); moved to %s/%s\n", dir,
-			name, err, dir, to);
-		return -EBADMSG;
-	}
-	if (ret && ret != -ENOENT)
-		fprintf(stderr, "kstats pull: cannot read %s: %s\n", path, err);
-	return ret;
-}
-
 /* The pull a crash interrupted: promoted if its atoms were written, else dropped. */
 static int reconcile(struct pull_run *r)
 {
 	struct pull_state pend;
-	int ret = load_one(r->state_dir, PULL_PENDING_FILE, &pend);
+	int ret = state_load(r->state_dir, PULL_PENDING_FILE, &pend);
 
 	if (ret == -ENOENT || ret == -EBADMSG)
 		return 0;
@@ -215,7 +188,7 @@ static int load_state(struct pull_run *r)
 
 	remove_temps(r->state_dir);
 	remove_temps(r->out_dir);
-	ret = load_one(r->state_dir, PULL_STATE_FILE, &r->old);
+	ret = state_load(r->state_dir, PULL_STATE_FILE, &r->old);
 	if (ret == -EBADMSG) {
 		r->lost = true;
 		fprintf(stderr, "kstats pull: re-baselining every map from its creation "
@@ -269,16 +242,12 @@ static void warn_line(void *ctx, const char *line)
 }
 
 /* The objects' histograms, each checked against the schema (warnings). */
-static int catalog(struct pull_run *r, struct kstats_snapshot *cat,
-		   struct pull_metric **out)
+static int catalog(struct pull_run *r)
 {
 	struct atom_check c = { .atom = &kernelstats__atom__descriptor,
 				.warn = warn_line };
 	char err[KSTATS_ERR_LEN] = "", serr[1024];
-	struct atom_shape *shapes;
-	struct pull_metric *pms;
-	size_t i;
-	int ret = kstats_snapshot_init(cat, r->obj_dir, err, sizeof(err));
+	int ret = kstats_snapshot_init(&r->cat, r->obj_dir, err, sizeof(err));
 
 	if (ret) {
 		fprintf(stderr, "kstats pull: %s\n", err);
@@ -288,31 +257,27 @@ static int catalog(struct pull_run *r, struct kstats_snapshot *cat,
 	ret = kstats_status_read(r->status_file, &r->status, serr, sizeof(serr));
 	if (ret && ret != -ENOENT)
 		fprintf(stderr, "kstats pull: warning: %s; using program load times\n", serr);
-	kstats_snapshot_unique(cat, &r->status, "pull");
-	kstats_snapshot_as_loaded(cat, &r->status, r->status_file, r->pin_dir);
-	shapes = calloc(cat->nhists, sizeof(*shapes));
-	pms = calloc(cat->nhists, sizeof(*pms));
-	if (shapes && pms) {
-		atom_check_catalog(&c, cat, shapes);
-		for (i = 0; i < cat->nhists; i++) {
-			pms[i].h = &cat->hists[i];
-			pms[i].shape = shapes[i];
-		}
-	}
-	free(shapes);
-	*out = pms;
-	return pms ? 0 : -ENOMEM;
+	kstats_snapshot_unique(&r->cat, &r->status, "pull");
+	kstats_snapshot_as_loaded(&r->cat, &r->status, r->status_file, r->pin_dir);
+	r->shapes = calloc(r->cat.nhists ?: 1, sizeof(*r->shapes));
+	if (!r->shapes)
+		return -ENOMEM;
+	atom_check_catalog(&c, &r->cat, r->shapes);
+	return 0;
 }
 
 /* Every histogram with an atom; the others, and maps of objects gone, keep their baselines. */
-static int pull_maps(struct pull_run *r, const struct pull_metric *pms, size_t n)
+static int pull_maps(struct pull_run *r)
 {
+	const struct kstats_hist *h;
 	size_t i;
 	int ret = 0;
 
-	for (i = 0; !ret && i < n; i++)
-		ret = pms[i].shape.oneof ? pull_map(r, &pms[i]) :
-		      pull_carry_over(r, pms[i].h->obj, pms[i].h->map);
+	for (i = 0; !ret && i < r->cat.nhists; i++) {
+		h = &r->cat.hists[i];
+		ret = r->shapes[i].oneof ? pull_map(r, h, &r->shapes[i]) :
+		      pull_carry_over(r, h->obj, h->map);
+	}
 	for (i = 0; !ret && i < r->old.nmaps; i++)
 		ret = pull_carry_over(r, r->old.maps[i].obj, r->old.maps[i].map);
 	return ret;
@@ -320,52 +285,38 @@ static int pull_maps(struct pull_run *r, const struct pull_metric *pms, size_t n
 
 static int run(struct pull_run *r)
 {
-	struct kstats_snapshot cat = {};
-	struct pull_metric *pms = NULL;
 	char atoms_file[64] = "";
 	uint64_t now_boot, now_real;
-	int ret, lock_fd = -1;
-	size_t i;
+	int ret = kstats_boot_id(r->boot_id, sizeof(r->boot_id));
 
-	ret = kstats_boot_id(r->boot_id, sizeof(r->boot_id));
 	if (ret) {
 		fprintf(stderr, "kstats pull: cannot read the boot id: %s\n", strerror(-ret));
 		return KSTATS_EXIT_ERROR;
 	}
-	if (catalog(r, &cat, &pms)) {
-		ret = KSTATS_EXIT_USAGE;
-		goto out;
-	}
-	ret = take_lock(r, &lock_fd);
-	if (ret) {
-		ret = ret == -EBUSY ? KSTATS_EXIT_BUSY : KSTATS_EXIT_ERROR;
-		goto out;
-	}
+	if (catalog(r))
+		return KSTATS_EXIT_USAGE;
+	ret = take_lock(r);
+	if (ret)
+		return ret == -EBUSY ? KSTATS_EXIT_BUSY : KSTATS_EXIT_ERROR;
 	kstats_hook_point("locked");
-	ret = load_state(r);
-	if (ret) {
-		ret = KSTATS_EXIT_ERROR;
-		goto out;
-	}
-	ret = pull_maps(r, pms, cat.nhists);
+	if (load_state(r))
+		return KSTATS_EXIT_ERROR;
+	ret = pull_maps(r);
 	if (ret) {
 		fprintf(stderr, "kstats pull: %s\n", strerror(-ret));
-		ret = KSTATS_EXIT_ERROR;
-		goto out;
+		return KSTATS_EXIT_ERROR;
 	}
 	kstats_hook_point("read");
 	if (!r->maps_read && !r->maps_failed) {
 		fprintf(stderr, "kstats pull: no histogram map is pinned under %s; "
 			KSTATS_FIX_LOAD "\n", r->pin_dir);
-		ret = KSTATS_EXIT_NOT_LOADED;
-		goto out;
+		return KSTATS_EXIT_NOT_LOADED;
 	}
 	ret = commit(r, atoms_file, sizeof(atoms_file));
 	if (ret) {
 		fprintf(stderr, "kstats pull: cannot write %s: %s\n",
 			r->natoms ? "the atoms or the state" : "the state", strerror(-ret));
-		ret = KSTATS_EXIT_ERROR;
-		goto out;
+		return KSTATS_EXIT_ERROR;
 	}
 	kstats_hook_point("committed");
 	if (r->natoms)
@@ -377,21 +328,8 @@ static int run(struct pull_run *r)
 	pull_now(&now_boot, &now_real);
 	pull_apply_retention(r, now_boot);
 	if (!r->maps_failed)
-		ret = KSTATS_EXIT_OK;
-	else
-		ret = r->maps_denied == r->maps_failed ? KSTATS_EXIT_PERM : KSTATS_EXIT_ERROR;
-out:
-	for (i = 0; i < r->natoms; i++)
-		atom_slot_free(r->atoms[i]);
-	free(r->atoms);
-	state_free(&r->old);
-	state_free(&r->new);
-	kstats_status_free(&r->status);
-	free(pms);
-	kstats_snapshot_free(&cat);
-	if (lock_fd >= 0)
-		close(lock_fd);
-	return ret;
+		return KSTATS_EXIT_OK;
+	return r->maps_denied == r->maps_failed ? KSTATS_EXIT_PERM : KSTATS_EXIT_ERROR;
 }
 
 int cmd_pull(int argc, char **argv)
@@ -415,8 +353,10 @@ int cmd_pull(int argc, char **argv)
 		.state_dir = PULL_DEFAULT_STATE_DIR, .out_dir = KSTATS_DEFAULT_ATOMS_DIR,
 		.status_file = KSTATS_DEFAULT_STATUS_FILE, .max_age_s = 7 * 86400,
 		.max_files = 1000, .max_bytes = 50ull << 20, .lock_timeout_s = 60,
+		.lock_fd = -1,
 	};
 	uint64_t v;
+	size_t i;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
@@ -452,5 +392,16 @@ int cmd_pull(int argc, char **argv)
 		return bad_arg("argument", argv[optind], "no arguments; see --help");
 	if (check_dirs(r.state_dir, r.out_dir))
 		return KSTATS_EXIT_ERROR;
-	return run(&r);
+	c = run(&r);
+	for (i = 0; i < r.natoms; i++)
+		atom_slot_free((struct atom_slot *)r.atoms[i]);
+	free(r.atoms);
+	state_free(&r.old);
+	state_free(&r.new);
+	kstats_status_free(&r.status);
+	free(r.shapes);
+	kstats_snapshot_free(&r.cat);
+	if (r.lock_fd >= 0)
+		close(r.lock_fd);
+	return c;
 }

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kstats pull's atoms: built from the schema alone (the roles of a
- * message's fields come from their descriptors, a payload is filled
- * through their offsets), written as atoms-<pull id>.pb, and retired.
+ * kstats pull's atoms: built from the schema alone (field roles from their
+ * descriptors, payloads filled through their offsets), written, retired.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -35,63 +34,41 @@ atom_field_of(const ProtobufCMessageDescriptor *atom, const char *metric)
 	return NULL;
 }
 
-static bool is_key_type(ProtobufCType t)
-{
-	switch (t) {
-	case PROTOBUF_C_TYPE_ENUM:
-	case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32:
-	case PROTOBUF_C_TYPE_SFIXED32: case PROTOBUF_C_TYPE_UINT32:
-	case PROTOBUF_C_TYPE_FIXED32: case PROTOBUF_C_TYPE_INT64:
-	case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_SFIXED64:
-	case PROTOBUF_C_TYPE_UINT64: case PROTOBUF_C_TYPE_FIXED64:
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* repeated int32 <what>_log2_buckets_<unit>: the unit, or why not. */
-static int bucket_unit(const ProtobufCFieldDescriptor *f,
-		       const struct kstats_unit_info **unit, char *why, size_t len)
-{
-	const char *word = strstr(f->name, ATOM_BUCKETS_WORD);
-
-	if (!word || word == f->name) {
-		snprintf(why, len, "repeated field %s is not named "
-			 "<what>" ATOM_BUCKETS_WORD "<unit>", f->name);
-		return -EINVAL;
-	}
-	word += strlen(ATOM_BUCKETS_WORD);
-	*unit = kstats_unit_by_atom_word(word);
-	if (!*unit) {
-		snprintf(why, len, "bucket field %s: unit '%s' is not one of "
-			 "libkstats/units.c (micros, bytes, count)", f->name, word);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static int add_field(struct atom_shape *s, const ProtobufCFieldDescriptor *f,
 		     char *why, size_t len)
 {
-	const char *m = s->msg->short_name;
+	const char *m = s->msg->short_name, *word = strstr(f->name, ATOM_BUCKETS_WORD);
 
 	if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
 		snprintf(why, len, "%s.%s: oneof fields are not supported", m, f->name);
 		return -EINVAL;
 	}
+	/* repeated int32 <what>_log2_buckets_<unit> */
 	if (f->label == PROTOBUF_C_LABEL_REPEATED && f->type == PROTOBUF_C_TYPE_INT32 &&
 	    !s->buckets) {
 		s->buckets = f;
-		return bucket_unit(f, &s->unit, why, len);
+		if (!word || word == f->name) {
+			snprintf(why, len, "repeated field %s is not named "
+				 "<what>" ATOM_BUCKETS_WORD "<unit>", f->name);
+			return -EINVAL;
+		}
+		word += strlen(ATOM_BUCKETS_WORD);
+		s->unit = kstats_unit_by_atom_word(word);
+		if (!s->unit) {
+			snprintf(why, len, "bucket field %s: unit '%s' is not one of "
+				 "libkstats/units.c (micros, bytes, count)", f->name, word);
+			return -EINVAL;
+		}
+		return 0;
 	}
 	if (f->label != PROTOBUF_C_LABEL_REPEATED && f->type == PROTOBUF_C_TYPE_STRING &&
 	    !s->name) {
 		s->name = f;
 		return 0;
 	}
-	if (f->label != PROTOBUF_C_LABEL_REPEATED && is_key_type(f->type) &&
-	    s->nkeys < PULL_MAX_KEY_COLS) {
+	/* protobuf-c lists the integer types first, INT32 to FIXED64. */
+	if (f->label != PROTOBUF_C_LABEL_REPEATED && s->nkeys < PULL_MAX_KEY_COLS &&
+	    (f->type <= PROTOBUF_C_TYPE_FIXED64 || f->type == PROTOBUF_C_TYPE_ENUM)) {
 		s->keys[s->nkeys++] = f;
 		return 0;
 	}
@@ -99,14 +76,6 @@ static int add_field(struct atom_shape *s, const ProtobufCFieldDescriptor *f,
 		 "one string name and up to %d enum or integer key fields", m, f->name,
 		 PULL_MAX_KEY_COLS);
 	return -EINVAL;
-}
-
-static int by_number(const void *a, const void *b)
-{
-	const ProtobufCFieldDescriptor *x = *(const ProtobufCFieldDescriptor *const *)a;
-	const ProtobufCFieldDescriptor *y = *(const ProtobufCFieldDescriptor *const *)b;
-
-	return (x->id > y->id) - (x->id < y->id);
 }
 
 int atom_shape_init(struct atom_shape *s, const ProtobufCMessageDescriptor *atom,
@@ -120,6 +89,7 @@ int atom_shape_init(struct atom_shape *s, const ProtobufCMessageDescriptor *atom
 	if (!s->oneof)
 		return -ENOENT;
 	s->msg = s->oneof->descriptor;
+	/* protobuf-c sorts fields by number: the keys come in field order. */
 	for (i = 0; i < s->msg->n_fields; i++) {
 		ret = add_field(s, &s->msg->fields[i], why, len);
 		if (ret)
@@ -130,7 +100,6 @@ int atom_shape_init(struct atom_shape *s, const ProtobufCMessageDescriptor *atom
 			 "<what>" ATOM_BUCKETS_WORD "<unit>", s->msg->short_name);
 		return -EINVAL;
 	}
-	qsort(s->keys, s->nkeys, sizeof(s->keys[0]), by_number);
 	return 0;
 }
 
@@ -179,18 +148,17 @@ int atom_build(struct atom_slot *s, const struct atom_shape *shape,
 
 void atom_slot_free(struct atom_slot *s)
 {
-	if (!s)
-		return;
-	free(s->payload);
+	if (s)
+		free(s->payload);
 	free(s);
 }
 
-int pull_emit_atom(struct pull_run *r, const struct pull_metric *pm,
+int pull_emit_atom(struct pull_run *r, const struct atom_shape *shape,
 		   const struct window *w, const int64_t *key, size_t nkey,
 		   const char *name, const int32_t *buckets, unsigned int anomalies)
 {
-	struct atom_slot **atoms, *s;
-	Kernelstats__Atom *a;
+	Kernelstats__Atom **atoms, *a;
+	struct atom_slot *s;
 	size_t cap = r->cap ? r->cap * 2 : 16;
 	int ret;
 
@@ -207,7 +175,7 @@ int pull_emit_atom(struct pull_run *r, const struct pull_metric *pm,
 	a = &s->atom;
 	kernelstats__atom__init(a);
 	memcpy(s->buckets, buckets, sizeof(s->buckets));
-	ret = atom_build(s, &pm->shape, key, nkey, name);
+	ret = atom_build(s, shape, key, nkey, name);
 	if (ret) {
 		atom_slot_free(s);
 		return ret;
@@ -215,7 +183,7 @@ int pull_emit_atom(struct pull_run *r, const struct pull_metric *pm,
 	a->has_atom_id = a->has_pull_id = a->has_reset = a->has_anomalies = 1;
 	a->has_window_start_realtime_ns = a->has_window_end_realtime_ns = 1;
 	a->has_window_start_boottime_ns = a->has_window_end_boottime_ns = 1;
-	a->atom_id = (int32_t)pm->shape.oneof->id;
+	a->atom_id = (int32_t)shape->oneof->id;
 	a->pull_id = r->pull_id;
 	a->boot_id = r->boot_id;
 	a->window_start_realtime_ns = w->start_real;
@@ -226,12 +194,13 @@ int pull_emit_atom(struct pull_run *r, const struct pull_metric *pm,
 	a->anomalies = anomalies;
 	a->has_wall_clock_step_ns = w->clock_step != 0;
 	a->wall_clock_step_ns = w->clock_step;
-	r->atoms[r->natoms++] = s;
+	r->atoms[r->natoms++] = a;
 	return 0;
 }
 
 /* Like the state: never writable by the group nor readable by others (UMask=0027). */
 #define ATOMS_MODE 0640
+#define ATOMS_NAME "atoms-%010" PRIu64 ".pb"
 
 static int atoms_file_id(const char *name, uint64_t *id)
 {
@@ -248,64 +217,47 @@ int kstats_atoms_filter(const struct dirent *d)
 	return !atoms_file_id(d->d_name, &id);
 }
 
-static int atoms_name(char *buf, size_t len, uint64_t pull_id)
-{
-	return snprintf(buf, len, "atoms-%010" PRIu64 ".pb", pull_id);
-}
-
 uint64_t pull_max_atoms_id(const char *out_dir)
 {
-	struct dirent **ents;
+	DIR *dp = opendir(out_dir);
+	struct dirent *d;
 	uint64_t id, max = 0;
-	int n, i;
 
-	n = scandir(out_dir, &ents, kstats_atoms_filter, alphasort);
-	for (i = 0; i < n; i++) {
-		if (!atoms_file_id(ents[i]->d_name, &id) && id > max)
+	while (dp && (d = readdir(dp)))
+		if (!atoms_file_id(d->d_name, &id) && id > max)
 			max = id;
-		free(ents[i]);
-	}
-	if (n >= 0)
-		free(ents);
+	if (dp)
+		closedir(dp);
 	return max;
 }
 
 bool pull_atoms_exist(const char *out_dir, uint64_t pull_id)
 {
-	char name[64], path[4096];
+	char path[4096];
 
-	atoms_name(name, sizeof(name), pull_id);
-	snprintf(path, sizeof(path), "%s/%s", out_dir, name);
+	snprintf(path, sizeof(path), "%s/" ATOMS_NAME, out_dir, pull_id);
 	return !access(path, F_OK);
 }
 
 int pull_write_atoms(struct pull_run *r, char *name, size_t len)
 {
 	Kernelstats__AtomList list = KERNELSTATS__ATOM_LIST__INIT;
-	Kernelstats__Atom **ptrs;
 	char path[4096];
-	uint8_t *buf = NULL;
-	size_t i, size;
-	int ret = -ENOMEM;
+	uint8_t *buf;
+	size_t size;
+	int ret;
 
-	ptrs = calloc(r->natoms, sizeof(*ptrs));
-	if (!ptrs)
-		return ret;
-	for (i = 0; i < r->natoms; i++)
-		ptrs[i] = &r->atoms[i]->atom;
 	list.n_atom = r->natoms;
-	list.atom = ptrs;
+	list.atom = r->atoms;
 	size = kernelstats__atom_list__get_packed_size(&list);
 	buf = malloc(size);
-	if (buf) {
-		kernelstats__atom_list__pack(&list, buf);
-		atoms_name(name, len, r->pull_id);
-		ret = snprintf(path, sizeof(path), "%s/%s", r->out_dir, name) >=
-		      (int)sizeof(path) ? -ENAMETOOLONG :
-		      kstats_file_create(path, buf, size, ATOMS_MODE);
-	}
+	if (!buf)
+		return -ENOMEM;
+	kernelstats__atom_list__pack(&list, buf);
+	snprintf(name, len, ATOMS_NAME, r->pull_id);
+	ret = snprintf(path, sizeof(path), "%s/%s", r->out_dir, name) >= (int)sizeof(path) ?
+	      -ENAMETOOLONG : kstats_file_create(path, buf, size, ATOMS_MODE);
 	free(buf);
-	free(ptrs);
 	return ret;
 }
 
@@ -318,8 +270,9 @@ int pull_write_atoms(struct pull_run *r, char *name, size_t len)
  * file's window end) and every later boot's.  Time powered off does not
  * count, so files outlive --max-age rather than go early; --max-files and
  * --max-bytes still bound them.
+ *
+ * HEAD_BYTES: the first record of a file, an atom is well under this.
  */
-/* The first record of a file: an atom is well under this. */
 #define HEAD_BYTES 4096
 
 struct atoms_file {
@@ -368,31 +321,12 @@ static void read_head(const char *dir, const char *name, struct atoms_file *f)
 	kernelstats__atom__free_unpacked(a, NULL);
 }
 
-/* Up time since each file (newest first: ages only grow toward the oldest). */
-static void set_ages(struct atoms_file *f, int n, const char *boot_id, uint64_t now_boot)
-{
-	const char *boot = boot_id;
-	uint64_t later = 0, ref = now_boot;	/* up time of later boots; boot's newest */
-	int i;
-
-	for (i = n - 1; i >= 0; i--) {
-		if (!f[i].known)
-			continue;	/* age unknown: 0, only the count and size limits */
-		if (strcmp(f[i].boot_id, boot)) {
-			later = later > UINT64_MAX - ref ? UINT64_MAX : later + ref;
-			boot = f[i].boot_id;
-			ref = f[i].end_boot;
-		}
-		f[i].age_ns = ref > f[i].end_boot ? ref - f[i].end_boot : 0;
-		f[i].age_ns = later > UINT64_MAX - f[i].age_ns ? UINT64_MAX : later + f[i].age_ns;
-	}
-}
-
 int pull_apply_retention(const struct pull_run *r, uint64_t now_boot)
 {
+	uint64_t total = 0, removed_bytes = 0, later = 0, ref = now_boot;
+	const char *boot = r->boot_id;
 	struct dirent **ents;
 	struct atoms_file *f;
-	uint64_t total = 0, removed_bytes = 0;
 	char path[4096];
 	int n, i, removed = 0, ret = 0;
 
@@ -408,7 +342,21 @@ int pull_apply_retention(const struct pull_run *r, uint64_t now_boot)
 		read_head(r->out_dir, ents[i]->d_name, &f[i]);
 		total += f[i].size;
 	}
-	set_ages(f, n, r->boot_id, now_boot);
+	/*
+	 * Newest first, ages only grow toward the oldest: later is the up time
+	 * of later boots, ref the newest window end of boot's.
+	 */
+	for (i = n - 1; i >= 0; i--) {
+		if (!f[i].known)
+			continue;	/* age unknown: 0, only the count and size limits */
+		if (strcmp(f[i].boot_id, boot)) {
+			later = later > UINT64_MAX - ref ? UINT64_MAX : later + ref;
+			boot = f[i].boot_id;
+			ref = f[i].end_boot;
+		}
+		f[i].age_ns = ref > f[i].end_boot ? ref - f[i].end_boot : 0;
+		f[i].age_ns = later > UINT64_MAX - f[i].age_ns ? UINT64_MAX : later + f[i].age_ns;
+	}
 	/* Oldest first; the newest file is always kept, one of unknown age ages not. */
 	for (i = 0; i < n - 1; i++) {
 		bool too_many = r->max_files && (uint64_t)(n - removed) > r->max_files;

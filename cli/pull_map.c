@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * kstats pull, one histogram map: read it, turn each key's per-bucket
- * deltas against its baseline into atoms, and record the new baseline.
- */
+/* kstats pull, one histogram map: its per-key deltas into atoms, its new baselines. */
 #include <errno.h>
 #include <glob.h>
 #include <stdio.h>
@@ -11,7 +8,6 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
-#include "hist.h"
 #include "kstats.h"
 #include "kstats_fileio.h"
 #include "kstats_hooks.h"
@@ -19,6 +15,8 @@
 #include "pull.h"
 
 struct metric_read {
+	const struct kstats_hist *h;
+	const struct atom_shape *shape;
 	struct kstats_histmap hm;
 	uint64_t end_boot, end_real;
 	struct kstats_names *names;	/* NULL: ids have no names */
@@ -69,10 +67,9 @@ static bool prog_created(const char *pin_dir, const char *obj, uint32_t map_id,
 	return found;
 }
 
-/* A map's first window starts at its creation: the loader status says when, else
- * its programs' load time, else boot. */
-static void creation_time(const struct pull_run *r, const struct pull_metric *pm,
-			  const struct metric_read *mr, uint64_t *boot, uint64_t *real)
+/* A map's first window starts at its creation: loader status, program load time or boot. */
+static void creation_time(const struct pull_run *r, const struct metric_read *mr,
+			  uint64_t *boot, uint64_t *real)
 {
 	const struct kstats_status_map *m = kstats_status_map_by_id(&r->status, mr->hm.map_id);
 	const char *how = "the loader status";
@@ -81,7 +78,7 @@ static void creation_time(const struct pull_run *r, const struct pull_metric *pm
 	if (m && m->created_boot_ns) {
 		*boot = m->created_boot_ns;
 		*real = m->created_real_ns;
-	} else if (prog_created(r->pin_dir, pm->h->obj, mr->hm.map_id, boot)) {
+	} else if (prog_created(r->pin_dir, mr->h->obj, mr->hm.map_id, boot)) {
 		how = "its programs' load time";
 	} else {
 		how = "boot (creation time unknown)";
@@ -93,14 +90,13 @@ static void creation_time(const struct pull_run *r, const struct pull_metric *pm
 		*real = mr->end_real - (mr->end_boot - *boot);
 	if (r->verbose)
 		fprintf(stderr, "kstats pull: %s/%s: map id %u, window starts at %s\n",
-			pm->h->obj, pm->h->map, mr->hm.map_id, how);
+			mr->h->obj, mr->h->map, mr->hm.map_id, how);
 }
 
 /* One row: its atoms and its new baseline in k. */
-static int process_row(struct pull_run *r, const struct pull_metric *pm,
-		       const struct metric_read *mr, const struct window *w,
-		       const struct pull_map_state *old, const int64_t *row,
-		       struct pull_key *k)
+static int process_row(struct pull_run *r, const struct metric_read *mr,
+		       const struct window *w, const struct pull_map_state *old,
+		       const int64_t *row, struct pull_key *k)
 {
 	size_t nkey = mr->hm.nkey, i;
 	const struct pull_key *prev;
@@ -118,7 +114,7 @@ static int process_row(struct pull_run *r, const struct pull_metric *pm,
 	prev = old ? state_find_key(old, k->key) : NULL;
 	delta_begin(&dk, cur, prev ? prev->base : NULL, mr->hm.width);
 	while (delta_next_atom(&dk, buckets)) {
-		ret = pull_emit_atom(r, pm, w, k->key, nkey, name, buckets,
+		ret = pull_emit_atom(r, mr->shape, w, k->key, nkey, name, buckets,
 				     dk.chunks == 1 ? dk.anomalies : 0);
 		if (ret)
 			return ret;
@@ -127,26 +123,16 @@ static int process_row(struct pull_run *r, const struct pull_metric *pm,
 	return 0;
 }
 
-static bool all_zero(const uint64_t *base)
+static int process_map(struct pull_run *r, const struct metric_read *mr)
 {
-	size_t b;
-
-	for (b = 0; b < PULL_NR_BUCKETS; b++)
-		if (base[b])
-			return false;
-	return true;
-}
-
-static int process_map(struct pull_run *r, const struct pull_metric *pm,
-		       const struct metric_read *mr)
-{
-	const struct pull_map_state *old = state_find_map(&r->old, pm->h->obj, pm->h->map);
+	const struct pull_map_state *old = state_find_map(&r->old, mr->h->obj, mr->h->map);
 	struct pull_map_state ms = { .map_id = mr->hm.map_id, .nkey_cols = mr->hm.nkey,
 				     .start_boot_ns = mr->end_boot,
 				     .start_real_ns = mr->end_real };
 	struct window w = { .end_boot = mr->end_boot, .end_real = mr->end_real };
 	bool same = old && !r->boot_changed && old->map_id == mr->hm.map_id &&
 		    old->nkey_cols == mr->hm.nkey;
+	static const uint64_t zero[PULL_NR_BUCKETS];
 	size_t i;
 	int ret = 0;
 
@@ -154,21 +140,21 @@ static int process_map(struct pull_run *r, const struct pull_metric *pm,
 		w.start_boot = old->start_boot_ns;
 		w.start_real = old->start_real_ns;
 	} else {
-		creation_time(r, pm, mr, &w.start_boot, &w.start_real);
+		creation_time(r, mr, &w.start_boot, &w.start_real);
 		w.reset = old || r->boot_changed || r->lost;
 		old = NULL;
 	}
 	window_settle(&w);
-	snprintf(ms.obj, sizeof(ms.obj), "%s", pm->h->obj);
-	snprintf(ms.map, sizeof(ms.map), "%s", pm->h->map);
+	snprintf(ms.obj, sizeof(ms.obj), "%s", mr->h->obj);
+	snprintf(ms.map, sizeof(ms.map), "%s", mr->h->map);
 	ms.keys = calloc(mr->hm.nrows ?: 1, sizeof(*ms.keys));
 	if (!ms.keys)
 		return -ENOMEM;
 	for (i = 0; i < mr->hm.nrows && !ret; i++) {
-		ret = process_row(r, pm, mr, &w, old, mr->hm.rows + i * mr->hm.ncols,
+		ret = process_row(r, mr, &w, old, mr->hm.rows + i * mr->hm.ncols,
 				  &ms.keys[ms.nkeys]);
 		/* An all-zero baseline is the same as none: keep the state small. */
-		if (!ret && !all_zero(ms.keys[ms.nkeys].base))
+		if (!ret && memcmp(ms.keys[ms.nkeys].base, zero, sizeof(zero)))
 			ms.nkeys++;
 	}
 	if (!ret)
@@ -199,22 +185,21 @@ int pull_carry_over(struct pull_run *r, const char *obj, const char *map)
 }
 
 /* A map that cannot be read keeps its baseline; the pull exits non-zero. */
-static int map_failed(struct pull_run *r, const struct pull_metric *pm, int err,
+static int map_failed(struct pull_run *r, const struct kstats_hist *h, int err,
 		      char *msg, size_t len)
 {
 	if (!*msg)
 		snprintf(msg, len, "%s", strerror(-err));
 	kstats_add_fix(msg, len, err);
-	fprintf(stderr, "kstats pull: %s/%s: %s\n", pm->h->obj, pm->h->map, msg);
+	fprintf(stderr, "kstats pull: %s/%s: %s\n", h->obj, h->map, msg);
 	r->maps_failed++;
 	r->maps_denied += err == -EPERM || err == -EACCES;
-	return pull_carry_over(r, pm->h->obj, pm->h->map);
+	return pull_carry_over(r, h->obj, h->map);
 }
 
-int pull_map(struct pull_run *r, const struct pull_metric *pm)
+int pull_map(struct pull_run *r, const struct kstats_hist *h, const struct atom_shape *shape)
 {
-	const struct kstats_hist *h = pm->h;
-	struct metric_read mr = {};
+	struct metric_read mr = { .h = h, .shape = shape };
 	char pin[4096], err[KSTATS_ERR_LEN] = "", nerr[KSTATS_ERR_LEN] = "";
 	int ret;
 
@@ -228,7 +213,7 @@ int pull_map(struct pull_run *r, const struct pull_metric *pm)
 	 */
 	if (access(pin, F_OK)) {
 		if (errno != ENOENT)
-			return map_failed(r, pm, -errno, err, sizeof(err));
+			return map_failed(r, h, -errno, err, sizeof(err));
 		if (r->verbose)
 			fprintf(stderr, "kstats pull: %s/%s: not pinned (object not loaded), "
 				"skipped\n", h->obj, h->map);
@@ -243,7 +228,7 @@ int pull_map(struct pull_run *r, const struct pull_metric *pm)
 		ret = -EINVAL;
 	}
 	if (ret) {
-		ret = map_failed(r, pm, ret, err, sizeof(err));
+		ret = map_failed(r, h, ret, err, sizeof(err));
 		goto out;
 	}
 	r->maps_read++;
@@ -252,7 +237,7 @@ int pull_map(struct pull_run *r, const struct pull_metric *pm)
 					       &mr.names, nerr, sizeof(nerr)) && r->verbose)
 		fprintf(stderr, "kstats pull: %s/%s: names unavailable: %s\n", h->obj,
 			h->names_map, nerr);
-	ret = process_map(r, pm, &mr);
+	ret = process_map(r, &mr);
 out:
 	kstats_histmap_free(&mr.hm);
 	kstats_names_free(mr.names);
