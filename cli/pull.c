@@ -48,8 +48,8 @@ static void usage(FILE *f)
 		"match are a warning line each (doc/writing-a-metric.md).\n");
 }
 
-static const uint64_t secs_scale[] = { 1, 60, 3600, 86400 };
-static const uint64_t size_scale[] = { 1024, 1ull << 20, 1ull << 30 };
+static const uint64_t secs_scale[] = { 1, 60, 3600, 86400 },
+		      size_scale[] = { 1024, 1ull << 20, 1ull << 30 };
 
 static int parse_scaled(const char *s, const char *units, const uint64_t *scale,
 			uint64_t *out)
@@ -75,25 +75,6 @@ static int bad_arg(const char *opt, const char *val, const char *want)
 {
 	fprintf(stderr, "kstats pull: %s '%s': expected %s\n", opt, val, want);
 	return KSTATS_EXIT_USAGE;
-}
-
-/* Both checked before either is made: a refusal leaves nothing behind. */
-static int check_dirs(const char *state_dir, const char *out_dir)
-{
-	char msg[1024];
-	int ret;
-
-	ret = kstats_mkdir_private(state_dir, 0750, false, msg, sizeof(msg)) ?:
-	      kstats_mkdir_private(out_dir, 0750, false, msg, sizeof(msg)) ?:
-	      kstats_mkdir_private(state_dir, 0750, true, msg, sizeof(msg)) ?:
-	      kstats_mkdir_private(out_dir, 0750, true, msg, sizeof(msg));
-	if (!ret)
-		return 0;
-	/* Root on the packaged layout (a kstats-owned /var/lib/kernelstats). */
-	fprintf(stderr, "kstats pull: refusing %s%s\n", msg,
-		!geteuid() && strstr(msg, " is owned by uid ") ?
-		", or run the pull as that user, as the packaged timer does (doc/pull.md)" : "");
-	return ret;
 }
 
 static int take_lock(struct pull_run *r)
@@ -156,10 +137,8 @@ static int reconcile(struct pull_run *r)
 	struct pull_state pend;
 	int ret = state_load(r->state_dir, PULL_PENDING_FILE, &pend);
 
-	if (ret == -ENOENT || ret == -EBADMSG)
-		return 0;
 	if (ret)
-		return ret;
+		return ret == -ENOENT || ret == -EBADMSG ? 0 : ret;
 	if (pend.pull_id > r->old.pull_id && pull_atoms_exist(r->out_dir, pend.pull_id)) {
 		ret = kstats_rename_in(r->state_dir, PULL_PENDING_FILE, PULL_STATE_FILE, false);
 		if (!ret) {
@@ -355,6 +334,7 @@ int cmd_pull(int argc, char **argv)
 		.max_files = 1000, .max_bytes = 50ull << 20, .lock_timeout_s = 60,
 		.lock_fd = -1,
 	};
+	char msg[1024];
 	uint64_t v;
 	size_t i;
 	int c;
@@ -390,8 +370,17 @@ int cmd_pull(int argc, char **argv)
 	}
 	if (optind < argc)
 		return bad_arg("argument", argv[optind], "no arguments; see --help");
-	if (check_dirs(r.state_dir, r.out_dir))
+	/* Both checked before either is made: a refusal leaves nothing behind. */
+	if (kstats_mkdir_private(r.state_dir, 0750, false, msg, sizeof(msg)) ||
+	    kstats_mkdir_private(r.out_dir, 0750, false, msg, sizeof(msg)) ||
+	    kstats_mkdir_private(r.state_dir, 0750, true, msg, sizeof(msg)) ||
+	    kstats_mkdir_private(r.out_dir, 0750, true, msg, sizeof(msg))) {
+		/* Root on the packaged layout (a kstats-owned /var/lib/kernelstats). */
+		fprintf(stderr, "kstats pull: refusing %s%s\n", msg,
+			!geteuid() && strstr(msg, " is owned by uid ") ? ", or run the pull "
+			"as that user, as the packaged timer does (doc/pull.md)" : "");
 		return KSTATS_EXIT_ERROR;
+	}
 	c = run(&r);
 	for (i = 0; i < r.natoms; i++)
 		atom_slot_free((struct atom_slot *)r.atoms[i]);

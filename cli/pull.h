@@ -27,7 +27,6 @@
 #define PULL_STATE_FILE "state"
 #define ATOM_BUCKETS_WORD "_log2_buckets_"
 
-/* One key's pending deltas during a pull. */
 struct delta_key {
 	uint64_t pending[PULL_NR_BUCKETS];
 	unsigned int anomalies;	/* buckets that went backwards */
@@ -104,10 +103,7 @@ const struct pull_key *state_find_key(const struct pull_map_state *ms,
 int state_encode(const struct pull_state *st, char **buf, size_t *len);
 int state_decode(const char *buf, size_t len, struct pull_state *st,
 		 char *err, size_t errlen);
-/*
- * dir/name: -ENOENT when absent; when corrupt, -EBADMSG and moved aside to
- * name.corrupt-<secs>[-N].  Other errors are a line on stderr.
- */
+/* dir/name; -ENOENT; -EBADMSG: corrupt, moved aside to name.corrupt-<secs>[-N]. */
 int state_load(const char *dir, const char *name, struct pull_state *st);
 int state_save(const char *dir, const char *name, const struct pull_state *st);
 

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * kstats pull's atoms: built from the schema alone (field roles from their
- * descriptors, payloads filled through their offsets), written, retired.
- */
+/* kstats pull's atoms: built from the schema alone (field roles from their
+ * descriptors, payloads filled through their offsets), written, retired. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -262,16 +260,13 @@ int pull_write_atoms(struct pull_run *r, char *name, size_t len)
 }
 
 /*
- * Retention: a file's age is the time the system has been up since it was
- * written, taken from its own first atom (boot id, boot-time window end),
- * never from the wall clock or its mtime: setting the clock (NTP after boot,
- * date -s) ages nothing.  A file of this boot is as old as boot time says;
- * one of an earlier boot adds that boot's up time after it (to its newest
- * file's window end) and every later boot's.  Time powered off does not
- * count, so files outlive --max-age rather than go early; --max-files and
- * --max-bytes still bound them.
- *
- * HEAD_BYTES: the first record of a file, an atom is well under this.
+ * Retention: a file's age is the up time since it was written, from its
+ * first atom (boot id, boot-time window end), never the wall clock or its
+ * mtime: setting the clock ages nothing.  A file of an earlier boot adds
+ * that boot's up time after it and every later boot's.  Time powered off
+ * does not count: files outlive --max-age rather than go early, and
+ * --max-files and --max-bytes still bound them.  HEAD_BYTES: the first
+ * record of a file, an atom is well under this.
  */
 #define HEAD_BYTES 4096
 

@@ -38,9 +38,8 @@ static bool prog_created(const char *pin_dir, const char *obj, uint32_t map_id,
 	size_t i;
 	bool found = false;
 
-	if (kstats_pin_path(pattern, sizeof(pattern) - 1, pin_dir, "prog", obj, "*"))
-		return false;
-	if (glob(pattern, 0, NULL, &g))
+	if (kstats_pin_path(pattern, sizeof(pattern) - 1, pin_dir, "prog", obj, "*") ||
+	    glob(pattern, 0, NULL, &g))
 		return false;
 	for (i = 0; i < g.gl_pathc; i++) {
 		LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = BPF_F_RDONLY);
@@ -93,36 +92,6 @@ static void creation_time(const struct pull_run *r, const struct metric_read *mr
 			mr->h->obj, mr->h->map, mr->hm.map_id, how);
 }
 
-/* One row: its atoms and its new baseline in k. */
-static int process_row(struct pull_run *r, const struct metric_read *mr,
-		       const struct window *w, const struct pull_map_state *old,
-		       const int64_t *row, struct pull_key *k)
-{
-	size_t nkey = mr->hm.nkey, i;
-	const struct pull_key *prev;
-	const char *name;
-	uint64_t cur[PULL_NR_BUCKETS];
-	int32_t buckets[PULL_NR_BUCKETS];
-	struct delta_key dk;
-	int ret;
-
-	memset(k, 0, sizeof(*k));
-	memcpy(k->key, row, nkey * sizeof(*row));
-	for (i = 0; i < PULL_NR_BUCKETS; i++)
-		cur[i] = (uint64_t)row[nkey + i];
-	name = kstats_names_find(mr->names, k->key[0]) ?: "";
-	prev = old ? state_find_key(old, k->key) : NULL;
-	delta_begin(&dk, cur, prev ? prev->base : NULL, mr->hm.width);
-	while (delta_next_atom(&dk, buckets)) {
-		ret = pull_emit_atom(r, mr->shape, w, k->key, nkey, name, buckets,
-				     dk.chunks == 1 ? dk.anomalies : 0);
-		if (ret)
-			return ret;
-	}
-	delta_new_base(&dk, cur, mr->hm.width, k->base);
-	return 0;
-}
-
 static int process_map(struct pull_run *r, const struct metric_read *mr)
 {
 	const struct pull_map_state *old = state_find_map(&r->old, mr->h->obj, mr->h->map);
@@ -130,13 +99,18 @@ static int process_map(struct pull_run *r, const struct metric_read *mr)
 				     .start_boot_ns = mr->end_boot,
 				     .start_real_ns = mr->end_real };
 	struct window w = { .end_boot = mr->end_boot, .end_real = mr->end_real };
-	bool same = old && !r->boot_changed && old->map_id == mr->hm.map_id &&
-		    old->nkey_cols == mr->hm.nkey;
 	static const uint64_t zero[PULL_NR_BUCKETS];
-	size_t i;
+	size_t nkey = mr->hm.nkey, i, b;
+	uint64_t cur[PULL_NR_BUCKETS];
+	int32_t buckets[PULL_NR_BUCKETS];
+	const struct pull_key *prev;
+	const int64_t *row;
+	struct pull_key *k;
+	struct delta_key dk;
+	const char *name;
 	int ret = 0;
 
-	if (same) {
+	if (old && !r->boot_changed && old->map_id == mr->hm.map_id && old->nkey_cols == nkey) {
 		w.start_boot = old->start_boot_ns;
 		w.start_real = old->start_real_ns;
 	} else {
@@ -151,10 +125,21 @@ static int process_map(struct pull_run *r, const struct metric_read *mr)
 	if (!ms.keys)
 		return -ENOMEM;
 	for (i = 0; i < mr->hm.nrows && !ret; i++) {
-		ret = process_row(r, mr, &w, old, mr->hm.rows + i * mr->hm.ncols,
-				  &ms.keys[ms.nkeys]);
+		row = mr->hm.rows + i * mr->hm.ncols;
+		k = &ms.keys[ms.nkeys];
+		memset(k, 0, sizeof(*k));
+		memcpy(k->key, row, nkey * sizeof(*row));
+		for (b = 0; b < PULL_NR_BUCKETS; b++)
+			cur[b] = (uint64_t)row[nkey + b];
+		name = kstats_names_find(mr->names, k->key[0]) ?: "";
+		prev = old ? state_find_key(old, k->key) : NULL;
+		delta_begin(&dk, cur, prev ? prev->base : NULL, mr->hm.width);
+		while (!ret && delta_next_atom(&dk, buckets))
+			ret = pull_emit_atom(r, mr->shape, &w, k->key, nkey, name, buckets,
+					     dk.chunks == 1 ? dk.anomalies : 0);
+		delta_new_base(&dk, cur, mr->hm.width, k->base);
 		/* An all-zero baseline is the same as none: keep the state small. */
-		if (!ret && memcmp(ms.keys[ms.nkeys].base, zero, sizeof(zero)))
+		if (!ret && memcmp(k->base, zero, sizeof(zero)))
 			ms.nkeys++;
 	}
 	if (!ret)

@@ -1,9 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * The pull state: per map, its id, where its next window starts and the
- * counts already emitted per key; a header line (version, CRC32, length)
- * then JSON, always written through kstats_file_replace().
- */
+/* The pull state: per map, its id, next window start and per-key counts emitted; a header
+ * line (version, CRC32, length) then JSON, always written through kstats_file_replace(). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
