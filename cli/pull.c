@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* kstats pull: its options, the lock, the state at start, the commit (pull.h). */
+/* kstats pull: options, catalog, lock, the state at start, commit, and the run (pull.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
