@@ -17,14 +17,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "atom_schema.h"
 #include "atoms.h"
 #include "bpf_telemetry.h"
 #include "kstats.h"
 #include "kstats_escape.h"
 #include "kstats_fileio.h"
 #include "kstats_meta.h"
-#include "pull.h"	/* window_clock_step() */
+#include "pull.h"
 
 /*
  * Bounded memory per input: a file, one record, and what decoding one

@@ -15,7 +15,7 @@
 #include "kstats_pins.h"
 #include "kstats_status.h"
 #include "kstats_why.h"
-#include "pull_run.h"
+#include "pull.h"
 
 enum dump_format { FMT_ASCII, FMT_JSON, FMT_PROMETHEUS, FMT_OPENMETRICS, FMT_RULES };
 
