@@ -1,10 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * kstats-loader: loads every *.bpf of the object directory that this kernel
- * can run, pins its maps and links, and records what happened to each object
- * and program in the status file.  Generic: everything it knows about an
- * object comes from the object's own metadata.
- */
+/* kstats-loader: options, the run dir lock, objects loaded on a pool, --unload. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -26,12 +21,11 @@
 
 #include "kstats_args.h"
 #include "kstats_fileio.h"
-#include "kstats_objmeta.h"
 #include "kstats_paths.h"
 #include "kstats_pins.h"
+#include "kstats_status.h"
 #include "kstats_why.h"
 #include "loader.h"
-#include "trust.h"
 
 #define DEFAULT_RUN_DIR "/run/kernelstats"
 #define DEFAULT_CONFIG "/etc/kernelstats/loader.conf"
@@ -85,7 +79,6 @@ static void usage(FILE *f)
 "  4  another kstats-loader held the lock for --lock-timeout seconds;\n"
 "     the status file is left to it\n", DEFAULT_LOCK_TIMEOUT);
 }
-
 
 /* Through log_msg: an argument or a config line may hold control bytes. */
 static int bad_usage(const char *fmt, const char *arg)
@@ -195,16 +188,6 @@ static int set_kver(struct loader_ctx *ctx, const struct options *o)
 	return EXIT_OK;
 }
 
-static int set_config(struct loader_ctx *ctx, const struct options *o)
-{
-	char err[512];
-
-	if (read_config(ctx, o->config ? o->config : DEFAULT_CONFIG, o->config,
-			err, sizeof(err)))
-		return bad_usage("%s", err);
-	return EXIT_OK;
-}
-
 /*
  * One loader per pin dir (and its run dir) at a time: a second one waits,
  * but at most ctx->lock_timeout_s, so that nothing holds a boot-time run
@@ -244,7 +227,6 @@ fail:
 	return ret;
 }
 
-/* Mounted bpffs, pin dir created. */
 static int prepare_pin_dir(const char *pin_dir, char *err, size_t len)
 {
 	int ret = kstats_ensure_bpffs(pin_dir, err, len);
@@ -267,7 +249,7 @@ static int prepare_pin_dir(const char *pin_dir, char *err, size_t len)
 	return ret;
 }
 
-/* Creates the run dir and removes a stale completion flag, first thing. */
+/* First thing: a stale completion flag goes. */
 static int prepare_run_dir(const struct loader_ctx *ctx, char *flag, size_t len)
 {
 	int ret = kstats_mkdir_p(ctx->run_dir, 0755);
@@ -297,7 +279,7 @@ static bool bpf_usable(char *err, size_t len)
 	return false;
 }
 
-/* An unusable environment: logged, and recorded with nothing touched. */
+/* Recorded in the status file with nothing touched. */
 static int fail_env(struct loader_ctx *ctx, __u64 started, const char *fmt, ...)
 {
 	char err[1024];
@@ -372,7 +354,6 @@ static size_t pool_threads(size_t n)
 	return n < cpus ? n : cpus;
 }
 
-/* Loads the next object not taken yet; false when none is left. */
 static bool load_next(struct pool *p)
 {
 	size_t i = atomic_fetch_add(&p->next, 1);
@@ -440,7 +421,7 @@ static void load_pool(struct pool *p)
 		pthread_join(tid[t], NULL);
 }
 
-/* EXIT_OK or EXIT_CRITICAL; -errno when no object could be tried. */
+/* -errno when no object could be tried. */
 static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nout)
 {
 	struct pool p = { .ctx = ctx, .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -474,7 +455,7 @@ static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nou
 	return p.critical ? EXIT_CRITICAL : EXIT_OK;
 }
 
-/* The status file, then the completion flag: returns the exit code. */
+/* The status file, then the completion flag. */
 static int finish_run(const struct loader_ctx *ctx, const struct obj_result *res,
 		      size_t n, __u64 started, const char *flag, int code)
 {
@@ -492,6 +473,125 @@ static int finish_run(const struct loader_ctx *ctx, const struct obj_result *res
 		return EXIT_ENV;
 	}
 	return code;
+}
+
+/*
+ * --unload removes the pins the status file lists as the loader's (or,
+ * without one, the pins named after the objects in --obj-dir), the status
+ * file and the completion flag, and the pin directory if nothing else is
+ * left in it.  Other pins in the directory are never touched.
+ */
+struct unload {
+	unsigned int removed;
+	unsigned int failed;
+};
+
+static void remove_pin(struct unload *u, const char *path)
+{
+	if (!unlink(path)) {
+		u->removed++;
+	} else if (errno != ENOENT) {
+		log_msg(LOG_ERR, "cannot remove %s: %m", path);
+		u->failed++;
+	}
+}
+
+static void remove_status_pins(struct loader_ctx *ctx, struct unload *u)
+{
+	const struct kstats_status_obj *o;
+	size_t i, j;
+
+	for (i = 0; i < ctx->prev->nobjs; i++) {
+		o = &ctx->prev->objs[i];
+		for (j = 0; j < o->npins; j++)
+			if (pin_of(ctx, o->pins[j], o->name))
+				remove_pin(u, o->pins[j]);
+			else
+				log_msg(LOG_WARNING, "warning: %s is not a pin of %s in %s; "
+					"left alone", o->pins[j], o->name, ctx->pin_dir);
+	}
+}
+
+/* Whether the pin dir entry name is a pin of an object of --obj-dir. */
+static bool named_for_object(struct loader_ctx *ctx, const char *path,
+			     struct dirent **objs, int n)
+{
+	char name[KSTATS_NAME_LEN];
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!kstats_obj_name(objs[i]->d_name, name, sizeof(name)) &&
+		    pin_of(ctx, path, name))
+			return true;
+	return false;
+}
+
+/* Without a status file: the pins named after the objects in --obj-dir. */
+static int remove_named_pins(struct loader_ctx *ctx, struct unload *u)
+{
+	char path[LOADER_PATH_LEN];
+	struct dirent **objs, *e;
+	DIR *dir;
+	int n, i;
+
+	n = kstats_scan_objects(ctx->obj_dir, &objs);
+	if (n < 0)
+		return n;
+	dir = opendir(ctx->pin_dir);
+	while (dir && (e = readdir(dir))) {
+		snprintf(path, sizeof(path), "%s/%s", ctx->pin_dir, e->d_name);
+		if (named_for_object(ctx, path, objs, n))
+			remove_pin(u, path);
+	}
+	if (dir)
+		closedir(dir);
+	for (i = 0; i < n; i++)
+		free(objs[i]);
+	free(objs);
+	return 0;
+}
+
+/* The objects as loaded (object.c): no pin is left to read with them. */
+static void remove_loaded_copies(const struct loader_ctx *ctx)
+{
+	char path[LOADER_PATH_LEN + 256];
+	struct dirent **ents;
+	int n, i;
+
+	if (!strcmp(ctx->run_dir, ctx->obj_dir))
+		return;	/* never the objects themselves */
+	n = kstats_scan_objects(ctx->run_dir, &ents);
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", ctx->run_dir, ents[i]->d_name);
+		if (unlink(path) && errno != ENOENT)
+			log_msg(LOG_WARNING, "warning: cannot remove %s: %m", path);
+		free(ents[i]);
+	}
+	if (n >= 0)
+		free(ents);
+}
+
+static int unload_all(struct loader_ctx *ctx, const char *flag)
+{
+	struct unload u = {};
+
+	if (ctx->prev) {
+		remove_status_pins(ctx, &u);
+	} else if (remove_named_pins(ctx, &u)) {
+		log_msg(LOG_ERR, "no status file %s and cannot read %s: nothing known to "
+			"unload; pass --run-dir or --obj-dir", ctx->status_path, ctx->obj_dir);
+		return EXIT_ENV;
+	}
+	remove_loaded_copies(ctx);
+	unlink(flag);
+	if (unlink(ctx->status_path) && errno != ENOENT)
+		log_msg(LOG_WARNING, "warning: cannot remove %s: %m", ctx->status_path);
+	if (rmdir(ctx->pin_dir) && errno != ENOENT)
+		log_msg(LOG_INFO, "%s stays: it holds pins that are not the loader's",
+			ctx->pin_dir);
+	log_result(LOG_INFO, "unloaded: %u pins removed%s", u.removed,
+		u.failed ? ", some could not be" : "");
+	return u.failed ? EXIT_CRITICAL : EXIT_OK;
 }
 
 static int run(struct loader_ctx *ctx, const struct options *o)
@@ -520,7 +620,7 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 	status_load_prev(ctx);	/* under the lock: the last run's, complete */
 	txn_remove_stale(ctx->pin_dir);
 	if (o->unload) {
-		ret = unload_all(ctx);
+		ret = unload_all(ctx, flag);
 		goto out;
 	}
 	if (check_trusted(ctx->obj_dir, err, sizeof(err)) == -EPERM) {
@@ -569,6 +669,7 @@ int main(int argc, char **argv)
 				  .lock = PTHREAD_MUTEX_INITIALIZER,
 				  .turn_done = PTHREAD_COND_INITIALIZER };
 	struct options o = {};
+	char err[512];
 	int ret;
 
 	fill_stdio();
@@ -576,9 +677,10 @@ int main(int argc, char **argv)
 		probe_server_main();
 	/* A closed stdout must not kill us before the status file is written. */
 	signal(SIGPIPE, SIG_IGN);
-	ret = parse_args(argc, argv, &ctx, &o);
-	ret = ret ?: set_kver(&ctx, &o);
-	ret = ret ?: set_config(&ctx, &o);
+	ret = parse_args(argc, argv, &ctx, &o) ?: set_kver(&ctx, &o);
+	if (!ret && read_config(&ctx, o.config ?: DEFAULT_CONFIG, o.config, err,
+				sizeof(err)))
+		ret = bad_usage("%s", err);
 	ret = ret ?: set_paths(&ctx, &o);
 	if (!ret) {
 		libbpf_set_print(libbpf_log);

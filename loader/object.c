@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * One object, start to end: its name checked, its file read once, gating
- * from its own metadata, variant choice (variant.c), load (retried without
- * a rejected variant or optional program), then
- * publication of its pins, all or nothing (publish.c).
+ * from its own metadata, one variant per attach point, one object per
+ * metric, the load (retried without a rejected variant), then publication
+ * of its pins, all or nothing.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,10 +18,8 @@
 #include <bpf/libbpf.h>
 
 #include "kstats_fileio.h"
-#include "kstats_objmeta.h"
 #include "kstats_pins.h"
-#include "object.h"
-#include "trust.h"
+#include "loader.h"
 
 #define VERIFIER_LOG_SIZE (64 * 1024)
 #define LOG_TAIL_LINES 6
@@ -133,6 +132,644 @@ static int open_object(struct obj_load *l)
 		if (l->pl && i < l->res->nprogs)
 			l->pl[i++].prog = prog;
 	return 0;
+}
+
+/* ---- variants ---- */
+
+static const char *attach_type_of(const char *section)
+{
+	static const char *const kinds[] = { "tp_btf", "raw_tp", "kprobe" };
+	size_t i, n;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		n = strlen(kinds[i]);
+		if (!strncmp(section, kinds[i], n) && section[n] == '/')
+			return kinds[i];
+	}
+	return "other";
+}
+
+static int init_prog(struct obj_load *l, struct bpf_program *prog, size_t i)
+{
+	struct prog_result *p = &l->res->progs[i];
+	struct prog_plan *pl = &l->pl[i];
+	const char *pin_dir = l->ctx->pin_dir;
+	__u32 kver = l->ctx->kver;
+
+	pl->prog = prog;
+	pl->kept_fd = -1;
+	snprintf(p->name, sizeof(p->name), "%s", bpf_program__name(prog));
+	snprintf(p->section, sizeof(p->section), "%s", bpf_program__section_name(prog));
+	p->attach_type = attach_type_of(p->section);
+	if (kstats_pin_path(p->link_pin, sizeof(p->link_pin), pin_dir, "link",
+			    l->res->name, p->name) ||
+	    kstats_pin_path(p->prog_pin, sizeof(p->prog_pin), pin_dir, "prog",
+			    l->res->name, p->section)) {
+		set_outcome(l->res, OUT_FAILED_OBJECT, "pin path for %s is too long", p->name);
+		return -ENAMETOOLONG;
+	}
+	pl->meta = kstats_objmeta_prog(&l->meta, p->name);
+	if (!pl->meta) {
+		set_outcome(l->res, OUT_FAILED_OBJECT, "program %s has no metadata; declare "
+			    "it with DEFINE_BPF_PROG or DEFINE_BPF_TRACEPOINT", p->name);
+		return -EINVAL;
+	}
+	snprintf(p->attach, sizeof(p->attach), "%s", pl->meta->attach);
+	pl->in_range = kver >= pl->meta->min_kver && kver < pl->meta->max_kver;
+	if (!pl->in_range)
+		snprintf(pl->why, sizeof(pl->why), "kernel %s is outside %s",
+			 kver_str(kver).s, kver_range_str(pl->meta->min_kver,
+							  pl->meta->max_kver).s);
+	else if (attach_point_deferred(p->section))
+		pl->available = pl->deferred = true;
+	else
+		pl->available = attach_point_exists(l->ctx, p->section, pl->why,
+						    sizeof(pl->why));
+	return 0;
+}
+
+/*
+ * After a failed load, or before an object is stopped: the deferred attach
+ * points checked now, and what the failed attempt concluded forgotten, so
+ * the next choice is the one a full check up front would have made.
+ * False when nothing was deferred.
+ */
+static bool check_deferred(struct obj_load *l)
+{
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < l->res->nprogs; i++) {
+		struct prog_plan *pl = &l->pl[i];
+
+		any |= pl->deferred;
+		if (pl->deferred)
+			pl->available = attach_point_exists(l->ctx, l->res->progs[i].section,
+							    pl->why, sizeof(pl->why));
+		pl->deferred = false;
+	}
+	if (!any)
+		return false;
+	for (i = 0; i < l->res->nprogs; i++)
+		l->pl[i].rejected = false;
+	l->res->outcome = OUT_LOADED;
+	l->res->reason[0] = 0;
+	return true;
+}
+
+static int init_progs(struct obj_load *l)
+{
+	struct bpf_program *prog;
+	size_t n = 0;
+	int ret;
+
+	bpf_object__for_each_program(prog, l->obj)
+		n++;
+	l->res->progs = calloc(n ? n : 1, sizeof(*l->res->progs));
+	l->pl = calloc(n ? n : 1, sizeof(*l->pl));
+	if (!l->res->progs || !l->pl) {
+		set_outcome(l->res, OUT_FAILED_OBJECT, "out of memory");
+		return -ENOMEM;
+	}
+	bpf_object__for_each_program(prog, l->obj) {
+		ret = init_prog(l, prog, l->res->nprogs++);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static bool same_group(const struct obj_load *l, size_t i, size_t j)
+{
+	return !strcmp(l->res->progs[i].attach, l->res->progs[j].attach);
+}
+
+/* The preferred usable variant in the group of program i, or -1. */
+static int best_variant(const struct obj_load *l, size_t i)
+{
+	int best = -1;
+	size_t j;
+
+	for (j = 0; j < l->res->nprogs; j++) {
+		if (!same_group(l, i, j) || !l->pl[j].available || l->pl[j].rejected)
+			continue;
+		if (best < 0 || l->pl[j].meta->variant < l->pl[best].meta->variant)
+			best = j;
+	}
+	return best;
+}
+
+static void explain_unchosen(struct obj_load *l, size_t i, int best)
+{
+	struct prog_result *p = &l->res->progs[i];
+	struct prog_plan *pl = &l->pl[i];
+
+	if (pl->rejected)
+		return;		/* keeps its FAILED_VERIFIER */
+	if (!pl->in_range)
+		p->outcome = OUT_SKIPPED_KERNEL_VERSION;
+	else if (!pl->available)
+		p->outcome = OUT_SKIPPED_NO_ATTACH_POINT;
+	else
+		p->outcome = OUT_SKIPPED_VARIANT;
+	if (p->outcome == OUT_SKIPPED_VARIANT)
+		snprintf(p->reason, sizeof(p->reason), "%s variant %s preferred",
+			 variant_name(l->pl[best].meta->variant), l->res->progs[best].name);
+	else
+		snprintf(p->reason, sizeof(p->reason), "%s", pl->why);
+}
+
+/* "<attach>: <prog>: <why>; <prog>: <why>" over the group's in-range members. */
+static void group_why(struct obj_load *l, size_t i, char *buf, size_t len)
+{
+	size_t j, n = snprintf(buf, len, "%s", l->res->progs[i].attach);
+	const char *sep = ":";
+
+	for (j = 0; j < l->res->nprogs && n < len; j++) {
+		if (!same_group(l, i, j) || !l->pl[j].in_range)
+			continue;
+		n += snprintf(buf + n, len - n, "%s %s: %s", sep, l->res->progs[j].name,
+			      l->pl[j].rejected ? l->res->progs[j].reason : l->pl[j].why);
+		sep = ";";
+	}
+}
+
+/*
+ * A mandatory attach point none of whose variants can run stops the object:
+ * FAILED_VERIFIER when one was rejected, SKIPPED_NO_ATTACH_POINT when the
+ * kernel lacks it.  Programs outside their kernel range never stop it.
+ */
+static enum outcome group_stop(struct obj_load *l, size_t i)
+{
+	bool in_range = false, rejected = false;
+	size_t j;
+
+	for (j = 0; j < l->res->nprogs; j++) {
+		if (!same_group(l, i, j))
+			continue;
+		if (l->pl[j].meta->flags & KSTATS_PROG_OPTIONAL)
+			return OUT_LOADED;
+		rejected |= l->pl[j].rejected;
+		in_range |= l->pl[j].in_range;
+	}
+	if (!in_range)
+		return OUT_LOADED;
+	l->res->outcome = rejected ? OUT_FAILED_VERIFIER : OUT_SKIPPED_NO_ATTACH_POINT;
+	group_why(l, i, l->res->reason, sizeof(l->res->reason));
+	return l->res->outcome;
+}
+
+/* Chooses one variant per attach point; returns what stops the object. */
+static enum outcome choose_variants(struct obj_load *l)
+{
+	struct obj_result *res = l->res;
+	enum outcome stop = OUT_LOADED;
+	bool any_in_range = false, any_chosen = false;
+	size_t i;
+	int best;
+
+	for (i = 0; i < res->nprogs; i++) {
+		best = best_variant(l, i);
+		l->pl[i].chosen = best == (int)i;
+		if (l->pl[i].chosen) {
+			res->progs[i].outcome = OUT_LOADED;
+			res->progs[i].reason[0] = 0;
+		} else {
+			explain_unchosen(l, i, best);
+		}
+		any_in_range |= l->pl[i].in_range;
+		any_chosen |= l->pl[i].chosen;
+		if (best < 0 && stop == OUT_LOADED)
+			stop = group_stop(l, i);
+	}
+	if (stop == OUT_LOADED && res->nprogs && !any_chosen) {
+		if (any_in_range)
+			set_outcome(res, OUT_SKIPPED_NO_ATTACH_POINT,
+				    "none of its attach points exists in this kernel");
+		else
+			set_outcome(res, OUT_SKIPPED_KERNEL_VERSION,
+				    "no program is for kernel %s", kver_str(l->ctx->kver).s);
+		stop = res->outcome;
+	}
+	return stop;
+}
+
+/* ---- metrics ---- */
+
+/*
+ * One object per metric name.  Two objects that declare one metric (two
+ * copies of an object, say compaction.bpf and Compaction.bpf) would export
+ * it twice: two HELP lines in the Prometheus text, two atoms for the same
+ * events.  The first object in sorted order that loads, or that failed but
+ * still has a program attached (a failed re-run leaves the previous one
+ * counting), claims its metrics; a later one declaring a claimed name is
+ * skipped.  Dump and pull keep the same one from the status file
+ * (kstats_snapshot_unique: loaded, else attached, else first in order).
+ * A corrupt copy, attached to nothing, claims nothing.
+ *
+ * Objects load on several threads, so an object waits, before its check,
+ * for each earlier one that declares one of its metrics (or has not read
+ * its metadata yet) to finish, and only earlier objects' claims count:
+ * the outcome is that of a sequential run.  Objects are taken in order, so
+ * every earlier one is being loaded and waits only on earlier ones still.
+ */
+
+struct metric_claim {
+	char metric[KSTATS_NAME_LEN];
+	char obj[KSTATS_NAME_LEN];
+	size_t idx;			/* of the object, in the run's order */
+};
+
+struct metric_turn {
+	const struct kstats_objmeta *meta;	/* read, and the object not done */
+	bool done;
+};
+
+int metrics_init(struct loader_ctx *ctx, size_t nobjs)
+{
+	ctx->turns = calloc(nobjs ? nobjs : 1, sizeof(*ctx->turns));
+	ctx->nturns = ctx->turns ? nobjs : 0;
+	return ctx->turns ? 0 : -ENOMEM;
+}
+
+/* The first claim of an object before idx, as a sequential run saw it. */
+static const struct metric_claim *claimed(const struct loader_ctx *ctx,
+					  const char *metric, size_t idx)
+{
+	const struct metric_claim *c, *first = NULL;
+
+	for (c = ctx->claims; c < ctx->claims + ctx->nclaims; c++)
+		if (c->idx < idx && (!first || c->idx < first->idx) &&
+		    kstats_metric_same(c->metric, metric))
+			first = c;
+	return first;
+}
+
+static bool share_metric(const struct kstats_objmeta *a, const struct kstats_objmeta *b)
+{
+	size_t i, j;
+
+	for (i = 0; i < a->nhists; i++)
+		for (j = 0; j < b->nhists; j++)
+			if (kstats_metric_same(a->hists[i].metric, b->hists[j].metric))
+				return true;
+	return false;
+}
+
+/* Under ctx->lock: until no earlier object can still claim l's metrics. */
+static void wait_earlier(struct obj_load *l)
+{
+	struct loader_ctx *ctx = l->ctx;
+	struct metric_turn *t;
+	size_t i;
+
+	for (i = 0; i < l->idx && i < ctx->nturns; i++) {
+		t = &ctx->turns[i];
+		while (!t->done && (!t->meta || share_metric(t->meta, &l->meta)))
+			pthread_cond_wait(&ctx->turn_done, &ctx->lock);
+	}
+}
+
+static void set_turn(struct obj_load *l, const struct kstats_objmeta *meta, bool done)
+{
+	if (l->idx >= l->ctx->nturns)
+		return;
+	l->ctx->turns[l->idx].meta = meta;
+	l->ctx->turns[l->idx].done = done;
+	pthread_cond_broadcast(&l->ctx->turn_done);
+}
+
+/* Its metadata is read: later objects that share no metric go on. */
+static void metrics_known(struct obj_load *l)
+{
+	pthread_mutex_lock(&l->ctx->lock);
+	set_turn(l, &l->meta, false);
+	pthread_mutex_unlock(&l->ctx->lock);
+}
+
+/* 0, or the object's outcome set: a metric twice, or claimed by another. */
+static int check(struct obj_load *l)
+{
+	const struct kstats_hist_meta *h = l->meta.hists, *o;
+	const struct metric_claim *c;
+	size_t i;
+
+	for (i = 0; i < l->meta.nhists; i++) {
+		for (o = h; o < &h[i] && !kstats_metric_same(o->metric, h[i].metric); o++)
+			;
+		if (o < &h[i]) {
+			set_outcome(l->res, OUT_FAILED_OBJECT, "maps %s and %s both declare "
+				    "metric %s; rebuild it with one", o->map, h[i].map,
+				    h[i].metric);
+			return -EEXIST;
+		}
+		c = claimed(l->ctx, h[i].metric, l->idx);
+		if (c) {
+			set_outcome(l->res, OUT_SKIPPED_DUPLICATE_METRIC, "metric %s is "
+				    "exported by object %s, first in sorted order; remove "
+				    "%s or disable one of the two", h[i].metric, c->obj,
+				    l->res->path);
+			return -EEXIST;
+		}
+	}
+	return 0;
+}
+
+static int metrics_check(struct obj_load *l)
+{
+	int ret;
+
+	pthread_mutex_lock(&l->ctx->lock);
+	wait_earlier(l);
+	ret = check(l);
+	pthread_mutex_unlock(&l->ctx->lock);
+	return ret;
+}
+
+static bool attached(const struct obj_result *res)
+{
+	size_t i;
+
+	for (i = 0; i < res->nprogs; i++)
+		if (res->progs[i].prog_id)
+			return true;
+	return false;
+}
+
+static void claim(struct obj_load *l)
+{
+	struct metric_claim *grown;
+	size_t i;
+
+	if ((l->res->outcome != OUT_LOADED && !attached(l->res)) || !l->meta.nhists)
+		return;
+	grown = realloc(l->ctx->claims,
+			(l->ctx->nclaims + l->meta.nhists) * sizeof(*grown));
+	if (!grown)
+		return;	/* the next object with a claimed name may load too */
+	l->ctx->claims = grown;
+	for (i = 0; i < l->meta.nhists; i++) {
+		struct metric_claim *c = &grown[l->ctx->nclaims++];
+
+		memcpy(c->metric, l->meta.hists[i].metric, sizeof(c->metric));
+		memcpy(c->obj, l->res->name, sizeof(c->obj));
+		c->idx = l->idx;
+	}
+}
+
+/* After its turn: a loaded or still attached object's metrics are its own. */
+static void metrics_claim(struct obj_load *l)
+{
+	pthread_mutex_lock(&l->ctx->lock);
+	claim(l);
+	set_turn(l, NULL, true);
+	pthread_mutex_unlock(&l->ctx->lock);
+}
+
+void metrics_free(struct loader_ctx *ctx)
+{
+	free(ctx->claims);
+	ctx->claims = NULL;
+	ctx->nclaims = 0;
+	free(ctx->turns);
+	ctx->turns = NULL;
+	ctx->nturns = 0;
+}
+
+/* ---- publication ---- */
+
+static void owner_of_map(const struct obj_load *l, const char *name,
+			 const char **uid, const char **gid, unsigned int *mode)
+{
+	const struct kstats_map_meta *mm = kstats_objmeta_map(&l->meta, name);
+
+	*uid = mm ? mm->uid : "root";
+	*gid = mm ? mm->gid : "root";
+	*mode = mm ? mm->mode : 0600;
+}
+
+static int stage_maps(struct obj_load *l, struct pin_txn *txn)
+{
+	char aside[LOADER_PATH_LEN];
+	const char *uid, *gid;
+	struct map_result *m;
+	struct bpf_map *map;
+	unsigned int mode;
+	int ret;
+
+	bpf_object__for_each_map(map, l->obj) {
+		if (bpf_map__is_internal(map))
+			continue;
+		m = add_map(l->res, bpf_map__name(map), l->ctx);
+		map_type_names(bpf_object__btf(l->obj), map, &m->types);
+		owner_of_map(l, m->name, &uid, &gid, &mode);
+		if (m->reused) {
+			prev_map_created(l->ctx, l->res->name, m->name, m->map_id,
+					 &m->created_boottime_ns, &m->created_realtime_ns);
+			ret = apply_owner(m->pin, uid, gid, mode);
+		} else {
+			snprintf(aside, sizeof(aside), "%s/aside_%llu_%s", l->ctx->pin_dir,
+				 (unsigned long long)l->created_real_ns, strrchr(m->pin, '/') + 1);
+			m->map_id = kstats_fd_obj_id(bpf_map__fd(map));
+			m->created_boottime_ns = l->created_boot_ns;
+			m->created_realtime_ns = l->created_real_ns;
+			ret = txn_pin(txn, bpf_map__fd(map), m->pin, m->replaced ? aside : NULL,
+				      uid, gid, mode);
+			if (!ret && m->replaced)
+				ret = own_pin(l->res, aside);
+		}
+		if (ret) {
+			set_outcome(l->res, OUT_FAILED_PIN, "pin %s: %s", m->pin, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Pins of kind this object may have left: one per program, and owned ones. */
+static size_t collect_pins(const struct obj_result *res, const char *kind,
+			   const char **pins)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < res->nprogs; i++)
+		pins[n++] = !strcmp(kind, "link_") ? res->progs[i].link_pin
+						   : res->progs[i].prog_pin;
+	for (i = 0; i < res->npins; i++)
+		if (is_pin_kind(res->pins[i], kind))
+			pins[n++] = res->pins[i];
+	return n;
+}
+
+static struct link_swap *hold_old_links(struct obj_load *l)
+{
+	size_t max = l->res->nprogs + l->res->npins + 1, nlinks, nprogs;
+	const char **links = calloc(max, sizeof(*links));
+	const char **progs = calloc(max, sizeof(*progs));
+	struct link_swap *sw = NULL;
+	char why[LOADER_PATH_LEN + 64] = "out of memory";
+
+	if (links && progs) {
+		nlinks = collect_pins(l->res, "link_", links);
+		nprogs = collect_pins(l->res, "prog_", progs);
+		sw = swap_begin(links, nlinks, progs, nprogs, why, sizeof(why));
+	}
+	if (!sw)
+		set_outcome(l->res, OUT_FAILED_PIN, "%s", why);
+	free(links);
+	free(progs);
+	return sw;
+}
+
+static int stage_progs(struct obj_load *l, struct link_swap *sw, struct pin_txn *txn)
+{
+	struct prog_result *p;
+	struct prog_plan *pl;
+	size_t i;
+	int fd, ret;
+
+	for (i = 0; i < l->res->nprogs; i++) {
+		p = &l->res->progs[i];
+		pl = &l->pl[i];
+		if (!pl->chosen)
+			continue;
+		fd = bpf_program__fd(pl->prog);
+		pl->kept_fd = swap_keep(sw, p->link_pin, fd, &p->prog_id);
+		p->kept = pl->kept_fd >= 0;
+		if (p->kept)
+			snprintf(p->reason, sizeof(p->reason),
+				 "kept: the same program was already attached");
+		else
+			p->prog_id = kstats_fd_obj_id(fd);
+		ret = txn_pin(txn, p->kept ? pl->kept_fd : fd, p->prog_pin, NULL,
+			      pl->meta->uid, pl->meta->gid, pl->meta->mode);
+		if (ret) {
+			set_outcome(l->res, OUT_FAILED_PIN, "pin %s: %s", p->prog_pin,
+				    strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Attaches every chosen program that is not kept; links go into txn. */
+static int attach_progs(struct obj_load *l, struct pin_txn *txn, struct bpf_link **links)
+{
+	struct prog_result *p;
+	struct prog_plan *pl;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < l->res->nprogs; i++) {
+		p = &l->res->progs[i];
+		pl = &l->pl[i];
+		if (!pl->chosen || p->kept)
+			continue;
+		links[i] = bpf_program__attach(pl->prog);
+		if (!links[i]) {
+			ret = -errno;
+			p->outcome = OUT_FAILED_ATTACH;
+			snprintf(p->reason, sizeof(p->reason), "attach: %s", strerror(-ret));
+			set_outcome(l->res, OUT_FAILED_ATTACH, "%s: attach: %s", p->name,
+				    strerror(-ret));
+			return ret;
+		}
+		ret = txn_pin(txn, bpf_link__fd(links[i]), p->link_pin, NULL,
+			      pl->meta->uid, pl->meta->gid, pl->meta->mode);
+		if (ret) {
+			set_outcome(l->res, OUT_FAILED_PIN, "pin %s: %s", p->link_pin,
+				    strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Whether a chosen program is pinned at path (variants can share a section). */
+static bool chosen_prog_pin(const struct obj_load *l, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < l->res->nprogs; i++)
+		if (l->pl[i].chosen && !strcmp(l->res->progs[i].prog_pin, path))
+			return true;
+	return false;
+}
+
+/* After publication: own what exists now, drop pins of unchosen programs. */
+static void settle_pins(struct obj_load *l)
+{
+	struct obj_result *res = l->res;
+	size_t i;
+
+	for (i = 0; i < res->nmaps; i++)
+		own_pin(res, res->maps[i].pin);
+	for (i = 0; i < res->nprogs; i++) {
+		struct prog_result *p = &res->progs[i];
+
+		if (!l->pl[i].chosen) {
+			if (owns_pin(res, p->prog_pin) && !chosen_prog_pin(l, p->prog_pin))
+				unlink(p->prog_pin);
+			p->prog_pin[0] = 0;
+		}
+		if (!l->pl[i].chosen || access(p->link_pin, F_OK))
+			p->link_pin[0] = 0;
+		if (*p->prog_pin)
+			own_pin(res, p->prog_pin);
+		if (*p->link_pin)
+			own_pin(res, p->link_pin);
+	}
+	prune_pins(res);
+}
+
+static void destroy_links(struct bpf_link **links, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		bpf_link__destroy(links[i]);	/* pinned ones stay attached */
+}
+
+/*
+ * Maps, programs and links are pinned under temporary names first.  Old
+ * links are detached just before the new ones attach (never two copies);
+ * if an attach fails, the new links go and the old programs come back.
+ */
+static void publish(struct obj_load *l)
+{
+	struct pin_txn *txn = txn_new(l->ctx->pin_dir);
+	struct bpf_link **links = calloc(l->res->nprogs + 1, sizeof(*links));
+	struct link_swap *sw = hold_old_links(l);
+	int ret = -ENOMEM;
+
+	if (!sw)
+		goto out;
+	if (!txn || !links) {
+		set_outcome(l->res, OUT_FAILED_PIN, "out of memory");
+		goto out;
+	}
+	ret = stage_maps(l, txn);
+	ret = ret ?: stage_progs(l, sw, txn);
+	if (ret)
+		goto out;
+	ret = swap_detach(sw, l->res->reason, sizeof(l->res->reason));
+	ret = ret ?: attach_progs(l, txn, links);
+	ret = ret ?: txn_commit(txn, l->res->reason, sizeof(l->res->reason));
+	if (ret) {
+		if (l->res->outcome == OUT_LOADED)
+			l->res->outcome = OUT_FAILED_PIN;
+		txn_abort(txn);
+		destroy_links(links, l->res->nprogs);
+		memset(links, 0, l->res->nprogs * sizeof(*links));
+		swap_rollback(sw);
+	}
+out:
+	if (!ret)
+		settle_pins(l);
+	destroy_links(links, links ? l->res->nprogs : 0);
+	swap_free(sw);
+	txn_free(txn);
+	free(links);
 }
 
 /* ---- loading ---- */

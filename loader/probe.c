@@ -16,7 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "kstats_fileio.h"
-#include "object.h"
+#include "loader.h"
 
 struct bpf_object *obj_open_mem(const char *name, const void *elf, size_t len)
 {
