@@ -73,12 +73,13 @@ struct kver_buf kver_str(__u32 kver)
 	return b;
 }
 
-struct kver_buf kver_range_str(__u32 min, __u32 max)
+bool kver_in(__u32 kver, __u32 min, __u32 max, char *why, size_t len)
 {
-	struct kver_buf b;
-
-	snprintf(b.s, sizeof(b.s), "[%.16s, %.16s)", kver_str(min).s, kver_str(max).s);
-	return b;
+	if (kver >= min && kver < max)
+		return true;
+	snprintf(why, len, "kernel %s is outside [%s, %s)", kver_str(kver).s,
+		 kver_str(min).s, kver_str(max).s);
+	return false;
 }
 
 static char *trim(char *s)

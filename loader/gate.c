@@ -17,7 +17,6 @@
 #include "kstats_fileio.h"
 #include "loader.h"
 
-#define TRACEFS_ROOTS { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" }
 #define KPROBE_PMU "/sys/bus/event_source/devices/kprobe"
 #define EVENTS_MAX_BYTES (4u << 20)	/* about 64 KiB on 6.x kernels */
 
@@ -37,7 +36,8 @@ const char *variant_name(__u32 variant)
 /* The mounted tracefs, or NULL. */
 static const char *tracefs(void)
 {
-	static const char *const roots[] = TRACEFS_ROOTS;
+	static const char *const roots[] = { "/sys/kernel/tracing",
+					     "/sys/kernel/debug/tracing" };
 	char probe[64];
 	size_t i;
 
@@ -233,36 +233,6 @@ static bool raw_tp_exists(struct loader_ctx *ctx, const char *tp,
 	return false;
 }
 
-static bool tp_btf_exists(struct loader_ctx *ctx, const char *tp,
-			  char *why, size_t len)
-{
-	if (!vmlinux(ctx)) {
-		snprintf(why, len, "no vmlinux BTF (/sys/kernel/btf/vmlinux) for tp_btf");
-		return false;
-	}
-	if (btf_has(ctx, "btf_trace_", tp, BTF_KIND_TYPEDEF))
-		return true;
-	snprintf(why, len, "tracepoint %s is not in vmlinux BTF (no btf_trace_%s)", tp, tp);
-	return false;
-}
-
-static bool func_exists(struct loader_ctx *ctx, const char *func,
-			char *why, size_t len)
-{
-	if (btf_has(ctx, "", func, BTF_KIND_FUNC))
-		return true;
-	snprintf(why, len, "function %s is not in vmlinux BTF", func);
-	return false;
-}
-
-static bool tracepoint_exists(const char *event, char *why, size_t len)
-{
-	if (tracefs_has_event(event))	/* no tracefs: let attach decide */
-		return true;
-	snprintf(why, len, "tracepoint %s does not exist in this kernel", event);
-	return false;
-}
-
 static const char *after(const char *section, const char *prefix)
 {
 	size_t n = strlen(prefix);
@@ -293,19 +263,36 @@ static bool exists(struct loader_ctx *ctx, const char *section, char *why, size_
 {
 	const char *name;
 
-	if ((name = after(section, "tp_btf/")))
-		return tp_btf_exists(ctx, name, why, len);
+	if ((name = after(section, "tp_btf/"))) {
+		if (!vmlinux(ctx)) {
+			snprintf(why, len, "no vmlinux BTF (/sys/kernel/btf/vmlinux) for tp_btf");
+			return false;
+		}
+		if (btf_has(ctx, "btf_trace_", name, BTF_KIND_TYPEDEF))
+			return true;
+		snprintf(why, len, "tracepoint %s is not in vmlinux BTF (no btf_trace_%s)",
+			 name, name);
+		return false;
+	}
 	if ((name = after(section, "raw_tp/")) || (name = after(section, "raw_tracepoint/")) ||
 	    (name = after(section, "raw_tp.w/")) || (name = after(section, "raw_tracepoint.w/")))
 		return raw_tp_exists(ctx, name, why, len);
 	if ((name = after(section, "kprobe/")) || (name = after(section, "kretprobe/")))
 		return kprobe_exists(ctx, name, why, len);
 	if ((name = after(section, "fentry/")) || (name = after(section, "fexit/")) ||
-	    (name = after(section, "fmod_ret/")))
-		return func_exists(ctx, name, why, len);
-	if ((name = after(section, "tp/")) || (name = after(section, "tracepoint/")))
-		return tracepoint_exists(name, why, len);
-	return true;	/* nothing to check before loading */
+	    (name = after(section, "fmod_ret/"))) {
+		if (btf_has(ctx, "", name, BTF_KIND_FUNC))
+			return true;
+		snprintf(why, len, "function %s is not in vmlinux BTF", name);
+		return false;
+	}
+	/* No tracefs: let attach decide. */
+	if (((name = after(section, "tp/")) || (name = after(section, "tracepoint/"))) &&
+	    !tracefs_has_event(name)) {
+		snprintf(why, len, "tracepoint %s does not exist in this kernel", name);
+		return false;
+	}
+	return true;	/* nothing (else) to check before loading */
 }
 
 bool attach_point_exists(struct loader_ctx *ctx, const char *section,

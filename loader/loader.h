@@ -140,7 +140,8 @@ struct kver_buf {
 int parse_kver(const char *s, __u32 *kver);
 int running_kver(__u32 *kver, char *release, size_t len);
 struct kver_buf kver_str(__u32 kver);
-struct kver_buf kver_range_str(__u32 min, __u32 max);
+/* Else false, and "kernel X is outside [min, max)" in why. */
+bool kver_in(__u32 kver, __u32 min, __u32 max, char *why, size_t len);
 int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t errlen);
 int read_config(struct loader_ctx *ctx, const char *path, bool must_exist,
 		char *err, size_t errlen);

@@ -25,9 +25,6 @@
 #define LOG_TAIL_LINES 6
 #define LOG_TAIL_CHARS 1024
 
-/* ---- opening ---- */
-
-
 static const char *file_kind(mode_t mode)
 {
 	if (S_ISFIFO(mode))
@@ -134,8 +131,6 @@ static int open_object(struct obj_load *l)
 	return 0;
 }
 
-/* ---- variants ---- */
-
 static const char *attach_type_of(const char *section)
 {
 	static const char *const kinds[] = { "tp_btf", "raw_tp", "kprobe" };
@@ -154,7 +149,6 @@ static int init_prog(struct obj_load *l, struct bpf_program *prog, size_t i)
 	struct prog_result *p = &l->res->progs[i];
 	struct prog_plan *pl = &l->pl[i];
 	const char *pin_dir = l->ctx->pin_dir;
-	__u32 kver = l->ctx->kver;
 
 	pl->prog = prog;
 	pl->kept_fd = -1;
@@ -175,14 +169,11 @@ static int init_prog(struct obj_load *l, struct bpf_program *prog, size_t i)
 		return -EINVAL;
 	}
 	snprintf(p->attach, sizeof(p->attach), "%s", pl->meta->attach);
-	pl->in_range = kver >= pl->meta->min_kver && kver < pl->meta->max_kver;
-	if (!pl->in_range)
-		snprintf(pl->why, sizeof(pl->why), "kernel %s is outside %s",
-			 kver_str(kver).s, kver_range_str(pl->meta->min_kver,
-							  pl->meta->max_kver).s);
-	else if (attach_point_deferred(p->section))
+	pl->in_range = kver_in(l->ctx->kver, pl->meta->min_kver, pl->meta->max_kver,
+			       pl->why, sizeof(pl->why));
+	if (pl->in_range && attach_point_deferred(p->section))
 		pl->available = pl->deferred = true;
-	else
+	else if (pl->in_range)
 		pl->available = attach_point_exists(l->ctx, p->section, pl->why,
 						    sizeof(pl->why));
 	return 0;
@@ -266,12 +257,8 @@ static void explain_unchosen(struct obj_load *l, size_t i, int best)
 
 	if (pl->rejected)
 		return;		/* keeps its FAILED_VERIFIER */
-	if (!pl->in_range)
-		p->outcome = OUT_SKIPPED_KERNEL_VERSION;
-	else if (!pl->available)
-		p->outcome = OUT_SKIPPED_NO_ATTACH_POINT;
-	else
-		p->outcome = OUT_SKIPPED_VARIANT;
+	p->outcome = !pl->in_range ? OUT_SKIPPED_KERNEL_VERSION :
+		     !pl->available ? OUT_SKIPPED_NO_ATTACH_POINT : OUT_SKIPPED_VARIANT;
 	if (p->outcome == OUT_SKIPPED_VARIANT)
 		snprintf(p->reason, sizeof(p->reason), "%s variant %s preferred",
 			 variant_name(l->pl[best].meta->variant), l->res->progs[best].name);
@@ -319,7 +306,7 @@ static enum outcome group_stop(struct obj_load *l, size_t i)
 	return l->res->outcome;
 }
 
-/* Chooses one variant per attach point; returns what stops the object. */
+/* Returns what stops the object. */
 static enum outcome choose_variants(struct obj_load *l)
 {
 	struct obj_result *res = l->res;
@@ -354,8 +341,6 @@ static enum outcome choose_variants(struct obj_load *l)
 	return stop;
 }
 
-/* ---- metrics ---- */
-
 /*
  * One object per metric name.  Two objects that declare one metric (two
  * copies of an object, say compaction.bpf and Compaction.bpf) would export
@@ -373,7 +358,6 @@ static enum outcome choose_variants(struct obj_load *l)
  * the outcome is that of a sequential run.  Objects are taken in order, so
  * every earlier one is being loaded and waits only on earlier ones still.
  */
-
 struct metric_claim {
 	char metric[KSTATS_NAME_LEN];
 	char obj[KSTATS_NAME_LEN];
@@ -439,7 +423,7 @@ static void set_turn(struct obj_load *l, const struct kstats_objmeta *meta, bool
 	pthread_cond_broadcast(&l->ctx->turn_done);
 }
 
-/* Its metadata is read: later objects that share no metric go on. */
+/* Later objects that share no metric go on. */
 static void metrics_known(struct obj_load *l)
 {
 	pthread_mutex_lock(&l->ctx->lock);
@@ -448,40 +432,31 @@ static void metrics_known(struct obj_load *l)
 }
 
 /* 0, or the object's outcome set: a metric twice, or claimed by another. */
-static int check(struct obj_load *l)
+static int metrics_check(struct obj_load *l)
 {
 	const struct kstats_hist_meta *h = l->meta.hists, *o;
 	const struct metric_claim *c;
 	size_t i;
+	int ret = 0;
 
-	for (i = 0; i < l->meta.nhists; i++) {
+	pthread_mutex_lock(&l->ctx->lock);
+	wait_earlier(l);
+	for (i = 0; !ret && i < l->meta.nhists; i++) {
 		for (o = h; o < &h[i] && !kstats_metric_same(o->metric, h[i].metric); o++)
 			;
 		if (o < &h[i]) {
 			set_outcome(l->res, OUT_FAILED_OBJECT, "maps %s and %s both declare "
 				    "metric %s; rebuild it with one", o->map, h[i].map,
 				    h[i].metric);
-			return -EEXIST;
-		}
-		c = claimed(l->ctx, h[i].metric, l->idx);
-		if (c) {
+			ret = -EEXIST;
+		} else if ((c = claimed(l->ctx, h[i].metric, l->idx))) {
 			set_outcome(l->res, OUT_SKIPPED_DUPLICATE_METRIC, "metric %s is "
 				    "exported by object %s, first in sorted order; remove "
 				    "%s or disable one of the two", h[i].metric, c->obj,
 				    l->res->path);
-			return -EEXIST;
+			ret = -EEXIST;
 		}
 	}
-	return 0;
-}
-
-static int metrics_check(struct obj_load *l)
-{
-	int ret;
-
-	pthread_mutex_lock(&l->ctx->lock);
-	wait_earlier(l);
-	ret = check(l);
 	pthread_mutex_unlock(&l->ctx->lock);
 	return ret;
 }
@@ -496,60 +471,39 @@ static bool attached(const struct obj_result *res)
 	return false;
 }
 
-static void claim(struct obj_load *l)
+/* After its turn: a loaded or still attached object's metrics are its own. */
+static void metrics_claim(struct obj_load *l)
 {
-	struct metric_claim *grown;
+	struct loader_ctx *ctx = l->ctx;
+	struct metric_claim *grown = NULL, *c;
 	size_t i;
 
-	if ((l->res->outcome != OUT_LOADED && !attached(l->res)) || !l->meta.nhists)
-		return;
-	grown = realloc(l->ctx->claims,
-			(l->ctx->nclaims + l->meta.nhists) * sizeof(*grown));
-	if (!grown)
-		return;	/* the next object with a claimed name may load too */
-	l->ctx->claims = grown;
-	for (i = 0; i < l->meta.nhists; i++) {
-		struct metric_claim *c = &grown[l->ctx->nclaims++];
-
+	pthread_mutex_lock(&ctx->lock);
+	/* Out of memory: the next object with a claimed name may load too. */
+	if ((l->res->outcome == OUT_LOADED || attached(l->res)) && l->meta.nhists)
+		grown = realloc(ctx->claims, (ctx->nclaims + l->meta.nhists) * sizeof(*grown));
+	for (i = 0; grown && i < l->meta.nhists; i++) {
+		ctx->claims = grown;
+		c = &grown[ctx->nclaims++];
 		memcpy(c->metric, l->meta.hists[i].metric, sizeof(c->metric));
 		memcpy(c->obj, l->res->name, sizeof(c->obj));
 		c->idx = l->idx;
 	}
-}
-
-/* After its turn: a loaded or still attached object's metrics are its own. */
-static void metrics_claim(struct obj_load *l)
-{
-	pthread_mutex_lock(&l->ctx->lock);
-	claim(l);
 	set_turn(l, NULL, true);
-	pthread_mutex_unlock(&l->ctx->lock);
+	pthread_mutex_unlock(&ctx->lock);
 }
 
 void metrics_free(struct loader_ctx *ctx)
 {
 	free(ctx->claims);
-	ctx->claims = NULL;
-	ctx->nclaims = 0;
 	free(ctx->turns);
-	ctx->turns = NULL;
-	ctx->nturns = 0;
 }
 
 /* ---- publication ---- */
 
-static void owner_of_map(const struct obj_load *l, const char *name,
-			 const char **uid, const char **gid, unsigned int *mode)
-{
-	const struct kstats_map_meta *mm = kstats_objmeta_map(&l->meta, name);
-
-	*uid = mm ? mm->uid : "root";
-	*gid = mm ? mm->gid : "root";
-	*mode = mm ? mm->mode : 0600;
-}
-
 static int stage_maps(struct obj_load *l, struct pin_txn *txn)
 {
+	const struct kstats_map_meta *mm;
 	char aside[LOADER_PATH_LEN];
 	const char *uid, *gid;
 	struct map_result *m;
@@ -562,7 +516,10 @@ static int stage_maps(struct obj_load *l, struct pin_txn *txn)
 			continue;
 		m = add_map(l->res, bpf_map__name(map), l->ctx);
 		map_type_names(bpf_object__btf(l->obj), map, &m->types);
-		owner_of_map(l, m->name, &uid, &gid, &mode);
+		mm = kstats_objmeta_map(&l->meta, m->name);
+		uid = mm ? mm->uid : "root";
+		gid = mm ? mm->gid : "root";
+		mode = mm ? mm->mode : 0600;
 		if (m->reused) {
 			prev_map_created(l->ctx, l->res->name, m->name, m->map_id,
 					 &m->created_boottime_ns, &m->created_realtime_ns);
@@ -830,23 +787,6 @@ static enum outcome prepare_map(struct obj_load *l, struct bpf_map *map)
 	return OUT_LOADED;
 }
 
-/* Reuses every compatible pinned map; refuses incompatible ones. */
-static enum outcome prepare_maps(struct obj_load *l)
-{
-	struct bpf_map *map;
-	enum outcome o;
-
-	bpf_object__for_each_map(map, l->obj) {
-		/* .rodata/.bss belong to one load: never pinned, never reused. */
-		if (bpf_map__is_internal(map))
-			continue;
-		o = prepare_map(l, map);
-		if (o != OUT_LOADED)
-			return o;
-	}
-	return OUT_LOADED;
-}
-
 /* The last lines of a verifier log, joined into one line. */
 static void log_tail(const char *log, char *out, size_t len)
 {
@@ -901,22 +841,8 @@ static void reject_prog(struct obj_load *l, size_t i, int err)
 		log_tail(l->pl[i].log, tail, sizeof(tail));
 	l->pl[i].rejected = true;
 	p->outcome = OUT_FAILED_VERIFIER;
-	if (*tail)
-		snprintf(p->reason, sizeof(p->reason), "load: %s; verifier: %s",
-			 strerror(-err), tail);
-	else
-		snprintf(p->reason, sizeof(p->reason), "load: %s; libbpf: %s",
-			 strerror(-err), l->libbpf_err);
-}
-
-static void free_logs(struct obj_load *l)
-{
-	size_t i;
-
-	for (i = 0; i < l->res->nprogs; i++) {
-		free(l->pl[i].log);
-		l->pl[i].log = NULL;
-	}
+	snprintf(p->reason, sizeof(p->reason), "load: %s; %s: %s", strerror(-err),
+		 *tail ? "verifier" : "libbpf", *tail ? tail : l->libbpf_err);
 }
 
 /*
@@ -971,13 +897,17 @@ static int try_load(struct obj_load *l)
 				    strerror(-ret), l->libbpf_err);
 		ret = bad >= 0 ? -EAGAIN : ret;
 	}
-	free_logs(l);
+	for (i = 0; i < l->res->nprogs; i++) {
+		free(l->pl[i].log);
+		l->pl[i].log = NULL;
+	}
 	return ret;
 }
 
 /* Loads, dropping rejected variants one at a time; returns the outcome. */
 static enum outcome load_loop(struct obj_load *l)
 {
+	struct bpf_map *map;
 	enum outcome o;
 	size_t attempt;
 	int ret;
@@ -995,9 +925,10 @@ static enum outcome load_loop(struct obj_load *l)
 			o = choose_variants(l);
 		if (o != OUT_LOADED)
 			return o;
-		o = prepare_maps(l);
-		if (o != OUT_LOADED)
-			return o;
+		/* .rodata/.bss belong to one load: never pinned, never reused. */
+		bpf_object__for_each_map(map, l->obj)
+			if (!bpf_map__is_internal(map) && (o = prepare_map(l, map)) != OUT_LOADED)
+				return o;
 		ret = try_load(l);
 		if (!ret)
 			return OUT_LOADED;
@@ -1070,21 +1001,10 @@ static void progs_from_meta(struct obj_load *l)
 	}
 }
 
-static bool obj_in_kver_range(struct obj_load *l)
-{
-	const struct kstats_obj_meta *om = &l->meta.obj;
-
-	if (l->ctx->kver >= om->min_kver && l->ctx->kver < om->max_kver)
-		return true;
-	set_outcome(l->res, OUT_SKIPPED_KERNEL_VERSION, "kernel %s is outside %s",
-		    kver_str(l->ctx->kver).s, kver_range_str(om->min_kver, om->max_kver).s);
-	return false;
-}
-
 static enum outcome run_object(struct obj_load *l)
 {
 	struct obj_result *res = l->res;
-	char fix[KSTATS_NAME_LEN];
+	char fix[KSTATS_NAME_LEN], why[128];
 
 	if (object_name_check(res->name, fix, sizeof(fix))) {
 		set_outcome(res, OUT_SKIPPED_OBJECT_NAME, "object name %s is not letters "
@@ -1107,7 +1027,9 @@ static enum outcome run_object(struct obj_load *l)
 	if (read_meta(l))
 		return res->outcome;
 	metrics_known(l);
-	if (!obj_in_kver_range(l)) {
+	if (!kver_in(l->ctx->kver, l->meta.obj.min_kver, l->meta.obj.max_kver, why,
+		     sizeof(why))) {
+		set_outcome(res, OUT_SKIPPED_KERNEL_VERSION, "%s", why);
 		progs_from_meta(l);
 		return res->outcome;
 	}

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Re-run safety: whether a pinned map can be reused, pins published all at
- * once (pinned under a temporary name, then renamed), and links replaced so
- * that one program is never attached twice and a failed attach puts the
- * previous program back.
+ * once, and links replaced so that one program is never attached twice.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -67,46 +65,14 @@ void map_type_names(const struct btf *obj_btf, struct bpf_map *map,
 		  sizeof(types->value));
 }
 
-/*
- * The pinned map's type names, from its own BTF; reading that by id needs
- * CAP_SYS_ADMIN, which the loader's unit does not grant, so else from what
- * the previous run recorded for this very map (known, or NULL).
- */
-static int pinned_type_names(const struct bpf_map_info *info,
-			     const struct map_types *known, struct map_types *have,
-			     char *why, size_t len)
-{
-	struct btf *btf = NULL;
-
-	if (info->btf_id) {
-		btf = btf__load_from_kernel_by_id(info->btf_id);
-		if (!btf && !known) {
-			snprintf(why, len, "its BTF cannot be read (%s) and no status file "
-				 "names its types", strerror(errno));
-			return -EACCES;
-		}
-	}
-	if (!btf && known) {
-		*have = *known;
-		return 0;
-	}
-	type_name(btf, info->btf_key_type_id, have->key, sizeof(have->key));
-	type_name(btf, info->btf_value_type_id, have->value, sizeof(have->value));
-	btf__free(btf);
-	return 0;
-}
-
-/*
- * 0 when the map pinned as pinned_fd has the shape the object declares:
- * type, key and value size, max_entries, flags, key and value type names.
- */
+/* 0 when the map pinned as pinned_fd has the shape the object declares. */
 int map_shape_check(const struct btf *obj_btf, struct bpf_map *map, int pinned_fd,
 		    const struct map_types *known, char *why, size_t len)
 {
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
 	struct map_types want, have;
-	int ret;
+	struct btf *btf = NULL;
 
 	if (bpf_obj_get_info_by_fd(pinned_fd, &info, &info_len) || !info.id) {
 		snprintf(why, len, "the pinned object is not a map");
@@ -125,9 +91,23 @@ int map_shape_check(const struct btf *obj_btf, struct bpf_map *map, int pinned_f
 	SAME("max_entries", info.max_entries, bpf_map__max_entries(map));
 	SAME("map flags", info.map_flags, bpf_map__map_flags(map));
 #undef SAME
-	ret = pinned_type_names(&info, known, &have, why, len);
-	if (ret)
+	/*
+	 * The pinned map's own BTF; reading that by id needs CAP_SYS_ADMIN,
+	 * which the loader's unit does not grant, so else the type names the
+	 * previous run recorded for this very map (known, or NULL).
+	 */
+	if (info.btf_id && !(btf = btf__load_from_kernel_by_id(info.btf_id)) && !known) {
+		snprintf(why, len, "its BTF cannot be read (%s) and no status file "
+			 "names its types", strerror(errno));
 		return -EINVAL;
+	}
+	if (!btf && known) {
+		have = *known;
+	} else {
+		type_name(btf, info.btf_key_type_id, have.key, sizeof(have.key));
+		type_name(btf, info.btf_value_type_id, have.value, sizeof(have.value));
+		btf__free(btf);
+	}
 	map_type_names(obj_btf, map, &want);
 	if (strcmp(want.key, have.key) || strcmp(want.value, have.value)) {
 		snprintf(why, len, "types are %s -> %s, the object wants %s -> %s",
@@ -158,7 +138,7 @@ bool ring_consumable(struct bpf_map *map, int fd, char *why, size_t len)
 	return false;
 }
 
-/* ---- pins published together ---- */
+/* ---- pins published together: pinned under a temporary name, then renamed ---- */
 
 struct pin_entry {
 	char tmp[LOADER_PATH_LEN];
@@ -206,15 +186,6 @@ int txn_pin(struct pin_txn *txn, int fd, const char *final, const char *aside,
 	return apply_owner(e->tmp, uid, gid, mode);
 }
 
-/* Moves entry e back under its temporary name, and its aside back. */
-static void txn_unpublish(struct pin_entry *e)
-{
-	if (!rename(e->final, e->tmp))
-		e->pinned = true;
-	if (*e->aside)
-		rename(e->aside, e->final);
-}
-
 /*
  * All or nothing: when one rename fails, the entries already published go
  * back under their temporary names, so txn_abort() removes them.  A link
@@ -243,8 +214,13 @@ int txn_commit(struct pin_txn *txn, char *why, size_t len)
 fail:
 	ret = -errno;
 	snprintf(why, len, "cannot publish %s: %s", e->final, strerror(-ret));
-	while (i--)
-		txn_unpublish(&txn->e[i]);
+	while (i--) {
+		e = &txn->e[i];
+		if (!rename(e->final, e->tmp))
+			e->pinned = true;
+		if (*e->aside)
+			rename(e->aside, e->final);
+	}
 	return ret;
 }
 
@@ -382,16 +358,6 @@ static int read_old_link(struct old_link *ol, const char *const *prog_pins, size
 	return 0;
 }
 
-static bool held(const struct link_swap *sw, const char *pin)
-{
-	size_t i;
-
-	for (i = 0; i < sw->n; i++)
-		if (!strcmp(sw->l[i].pin, pin))
-			return true;
-	return false;
-}
-
 /*
  * Holds every existing link of link_pins; prog_pins help find the programs
  * behind them.  A pin there that cannot be read as a link fails it all
@@ -403,7 +369,7 @@ struct link_swap *swap_begin(const char *const *link_pins, size_t n,
 {
 	struct link_swap *sw = calloc(1, sizeof(*sw));
 	struct old_link *ol;
-	size_t i;
+	size_t i, j;
 	int ret;
 
 	if (!sw || !(sw->l = calloc(n ? n : 1, sizeof(*sw->l)))) {
@@ -412,7 +378,9 @@ struct link_swap *swap_begin(const char *const *link_pins, size_t n,
 		return NULL;
 	}
 	for (i = 0; i < n; i++) {
-		if (access(link_pins[i], F_OK) || held(sw, link_pins[i]))
+		for (j = 0; j < sw->n && strcmp(sw->l[j].pin, link_pins[i]); j++)
+			;
+		if (access(link_pins[i], F_OK) || j < sw->n)
 			continue;
 		ol = &sw->l[sw->n++];
 		snprintf(ol->pin, sizeof(ol->pin), "%s", link_pins[i]);
