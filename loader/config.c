@@ -179,28 +179,6 @@ static int config_line(struct loader_ctx *ctx, char *line, char *err, size_t err
 	return add_disabled(ctx, val, err, errlen);
 }
 
-/*
- * The whole file, at most CONFIG_MAX_BYTES, so that no line is ever cut:
- * a cut would turn the tail of a long comment into a line of its own.
- */
-static int config_open_read(const char *path, bool must_exist, char **buf,
-			    size_t *len, char *err, size_t errlen)
-{
-	int ret = kstats_read_file(path, CONFIG_MAX_BYTES, buf, len);
-
-	if (ret == -ENOENT && !must_exist)
-		return 1;
-	if (ret == -EFBIG)
-		snprintf(err, errlen, "config %s is larger than %u bytes, the limit; "
-			 "shorten it", path, CONFIG_MAX_BYTES);
-	else if (ret)
-		snprintf(err, errlen, "cannot read config %s: %s", path,
-			 ret == -ELOOP ? "it is a symbolic link; name the file itself" :
-			 ret == -EINVAL ? "not a regular file; replace it with one" :
-			 strerror(-ret));
-	return ret;
-}
-
 /* buf holds len bytes of the file named path, and room for one more. */
 int parse_config(struct loader_ctx *ctx, char *buf, size_t len, const char *path,
 		 char *err, size_t errlen)
@@ -225,15 +203,29 @@ int parse_config(struct loader_ctx *ctx, char *buf, size_t len, const char *path
 	return ret;
 }
 
+/*
+ * The whole file, at most CONFIG_MAX_BYTES, so that no line is ever cut:
+ * a cut would turn the tail of a long comment into a line of its own.
+ */
 int read_config(struct loader_ctx *ctx, const char *path, bool must_exist,
 		char *err, size_t errlen)
 {
 	size_t len;
 	char *buf;
-	int ret = config_open_read(path, must_exist, &buf, &len, err, errlen);
+	int ret = kstats_read_file(path, CONFIG_MAX_BYTES, &buf, &len);
 
+	if (ret == -ENOENT && !must_exist)
+		return 0;
+	if (ret == -EFBIG)
+		snprintf(err, errlen, "config %s is larger than %u bytes, the limit; "
+			 "shorten it", path, CONFIG_MAX_BYTES);
+	else if (ret)
+		snprintf(err, errlen, "cannot read config %s: %s", path,
+			 ret == -ELOOP ? "it is a symbolic link; name the file itself" :
+			 ret == -EINVAL ? "not a regular file; replace it with one" :
+			 strerror(-ret));
 	if (ret)
-		return ret > 0 ? 0 : ret;
+		return ret;
 	ret = parse_config(ctx, buf, len, path, err, errlen);
 	free(buf);
 	return ret;

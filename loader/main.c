@@ -268,17 +268,6 @@ static int prepare_run_dir(const struct loader_ctx *ctx, char *flag, size_t len)
 	return ret;
 }
 
-static bool bpf_usable(char *err, size_t len)
-{
-	int ret = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARRAY, NULL);
-
-	if (ret == 1)
-		return true;
-	snprintf(err, len, "BPF is unusable here (%s): run as root on a kernel with "
-		 "CONFIG_BPF_SYSCALL", ret < 0 ? strerror(-ret) : "no array maps");
-	return false;
-}
-
 /* Recorded in the status file with nothing touched. */
 static int fail_env(struct loader_ctx *ctx, __u64 started, const char *fmt, ...)
 {
@@ -604,8 +593,11 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 
 	if (prepare_run_dir(ctx, flag, sizeof(flag)))
 		return EXIT_ENV;
-	if (!o->unload && !bpf_usable(err, sizeof(err)))
-		return fail_env(ctx, started, "%s", err);
+	ret = o->unload ? 1 : libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARRAY, NULL);
+	if (ret != 1)
+		return fail_env(ctx, started, "BPF is unusable here (%s): run as root on a "
+				"kernel with CONFIG_BPF_SYSCALL",
+				ret < 0 ? strerror(-ret) : "no array maps");
 	lock = lock_run_dir(ctx, err, sizeof(err));
 	if (lock < 0) {
 		/* The status file is the lock holder's to write, or unwritable. */

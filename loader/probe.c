@@ -65,23 +65,7 @@ static struct {
 	int start_err;		/* no prober could be started: in-process from then on */
 } prober = { PTHREAD_MUTEX_INITIALIZER, -1, -1, 0 };
 
-static int io_full(int fd, void *buf, size_t len, bool out)
-{
-	ssize_t n;
-
-	for (; len; buf = (char *)buf + n, len -= n) {
-		n = out ? write(fd, buf, len) : read(fd, buf, len);
-		if (n < 0 && errno == EINTR) {
-			n = 0;
-			continue;
-		}
-		if (n <= 0)
-			return -EPIPE;
-	}
-	return 0;
-}
-
-/* A read that ends within ms: -ETIMEDOUT, or -EPIPE when the peer is gone. */
+/* A read that ends within ms (< 0: ever): -ETIMEDOUT, or -EPIPE when the peer is gone. */
 static int read_within(int fd, void *buf, size_t len, int ms)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
@@ -90,9 +74,9 @@ static int read_within(int fd, void *buf, size_t len, int ms)
 
 	while (len) {
 		now = kstats_clock_ns(CLOCK_MONOTONIC);
-		if (now >= end)
+		if (ms >= 0 && now >= end)
 			return -ETIMEDOUT;
-		n = poll(&pfd, 1, (end - now + 999999) / 1000000);
+		n = poll(&pfd, 1, ms < 0 ? -1 : (int)((end - now + 999999) / 1000000));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -119,10 +103,10 @@ static __attribute__((noreturn)) void probe_serve(int fd)
 	libbpf_set_print(libbpf_log);
 	log_unhold();
 	log_set_verbose(false);
-	while (!io_full(fd, &req, sizeof(req), false)) {
+	while (!read_within(fd, &req, sizeof(req), -1)) {
 		req.name[sizeof(req.name) - 1] = 0;
 		elf = req.len <= OBJECT_MAX_BYTES ? malloc(req.len ?: 1) : NULL;
-		if (!elf || io_full(fd, elf, req.len, false))
+		if (!elf || read_within(fd, elf, req.len, -1))
 			_exit(2);
 		memset(&rep, 0, sizeof(rep));
 		log_capture(rep.why, sizeof(rep.why));
@@ -132,7 +116,7 @@ static __attribute__((noreturn)) void probe_serve(int fd)
 			snprintf(rep.why, sizeof(rep.why), "%s", strerror(errno));
 		bpf_object__close(obj);
 		free(elf);
-		if (io_full(fd, &rep, sizeof(rep), true))
+		if (kstats_write_full(fd, &rep, sizeof(rep)))
 			_exit(2);
 	}
 	_exit(0);
@@ -155,7 +139,7 @@ void probe_server_main(void)
 	close_range(PROBE_SERVER_FD + 1, ~0U, 0);
 	/* Executed as /proc/self/exe, it would be "exe" in ps and crash reports. */
 	prctl(PR_SET_NAME, "kstats-loader");
-	if (io_full(PROBE_SERVER_FD, &hello, sizeof(hello), true))
+	if (kstats_write_full(PROBE_SERVER_FD, &hello, sizeof(hello)))
 		_exit(2);
 	probe_serve(PROBE_SERVER_FD);
 }
@@ -284,8 +268,8 @@ static int probe_ask(struct obj_load *l, struct probe_reply *rep)
 	if (prober.start_err)
 		return 0;	/* cannot isolate: open in-process */
 	snprintf(req.name, sizeof(req.name), "%s", l->res->name);
-	ret = io_full(prober.fd, &req, sizeof(req), true) ?:
-	      io_full(prober.fd, l->elf, l->elf_len, true) ?:
+	ret = kstats_write_full(prober.fd, &req, sizeof(req)) ?:
+	      kstats_write_full(prober.fd, l->elf, l->elf_len) ?:
 	      read_within(prober.fd, rep, sizeof(*rep), PROBE_PARSE_MS);
 	if (ret) {
 		prober_lost(l, ret);
