@@ -254,9 +254,7 @@ void txn_free(struct pin_txn *txn);
 void txn_remove_stale(const char *pin_dir);
 
 struct link_swap;
-struct link_swap *swap_begin(const char *const *link_pins, size_t n,
-			     const char *const *prog_pins, size_t nprog,
-			     char *why, size_t len);
+struct link_swap *swap_begin(const struct obj_result *res, char *why, size_t len);
 int swap_keep(struct link_swap *sw, const char *link_pin, int new_prog_fd,
 	      __u32 *prog_id);
 int swap_detach(struct link_swap *sw, char *why, size_t len);

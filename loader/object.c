@@ -543,41 +543,6 @@ static int stage_maps(struct obj_load *l, struct pin_txn *txn)
 	return 0;
 }
 
-/* Pins of kind this object may have left: one per program, and owned ones. */
-static size_t collect_pins(const struct obj_result *res, const char *kind,
-			   const char **pins)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < res->nprogs; i++)
-		pins[n++] = !strcmp(kind, "link_") ? res->progs[i].link_pin
-						   : res->progs[i].prog_pin;
-	for (i = 0; i < res->npins; i++)
-		if (is_pin_kind(res->pins[i], kind))
-			pins[n++] = res->pins[i];
-	return n;
-}
-
-static struct link_swap *hold_old_links(struct obj_load *l)
-{
-	size_t max = l->res->nprogs + l->res->npins + 1, nlinks, nprogs;
-	const char **links = calloc(max, sizeof(*links));
-	const char **progs = calloc(max, sizeof(*progs));
-	struct link_swap *sw = NULL;
-	char why[LOADER_PATH_LEN + 64] = "out of memory";
-
-	if (links && progs) {
-		nlinks = collect_pins(l->res, "link_", links);
-		nprogs = collect_pins(l->res, "prog_", progs);
-		sw = swap_begin(links, nlinks, progs, nprogs, why, sizeof(why));
-	}
-	if (!sw)
-		set_outcome(l->res, OUT_FAILED_PIN, "%s", why);
-	free(links);
-	free(progs);
-	return sw;
-}
-
 static int stage_progs(struct obj_load *l, struct link_swap *sw, struct pin_txn *txn)
 {
 	struct prog_result *p;
@@ -696,11 +661,13 @@ static void publish(struct obj_load *l)
 {
 	struct pin_txn *txn = txn_new(l->ctx->pin_dir);
 	struct bpf_link **links = calloc(l->res->nprogs + 1, sizeof(*links));
-	struct link_swap *sw = hold_old_links(l);
+	struct link_swap *sw = swap_begin(l->res, l->res->reason, sizeof(l->res->reason));
 	int ret = -ENOMEM;
 
-	if (!sw)
+	if (!sw) {
+		l->res->outcome = OUT_FAILED_PIN;
 		goto out;
+	}
 	if (!txn || !links) {
 		set_outcome(l->res, OUT_FAILED_PIN, "out of memory");
 		goto out;

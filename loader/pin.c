@@ -316,17 +316,28 @@ static int prog_fingerprint(int prog_fd, struct prog_fp *fp)
 	return 0;
 }
 
+/* The i-th pin of kind res may have left: one per program, then owned ones; or "". */
+static const char *old_pin(const struct obj_result *res, const char *kind, size_t i)
+{
+	if (i < res->nprogs)
+		return !strcmp(kind, "link_") ? res->progs[i].link_pin : res->progs[i].prog_pin;
+	i -= res->nprogs;
+	return is_pin_kind(res->pins[i], kind) ? res->pins[i] : "";
+}
+
 /*
  * The program behind a link, through the prog pins: getting it by id needs
  * CAP_SYS_ADMIN, which the loader's unit does not grant.  -1 if neither.
  */
-static int prog_fd_of(__u32 prog_id, const char *const *prog_pins, size_t n)
+static int prog_fd_of(__u32 prog_id, const struct obj_result *res)
 {
+	const char *pin;
 	size_t i;
 	int fd;
 
-	for (i = 0; i < n; i++) {
-		fd = pin_open(prog_pins[i]);
+	for (i = 0; i < res->nprogs + res->npins; i++) {
+		pin = old_pin(res, "prog_", i);
+		fd = *pin ? pin_open(pin) : -1;
 		if (fd >= 0 && kstats_fd_obj_id(fd) == prog_id)
 			return fd;
 		if (fd >= 0)
@@ -335,7 +346,7 @@ static int prog_fd_of(__u32 prog_id, const char *const *prog_pins, size_t n)
 	return bpf_prog_get_fd_by_id(prog_id);
 }
 
-static int read_old_link(struct old_link *ol, const char *const *prog_pins, size_t n)
+static int read_old_link(struct old_link *ol, const struct obj_result *res)
 {
 	struct bpf_link_info info = {};
 	__u32 len = sizeof(info);
@@ -351,7 +362,7 @@ static int read_old_link(struct old_link *ol, const char *const *prog_pins, size
 	if (info.type != BPF_LINK_TYPE_RAW_TRACEPOINT)
 		ol->tp_name[0] = 0;
 	ol->fp.id = info.prog_id;
-	ol->prog_fd = prog_fd_of(info.prog_id, prog_pins, n);
+	ol->prog_fd = prog_fd_of(info.prog_id, res);
 	/* Without the program: never kept, not restorable, still detached. */
 	if (ol->prog_fd >= 0)
 		prog_fingerprint(ol->prog_fd, &ol->fp);
@@ -359,17 +370,16 @@ static int read_old_link(struct old_link *ol, const char *const *prog_pins, size
 }
 
 /*
- * Holds every existing link of link_pins; prog_pins help find the programs
- * behind them.  A pin there that cannot be read as a link fails it all
- * (why says which): replacing it blind could attach a second copy.
+ * Holds every existing link res may have left; its prog pins help find the
+ * programs behind them.  A pin there that cannot be read as a link fails it
+ * all (why says which): replacing it blind could attach a second copy.
  */
-struct link_swap *swap_begin(const char *const *link_pins, size_t n,
-			     const char *const *prog_pins, size_t nprog,
-			     char *why, size_t len)
+struct link_swap *swap_begin(const struct obj_result *res, char *why, size_t len)
 {
 	struct link_swap *sw = calloc(1, sizeof(*sw));
+	size_t i, j, n = res->nprogs + res->npins;
 	struct old_link *ol;
-	size_t i, j;
+	const char *pin;
 	int ret;
 
 	if (!sw || !(sw->l = calloc(n ? n : 1, sizeof(*sw->l)))) {
@@ -378,14 +388,15 @@ struct link_swap *swap_begin(const char *const *link_pins, size_t n,
 		return NULL;
 	}
 	for (i = 0; i < n; i++) {
-		for (j = 0; j < sw->n && strcmp(sw->l[j].pin, link_pins[i]); j++)
+		pin = old_pin(res, "link_", i);
+		for (j = 0; j < sw->n && strcmp(sw->l[j].pin, pin); j++)
 			;
-		if (access(link_pins[i], F_OK) || j < sw->n)
+		if (!*pin || access(pin, F_OK) || j < sw->n)
 			continue;
 		ol = &sw->l[sw->n++];
-		snprintf(ol->pin, sizeof(ol->pin), "%s", link_pins[i]);
+		snprintf(ol->pin, sizeof(ol->pin), "%s", pin);
 		ol->link_fd = ol->prog_fd = -1;
-		ret = read_old_link(ol, prog_pins, nprog);
+		ret = read_old_link(ol, res);
 		if (ret) {
 			snprintf(why, len, "cannot read %s as a BPF link: %s", ol->pin,
 				 strerror(-ret));
