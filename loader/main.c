@@ -334,15 +334,6 @@ struct pool {
 	pthread_cond_t cond;
 };
 
-static size_t pool_threads(size_t n)
-{
-	cpu_set_t set;
-	size_t cpus = sched_getaffinity(0, sizeof(set), &set) ? 1 : (size_t)CPU_COUNT(&set);
-
-	cpus = cpus < LOADER_MAX_THREADS ? cpus : LOADER_MAX_THREADS;
-	return n < cpus ? n : cpus;
-}
-
 static bool load_next(struct pool *p)
 {
 	size_t i = atomic_fetch_add(&p->next, 1);
@@ -392,8 +383,12 @@ static void report_done(struct pool *p, bool wait)
 static void load_pool(struct pool *p)
 {
 	pthread_t tid[LOADER_MAX_THREADS];
-	size_t t, started = 0, want = pool_threads(p->n);
+	size_t t, started = 0, want;
+	cpu_set_t set;
 
+	want = sched_getaffinity(0, sizeof(set), &set) ? 1 : (size_t)CPU_COUNT(&set);
+	want = want < LOADER_MAX_THREADS ? want : LOADER_MAX_THREADS;
+	want = want < p->n ? want : p->n;
 	if (!p->ctx->disable_all && p->n)
 		probe_start();	/* forked before any thread exists */
 	/*
@@ -501,24 +496,10 @@ static void remove_status_pins(struct loader_ctx *ctx, struct unload *u)
 	}
 }
 
-/* Whether the pin dir entry name is a pin of an object of --obj-dir. */
-static bool named_for_object(struct loader_ctx *ctx, const char *path,
-			     struct dirent **objs, int n)
-{
-	char name[KSTATS_NAME_LEN];
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (!kstats_obj_name(objs[i]->d_name, name, sizeof(name)) &&
-		    pin_of(ctx, path, name))
-			return true;
-	return false;
-}
-
 /* Without a status file: the pins named after the objects in --obj-dir. */
 static int remove_named_pins(struct loader_ctx *ctx, struct unload *u)
 {
-	char path[LOADER_PATH_LEN];
+	char path[LOADER_PATH_LEN], name[KSTATS_NAME_LEN];
 	struct dirent **objs, *e;
 	DIR *dir;
 	int n, i;
@@ -529,7 +510,11 @@ static int remove_named_pins(struct loader_ctx *ctx, struct unload *u)
 	dir = opendir(ctx->pin_dir);
 	while (dir && (e = readdir(dir))) {
 		snprintf(path, sizeof(path), "%s/%s", ctx->pin_dir, e->d_name);
-		if (named_for_object(ctx, path, objs, n))
+		for (i = 0; i < n; i++)
+			if (!kstats_obj_name(objs[i]->d_name, name, sizeof(name)) &&
+			    pin_of(ctx, path, name))
+				break;
+		if (i < n)
 			remove_pin(u, path);
 	}
 	if (dir)
