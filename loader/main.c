@@ -439,25 +439,6 @@ static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nou
 	return p.critical ? EXIT_CRITICAL : EXIT_OK;
 }
 
-/* The status file, then the completion flag. */
-static int finish_run(const struct loader_ctx *ctx, const struct obj_result *res,
-		      size_t n, __u64 started, const char *flag, int code)
-{
-	int ret = status_write(ctx, res, n, started, NULL);
-
-	if (ret) {
-		log_msg(LOG_ERR, "cannot write %s: %s; pass --run-dir; no completion "
-			"flag written", ctx->status_path, strerror(-ret));
-		return EXIT_ENV;
-	}
-	ret = kstats_file_replace(flag, "1\n", 2, 0644);
-	if (ret) {
-		log_msg(LOG_ERR, "cannot write completion flag %s: %s; pass --run-dir",
-			flag, strerror(-ret));
-		return EXIT_ENV;
-	}
-	return code;
-}
 
 /*
  * --unload removes the pins the status file lists as the loader's (or,
@@ -574,7 +555,7 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 	__u64 started = kstats_clock_ns(CLOCK_BOOTTIME);
 	char flag[LOADER_PATH_LEN + 16], err[2 * LOADER_PATH_LEN];
 	size_t n = 0, i;
-	int lock, ret;
+	int lock, ret, code;
 
 	if (prepare_run_dir(ctx, flag, sizeof(flag)))
 		return EXIT_ENV;
@@ -611,7 +592,16 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 		goto out;
 	}
 	warn_unknown_disabled(ctx, res, n);
-	ret = finish_run(ctx, res, n, started, flag, ret);
+	/* The status file, then the completion flag. */
+	code = ret;
+	ret = status_write(ctx, res, n, started, NULL);
+	if (ret)
+		log_msg(LOG_ERR, "cannot write %s: %s; pass --run-dir; no completion "
+			"flag written", ctx->status_path, strerror(-ret));
+	else if ((ret = kstats_file_replace(flag, "1\n", 2, 0644)))
+		log_msg(LOG_ERR, "cannot write completion flag %s: %s; pass --run-dir",
+			flag, strerror(-ret));
+	ret = ret ? EXIT_ENV : code;
 out:
 	for (i = 0; i < n; i++)
 		free_result(&res[i]);

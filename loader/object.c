@@ -423,14 +423,6 @@ static void set_turn(struct obj_load *l, const struct kstats_objmeta *meta, bool
 	pthread_cond_broadcast(&l->ctx->turn_done);
 }
 
-/* Later objects that share no metric go on. */
-static void metrics_known(struct obj_load *l)
-{
-	pthread_mutex_lock(&l->ctx->lock);
-	set_turn(l, &l->meta, false);
-	pthread_mutex_unlock(&l->ctx->lock);
-}
-
 /* 0, or the object's outcome set: a metric twice, or claimed by another. */
 static int metrics_check(struct obj_load *l)
 {
@@ -799,19 +791,6 @@ static int failed_prog(const struct obj_load *l)
 	return -1;
 }
 
-static void reject_prog(struct obj_load *l, size_t i, int err)
-{
-	struct prog_result *p = &l->res->progs[i];
-	char tail[LOG_TAIL_CHARS + 1] = "";
-
-	if (l->pl[i].log && *l->pl[i].log)
-		log_tail(l->pl[i].log, tail, sizeof(tail));
-	l->pl[i].rejected = true;
-	p->outcome = OUT_FAILED_VERIFIER;
-	snprintf(p->reason, sizeof(p->reason), "load: %s; %s: %s", strerror(-err),
-		 *tail ? "verifier" : "libbpf", *tail ? tail : l->libbpf_err);
-}
-
 /*
  * A limit of this process or machine, not the object's code: the verifier's
  * log then shows a program that passed, and no variant would load better.
@@ -832,6 +811,7 @@ static const char *limit_hit(int err)
 /* 0 loaded; -EAGAIN when a program was rejected and another try may work. */
 static int try_load(struct obj_load *l)
 {
+	char tail[LOG_TAIL_CHARS + 1] = "";
 	struct prog_plan *pl;
 	size_t i;
 	int ret, bad;
@@ -857,12 +837,20 @@ static int try_load(struct obj_load *l)
 			    strerror(-ret), limit_hit(ret), l->libbpf_err);
 	} else if (ret) {
 		bad = failed_prog(l);
-		if (bad >= 0)
-			reject_prog(l, bad, ret);
-		else
+		if (bad < 0) {
 			set_outcome(l->res, OUT_FAILED_OBJECT, "load: %s; libbpf: %s",
 				    strerror(-ret), l->libbpf_err);
-		ret = bad >= 0 ? -EAGAIN : ret;
+		} else {
+			pl = &l->pl[bad];
+			if (pl->log && *pl->log)
+				log_tail(pl->log, tail, sizeof(tail));
+			pl->rejected = true;
+			l->res->progs[bad].outcome = OUT_FAILED_VERIFIER;
+			snprintf(l->res->progs[bad].reason, sizeof(l->res->progs[bad].reason),
+				 "load: %s; %s: %s", strerror(-ret), *tail ? "verifier" : "libbpf",
+				 *tail ? tail : l->libbpf_err);
+			ret = -EAGAIN;
+		}
 	}
 	for (i = 0; i < l->res->nprogs; i++) {
 		free(l->pl[i].log);
@@ -993,7 +981,9 @@ static enum outcome run_object(struct obj_load *l)
 		return OUT_FAILED_OBJECT;
 	if (read_meta(l))
 		return res->outcome;
-	metrics_known(l);
+	pthread_mutex_lock(&l->ctx->lock);
+	set_turn(l, &l->meta, false);	/* later objects that share no metric go on */
+	pthread_mutex_unlock(&l->ctx->lock);
 	if (!kver_in(l->ctx->kver, l->meta.obj.min_kver, l->meta.obj.max_kver, why,
 		     sizeof(why))) {
 		set_outcome(res, OUT_SKIPPED_KERNEL_VERSION, "%s", why);
