@@ -183,35 +183,28 @@ static int prober_spawn(int fd)
 	return -ret;
 }
 
-/*
- * An executed prober can die before it serves (a library it cannot load,
- * another binary at /proc/self/exe): then its objects are not to blame.
- */
-static int prober_hello(int fd)
-{
-	__u32 hello = 0;
-	int ret = read_within(fd, &hello, sizeof(hello), PROBER_HELLO_MS);
-
-	if (!ret && hello != PROBER_HELLO)
-		ret = -ECHILD;
-	if (ret) {
-		kill(prober.pid, SIGKILL);
-		waitpid(prober.pid, NULL, 0);
-	}
-	return ret;
-}
-
 static int prober_start(bool threads)
 {
 	static bool registered;
+	__u32 hello = 0;
 	int sv[2], ret;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return -errno;
 	ret = threads ? prober_spawn(sv[1]) : prober_fork(sv[1]);
 	close(sv[1]);
-	if (!ret && threads)
-		ret = prober_hello(sv[0]);
+	/*
+	 * An executed prober can die before it serves (a library it cannot load,
+	 * another binary at /proc/self/exe): then its objects are not to blame.
+	 */
+	if (!ret && threads) {
+		ret = read_within(sv[0], &hello, sizeof(hello), PROBER_HELLO_MS);
+		ret = ret ?: hello == PROBER_HELLO ? 0 : -ECHILD;
+		if (ret) {
+			kill(prober.pid, SIGKILL);
+			waitpid(prober.pid, NULL, 0);
+		}
+	}
 	if (ret) {
 		close(sv[0]);
 		return ret;
@@ -252,12 +245,13 @@ static void prober_lost(struct obj_load *l, int err)
 		set_outcome(l->res, OUT_FAILED_OBJECT, "libbpf cannot open it: unknown error");
 }
 
-/* 0 when the prober parsed it, or could not be started (then in-process). */
-static int probe_ask(struct obj_load *l, struct probe_reply *rep)
+int probe_open(struct obj_load *l)
 {
 	struct probe_req req = { .len = l->elf_len };
-	int ret;
+	struct probe_reply rep = { .ok = 1 };
+	int ret = 0;
 
+	pthread_mutex_lock(&prober.lock);
 	if (prober.fd < 0 && !prober.start_err) {
 		prober.start_err = prober_start(true);
 		if (prober.start_err)
@@ -265,29 +259,17 @@ static int probe_ask(struct obj_load *l, struct probe_reply *rep)
 				"parses %s and the objects after it in-process",
 				strerror(-prober.start_err), l->res->name);
 	}
-	if (prober.start_err)
-		return 0;	/* cannot isolate: open in-process */
-	snprintf(req.name, sizeof(req.name), "%s", l->res->name);
-	ret = kstats_write_full(prober.fd, &req, sizeof(req)) ?:
-	      kstats_write_full(prober.fd, l->elf, l->elf_len) ?:
-	      read_within(prober.fd, rep, sizeof(*rep), PROBE_PARSE_MS);
-	if (ret) {
-		prober_lost(l, ret);
-		return -ENOEXEC;
+	if (!prober.start_err) {	/* else it cannot isolate: open in-process */
+		snprintf(req.name, sizeof(req.name), "%s", l->res->name);
+		ret = kstats_write_full(prober.fd, &req, sizeof(req)) ?:
+		      kstats_write_full(prober.fd, l->elf, l->elf_len) ?:
+		      read_within(prober.fd, &rep, sizeof(rep), PROBE_PARSE_MS);
+		if (ret)
+			prober_lost(l, ret);
 	}
-	return 0;
-}
-
-int probe_open(struct obj_load *l)
-{
-	struct probe_reply rep = { .ok = 1 };
-	int ret;
-
-	pthread_mutex_lock(&prober.lock);
-	ret = probe_ask(l, &rep);
 	pthread_mutex_unlock(&prober.lock);
 	if (ret)
-		return ret;
+		return -ENOEXEC;
 	if (rep.ok)
 		return 0;
 	rep.why[sizeof(rep.why) - 1] = 0;
