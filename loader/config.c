@@ -255,13 +255,11 @@ void free_config(struct loader_ctx *ctx)
 }
 
 /*
- * Whoever can write an object, the directory holding it, or any directory
- * above that, can put code into the kernel.  So the loader accepts only
- * paths whose every component, after resolving symlinks, is owned by root
- * and writable by nobody else.  An object is judged on the descriptor it
- * is read from, and its directories on the path that descriptor was opened
- * by: what is trusted is what is loaded, whatever a link pointed at before.
- * (kstats_check_private_dir() also accepts the caller's own uid.)
+ * Whoever can write an object or any directory above it can put code into
+ * the kernel: every component, symlinks resolved, must be root's and
+ * writable by nobody else (kstats_check_private_dir() would also accept
+ * our own uid).  An object is judged on the descriptor it is read from:
+ * what is trusted is what is loaded, whatever a link pointed at before.
  */
 static int judge(const char *path, const char *comp, int fd, bool leaf,
 		 char *why, size_t len)

@@ -313,10 +313,9 @@ static void report(const struct obj_result *r)
 }
 
 /*
- * The objects load on up to one thread per CPU (the kernel's verifier and
- * libbpf's vmlinux BTF parse are most of a load, and each runs on the
- * loading thread), taken in sorted order; their lines are written in that
- * order as they finish, each object's own diagnostics first.
+ * The objects load on up to one thread per CPU (the verifier and libbpf's
+ * vmlinux BTF parse run on the loading thread), taken in sorted order, and
+ * are reported in that order, each object's own diagnostics first.
  */
 #define LOADER_MAX_THREADS 4
 
@@ -441,10 +440,9 @@ static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nou
 
 
 /*
- * --unload removes the pins the status file lists as the loader's (or,
- * without one, the pins named after the objects in --obj-dir), the status
- * file and the completion flag, and the pin directory if nothing else is
- * left in it.  Other pins in the directory are never touched.
+ * --unload: the pins the status file lists (without one, those named after
+ * the objects in --obj-dir), the status file, the flag, and the pin
+ * directory if nothing else is left in it; other pins are never touched.
  */
 struct unload {
 	unsigned int removed;

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * One object, start to end: its name checked, its file read once, gating
- * from its own metadata, one variant per attach point, one object per
- * metric, the load (retried without a rejected variant), then publication
- * of its pins, all or nothing.
+ * One object, start to end: its file read once, gated by its own metadata,
+ * one variant per attach point, one object per metric, the load (retried
+ * without a rejected variant), then its pins published all or nothing.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -342,21 +341,14 @@ static enum outcome choose_variants(struct obj_load *l)
 }
 
 /*
- * One object per metric name.  Two objects that declare one metric (two
- * copies of an object, say compaction.bpf and Compaction.bpf) would export
- * it twice: two HELP lines in the Prometheus text, two atoms for the same
- * events.  The first object in sorted order that loads, or that failed but
- * still has a program attached (a failed re-run leaves the previous one
- * counting), claims its metrics; a later one declaring a claimed name is
- * skipped.  Dump and pull keep the same one from the status file
- * (kstats_snapshot_unique: loaded, else attached, else first in order).
- * A corrupt copy, attached to nothing, claims nothing.
- *
- * Objects load on several threads, so an object waits, before its check,
- * for each earlier one that declares one of its metrics (or has not read
- * its metadata yet) to finish, and only earlier objects' claims count:
- * the outcome is that of a sequential run.  Objects are taken in order, so
- * every earlier one is being loaded and waits only on earlier ones still.
+ * One object per metric name: two copies of an object (compaction.bpf,
+ * Compaction.bpf) would export it twice.  The first object in sorted order
+ * that loads, or still has a program attached after a failed re-run, claims
+ * its metrics; a later one declaring a claimed name is skipped (dump and
+ * pull keep the same one: kstats_snapshot_unique).  A corrupt copy claims
+ * nothing.  Objects load on several threads, so one waits, before its
+ * check, for each earlier one that shares a metric (or has not read its
+ * metadata yet) to finish: the outcome is that of a sequential run.
  */
 struct metric_claim {
 	char metric[KSTATS_NAME_LEN];

@@ -27,16 +27,12 @@ struct bpf_object *obj_open_mem(const char *name, const void *elf, size_t len)
 
 /*
  * libbpf parses the ELF in a child first: a malformed file that crashes it
- * then costs one FAILED_OBJECT, not the whole boot-time run.  So each object
- * is parsed twice.  Measured (doc/loader.md): libFuzzer found a SEGV in
- * libbpf 1.1.2's bpf_object__open_mem() from three bit flips of a built
- * object in fewer than 33000 inputs.  One child (the prober) serves the
- * whole run over a socket, one object at a time (threads take turns): a
- * fork per run, not per object, and a new one only after a crash.  The
- * run forks it before its threads start (probe_start()).  A new one after
- * a crash, with threads running, is this binary executed afresh
- * (prober_spawn()): a forked child of threads can wait forever on a lock
- * one of them held at the fork, and it needs locks (malloc, libbpf).
+ * then costs one FAILED_OBJECT, not the boot-time run (libFuzzer found a
+ * SEGV in libbpf 1.1.2's bpf_object__open_mem() from three bit flips of a
+ * built object, doc/loader.md).  One child serves the whole run, forked
+ * before the threads start.  A new one after a crash is this binary
+ * executed afresh: a forked child of threads can wait forever on a lock
+ * one of them held at the fork (malloc, libbpf).
  */
 struct probe_req {
 	__u64 len;
