@@ -243,10 +243,8 @@ static const char *after(const char *section, const char *prefix)
 /*
  * Whether a tp_btf attach point can be left to bpf_object__load(), which
  * looks it up in the vmlinux BTF libbpf parses anyway (a failed load has
- * the gate check it, variant.c): yes when tracefs has the event, also once
- * the run has parsed vmlinux BTF (a lookup there scans every type).  A
- * tracepoint tracefs lacks may still be in BTF (a bare DECLARE_TRACE one),
- * so that is for the gate to check.
+ * the gate check it): yes when tracefs has the event.  One tracefs lacks
+ * may still be in BTF (a bare DECLARE_TRACE one): the gate checks that.
  */
 bool attach_point_deferred(const char *section)
 {

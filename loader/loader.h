@@ -112,7 +112,7 @@ struct loader_ctx {
 	bool vmlinux_tried;
 	struct kstats_status *prev;	/* previous status file, or NULL */
 	double lock_timeout_s;		/* wait at most this for the run dir lock */
-	/* metric.c, under lock: objects load on several threads. */
+	/* object.c's metric claims, under lock: objects load on several threads. */
 	pthread_mutex_t lock;
 	pthread_cond_t turn_done;
 	struct metric_claim *claims;	/* metrics of loaded objects */
@@ -150,10 +150,9 @@ int parse_config(struct loader_ctx *ctx, char *buf, size_t len, const char *path
 bool is_disabled(const struct loader_ctx *ctx, const char *obj);
 void free_config(struct loader_ctx *ctx);
 /*
- * 0 when only root can change path (an object directory or object file)
- * or any directory above it (a sticky root directory such as /tmp may be
- * shared); else -EPERM, or -errno when path cannot be resolved, with a
- * one-line reason naming the fix in why.
+ * 0 when only root can change path or any directory above it (a sticky one
+ * such as /tmp may be shared); else -EPERM, or -errno when path cannot be
+ * resolved, with a one-line reason naming the fix in why.
  */
 int check_trusted(const char *path, char *why, size_t len);
 /* The same for an object: fd, opened by its resolved path real, is judged itself. */
@@ -165,8 +164,7 @@ bool attach_point_exists(struct loader_ctx *ctx, const char *section,
 bool attach_point_deferred(const char *section);
 const char *variant_name(__u32 variant);
 
-/* result.c */
-/* One warning per disabled name that matches no object. */
+/* result.c; warn_unknown_disabled: one warning per disabled name matching no object. */
 void warn_unknown_disabled(const struct loader_ctx *ctx, const struct obj_result *res,
 			   size_t n);
 const char *outcome_str(enum outcome o);

@@ -408,9 +408,8 @@ struct link_swap *swap_begin(const struct obj_result *res, char *why, size_t len
 }
 
 /*
- * When link_pin holds a program identical to new_prog_fd (same instructions,
- * same maps), that link is kept: returns the attached program's fd (owned by
- * sw) and id.  Else -ENOENT.
+ * When link_pin holds a program identical to new_prog_fd (same instructions
+ * and maps), that link is kept: the old program's fd (sw's) and id, else -ENOENT.
  */
 int swap_keep(struct link_swap *sw, const char *link_pin, int new_prog_fd,
 	      __u32 *prog_id)
