@@ -170,21 +170,15 @@ static int set_paths(struct loader_ctx *ctx, const struct options *o)
 /* --kver, else $KSTATS_KVER, else uname. */
 static int set_kver(struct loader_ctx *ctx, const struct options *o)
 {
-	const char *env = getenv("KSTATS_KVER");
+	const char *env = getenv("KSTATS_KVER"), *v = o->kver ?: (env && *env ? env : NULL);
 	int ret = running_kver(&ctx->kver, ctx->release, sizeof(ctx->release));
 
-	if (o->kver) {
-		if (parse_kver(o->kver, &ctx->kver))
-			return bad_usage("--kver '%s' is not a kernel version like 6.1.0",
-					 o->kver);
-	} else if (env && *env) {
-		if (parse_kver(env, &ctx->kver))
-			return bad_usage("KSTATS_KVER='%s' is not a kernel version like 6.1.0",
-					 env);
-	} else if (ret) {
+	if (v && parse_kver(v, &ctx->kver))
+		return bad_usage(o->kver ? "--kver '%s' is not a kernel version like 6.1.0" :
+				 "KSTATS_KVER='%s' is not a kernel version like 6.1.0", v);
+	if (!v && ret)
 		return bad_usage("cannot tell the kernel version from uname -r '%s'; "
 				 "pass --kver", ctx->release);
-	}
 	return EXIT_OK;
 }
 

@@ -24,28 +24,14 @@
 #define LOG_TAIL_LINES 6
 #define LOG_TAIL_CHARS 1024
 
-static const char *file_kind(mode_t mode)
-{
-	if (S_ISFIFO(mode))
-		return "a FIFO";
-	if (S_ISDIR(mode))
-		return "a directory";
-	if (S_ISSOCK(mode))
-		return "a socket";
-	if (S_ISCHR(mode))
-		return "a character device";
-	if (S_ISBLK(mode))
-		return "a block device";
-	if (S_ISLNK(mode))
-		return "a symbolic link";
-	return "not a regular file";
-}
-
 static int not_regular(struct obj_load *l, mode_t mode)
 {
 	set_outcome(l->res, OUT_FAILED_OBJECT, "%s is %s; only regular files are "
 		    "loaded: remove it from the object directory", l->res->path,
-		    file_kind(mode));
+		    S_ISFIFO(mode) ? "a FIFO" : S_ISDIR(mode) ? "a directory" :
+		    S_ISSOCK(mode) ? "a socket" : S_ISCHR(mode) ? "a character device" :
+		    S_ISBLK(mode) ? "a block device" : S_ISLNK(mode) ? "a symbolic link" :
+		    "not a regular file");
 	return -EINVAL;
 }
 
