@@ -118,11 +118,10 @@ static char **grow_list(struct loader_ctx *ctx)
 int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t errlen)
 {
 	char *copy = strdup(list), *tok, *save = NULL, **grown;
-	int ret = 0;
+	int ret = copy ? 0 : -ENOMEM;
 
-	if (!copy)
-		goto nomem;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok;
+	     tok = strtok_r(NULL, ",", &save)) {
 		tok = trim(tok);
 		if (!strcmp(tok, "all")) {
 			ctx->disable_all = true;
@@ -135,20 +134,18 @@ int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t err
 			break;
 		}
 		grown = grow_list(ctx);
+		if (grown)
+			ctx->disabled = grown;
 		if (!grown || !(grown[ctx->ndisabled] = strdup(tok))) {
-			if (grown)
-				ctx->disabled = grown;
-			free(copy);
-			goto nomem;
+			ret = -ENOMEM;
+			break;
 		}
-		ctx->disabled = grown;
 		ctx->ndisabled++;
 	}
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
 	free(copy);
 	return ret;
-nomem:
-	snprintf(err, errlen, "out of memory");
-	return -ENOMEM;
 }
 
 static int config_line(struct loader_ctx *ctx, char *line, char *err, size_t errlen)
