@@ -219,20 +219,6 @@ static bool kprobe_exists(struct loader_ctx *ctx, const char *target,
 	return false;
 }
 
-/* tracefs first: it lists module tracepoints too, and costs no BTF parse. */
-static bool raw_tp_exists(struct loader_ctx *ctx, const char *tp,
-			  char *why, size_t len)
-{
-	int found = tracefs_has_event(tp);
-
-	if (found > 0 || btf_has(ctx, "btf_trace_", tp, BTF_KIND_TYPEDEF))
-		return true;
-	if (found < 0 && !vmlinux(ctx))
-		return true;	/* nothing to ask: let attach decide */
-	snprintf(why, len, "tracepoint %s does not exist in this kernel", tp);
-	return false;
-}
-
 static const char *after(const char *section, const char *prefix)
 {
 	size_t n = strlen(prefix);
@@ -260,6 +246,7 @@ bool attach_point_deferred(const char *section)
 static bool exists(struct loader_ctx *ctx, const char *section, char *why, size_t len)
 {
 	const char *name;
+	int found;
 
 	if ((name = after(section, "tp_btf/"))) {
 		if (!vmlinux(ctx)) {
@@ -273,8 +260,16 @@ static bool exists(struct loader_ctx *ctx, const char *section, char *why, size_
 		return false;
 	}
 	if ((name = after(section, "raw_tp/")) || (name = after(section, "raw_tracepoint/")) ||
-	    (name = after(section, "raw_tp.w/")) || (name = after(section, "raw_tracepoint.w/")))
-		return raw_tp_exists(ctx, name, why, len);
+	    (name = after(section, "raw_tp.w/")) || (name = after(section, "raw_tracepoint.w/"))) {
+		/* tracefs first: it lists module tracepoints too, and costs no BTF parse. */
+		found = tracefs_has_event(name);
+		if (found > 0 || btf_has(ctx, "btf_trace_", name, BTF_KIND_TYPEDEF))
+			return true;
+		if (found < 0 && !vmlinux(ctx))
+			return true;	/* nothing to ask: let attach decide */
+		snprintf(why, len, "tracepoint %s does not exist in this kernel", name);
+		return false;
+	}
 	if ((name = after(section, "kprobe/")) || (name = after(section, "kretprobe/")))
 		return kprobe_exists(ctx, name, why, len);
 	if ((name = after(section, "fentry/")) || (name = after(section, "fexit/")) ||

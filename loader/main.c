@@ -453,22 +453,6 @@ static void remove_pin(struct unload *u, const char *path)
 	}
 }
 
-static void remove_status_pins(struct loader_ctx *ctx, struct unload *u)
-{
-	const struct kstats_status_obj *o;
-	size_t i, j;
-
-	for (i = 0; i < ctx->prev->nobjs; i++) {
-		o = &ctx->prev->objs[i];
-		for (j = 0; j < o->npins; j++)
-			if (pin_of(ctx, o->pins[j], o->name))
-				remove_pin(u, o->pins[j]);
-			else
-				log_msg(LOG_WARNING, "warning: %s is not a pin of %s in %s; "
-					"left alone", o->pins[j], o->name, ctx->pin_dir);
-	}
-}
-
 /* Without a status file: the pins named after the objects in --obj-dir. */
 static int remove_named_pins(struct loader_ctx *ctx, struct unload *u)
 {
@@ -520,11 +504,20 @@ static void remove_loaded_copies(const struct loader_ctx *ctx)
 
 static int unload_all(struct loader_ctx *ctx, const char *flag)
 {
+	const struct kstats_status_obj *o;
 	struct unload u = {};
+	size_t i, j;
 
-	if (ctx->prev) {
-		remove_status_pins(ctx, &u);
-	} else if (remove_named_pins(ctx, &u)) {
+	for (i = 0; ctx->prev && i < ctx->prev->nobjs; i++) {
+		o = &ctx->prev->objs[i];
+		for (j = 0; j < o->npins; j++)
+			if (pin_of(ctx, o->pins[j], o->name))
+				remove_pin(&u, o->pins[j]);
+			else
+				log_msg(LOG_WARNING, "warning: %s is not a pin of %s in %s; "
+					"left alone", o->pins[j], o->name, ctx->pin_dir);
+	}
+	if (!ctx->prev && remove_named_pins(ctx, &u)) {
 		log_msg(LOG_ERR, "no status file %s and cannot read %s: nothing known to "
 			"unload; pass --run-dir or --obj-dir", ctx->status_path, ctx->obj_dir);
 		return EXIT_ENV;

@@ -431,26 +431,19 @@ static int metrics_check(struct obj_load *l)
 	return ret;
 }
 
-static bool attached(const struct obj_result *res)
-{
-	size_t i;
-
-	for (i = 0; i < res->nprogs; i++)
-		if (res->progs[i].prog_id)
-			return true;
-	return false;
-}
-
 /* After its turn: a loaded or still attached object's metrics are its own. */
 static void metrics_claim(struct obj_load *l)
 {
 	struct loader_ctx *ctx = l->ctx;
 	struct metric_claim *grown = NULL, *c;
+	bool attached = false;
 	size_t i;
 
+	for (i = 0; i < l->res->nprogs; i++)
+		attached |= l->res->progs[i].prog_id != 0;
 	pthread_mutex_lock(&ctx->lock);
 	/* Out of memory: the next object with a claimed name may load too. */
-	if ((l->res->outcome == OUT_LOADED || attached(l->res)) && l->meta.nhists)
+	if ((l->res->outcome == OUT_LOADED || attached) && l->meta.nhists)
 		grown = realloc(ctx->claims, (ctx->nclaims + l->meta.nhists) * sizeof(*grown));
 	for (i = 0; grown && i < l->meta.nhists; i++) {
 		ctx->claims = grown;
@@ -577,30 +570,23 @@ static int attach_progs(struct obj_load *l, struct pin_txn *txn, struct bpf_link
 	return 0;
 }
 
-/* Whether a chosen program is pinned at path (variants can share a section). */
-static bool chosen_prog_pin(const struct obj_load *l, const char *path)
-{
-	size_t i;
-
-	for (i = 0; i < l->res->nprogs; i++)
-		if (l->pl[i].chosen && !strcmp(l->res->progs[i].prog_pin, path))
-			return true;
-	return false;
-}
-
 /* After publication: own what exists now, drop pins of unchosen programs. */
 static void settle_pins(struct obj_load *l)
 {
 	struct obj_result *res = l->res;
-	size_t i;
+	size_t i, j;
 
 	for (i = 0; i < res->nmaps; i++)
 		own_pin(res, res->maps[i].pin);
 	for (i = 0; i < res->nprogs; i++) {
 		struct prog_result *p = &res->progs[i];
 
+		/* Unless a chosen program is pinned there (variants can share a section). */
+		for (j = 0; j < res->nprogs; j++)
+			if (l->pl[j].chosen && !strcmp(res->progs[j].prog_pin, p->prog_pin))
+				break;
 		if (!l->pl[i].chosen) {
-			if (owns_pin(res, p->prog_pin) && !chosen_prog_pin(l, p->prog_pin))
+			if (owns_pin(res, p->prog_pin) && j == res->nprogs)
 				unlink(p->prog_pin);
 			p->prog_pin[0] = 0;
 		}
