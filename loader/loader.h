@@ -242,8 +242,11 @@ int map_shape_check(const struct btf *obj_btf, struct bpf_map *map, int pinned_f
 		    const struct map_types *known, char *why, size_t len);
 bool ring_consumable(struct bpf_map *map, int fd, char *why, size_t len);
 
-struct pin_txn;
-struct pin_txn *txn_new(const char *pin_dir);
+struct pin_txn {
+	const char *pin_dir;
+	struct pin_entry *e;
+	size_t n;
+};
 int txn_pin(struct pin_txn *txn, int fd, const char *final, const char *aside,
 	    const char *uid, const char *gid, unsigned int mode);
 int txn_commit(struct pin_txn *txn, char *why, size_t len);

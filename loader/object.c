@@ -615,7 +615,7 @@ static void destroy_links(struct bpf_link **links, size_t n)
  */
 static void publish(struct obj_load *l)
 {
-	struct pin_txn *txn = txn_new(l->ctx->pin_dir);
+	struct pin_txn txn = { .pin_dir = l->ctx->pin_dir };
 	struct bpf_link **links = calloc(l->res->nprogs + 1, sizeof(*links));
 	struct link_swap *sw = swap_begin(l->res, l->res->reason, sizeof(l->res->reason));
 	int ret = -ENOMEM;
@@ -624,21 +624,21 @@ static void publish(struct obj_load *l)
 		l->res->outcome = OUT_FAILED_PIN;
 		goto out;
 	}
-	if (!txn || !links) {
+	if (!links) {
 		set_outcome(l->res, OUT_FAILED_PIN, "out of memory");
 		goto out;
 	}
-	ret = stage_maps(l, txn);
-	ret = ret ?: stage_progs(l, sw, txn);
+	ret = stage_maps(l, &txn);
+	ret = ret ?: stage_progs(l, sw, &txn);
 	if (ret)
 		goto out;
 	ret = swap_detach(sw, l->res->reason, sizeof(l->res->reason));
-	ret = ret ?: attach_progs(l, txn, links);
-	ret = ret ?: txn_commit(txn, l->res->reason, sizeof(l->res->reason));
+	ret = ret ?: attach_progs(l, &txn, links);
+	ret = ret ?: txn_commit(&txn, l->res->reason, sizeof(l->res->reason));
 	if (ret) {
 		if (l->res->outcome == OUT_LOADED)
 			l->res->outcome = OUT_FAILED_PIN;
-		txn_abort(txn);
+		txn_abort(&txn);
 		destroy_links(links, l->res->nprogs);
 		memset(links, 0, l->res->nprogs * sizeof(*links));
 		swap_rollback(sw);
@@ -648,7 +648,7 @@ out:
 		settle_pins(l);
 	destroy_links(links, links ? l->res->nprogs : 0);
 	swap_free(sw);
-	txn_free(txn);
+	txn_free(&txn);
 	free(links);
 }
 

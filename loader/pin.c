@@ -147,22 +147,7 @@ struct pin_entry {
 	bool pinned;
 };
 
-struct pin_txn {
-	const char *pin_dir;
-	struct pin_entry *e;
-	size_t n;
-};
-
 static atomic_uint tmp_seq;
-
-struct pin_txn *txn_new(const char *pin_dir)
-{
-	struct pin_txn *txn = calloc(1, sizeof(*txn));
-
-	if (txn)
-		txn->pin_dir = pin_dir;
-	return txn;
-}
 
 /* Pins fd under a temporary name now; txn_commit() renames it to final. */
 int txn_pin(struct pin_txn *txn, int fd, const char *final, const char *aside,
@@ -252,7 +237,7 @@ void txn_abort(struct pin_txn *txn)
 {
 	size_t i;
 
-	for (i = 0; txn && i < txn->n; i++)
+	for (i = 0; i < txn->n; i++)
 		if (txn->e[i].pinned && !unlink(txn->e[i].tmp))
 			txn->e[i].pinned = false;
 }
@@ -260,9 +245,7 @@ void txn_abort(struct pin_txn *txn)
 void txn_free(struct pin_txn *txn)
 {
 	txn_abort(txn);
-	if (txn)
-		free(txn->e);
-	free(txn);
+	free(txn->e);
 }
 
 /* ---- replacing the links of one attach point ---- */
