@@ -243,25 +243,6 @@ static int prepare_pin_dir(const char *pin_dir, char *err, size_t len)
 	return ret;
 }
 
-/* First thing: a stale completion flag goes. */
-static int prepare_run_dir(const struct loader_ctx *ctx, char *flag, size_t len)
-{
-	int ret = kstats_mkdir_p(ctx->run_dir, 0755);
-
-	snprintf(flag, len, "%s/" FLAG_NAME, ctx->run_dir);
-	if (ret) {
-		log_msg(LOG_ERR, "cannot create run dir %s: %s; pass --run-dir",
-			ctx->run_dir, strerror(-ret));
-		return ret;
-	}
-	if (unlink(flag) && errno != ENOENT) {
-		ret = -errno;
-		log_msg(LOG_ERR, "cannot remove %s: %s; pass --run-dir", flag,
-			strerror(errno));
-	}
-	return ret;
-}
-
 /* Recorded in the status file with nothing touched. */
 static int fail_env(struct loader_ctx *ctx, __u64 started, const char *fmt, ...)
 {
@@ -542,8 +523,18 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 	size_t n = 0, i;
 	int lock, ret, code;
 
-	if (prepare_run_dir(ctx, flag, sizeof(flag)))
+	snprintf(flag, sizeof(flag), "%s/" FLAG_NAME, ctx->run_dir);
+	ret = kstats_mkdir_p(ctx->run_dir, 0755);
+	if (ret) {
+		log_msg(LOG_ERR, "cannot create run dir %s: %s; pass --run-dir",
+			ctx->run_dir, strerror(-ret));
 		return EXIT_ENV;
+	}
+	/* First thing: a stale completion flag goes. */
+	if (unlink(flag) && errno != ENOENT) {
+		log_msg(LOG_ERR, "cannot remove %s: %m; pass --run-dir", flag);
+		return EXIT_ENV;
+	}
 	ret = o->unload ? 1 : libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARRAY, NULL);
 	if (ret != 1)
 		return fail_env(ctx, started, "BPF is unusable here (%s): run as root on a "
