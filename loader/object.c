@@ -129,41 +129,6 @@ static const char *attach_type_of(const char *section)
 	return "other";
 }
 
-static int init_prog(struct obj_load *l, struct bpf_program *prog, size_t i)
-{
-	struct prog_result *p = &l->res->progs[i];
-	struct prog_plan *pl = &l->pl[i];
-	const char *pin_dir = l->ctx->pin_dir;
-
-	pl->prog = prog;
-	pl->kept_fd = -1;
-	snprintf(p->name, sizeof(p->name), "%s", bpf_program__name(prog));
-	snprintf(p->section, sizeof(p->section), "%s", bpf_program__section_name(prog));
-	p->attach_type = attach_type_of(p->section);
-	if (kstats_pin_path(p->link_pin, sizeof(p->link_pin), pin_dir, "link",
-			    l->res->name, p->name) ||
-	    kstats_pin_path(p->prog_pin, sizeof(p->prog_pin), pin_dir, "prog",
-			    l->res->name, p->section)) {
-		set_outcome(l->res, OUT_FAILED_OBJECT, "pin path for %s is too long", p->name);
-		return -ENAMETOOLONG;
-	}
-	pl->meta = kstats_objmeta_prog(&l->meta, p->name);
-	if (!pl->meta) {
-		set_outcome(l->res, OUT_FAILED_OBJECT, "program %s has no metadata; declare "
-			    "it with DEFINE_BPF_PROG or DEFINE_BPF_TRACEPOINT", p->name);
-		return -EINVAL;
-	}
-	snprintf(p->attach, sizeof(p->attach), "%s", pl->meta->attach);
-	pl->in_range = kver_in(l->ctx->kver, pl->meta->min_kver, pl->meta->max_kver,
-			       pl->why, sizeof(pl->why));
-	if (pl->in_range && attach_point_deferred(p->section))
-		pl->available = pl->deferred = true;
-	else if (pl->in_range)
-		pl->available = attach_point_exists(l->ctx, p->section, pl->why,
-						    sizeof(pl->why));
-	return 0;
-}
-
 /*
  * After a failed load, or before an object is stopped: the deferred attach
  * points checked now, and what the failed attempt concluded forgotten, so
@@ -195,9 +160,11 @@ static bool check_deferred(struct obj_load *l)
 
 static int init_progs(struct obj_load *l)
 {
+	const char *pin_dir = l->ctx->pin_dir;
 	struct bpf_program *prog;
+	struct prog_result *p;
+	struct prog_plan *pl;
 	size_t n = 0;
-	int ret;
 
 	bpf_object__for_each_program(prog, l->obj)
 		n++;
@@ -208,9 +175,36 @@ static int init_progs(struct obj_load *l)
 		return -ENOMEM;
 	}
 	bpf_object__for_each_program(prog, l->obj) {
-		ret = init_prog(l, prog, l->res->nprogs++);
-		if (ret)
-			return ret;
+		p = &l->res->progs[l->res->nprogs];
+		pl = &l->pl[l->res->nprogs++];
+		pl->prog = prog;
+		pl->kept_fd = -1;
+		snprintf(p->name, sizeof(p->name), "%s", bpf_program__name(prog));
+		snprintf(p->section, sizeof(p->section), "%s", bpf_program__section_name(prog));
+		p->attach_type = attach_type_of(p->section);
+		if (kstats_pin_path(p->link_pin, sizeof(p->link_pin), pin_dir, "link",
+				    l->res->name, p->name) ||
+		    kstats_pin_path(p->prog_pin, sizeof(p->prog_pin), pin_dir, "prog",
+				    l->res->name, p->section)) {
+			set_outcome(l->res, OUT_FAILED_OBJECT, "pin path for %s is too long",
+				    p->name);
+			return -ENAMETOOLONG;
+		}
+		pl->meta = kstats_objmeta_prog(&l->meta, p->name);
+		if (!pl->meta) {
+			set_outcome(l->res, OUT_FAILED_OBJECT, "program %s has no metadata; "
+				    "declare it with DEFINE_BPF_PROG or DEFINE_BPF_TRACEPOINT",
+				    p->name);
+			return -EINVAL;
+		}
+		snprintf(p->attach, sizeof(p->attach), "%s", pl->meta->attach);
+		pl->in_range = kver_in(l->ctx->kver, pl->meta->min_kver, pl->meta->max_kver,
+				       pl->why, sizeof(pl->why));
+		if (pl->in_range && attach_point_deferred(p->section))
+			pl->available = pl->deferred = true;
+		else if (pl->in_range)
+			pl->available = attach_point_exists(l->ctx, p->section, pl->why,
+							    sizeof(pl->why));
 	}
 	return 0;
 }
