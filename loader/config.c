@@ -247,8 +247,6 @@ void free_config(struct loader_ctx *ctx)
 	for (i = 0; i < ctx->ndisabled; i++)
 		free(ctx->disabled[i]);
 	free(ctx->disabled);
-	ctx->disabled = NULL;
-	ctx->ndisabled = 0;
 }
 
 /*
