@@ -6,7 +6,6 @@
  * one tracefs has is left to the load (attach_point_deferred()).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +60,6 @@ static const char *tracefs_events(int *err)
 	char path[64], *raw = NULL;
 	const char *root;
 	size_t len = 0;
-	int fd;
 
 	if (text || text_err) {
 		*err = text_err;
@@ -71,10 +69,7 @@ static const char *tracefs_events(int *err)
 	text_err = -ENOENT;
 	if (root) {
 		snprintf(path, sizeof(path), "%s/available_events", root);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		text_err = fd < 0 ? -errno : kstats_read_fd(fd, EVENTS_MAX_BYTES, &raw, &len);
-		if (fd >= 0)
-			close(fd);
+		text_err = kstats_read_file(path, EVENTS_MAX_BYTES, &raw, &len);
 	}
 	if (!text_err && (text = malloc(len + 3)))
 		snprintf(text, len + 3, "\n%s\n", raw);

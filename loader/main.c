@@ -14,7 +14,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
