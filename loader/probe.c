@@ -61,7 +61,7 @@ static struct {
 	int start_err;		/* no prober could be started: in-process from then on */
 } prober = { PTHREAD_MUTEX_INITIALIZER, -1, -1, 0 };
 
-/* A read that ends within ms (< 0: ever): -ETIMEDOUT, or -EPIPE when the peer is gone. */
+/* A read that ends within ms (< 0: no limit): -ETIMEDOUT, or -EPIPE when the peer is gone. */
 static int read_within(int fd, void *buf, size_t len, int ms)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
