@@ -15,7 +15,7 @@
 
 #include "kstats_keys.h"
 #include "proto/kernelstats_atoms.pb-c.h"
-#include "kstats_units.h"
+#include "kstats_tool.h"
 #include "pull.h"
 
 #define ATOM_BUCKETS_WORD "_log2_buckets_"

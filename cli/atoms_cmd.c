@@ -21,7 +21,7 @@
 #include "atoms.h"
 #include "bpf_telemetry.h"
 #include "kstats.h"
-#include "kstats_escape.h"
+#include "kstats_tool.h"
 #include "kstats_fileio.h"
 #include "kstats_meta.h"
 #include "pull.h"	/* window_clock_step() */

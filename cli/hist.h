@@ -15,7 +15,7 @@
 
 #include "bpf_telemetry.h"
 #include "kstats_histmap.h"
-#include "kstats_units.h"
+#include "kstats_tool.h"
 
 #define KSTATS_MAX_LABELS 8
 #define KSTATS_LABEL_LEN 64

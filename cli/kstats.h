@@ -7,9 +7,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "kstats_fix.h"
-#include "kstats_paths.h"
-#include "kstats_why.h"
+#include "kstats_tool.h"
 
 /* Exit codes, documented in kstats --help, kstats(1) and README. */
 #define KSTATS_EXIT_OK 0

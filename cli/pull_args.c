@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "kstats.h"
-#include "kstats_args.h"
+#include "kstats_tool.h"
 #include "kstats_fileio.h"
 #include "kstats_pins.h"
 #include "pull_run.h"

@@ -14,7 +14,7 @@
 #include "hist.h"
 #include "kstats.h"
 #include "kstats_meta.h"
-#include "kstats_why.h"
+#include "kstats_tool.h"
 
 #define BAR_WIDTH 40
 #define LAST_BUCKET (BPF_TELEMETRY_NR_BUCKETS - 1)

@@ -13,8 +13,7 @@
 #include <json-c/json.h>
 
 #include "kstats.h"
-#include "kstats_args.h"
-#include "kstats_why.h"
+#include "kstats_tool.h"
 #include "status.h"
 
 #define STATS_SYSCTL "/proc/sys/kernel/bpf_stats_enabled"

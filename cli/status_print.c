@@ -10,7 +10,7 @@
 
 #include "hist.h"
 #include "kstats.h"
-#include "kstats_why.h"
+#include "kstats_tool.h"
 #include "status.h"
 
 /* A table whose column widths follow its cells; the last column is free. */

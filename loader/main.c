@@ -24,12 +24,10 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "kstats_args.h"
+#include "kstats_tool.h"
 #include "kstats_fileio.h"
 #include "kstats_objmeta.h"
-#include "kstats_paths.h"
 #include "kstats_pins.h"
-#include "kstats_why.h"
 #include "loader.h"
 #include "trust.h"
 
