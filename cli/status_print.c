@@ -73,7 +73,7 @@ static void fmt_ns(char *buf, size_t len, double ns)
 	if (ns < 1000)
 		snprintf(buf, len, "%.0fns", ns);
 	else
-		kstats_fmt_value(buf, len, ns / 1000, KSTATS_UNIT_USEC);
+		kstats_fmt_value(buf, len, ns / 1000, kstats_unit(KSTATS_UNIT_USEC));
 }
 
 static void prog_row(struct table *t, const struct kstats_status_prog *p,
@@ -121,7 +121,7 @@ static void map_row(struct table *t, const struct kstats_status_map *mp,
 		CELL(t, 2, "%u", ml->max_entries);
 		CELL(t, 3, "-");
 	}
-	kstats_fmt_value(mem, sizeof(mem), (double)ml->memlock, KSTATS_UNIT_BYTES);
+	kstats_fmt_value(mem, sizeof(mem), (double)ml->memlock, kstats_unit(KSTATS_UNIT_BYTES));
 	CELL(t, 4, "%s", mem);
 	CELL(t, 5, ml->has_drops ? "%llu" : "-", (unsigned long long)ml->drops);
 	if (mp->map_id && mp->map_id != ml->id)
