@@ -377,17 +377,21 @@ static void add_quantile(struct json_object *o, const char *name,
 	json_object_object_add(o, open_name, json_object_new_boolean(open));
 }
 
+/* Series s of h; NULL when it is empty and all is not asked for (a keyed h). */
 static struct json_object *series_obj(const struct kstats_hist *h,
-				      const struct kstats_series *s)
+				      const struct kstats_series *s, bool all)
 {
-	struct json_object *o = json_object_new_object();
-	struct json_object *labels = json_object_new_object();
-	struct json_object *key = flat_array();
-	struct json_object *b = flat_array();
+	struct json_object *o, *labels, *key, *b;
 	struct kstats_hist_stats st;
 	size_t i;
 
 	kstats_hist_stats(s->buckets, &st);
+	if (!st.count && h->nlabels && !all)
+		return NULL;
+	o = json_object_new_object();
+	labels = json_object_new_object();
+	key = flat_array();
+	b = flat_array();
 	for (i = 0; i < h->nlabels; i++) {
 		json_object_object_add(labels, h->label[i], json_object_new_string(s->value[i]));
 		json_object_array_add(key, json_object_new_int64(s->key[i]));
@@ -405,28 +409,18 @@ static struct json_object *series_obj(const struct kstats_hist *h,
 	return o;
 }
 
-static bool series_empty(const struct kstats_series *s)
-{
-	unsigned int i;
-
-	for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++)
-		if (s->buckets[i])
-			return false;
-	return true;
-}
-
 static struct json_object *metric_obj(const struct kstats_hist *h, bool all)
 {
 	struct json_object *o = json_object_new_object();
 	struct json_object *labels = flat_array();
-	struct json_object *hists = json_object_new_array();
+	struct json_object *hists = json_object_new_array(), *so;
 	size_t i;
 
 	for (i = 0; i < h->nlabels; i++)
 		json_object_array_add(labels, json_object_new_string(h->label[i]));
 	for (i = 0; i < h->nseries; i++)
-		if (all || !h->nlabels || !series_empty(&h->series[i]))
-			json_object_array_add(hists, series_obj(h, &h->series[i]));
+		if ((so = series_obj(h, &h->series[i], all)))
+			json_object_array_add(hists, so);
 	json_object_object_add(o, "metric", json_object_new_string(h->metric));
 	json_object_object_add(o, "object", json_object_new_string(h->obj));
 	json_object_object_add(o, "map", json_object_new_string(h->map));

@@ -19,10 +19,7 @@
 #define KSTATS_GROUP "kstats"
 #define KSTATS_FIX_PERM "needs CAP_BPF and group " KSTATS_GROUP
 
-/*
- * The fix for a permission denial, for this user: KSTATS_FIX_PERM outside
- * group kstats, else what a member still lacks (CAP_BPF, or root).
- */
+/* What this user lacks: KSTATS_FIX_PERM outside group kstats, else CAP_BPF or root. */
 const char *kstats_perm_fix(void);
 /* Appends "; <kstats_perm_fix()>" when err is EPERM/EACCES. */
 void kstats_add_fix(char *msg, size_t len, int err);
@@ -31,20 +28,16 @@ void kstats_add_fix(char *msg, size_t len, int err);
 #define KSTATS_WHY_LEN 4096
 
 /*
- * The outcome line of object o into buf: "OUTCOME: reason (critical)"
- * (no ": " without a reason); o NULL (the status does not name it): "its
- * map is not pinned".  Returns the fix for a metric of o that is not
- * loaded: "" when the loader skipped o (SKIPPED_*: this kernel's doing, a
- * new run changes nothing), KSTATS_FIX_STATUS when it failed,
- * KSTATS_FIX_LOAD when the status does not name o or o's map is gone
- * since it loaded.
+ * Object o's outcome line into buf: "OUTCOME: reason (critical)", or for o
+ * NULL (not in the status) "its map is not pinned".  Returns the fix for a
+ * metric of o that is not loaded: "" when skipped (SKIPPED_*: this kernel's
+ * doing), KSTATS_FIX_STATUS when it failed, else KSTATS_FIX_LOAD.
  */
 const char *kstats_why(const struct kstats_status_obj *o, char *buf, size_t len);
 
 /*
- * Numbers from the command line: decimal digits, no sign, no blanks, no
- * exponent, no hex.  kstats_strtou64: the digits at s, *rest past them;
- * -EINVAL when s does not start with a digit, -ERANGE past UINT64_MAX.
+ * Command-line numbers: decimal digits, no sign, blanks, exponent or hex.
+ * The digits at s, *rest past them; -EINVAL: no digit, -ERANGE: too big.
  */
 int kstats_strtou64(const char *s, uint64_t *out, const char **rest);
 /*
@@ -63,22 +56,19 @@ int kstats_parse_count(const char *opt, const char *arg, uint64_t max, uint64_t 
 /*
  * Text from files, maps and atoms, made safe to print: printable ASCII as
  * is, any other byte and '\' as \xNN.  One record stays one line, and
- * nothing reaches a terminal or the kernel log as a command.
+ * nothing reaches a terminal or the kernel log as a command.  The len bytes
+ * at s into out (outlen >= 1), whole escapes only, NUL-terminated; returns
+ * how many bytes of s it took.
  */
 #define KSTATS_ESCAPED_SIZE(n) (4 * (n) + 1)
-/*
- * The len bytes at s escaped into out (outlen >= 1), whole escapes only,
- * NUL-terminated.  Returns how many bytes of s it took.
- */
 size_t kstats_escape(char *out, size_t outlen, const char *s, size_t len);
 void kstats_fputs_escaped(const char *s, FILE *f);
 
 #define KSTATS_INSTALLED_OBJ_DIR "/usr/lib/kernelstats/bpf"
 #define KSTATS_OBJ_DIR_HELP "bpf/ beside the binary, else ../lib/kernelstats/bpf from it"
 /*
- * bpf/ beside the running binary (a build tree: build/kstats, build/bpf/),
- * else ../lib/kernelstats/bpf from it (an installed PREFIX), else
- * KSTATS_INSTALLED_OBJ_DIR.
+ * bpf/ beside the binary (a build tree), else ../lib/kernelstats/bpf from
+ * it (an installed PREFIX), else KSTATS_INSTALLED_OBJ_DIR.
  */
 const char *kstats_default_obj_dir(void);
 
