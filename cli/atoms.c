@@ -291,12 +291,6 @@ static int each_record(const uint8_t *p, size_t len, atoms_fn fn, void *ctx,
 	return 0;
 }
 
-static void atoms_file_free(struct atoms_file *f)
-{
-	free(f->buf);
-	f->buf = NULL;
-}
-
 /*
  * Reads path ("-": stdin) within the bounds (a regular file, no symlink or
  * FIFO, 64 MiB, 4 KiB per record).  0, or -errno with "path: why" in why.
@@ -330,7 +324,7 @@ static int atoms_file_read(const char *path, struct atoms_file *f, char *why, si
 	else if (ret)
 		snprintf(why, len, "%s: %s", path, strerror(-ret));
 	if (ret)
-		atoms_file_free(f);
+		free(f->buf);
 	return ret;
 }
 
@@ -359,7 +353,7 @@ static int print_file(const char *path)
 	if (!ret) {
 		printf("# %s: %zu atoms\n", path, f.count);
 		ret = atoms_file_each(&f, print_atom, NULL, why, sizeof(why));
-		atoms_file_free(&f);
+		free(f.buf);
 		if (ret)
 			fprintf(stderr, "kstats atoms: %s: %s\n", path, why);
 	} else {
@@ -625,7 +619,7 @@ static void load_file(void *ctx, const char *path)
 		bad(d, line);
 		d->over = 0;
 	}
-	atoms_file_free(&f);
+	free(f.buf);
 }
 
 /* Every atoms file of dir (or files[], when n > 0); -errno: dir unreadable. */
@@ -711,10 +705,20 @@ static void fold_group(struct day_series *s, size_t n, size_t share)
 	compact(NULL, other);
 }
 
-static void fold(struct days *d, size_t max_cells)
-{
-	size_t i, from = 0, n = 0, metrics = 0;
 
+/*
+ * Sorts, and marks the days some atom ends on.  Per metric, the keys past
+ * its share of max_cells non-empty cells, the least busy, are summed into
+ * one series (folded: how many).
+ */
+static void days_finish(struct days *d, size_t max_cells)
+{
+	size_t i, j, from = 0, n = 0, metrics = 0;
+
+	if (!d->nseries)
+		return;
+	for (i = 0; i < d->nseries; i++)
+		compact(d, &d->series[i]);
 	qsort(d->series, d->nseries, sizeof(*d->series), busiest_cmp);
 	for (i = 0; i < d->nseries; i++)
 		metrics += !i || d->series[i].msg != d->series[i - 1].msg;
@@ -727,22 +731,6 @@ static void fold(struct days *d, size_t max_cells)
 		if (d->series[i].ndays)
 			d->series[n++] = d->series[i];
 	d->nseries = n;
-}
-
-/*
- * Sorts, and marks the days some atom ends on.  Per metric, the keys past
- * its share of max_cells non-empty cells, the least busy, are summed into
- * one series (folded: how many).
- */
-static void days_finish(struct days *d, size_t max_cells)
-{
-	size_t i, j;
-
-	if (!d->nseries)
-		return;
-	for (i = 0; i < d->nseries; i++)
-		compact(d, &d->series[i]);
-	fold(d, max_cells);
 	qsort(d->series, d->nseries, sizeof(*d->series), series_cmp);
 	d->pulled = calloc((size_t)(d->last - d->first) + 1, 1);
 	for (i = 0; d->pulled && i < d->nseries; i++)

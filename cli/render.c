@@ -231,18 +231,6 @@ void print_log2_hist(FILE *f, const uint64_t *b, const struct kstats_unit_info *
 		fprintf(f, "    no events\n");
 }
 
-static void print_interval(FILE *f, const struct kstats_snapshot *s)
-{
-	double secs = (double)(s->boottime.tv_sec - s->since_boottime.tv_sec) +
-		      (double)(s->boottime.tv_nsec - s->since_boottime.tv_nsec) / 1e9;
-	char when[32];
-	struct tm tm;
-
-	localtime_r(&s->realtime.tv_sec, &tm);
-	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-	fprintf(f, "\n%s  events in the last %.2fs\n", when, secs);
-}
-
 /*
  * The metrics not loaded, and where their reasons are: kstats status, or,
  * when it does not name an object (or its map is gone), the loader to run.
@@ -272,9 +260,16 @@ int kstats_render_ascii(FILE *f, const struct kstats_snapshot *s,
 			const struct kstats_render_opts *o)
 {
 	size_t i, j, missing = 0;
+	char when[32];
+	struct tm tm;
 
-	if (s->is_delta)
-		print_interval(f, s);
+	if (s->is_delta) {
+		localtime_r(&s->realtime.tv_sec, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+		fprintf(f, "\n%s  events in the last %.2fs\n", when,
+			(double)(s->boottime.tv_sec - s->since_boottime.tv_sec) +
+			(double)(s->boottime.tv_nsec - s->since_boottime.tv_nsec) / 1e9);
+	}
 	for (i = 0; i < s->nhists; i++) {
 		const struct kstats_hist *h = &s->hists[i];
 		const struct kstats_unit_info *u = kstats_unit_or_count(h->unit);
@@ -341,32 +336,6 @@ static struct json_object *flat_array(void)
 static uint64_t ts_ns(const struct timespec *ts)
 {
 	return (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
-}
-
-static struct json_object *time_obj(const struct kstats_snapshot *s)
-{
-	struct json_object *t = json_object_new_object();
-	char iso[40];
-	struct tm tm;
-
-	gmtime_r(&s->realtime.tv_sec, &tm);
-	strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	json_object_object_add(t, "realtime_ns", json_object_new_uint64(ts_ns(&s->realtime)));
-	json_object_object_add(t, "boottime_ns", json_object_new_uint64(ts_ns(&s->boottime)));
-	json_object_object_add(t, "iso8601", json_object_new_string(iso));
-	return t;
-}
-
-static struct json_object *interval_obj(const struct kstats_snapshot *s)
-{
-	struct json_object *t = json_object_new_object();
-	uint64_t from = ts_ns(&s->since_boottime), to = ts_ns(&s->boottime);
-
-	json_object_object_add(t, "seconds", json_num((double)(to - from) / 1e9));
-	json_object_object_add(t, "since_realtime_ns",
-			       json_object_new_uint64(ts_ns(&s->since_realtime)));
-	json_object_object_add(t, "since_boottime_ns", json_object_new_uint64(from));
-	return t;
 }
 
 static void add_quantile(struct json_object *o, const char *name,
@@ -436,6 +405,10 @@ int kstats_render_json(FILE *f, const struct kstats_snapshot *s,
 	struct json_object *root = json_object_new_object();
 	struct json_object *metrics = json_object_new_array();
 	struct json_object *missing = flat_array(), *unreadable = flat_array();
+	struct json_object *t = json_object_new_object(), *iv = NULL;
+	uint64_t from = ts_ns(&s->since_boottime), to = ts_ns(&s->boottime);
+	char iso[40];
+	struct tm tm;
 	int flags = JSON_C_TO_STRING_NOSLASHESCAPE |
 		    (pretty ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
 			    : JSON_C_TO_STRING_PLAIN);
@@ -452,9 +425,21 @@ int kstats_render_json(FILE *f, const struct kstats_snapshot *s,
 			json_object_array_add(h->read_err ? unreadable : missing,
 					      json_object_new_string(h->metric));
 	}
+	gmtime_r(&s->realtime.tv_sec, &tm);
+	strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_object_object_add(t, "realtime_ns", json_object_new_uint64(ts_ns(&s->realtime)));
+	json_object_object_add(t, "boottime_ns", json_object_new_uint64(to));
+	json_object_object_add(t, "iso8601", json_object_new_string(iso));
+	if (s->is_delta) {
+		iv = json_object_new_object();
+		json_object_object_add(iv, "seconds", json_num((double)(to - from) / 1e9));
+		json_object_object_add(iv, "since_realtime_ns",
+				       json_object_new_uint64(ts_ns(&s->since_realtime)));
+		json_object_object_add(iv, "since_boottime_ns", json_object_new_uint64(from));
+	}
 	json_object_object_add(root, "schema", json_object_new_string("kstats.dump/1"));
-	json_object_object_add(root, "time", time_obj(s));
-	json_object_object_add(root, "interval", s->is_delta ? interval_obj(s) : NULL);
+	json_object_object_add(root, "time", t);
+	json_object_object_add(root, "interval", iv);
 	json_object_object_add(root, "metrics", metrics);
 	json_object_object_add(root, "not_loaded", missing);
 	json_object_object_add(root, "unreadable", unreadable);
