@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fields.h"
-#include "kstats_escape.h"
+#include "kstats_tool.h"
 
 /* "name[0]", "name[1]", ... up to end, chars at adjacent offsets: one string. */
 static size_t char_run(const struct kstats_map *m, size_t c, size_t end,

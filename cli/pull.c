@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "kstats.h"
-#include "kstats_args.h"
+#include "kstats_tool.h"
 #include "kstats_fileio.h"
 #include "kstats_hooks.h"
 #include "kstats_pins.h"

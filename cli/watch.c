@@ -15,8 +15,8 @@
 
 #include "fields.h"
 #include "kstats.h"
-#include "kstats_args.h"
 #include "kstats_fileio.h"
+#include "kstats_tool.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "kstats_stream.h"

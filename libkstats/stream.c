@@ -25,7 +25,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "kstats_fix.h"
+#include "kstats_tool.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "kstats_stream.h"

@@ -18,12 +18,11 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "kstats_args.h"
+#include "kstats_tool.h"
 #include "kstats_fileio.h"
-#include "kstats_paths.h"
 #include "kstats_pins.h"
 #include "kstats_status.h"
-#include "kstats_why.h"
+#include "kstats_tool.h"
 #include "loader.h"
 
 #define DEFAULT_RUN_DIR "/run/kernelstats"
