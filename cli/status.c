@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * kstats status: what the loader did (from its status file) and what the
- * kernel holds now, as a table or annotated JSON; also a health check.
- */
+/* kstats status: the loader's status file and what the kernel holds now; a health check. */
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
@@ -24,8 +21,6 @@
 #include "kstats_reader.h"
 #include "kstats_status.h"
 #include "kstats_tool.h"
-
-#define STATS_SYSCTL "/proc/sys/kernel/bpf_stats_enabled"
 
 struct prog_live {
 	bool have;			/* bpf_prog_info was read */
@@ -78,44 +73,35 @@ static int prog_fd(const struct kstats_status_prog *p, const char *obj)
 	return fd >= 0 ? fd : err;
 }
 
-static void prog_probe(const struct kstats_status_prog *p, const char *obj,
-		       struct prog_live *pl)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-	int fd;
-
-	memset(pl, 0, sizeof(*pl));
-	if (!p->prog_id)
-		return;		/* not loaded: nothing to ask the kernel */
-	pl->detached = *p->link_pin && access(p->link_pin, F_OK) && errno == ENOENT;
-	fd = prog_fd(p, obj);
-	if (fd < 0) {
-		pl->err = fd;
-		return;
-	}
-	if (bpf_obj_get_info_by_fd(fd, &info, &len)) {
-		pl->err = -errno;
-	} else {
-		pl->have = true;
-		pl->run_cnt = info.run_cnt;
-		pl->run_time_ns = info.run_time_ns;
-		pl->misses = info.recursion_misses;
-	}
-	close(fd);
-}
-
+/* The live values of every program, in status-file order. */
 static struct prog_live *probe_progs(const struct kstats_status *st, size_t *n)
 {
-	struct prog_live *pl;
-	size_t i, j, k = 0;
+	struct prog_live *pl, *l;
+	size_t i, j;
+	int fd;
 
 	for (*n = 0, i = 0; i < st->nobjs; i++)
 		*n += st->objs[i].nprogs;
-	pl = calloc(*n + 1, sizeof(*pl));
-	for (i = 0; pl && i < st->nobjs; i++)
-		for (j = 0; j < st->objs[i].nprogs; j++)
-			prog_probe(&st->objs[i].progs[j], st->objs[i].name, &pl[k++]);
+	pl = l = calloc(*n + 1, sizeof(*pl));
+	for (i = 0; pl && i < st->nobjs; i++) {
+		for (j = 0; j < st->objs[i].nprogs; j++, l++) {
+			const struct kstats_status_prog *p = &st->objs[i].progs[j];
+			struct bpf_prog_info info = {};
+			__u32 len = sizeof(info);
+
+			if (!p->prog_id)
+				continue;
+			l->detached = *p->link_pin && access(p->link_pin, F_OK) && errno == ENOENT;
+			fd = prog_fd(p, st->objs[i].name);
+			l->have = fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len);
+			l->err = l->have ? 0 : fd < 0 ? fd : -errno;
+			l->run_cnt = l->have ? info.run_cnt : 0;
+			l->run_time_ns = l->have ? info.run_time_ns : 0;
+			l->misses = l->have ? info.recursion_misses : 0;
+			if (fd >= 0)
+				close(fd);
+		}
+	}
 	*n = pl ? *n : 0;
 	return pl;
 }
@@ -231,16 +217,11 @@ static void probe_map(struct status_view *v, const struct kstats_status_obj *o,
 	}
 }
 
-static const char *probe_error(int err)
+/* Why there are no live values: "root-only", "gone", ... */
+static const char *probe_error(int err, bool root_only)
 {
-	return err == -EPERM || err == -EACCES ? "permission denied" :
-	       err == -ENOENT ? "gone" : strerror(-err);
-}
-
-/* Why a map has no live values: "root-only", "gone", ... */
-static const char *map_error(const struct map_live *ml)
-{
-	return ml->root_only ? "root-only" : probe_error(ml->err);
+	return root_only ? "root-only" : err == -EPERM || err == -EACCES ?
+	       "permission denied" : err == -ENOENT ? "gone" : strerror(-err);
 }
 
 /* A table whose column widths follow its cells; the last column is free. */
@@ -252,15 +233,20 @@ struct table {
 	char (*cells)[TABLE_COLS][CELL_LEN];
 };
 
-static char *table_row(struct table *t)
+/* A new row, its cells names (NULL-ended) or empty; false without memory. */
+static bool table_row(struct table *t, const char *const *names)
 {
 	void *c = realloc(t->cells, (t->nrows + 1) * sizeof(*t->cells));
+	size_t i;
 
 	if (!c)
-		return NULL;
+		return false;
 	t->cells = c;
 	memset(t->cells[t->nrows], 0, sizeof(*t->cells));
-	return t->cells[t->nrows++][0];
+	for (i = 0; names && names[i]; i++)
+		snprintf(t->cells[t->nrows][i], CELL_LEN, "%s", names[i]);
+	t->nrows++;
+	return true;
 }
 
 static void table_print(FILE *f, struct table *t, const char *indent)
@@ -288,23 +274,13 @@ static void table_print(FILE *f, struct table *t, const char *indent)
 
 #define CELL(t, c, ...) snprintf((t)->cells[(t)->nrows - 1][c], CELL_LEN, __VA_ARGS__)
 
-static void table_header(struct table *t, const char *const *names)
-{
-	size_t c;
-
-	if (!table_row(t))
-		return;
-	for (c = 0; c < t->ncols && names[c]; c++)
-		CELL(t, c, "%s", names[c]);
-}
-
 static void prog_row(struct table *t, const struct kstats_status_prog *p,
 		     const struct prog_live *pl)
 {
 	double ns = pl->run_cnt ? (double)pl->run_time_ns / (double)pl->run_cnt : 0;
 	char avg[32];
 
-	if (!table_row(t))
+	if (!table_row(t, NULL))
 		return;
 	CELL(t, 0, "%s", p->name);
 	CELL(t, 1, "%s", p->attach);
@@ -319,7 +295,7 @@ static void prog_row(struct table *t, const struct kstats_status_prog *p,
 		CELL(t, 5, "%s", avg);
 		CELL(t, 6, "%llu", (unsigned long long)pl->misses);
 	} else {
-		CELL(t, 4, "%s", pl->have ? "0" : pl->err ? probe_error(pl->err) : "-");
+		CELL(t, 4, "%s", pl->have ? "0" : pl->err ? probe_error(pl->err, false) : "-");
 		CELL(t, 5, "-");
 		CELL(t, 6, "%s", pl->have ? "0" : "-");
 	}
@@ -331,11 +307,11 @@ static void map_row(struct table *t, const struct kstats_status_map *mp,
 {
 	char mem[32];
 
-	if (!table_row(t))
+	if (!table_row(t, NULL))
 		return;
 	CELL(t, 0, "%s", mp->name);
 	if (!ml->have) {
-		CELL(t, 1, "%s", map_error(ml));
+		CELL(t, 1, "%s", probe_error(ml->err, ml->root_only));
 		return;
 	}
 	CELL(t, 1, "%s", libbpf_bpf_map_type_str(ml->type) ?: "?");
@@ -357,26 +333,6 @@ static void map_row(struct table *t, const struct kstats_status_map *mp,
 		CELL(t, 6, "%s", mp->reused ? "reused from an earlier load" : "");
 }
 
-static void print_header(FILE *f, struct status_view *v)
-{
-	const char *rel = v->st.kernel_release;
-	struct utsname u;
-
-	fprintf(f, "loader status %s, kernel %s\n", v->status_file, *rel ? rel : "?");
-	if (!uname(&u) && strcmp(u.release, rel))
-		fprintf(f, "warning: the status is from kernel %s but %s is running; "
-			KSTATS_FIX_LOAD "\n", rel, u.release);
-	if (v->window)
-		fprintf(f, "runs and avg/run: the last %gs (BPF run-time stats on meanwhile)\n",
-			v->window);
-	else if (v->stats_enabled == 1)
-		fprintf(f, "runs and avg/run: since load (kernel.bpf_stats_enabled=1)\n");
-	else
-		fprintf(f, "runs and avg/run: counted only while BPF run-time stats are on "
-			"(kernel.bpf_stats_enabled=%d); kstats status --stats 5 measures 5s\n",
-			v->stats_enabled);
-}
-
 static struct json_object *json_u64(bool have, uint64_t v)
 {
 	return have ? json_object_new_uint64(v) : NULL;
@@ -393,7 +349,7 @@ static void annotate_prog(struct json_object *p, const struct prog_live *pl)
 	json_object_object_add(p, "recursion_misses", json_u64(pl->have, pl->misses));
 	json_object_object_add(p, "detached", json_object_new_boolean(pl->detached));
 	json_object_object_add(p, "probe_error", pl->err ?
-			       json_object_new_string(probe_error(pl->err)) : NULL);
+			       json_object_new_string(probe_error(pl->err, false)) : NULL);
 }
 
 static void annotate_map(struct json_object *mp, const struct map_live *ml)
@@ -409,20 +365,39 @@ static void annotate_map(struct json_object *mp, const struct map_live *ml)
 	json_object_object_add(mp, "memlock_bytes", json_u64(ml->have, ml->memlock));
 	json_object_object_add(mp, "drops", json_u64(ml->has_drops, ml->drops));
 	json_object_object_add(mp, "probe_error", ml->err ?
-			       json_object_new_string(map_error(ml)) : NULL);
+			       json_object_new_string(probe_error(ml->err, ml->root_only)) : NULL);
 }
 
 /* Per object a program and a map table, or the live values in its JSON. */
 static void show(FILE *f, struct status_view *v, bool json)
 {
+	static const char *const prog_cols[] = { "program", "attach", "type", "outcome",
+		"runs", "avg/run", "missed", NULL };
+	static const char *const map_cols[] = { "map", "type", "entries", "fill",
+		"memlock", "drops", NULL };
+	const char *rel = v->st.kernel_release;
 	struct kstats_objmeta meta;
 	char why[KSTATS_WHY_LEN];
 	struct map_live ml;
 	size_t i, j, k = 0;
 	struct utsname u;
+	bool have_u = !uname(&u);
 
-	if (!json)
-		print_header(f, v);
+	if (!json) {
+		fprintf(f, "loader status %s, kernel %s\n", v->status_file, *rel ? rel : "?");
+		if (have_u && strcmp(u.release, rel))
+			fprintf(f, "warning: the status is from kernel %s but %s is running; "
+				KSTATS_FIX_LOAD "\n", rel, u.release);
+		if (v->window)
+			fprintf(f, "runs and avg/run: the last %gs (BPF run-time stats on "
+				"meanwhile)\n", v->window);
+		else if (v->stats_enabled == 1)
+			fprintf(f, "runs and avg/run: since load (kernel.bpf_stats_enabled=1)\n");
+		else
+			fprintf(f, "runs and avg/run: counted only while BPF run-time stats are "
+				"on (kernel.bpf_stats_enabled=%d); kstats status --stats 5 "
+				"measures 5s\n", v->stats_enabled);
+	}
 	for (i = 0; i < v->st.nobjs; i++) {
 		const struct kstats_status_obj *o = &v->st.objs[i];
 		struct table t = { .ncols = 8 };
@@ -431,8 +406,7 @@ static void show(FILE *f, struct status_view *v, bool json)
 		if (!json)
 			fprintf(f, "\n%s  %s\n", o->name, why);
 		if (!json && o->nprogs)
-			table_header(&t, (const char *const[]){ "program", "attach", "type",
-				"outcome", "runs", "avg/run", "missed", NULL });
+			table_row(&t, prog_cols);
 		for (j = 0; j < o->nprogs && k < v->nprogs; j++, k++)
 			if (json)
 				annotate_prog(o->progs[j].json, &v->progs[k]);
@@ -443,8 +417,7 @@ static void show(FILE *f, struct status_view *v, bool json)
 			continue;
 		t.ncols = 7;
 		if (!json)
-			table_header(&t, (const char *const[]){ "map", "type", "entries", "fill",
-				"memlock", "drops", NULL });
+			table_row(&t, map_cols);
 		if (kstats_objmeta_read(o->path, &meta, why, sizeof(why)))
 			memset(&meta, 0, sizeof(meta));
 		for (j = 0; j < o->nmaps; j++) {
@@ -460,7 +433,7 @@ static void show(FILE *f, struct status_view *v, bool json)
 	if (!json)
 		return;
 	json_object_object_add(v->st.json, "running_kernel_release",
-			       uname(&u) ? NULL : json_object_new_string(u.release));
+			       have_u ? json_object_new_string(u.release) : NULL);
 	json_object_object_add(v->st.json, "bpf_stats_enabled",
 			       json_object_new_int(v->stats_enabled));
 	json_object_object_add(v->st.json, "stats_window_seconds",
@@ -489,18 +462,6 @@ static void usage(FILE *f)
 		"file is bad (FAILED_OBJECT, not critical) is a warning, not a failure.\n");
 }
 
-static int read_stats_sysctl(void)
-{
-	FILE *f = fopen(STATS_SYSCTL, "re");
-	int v = -1;
-
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
 
 /* Run counts over the v->window seconds from now. */
 static int measure(struct status_view *v)
@@ -531,19 +492,31 @@ static int measure(struct status_view *v)
 	return 0;
 }
 
+
 /*
- * Whether an object failed in a way that breaks the pipeline; a bad file
- * (FAILED_OBJECT: empty, garbage, a dangling link) that is not critical is
- * skipped with one warning, as dump, pull and watch skip it.
+ * A denied or gone map first; then whether an object failed in a way that
+ * breaks the pipeline: a bad file (FAILED_OBJECT: empty, garbage, a dangling
+ * link) that is not critical is skipped with one warning, as dump, pull and
+ * watch skip it.
  */
-static bool any_failed(const struct kstats_status *st)
+static int verdict(struct status_view *v)
 {
 	char why[KSTATS_WHY_LEN];
 	bool failed = false;
 	size_t i;
 
-	for (i = 0; i < st->nobjs; i++) {
-		const struct kstats_status_obj *o = &st->objs[i];
+	if (v->perm_denied) {
+		fprintf(stderr, "kstats status: some maps could not be opened: "
+			"permission denied; %s\n", kstats_perm_fix());
+		return -EACCES;
+	}
+	if (v->maps_gone) {
+		fprintf(stderr, "kstats status: %u map(s) of loaded objects are gone (%s); "
+			KSTATS_FIX_LOAD "\n", v->maps_gone, v->gone_example);
+		return -ENOENT;
+	}
+	for (i = 0; i < v->st.nobjs; i++) {
+		const struct kstats_status_obj *o = &v->st.objs[i];
 
 		if (!kstats_status_failed(o))
 			continue;
@@ -555,22 +528,10 @@ static bool any_failed(const struct kstats_status *st)
 		fprintf(stderr, "kstats status: warning: %s: %s; skipped (fix or remove %s)\n",
 			o->name, why, o->path);
 	}
-	return failed;
+	return failed ? -EIO : 0;
 }
 
-static int verdict(struct status_view *v)
-{
-	if (v->perm_denied)
-		fprintf(stderr, "kstats status: some maps could not be opened: "
-			"permission denied; %s\n", kstats_perm_fix());
-	else if (v->maps_gone)
-		fprintf(stderr, "kstats status: %u map(s) of loaded objects are gone (%s); "
-			KSTATS_FIX_LOAD "\n", v->maps_gone, v->gone_example);
-	return v->perm_denied ? -EACCES : v->maps_gone ? -ENOENT :
-	       any_failed(&v->st) ? -EIO : 0;
-}
-
-static int parse_args(int argc, char **argv, struct status_view *v, bool *json)
+int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "status-file", required_argument, NULL, 's' },
@@ -579,48 +540,44 @@ static int parse_args(int argc, char **argv, struct status_view *v, bool *json)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	char err[256];
-	int c;
+	struct status_view v = { .status_file = KSTATS_DEFAULT_STATUS_FILE,
+				 .stats_enabled = -1 };
+	bool json = false;
+	char err[1024];
+	int c, ret = 0;
+	FILE *f;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
-		case 's': v->status_file = optarg; break;
-		case 'j': *json = true; break;
+		case 's': v.status_file = optarg; break;
+		case 'j': json = true; break;
 		case 'S':
-			if (kstats_parse_seconds("--stats", optarg, 3600, &v->window,
+			if (kstats_parse_seconds("--stats", optarg, 3600, &v.window,
 						 err, sizeof(err))) {
 				fprintf(stderr, "kstats status: %s\n", err);
-				return -EINVAL;
+				return KSTATS_EXIT_USAGE;
 			}
 			break;
-		case 'h': usage(stdout); return 1;
-		default: usage(stderr); return -EINVAL;
+		case 'h': usage(stdout); return KSTATS_EXIT_OK;
+		default: usage(stderr); return KSTATS_EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "kstats status: unexpected argument '%s'; see --help\n",
 			argv[optind]);
-		return -EINVAL;
+		return KSTATS_EXIT_USAGE;
 	}
-	return 0;
-}
-
-int cmd_status(int argc, char **argv)
-{
-	struct status_view v = { .status_file = KSTATS_DEFAULT_STATUS_FILE };
-	bool json = false;
-	char err[1024];
-	int ret = parse_args(argc, argv, &v, &json);
-
-	if (ret)
-		return ret > 0 ? KSTATS_EXIT_OK : KSTATS_EXIT_USAGE;
 	ret = kstats_status_read(v.status_file, &v.st, err, sizeof(err));
 	if (ret) {
 		kstats_add_fix(err, sizeof(err), ret);
 		fprintf(stderr, "kstats status: %s\n", err);
 		return kstats_exit_code(ret);
 	}
-	v.stats_enabled = read_stats_sysctl();
+	f = fopen("/proc/sys/kernel/bpf_stats_enabled", "re");
+	if (f && fscanf(f, "%d", &v.stats_enabled) != 1)
+		v.stats_enabled = -1;
+	if (f)
+		fclose(f);
 	if (v.window)
 		ret = measure(&v);
 	else

@@ -7,9 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <time.h>
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -99,7 +96,7 @@ static int open_dir(const char *dir)
 	return dfd < 0 ? -errno : dfd;
 }
 
-/* The directory's entries made durable (after ret == 0 only), and closed. */
+/* fsync only after success: the entries made durable, then closed. */
 static int sync_close_dir(int dfd, int ret)
 {
 	if (!ret && fsync(dfd))
@@ -339,14 +336,12 @@ static bool dir_owned(int dfd)
 }
 
 /*
- * Opens the components of path past its first skip bytes under dfd (taken
- * over), never through a symlink; with mode, makes each missing one first.
- * Each one made (or made meanwhile by someone else, in a sticky /tmp) or,
- * without mode, the last one must be dir_owned (-EPERM).  *bad gets the
- * length of path up to the component that failed.  The last one's fd, or
- * -errno.  The ones above it are opened O_PATH: walking them needs search
- * permission only, as a lookup by name does (an SELinux domain may not
- * read /var).
+ * The components of path past skip opened under dfd (taken over), never
+ * through a symlink; with mode, each made first and each must be dir_owned
+ * (someone may have made it meanwhile in a sticky /tmp), else the last one
+ * must.  *bad: the length of path up to the one that failed.  The ones above
+ * the last are opened O_PATH: search permission only, as a lookup by name
+ * (an SELinux domain may not read /var).
  */
 static int open_below(int dfd, char *path, size_t skip, mode_t mode, size_t *bad)
 {

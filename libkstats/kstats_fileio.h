@@ -6,30 +6,25 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
-#include <stddef.h>
 #include <sys/types.h>
 
 /* fsync(2) of a directory: its new entries survive a crash; 0 or -errno. */
 int kstats_fsync_dir(const char *dir);
 /*
- * The one crash-safe writer: buf becomes path.  The directory is opened
- * once, and in it a new temp file ".NAME.XXXXXX.tmp" is created
- * (O_CREAT|O_EXCL|O_NOFOLLOW, mode less the umask), written in full,
- * fsynced, renamed over NAME, and the directory fsynced.  Readers see the
- * old file or the new one, a crash leaves at most a temp file.  Only a
- * regular file is replaced: a symlink, FIFO or other file at path is
- * -EINVAL and left alone.  0 or -errno.
+ * The one crash-safe writer: buf into a new ".NAME.XXXXXX.tmp" (O_EXCL,
+ * O_NOFOLLOW, mode less the umask), fsynced, renamed over NAME, directory
+ * fsynced: readers see the old file or the new one.  Only a regular file is
+ * replaced (anything else at path: -EINVAL, left alone).  0 or -errno.
  */
 int kstats_file_replace(const char *path, const void *buf, size_t len, mode_t mode);
 /* Like kstats_file_replace(), but -EEXIST rather than replace anything at path. */
 int kstats_file_create(const char *path, const void *buf, size_t len, mode_t mode);
 /*
  * kstats_file_replace() into a directory opened from "/" (or ".") one
- * component at a time, never through a symlink, and used only when root or
- * the caller owns it and no one else may write it: whoever owns a
- * directory above may swap what it holds, never make the write land in a
- * directory of theirs.  0, or -errno with a one-line reason in msg (-EPERM:
- * the directory is refused).
+ * component at a time, never through a symlink, and only if root or the
+ * caller owns it and no one else may write it: the write never lands in a
+ * directory of someone else's.  0, or -errno (-EPERM: the directory is
+ * refused) with a one-line reason in msg.
  */
 int kstats_file_replace_owned(const char *path, const void *buf, size_t len, mode_t mode,
 			      char *msg, size_t msglen);
@@ -49,14 +44,12 @@ int kstats_read_file(const char *path, size_t max, char **buf, size_t *len);
 /* mkdir -p with mode for each directory it creates; 0 or -errno. */
 int kstats_mkdir_p(const char *path, mode_t mode);
 /*
- * mkdir -p that creates nothing it would refuse.  dir is refused unless
- * only the caller (its euid) or root can write it and no one else can
- * rename it away: every directory above is the caller's or root's and
- * writable by no one else (a sticky one, like /tmp, may be).  The deepest
- * existing directory is checked first, the rest made with mkdirat() under
- * opened parents (no symlink followed), then dir is checked as a whole.
- * Without create, only the checks.  0, or -EPERM (or -errno) with a
- * one-line reason naming the fix in msg.
+ * mkdir -p that creates nothing it would refuse: dir and every directory
+ * above must be the caller's (euid) or root's and writable by no one else
+ * (above it, a sticky one like /tmp may be).  The deepest existing one is
+ * checked first, the rest made by mkdirat() under opened parents (no
+ * symlink followed), then dir checked whole.  Without create, only the
+ * checks.  0, or -EPERM (or -errno) with a one-line fix in msg.
  */
 int kstats_mkdir_private(const char *dir, mode_t mode, bool create, char *msg,
 			 size_t len);

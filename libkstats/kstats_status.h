@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The loader's status file (schema: doc/loader.md), typed: kstats-loader
- * fills these structs and writes them with kstats_status_json(); the loader,
- * status, dump and pull read them with kstats_status_read().  Only the
- * version and the objects array are required; a member that is missing or
- * of another type reads as "" or 0, and unknown members are ignored, so the
- * writer may add fields without breaking readers.
+ * The loader's status file (doc/loader.md): kstats-loader writes these
+ * structs, everyone reads them.  Only version and objects are required; a
+ * member missing or of another type reads as "" or 0, unknown ones are
+ * ignored, so the writer may add fields.
  */
 #ifndef KSTATS_STATUS_H
 #define KSTATS_STATUS_H
@@ -78,7 +76,7 @@ const struct kstats_status_map *kstats_status_obj_map(const struct kstats_status
 						     const char *name);
 const struct kstats_status_map *kstats_status_map_by_id(const struct kstats_status *st,
 							uint32_t map_id);
-/* Whether an object's outcome is a failure (FAILED_*). */
+/* FAILED_* */
 bool kstats_status_failed(const struct kstats_status_obj *o);
 
 #endif /* KSTATS_STATUS_H */

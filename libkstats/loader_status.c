@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * The loader status file (contract in kstats_status.h): one function per
- * struct names its members in file order, and runs both ways, writing
- * (kstats_status_json) and reading (kstats_status_parse).
- */
+/* One function per struct names its members in file order, for writing and reading. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -263,7 +263,6 @@ void swap_rollback(struct link_swap *sw);
 void swap_free(struct link_swap *sw);
 
 /* status.c */
-void status_load_prev(struct loader_ctx *ctx);
 void status_parse_prev(struct loader_ctx *ctx, const char *buf, size_t len);
 void status_free_prev(struct loader_ctx *ctx);
 const struct kstats_status_obj *prev_object(const struct loader_ctx *ctx,

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * One line per object on stdout, diagnostics on stderr, both to /dev/kmsg
- * at boot (--boot).  A loading thread's lines are held (log_hold) and
- * written in object order (log_release): the output of a sequential run.
+ * One line per object on stdout, diagnostics on stderr, both to /dev/kmsg at
+ * boot.  A loading thread's lines are held and written in object order.
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -77,7 +76,7 @@ static void put(FILE *f, int prio, const char *text, size_t prefix)
 	}
 }
 
-/* Held when this thread holds its log (out of memory: written now). */
+/* Out of memory, a held line is written now. */
 static void out(FILE *f, int prio, char *text, size_t prefix)
 {
 	struct log_rec *grown;

@@ -252,7 +252,7 @@ static int fail_env(struct loader_ctx *ctx, __u64 started, const char *fmt, ...)
 	va_end(ap);
 	log_msg(LOG_ERR, "%s", err);
 	if (!ctx->prev)
-		status_load_prev(ctx);
+		status_parse_prev(ctx, NULL, 0);
 	if (status_write(ctx, NULL, 0, started, err))
 		log_msg(LOG_ERR, "cannot write %s either", ctx->status_path);
 	return EXIT_ENV;
@@ -549,7 +549,7 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 		close(lock);
 		return ret;
 	}
-	status_load_prev(ctx);	/* under the lock: the last run's, complete */
+	status_parse_prev(ctx, NULL, 0);	/* under the lock: the last run's, complete */
 	txn_remove_stale(ctx->pin_dir);
 	if (o->unload) {
 		ret = unload_all(ctx, flag);

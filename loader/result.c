@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * What an object run leaves behind: its outcome, the pins the loader made
- * for it (what --unload removes), and the pins kept from earlier runs.
- */
+/* An object run's outcome, the pins the loader made for it, and those kept from earlier runs. */
 #include <ctype.h>
 #include <errno.h>
 #include <grp.h>

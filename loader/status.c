@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * The status file (kstats_status.h): what every object and program became,
- * and what stays pinned.  The previous one tells this run which pins the
- * loader made and when reused maps were created.
- */
+/* The status file (kstats_status.h); the previous one tells this run its pins. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +12,7 @@
 #include "kstats_status.h"
 #include "loader.h"
 
-/*
- * The previous status (from buf, the fuzzer's entry, else the file), when
- * readable and about this pin dir.
- */
+/* The previous status (from buf, the fuzzer's, else the file) if about this pin dir. */
 void status_parse_prev(struct loader_ctx *ctx, const char *buf, size_t len)
 {
 	struct kstats_status *st = calloc(1, sizeof(*st));
@@ -45,11 +38,6 @@ void status_parse_prev(struct loader_ctx *ctx, const char *buf, size_t len)
 	free(st);
 }
 
-void status_load_prev(struct loader_ctx *ctx)
-{
-	status_parse_prev(ctx, NULL, 0);
-}
-
 void status_free_prev(struct loader_ctx *ctx)
 {
 	if (ctx->prev)
@@ -64,7 +52,6 @@ const struct kstats_status_obj *prev_object(const struct loader_ctx *ctx,
 	return ctx->prev ? kstats_status_obj(ctx->prev, name) : NULL;
 }
 
-/* The previous run's record of the very same map (same id), or NULL. */
 static const struct kstats_status_map *prev_map(const struct loader_ctx *ctx,
 						const char *obj, const char *map,
 						__u32 map_id)
@@ -102,7 +89,7 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* A result as the status file's struct; its strings stay the result's. */
+/* Its strings stay the result's. */
 static int to_status(const struct obj_result *r, struct kstats_status_obj *o)
 {
 	size_t i;
@@ -140,16 +127,6 @@ static int to_status(const struct obj_result *r, struct kstats_status_obj *o)
 	return 0;
 }
 
-static bool in_results(const struct obj_result *res, size_t n, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!strcmp(res[i].name, name))
-			return true;
-	return false;
-}
-
 /*
  * Previous objects this run did not process: after an environment error,
  * as they were; an object gone from the object directory keeps its pins
@@ -164,7 +141,9 @@ static void carry_prev(const struct loader_ctx *ctx, const struct obj_result *re
 
 	for (i = 0; ctx->prev && i < ctx->prev->nobjs; i++) {
 		o = &ctx->prev->objs[i];
-		if (!*o->name || in_results(res, n, o->name))
+		for (j = 0; j < n && strcmp(res[j].name, o->name); j++)
+			;
+		if (!*o->name || j < n)
 			continue;
 		if (as_they_were) {
 			json_object_array_add(objs, json_object_get(o->json));
