@@ -220,7 +220,6 @@ static void warn_line(void *ctx, const char *line)
 	fprintf(stderr, "kstats pull: warning: %s\n", line);
 }
 
-/* The objects' histograms, each checked against the schema (warnings). */
 static int catalog(struct pull_run *r)
 {
 	struct atom_check c = { .atom = &kernelstats__atom__descriptor,
@@ -245,27 +244,12 @@ static int catalog(struct pull_run *r)
 	return 0;
 }
 
-/* Every histogram with an atom; the others, and maps of objects gone, keep their baselines. */
-static int pull_maps(struct pull_run *r)
-{
-	const struct kstats_hist *h;
-	size_t i;
-	int ret = 0;
-
-	for (i = 0; !ret && i < r->cat.nhists; i++) {
-		h = &r->cat.hists[i];
-		ret = r->shapes[i].oneof ? pull_map(r, h, &r->shapes[i]) :
-		      pull_carry_over(r, h->obj, h->map);
-	}
-	for (i = 0; !ret && i < r->old.nmaps; i++)
-		ret = pull_carry_over(r, r->old.maps[i].obj, r->old.maps[i].map);
-	return ret;
-}
-
 static int run(struct pull_run *r)
 {
 	char atoms_file[64] = "";
+	const struct kstats_hist *h;
 	uint64_t now_boot, now_real;
+	size_t i;
 	int ret = kstats_boot_id(r->boot_id, sizeof(r->boot_id));
 
 	if (ret) {
@@ -280,7 +264,14 @@ static int run(struct pull_run *r)
 	kstats_hook_point("locked");
 	if (load_state(r))
 		return KSTATS_EXIT_ERROR;
-	ret = pull_maps(r);
+	/* Histograms without an atom, and maps of objects gone, keep their baselines. */
+	for (i = 0; !ret && i < r->cat.nhists; i++) {
+		h = &r->cat.hists[i];
+		ret = r->shapes[i].oneof ? pull_map(r, h, &r->shapes[i]) :
+		      pull_carry_over(r, h->obj, h->map);
+	}
+	for (i = 0; !ret && i < r->old.nmaps; i++)
+		ret = pull_carry_over(r, r->old.maps[i].obj, r->old.maps[i].map);
 	if (ret) {
 		fprintf(stderr, "kstats pull: %s\n", strerror(-ret));
 		return KSTATS_EXIT_ERROR;
