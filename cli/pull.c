@@ -23,10 +23,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: kstats pull [OPTIONS]\n"
-		"Turn the counts every histogram of the objects gained since the last\n"
-		"pull into atoms (proto/kernelstats_atoms.proto), appended to the atoms\n"
-		"directory as atoms-<pull id>.pb, and update the state.  Crash-safe;\n"
-		"one pull at a time.\n\n"
+		"Turn the counts each histogram gained since the last pull into atoms\n"
+		"(proto/kernelstats_atoms.proto) in atoms-<pull id>.pb, and update the\n"
+		"state.  Crash-safe; one pull at a time (doc/pull.md).\n\n"
 		"  --obj-dir DIR       objects (BTF) (default: " KSTATS_OBJ_DIR_HELP ")\n"
 		"  --pin-dir DIR       pinned maps (default: " KSTATS_DEFAULT_PIN_DIR ")\n"
 		"  --state-dir DIR     state and lock (default: " PULL_DEFAULT_STATE_DIR ")\n"
@@ -192,6 +191,7 @@ static int load_state(struct pull_run *r)
 	return 0;
 }
 
+/* state.pending, atoms-N.pb, then the rename, each durable: see reconcile(). */
 static int commit(struct pull_run *r, char *atoms_file, size_t len)
 {
 	int ret;

@@ -312,7 +312,8 @@ pick_stream(const struct kstats_objmeta *meta, const struct kstats_stream_opts *
 	return NULL;
 }
 
-static int plan_leaves(struct kstats_stream *s, const char *record, char *err, size_t errlen)
+static int kstats_stream_plan(struct kstats_stream *s, const char *record,
+			      char *err, size_t errlen)
 {
 	const struct kstats_column *c = s->layout.cols;
 	size_t first = 0, i;
@@ -374,7 +375,7 @@ static int open_columns(struct kstats_stream *s, const struct kstats_stream_opts
 				   sm->name, sm->record);
 	ret = kstats_layout_build(kstats_map_btf(&s->cols), id, sm->record, false, &s->layout,
 				  err, errlen);
-	return ret ? ret : plan_leaves(s, sm->record, err, errlen);
+	return ret ? ret : kstats_stream_plan(s, sm->record, err, errlen);
 }
 
 static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t errlen)
