@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * The fields kstats read and watch show: a map's columns, a char array as one
- * string; enums by name, bools as true/false, strings escaped (kstats_escape).
- */
+/* kstats read and watch: a map's columns as fields, a char array as one escaped string. */
 #ifndef KSTATS_FIELDS_H
 #define KSTATS_FIELDS_H
 
@@ -30,16 +27,12 @@ static inline bool kstats_column_is_u64(const struct kstats_column *c)
 	return c->size == 8 && !c->is_signed;
 }
 
-/*
- * Groups m's columns: "comm[0]".."comm[15]" (chars, adjacent) become "comm";
- * a string never spans key and value.
- */
+/* "comm[0]".."comm[15]" (adjacent chars) become "comm", never across key and value. */
 int kstats_fields_build(struct kstats_fields *fs, const struct kstats_map *m);
 void kstats_fields_free(struct kstats_fields *fs);
-/* Field i of the row or record vals as a JSON value (NULL when out of memory). */
+/* Field i of vals (a row or a record); NULL when out of memory. */
 json_object *kstats_field_json(const struct kstats_fields *fs, size_t i,
 			       const int64_t *vals);
-/* The same as text. */
 void kstats_field_print(FILE *out, const struct kstats_fields *fs, size_t i,
 			const int64_t *vals);
 

@@ -23,10 +23,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: kstats pull [OPTIONS]\n"
-		"Turn the counts every histogram of the objects gained since the last\n"
-		"pull into atoms (proto/kernelstats_atoms.proto), appended to the atoms\n"
-		"directory as atoms-<pull id>.pb, and update the state.  Crash-safe;\n"
-		"one pull at a time.\n\n"
+		"Turn the counts each histogram gained since the last pull into atoms\n"
+		"(proto/kernelstats_atoms.proto) in atoms-<pull id>.pb, and update the\n"
+		"state.  Crash-safe; one pull at a time (doc/pull.md).\n\n"
 		"  --obj-dir DIR       objects (BTF) (default: " KSTATS_OBJ_DIR_HELP ")\n"
 		"  --pin-dir DIR       pinned maps (default: " KSTATS_DEFAULT_PIN_DIR ")\n"
 		"  --state-dir DIR     state and lock (default: " PULL_DEFAULT_STATE_DIR ")\n"
@@ -192,6 +191,7 @@ static int load_state(struct pull_run *r)
 	return 0;
 }
 
+/* state.pending, atoms-N.pb, then the rename, each durable: see reconcile(). */
 static int commit(struct pull_run *r, char *atoms_file, size_t len)
 {
 	int ret;
@@ -220,7 +220,6 @@ static void warn_line(void *ctx, const char *line)
 	fprintf(stderr, "kstats pull: warning: %s\n", line);
 }
 
-/* The objects' histograms, each checked against the schema (warnings). */
 static int catalog(struct pull_run *r)
 {
 	struct atom_check c = { .atom = &kernelstats__atom__descriptor,
@@ -245,27 +244,12 @@ static int catalog(struct pull_run *r)
 	return 0;
 }
 
-/* Every histogram with an atom; the others, and maps of objects gone, keep their baselines. */
-static int pull_maps(struct pull_run *r)
-{
-	const struct kstats_hist *h;
-	size_t i;
-	int ret = 0;
-
-	for (i = 0; !ret && i < r->cat.nhists; i++) {
-		h = &r->cat.hists[i];
-		ret = r->shapes[i].oneof ? pull_map(r, h, &r->shapes[i]) :
-		      pull_carry_over(r, h->obj, h->map);
-	}
-	for (i = 0; !ret && i < r->old.nmaps; i++)
-		ret = pull_carry_over(r, r->old.maps[i].obj, r->old.maps[i].map);
-	return ret;
-}
-
 static int run(struct pull_run *r)
 {
 	char atoms_file[64] = "";
+	const struct kstats_hist *h;
 	uint64_t now_boot, now_real;
+	size_t i;
 	int ret = kstats_boot_id(r->boot_id, sizeof(r->boot_id));
 
 	if (ret) {
@@ -280,7 +264,14 @@ static int run(struct pull_run *r)
 	kstats_hook_point("locked");
 	if (load_state(r))
 		return KSTATS_EXIT_ERROR;
-	ret = pull_maps(r);
+	/* Histograms without an atom, and maps of objects gone, keep their baselines. */
+	for (i = 0; !ret && i < r->cat.nhists; i++) {
+		h = &r->cat.hists[i];
+		ret = r->shapes[i].oneof ? pull_map(r, h, &r->shapes[i]) :
+		      pull_carry_over(r, h->obj, h->map);
+	}
+	for (i = 0; !ret && i < r->old.nmaps; i++)
+		ret = pull_carry_over(r, r->old.maps[i].obj, r->old.maps[i].map);
 	if (ret) {
 		fprintf(stderr, "kstats pull: %s\n", strerror(-ret));
 		return KSTATS_EXIT_ERROR;

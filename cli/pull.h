@@ -1,15 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * kstats pull: arguments and the run (pull.c), map deltas (pull_map.c),
- * the state (state.c), atoms and their files (pull_atoms.c); delta.c's
- * arithmetic is shared with dump --interval.
- *
- * Crash safety: pull N first writes its new state as state.pending, then
- * atoms-N.pb, then renames state.pending over state.  Every step is a
- * durable rename, so at start a pending state whose atoms file exists is
- * promoted (pull N finished), and one without it is dropped (pull N never
- * emitted; its counts are still in the maps).  A crash anywhere loses and
- * duplicates nothing.
+ * kstats pull: arguments and the run (pull.c), map deltas (pull_map.c), the
+ * state and the delta arithmetic dump --interval shares (state.c), atoms
+ * (pull_atoms.c).  Crash safety: doc/pull.md.
  */
 #ifndef KSTATS_PULL_H
 #define KSTATS_PULL_H
@@ -33,16 +26,10 @@ struct delta_key {
 	unsigned int chunks;	/* atoms taken so far */
 };
 
-/*
- * Counters narrower than 8 bytes wrap, so their delta is modular; a u64
- * counter below its baseline (base NULL: zero) is an anomaly and adds 0.
- */
+/* Narrower counters wrap (modular delta); a u64 below base (NULL: 0) is an anomaly. */
 void delta_begin(struct delta_key *dk, const uint64_t *cur, const uint64_t *base,
 		 unsigned int width);
-/*
- * At most INT32_MAX per bucket; false once nothing is left (the first call
- * is true when only anomalies need reporting) or PULL_MAX_SPLIT were taken.
- */
+/* INT32_MAX per bucket at most; true once for anomalies alone, at most PULL_MAX_SPLIT. */
 bool delta_next_atom(struct delta_key *dk, int32_t *buckets);
 /* cur minus what was not emitted (carried over). */
 void delta_new_base(const struct delta_key *dk, const uint64_t *cur,
@@ -55,17 +42,10 @@ struct window {
 	bool reset;
 };
 
-/*
- * The realtime change minus the boot-time change, or 0 within max(1 s, 0.1%
- * of the window) (NTP slews at most 0.05%).  Boot time that went backwards
- * (a forged state, the test clock) counts as a window of length 0.
- */
+/* Realtime minus boot-time change, 0 within max(1 s, 0.1%) (NTP slews <= 0.05%). */
 int64_t window_clock_step(uint64_t start_boot, uint64_t end_boot, uint64_t start_real,
 			  uint64_t end_real);
-/*
- * Start clamped to end on boot time; a stepped wall clock leaves the window
- * its boot-time length, its realtime start in the clock at its end.
- */
+/* A stepped wall clock: the realtime start is end minus the boot-time length. */
 void window_settle(struct window *w);
 
 /* One key of one map: its key columns and the counts already emitted. */
@@ -99,7 +79,6 @@ const struct pull_map_state *state_find_map(const struct pull_state *st,
 					    const char *obj, const char *map);
 const struct pull_key *state_find_key(const struct pull_map_state *ms,
 				      const int64_t *key);
-/* Serialized form: "kernelstats-state VERSION CRC32 LEN\n" + JSON. */
 int state_encode(const struct pull_state *st, char **buf, size_t *len);
 int state_decode(const char *buf, size_t len, struct pull_state *st,
 		 char *err, size_t errlen);
@@ -171,7 +150,6 @@ struct pull_run {
 
 void pull_now(uint64_t *boot, uint64_t *real);
 int pull_map(struct pull_run *r, const struct kstats_hist *h, const struct atom_shape *shape);
-/* A map not pulled keeps its old baseline for the next pull. */
 int pull_carry_over(struct pull_run *r, const char *obj, const char *map);
 
 int pull_emit_atom(struct pull_run *r, const struct atom_shape *shape,

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* kstats pull's atoms: built from the schema alone (field roles from their
- * descriptors, payloads filled through their offsets), written, retired. */
+/* kstats pull's atoms: built from the schema alone (field roles and offsets), written, retired. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -260,15 +259,11 @@ int pull_write_atoms(struct pull_run *r, char *name, size_t len)
 }
 
 /*
- * Retention: a file's age is the up time since it was written, from its
- * first atom (boot id, boot-time window end), never the wall clock or its
- * mtime: setting the clock ages nothing.  A file of an earlier boot adds
- * that boot's up time after it and every later boot's.  Time powered off
- * does not count: files outlive --max-age rather than go early, and
- * --max-files and --max-bytes still bound them.  HEAD_BYTES: the first
- * record of a file, an atom is well under this.
+ * Retention: a file's age is the up time since its first atom's boot-time window end (plus
+ * every later boot's up time), never the wall clock or mtime: setting the clock ages nothing,
+ * and time powered off does not count (--max-files and --max-bytes still bound the files).
  */
-#define HEAD_BYTES 4096
+#define HEAD_BYTES 4096		/* a file's first record: an atom is well under this */
 
 struct atoms_file {
 	uint64_t size;
@@ -278,7 +273,6 @@ struct atoms_file {
 	uint64_t age_ns;
 };
 
-/* Size, boot id and boot-time window end of dir/name; unknown if unreadable. */
 static void read_head(const char *dir, const char *name, struct atoms_file *f)
 {
 	uint8_t buf[HEAD_BYTES], *p = buf;
@@ -337,10 +331,7 @@ int pull_apply_retention(const struct pull_run *r, uint64_t now_boot)
 		read_head(r->out_dir, ents[i]->d_name, &f[i]);
 		total += f[i].size;
 	}
-	/*
-	 * Newest first, ages only grow toward the oldest: later is the up time
-	 * of later boots, ref the newest window end of boot's.
-	 */
+	/* Newest first: later is the up time of later boots, ref the newest window end of boot's. */
 	for (i = n - 1; i >= 0; i--) {
 		if (!f[i].known)
 			continue;	/* age unknown: 0, only the count and size limits */

@@ -191,11 +191,8 @@ int pull_map(struct pull_run *r, const struct kstats_hist *h, const struct atom_
 	ret = kstats_pin_path(pin, sizeof(pin), r->pin_dir, "map", h->obj, h->map);
 	if (ret)
 		return ret;
-	/*
-	 * A pin can be gone while its map lives on (a loader swap in
-	 * progress): keep the baseline, or that map's next pull would emit
-	 * again what was already emitted.
-	 */
+	/* Gone while its map lives on (a loader swap): keep the baseline, or the next pull
+	 * would emit again what was already emitted. */
 	if (access(pin, F_OK)) {
 		if (errno != ENOENT)
 			return map_failed(r, h, -errno, err, sizeof(err));
@@ -205,7 +202,6 @@ int pull_map(struct pull_run *r, const struct kstats_hist *h, const struct atom_
 		return pull_carry_over(r, h->obj, h->map);
 	}
 	ret = kstats_histmap_read(h->obj_path, h->map, pin, &mr.hm, err, sizeof(err));
-	/* The window ends right after the read. */
 	pull_now(&mr.end_boot, &mr.end_real);
 	if (!ret && (!mr.hm.nkey || mr.hm.nkey > PULL_MAX_KEY_COLS)) {
 		snprintf(err, sizeof(err), "a histogram with %zu key columns: atoms take 1..%d",

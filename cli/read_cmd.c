@@ -19,10 +19,9 @@ static void usage(FILE *f)
 		"Usage: kstats read --obj FILE.bpf --map NAME [--pin PATH | --pin-dir DIR]\n"
 		"                   [--per-cpu] [--json]\n"
 		"       kstats read --pin PATH [--per-cpu] [--json]\n"
-		"Dump any pinned map, one row per entry sorted by key, with columns named\n"
-		"from the object's BTF, or from the map's own BTF when the object is\n"
-		"missing or does not match the map.  Enums show their names, bools true or\n"
-		"false, char arrays their text (other bytes as \\xNN).\n\n"
+		"Dump any pinned map, a row per entry sorted by key, columns named from the\n"
+		"object's BTF (the map's own when the object is missing or does not match).\n"
+		"Enums show names, bools true/false, char arrays text (other bytes \\xNN).\n\n"
 		"  --obj FILE.bpf  object the map was loaded from\n"
 		"  --map NAME      the map's name in the object\n"
 		"  --pin PATH      the pinned map (default: DIR/map_<obj>_<NAME>)\n"
@@ -54,10 +53,7 @@ static void qualify_clashes(struct kstats_fields *fs)
 	}
 }
 
-/*
- * A JSON array of one object per row, or tab-separated under a header line,
- * strings quoted so that an empty one shows.
- */
+/* A JSON array, or tab-separated under a header line, strings quoted so an empty one shows. */
 static int print_rows(const struct kstats_fields *fs, const int64_t *rows, size_t nrows,
 		      bool json)
 {
@@ -109,16 +105,52 @@ static int cmp_rows(const void *a, const void *b, void *arg)
 	return 0;
 }
 
-static int read_and_print(const struct kstats_map_opts *mo, bool json)
+int cmd_read(int argc, char **argv)
 {
-	char err[KSTATS_ERR_LEN] = "";
+	static const struct option opts[] = {
+		{ "obj", required_argument, NULL, 'o' },
+		{ "map", required_argument, NULL, 'm' },
+		{ "pin", required_argument, NULL, 'p' },
+		{ "pin-dir", required_argument, NULL, 'd' },
+		{ "per-cpu", no_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	const char *pin_dir = KSTATS_DEFAULT_PIN_DIR;
+	char pin[4096], obj[256], err[KSTATS_ERR_LEN] = "";
+	struct kstats_map_opts mo = {};
 	struct kstats_map *m = NULL;
 	struct kstats_fields fs = {};
 	int64_t *rows = NULL;
+	bool json = false;
 	size_t nrows;
-	int ret;
+	int c, ret;
 
-	ret = kstats_map_open(mo, &m, err, sizeof(err));
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': mo.obj_path = optarg; break;
+		case 'm': mo.map_name = optarg; break;
+		case 'p': mo.pin_path = optarg; break;
+		case 'd': pin_dir = optarg; break;
+		case 'c': mo.per_cpu_rows = true; break;
+		case 'j': json = true; break;
+		case 'h': usage(stdout); return KSTATS_EXIT_OK;
+		default: usage(stderr); return KSTATS_EXIT_USAGE;
+		}
+	}
+	if (optind < argc || (mo.obj_path && !mo.map_name) || (!mo.obj_path && !mo.pin_path)) {
+		fprintf(stderr, "kstats read: pass --obj FILE.bpf with --map NAME, or --pin PATH; "
+			"see kstats read --help\n");
+		return KSTATS_EXIT_USAGE;
+	}
+	if (!mo.pin_path && (kstats_obj_name(mo.obj_path, obj, sizeof(obj)) ||
+			     kstats_pin_path(pin, sizeof(pin), pin_dir, "map", obj, mo.map_name))) {
+		fprintf(stderr, "kstats read: %s: name too long; pass --pin\n", mo.obj_path);
+		return KSTATS_EXIT_USAGE;
+	}
+	mo.pin_path = mo.pin_path ?: pin;
+	ret = kstats_map_open(&mo, &m, err, sizeof(err));
 	if (ret)
 		goto out;
 	if (*kstats_map_source_note(m))
@@ -143,51 +175,4 @@ out:
 	if (ret == -ESRCH || ret == -EMEDIUMTYPE || ret == -ENOEXEC)
 		return KSTATS_EXIT_USAGE;
 	return kstats_exit_code(ret);
-}
-
-int cmd_read(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "obj", required_argument, NULL, 'o' },
-		{ "map", required_argument, NULL, 'm' },
-		{ "pin", required_argument, NULL, 'p' },
-		{ "pin-dir", required_argument, NULL, 'd' },
-		{ "per-cpu", no_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
-	const char *pin_dir = KSTATS_DEFAULT_PIN_DIR;
-	struct kstats_map_opts mo = {};
-	char pin[4096], obj[256];
-	bool json = false;
-	int c;
-
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o': mo.obj_path = optarg; break;
-		case 'm': mo.map_name = optarg; break;
-		case 'p': mo.pin_path = optarg; break;
-		case 'd': pin_dir = optarg; break;
-		case 'c': mo.per_cpu_rows = true; break;
-		case 'j': json = true; break;
-		case 'h': usage(stdout); return KSTATS_EXIT_OK;
-		default: usage(stderr); return KSTATS_EXIT_USAGE;
-		}
-	}
-	if (optind < argc || (mo.obj_path && !mo.map_name) || (!mo.obj_path && !mo.pin_path)) {
-		fprintf(stderr, "kstats read: pass --obj FILE.bpf with --map NAME, or --pin PATH; "
-			"see kstats read --help\n");
-		return KSTATS_EXIT_USAGE;
-	}
-	if (!mo.pin_path) {
-		if (kstats_obj_name(mo.obj_path, obj, sizeof(obj)) ||
-		    kstats_pin_path(pin, sizeof(pin), pin_dir, "map", obj, mo.map_name)) {
-			fprintf(stderr, "kstats read: %s: name too long; pass --pin\n",
-				mo.obj_path);
-			return KSTATS_EXIT_USAGE;
-		}
-		mo.pin_path = pin;
-	}
-	return read_and_print(&mo, json);
 }

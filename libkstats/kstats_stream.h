@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * libkstats event streams (doc/streams.md).  The library's threads block
- * every signal: block SIGINT and SIGTERM before kstats_stream_start() and hand
- * them to kstats_stream_wait(); kstats_stream_stop() then loses nothing read.
- * Functions return 0 (or an id) or -errno, with a one-line reason in err.
+ * libkstats event streams (doc/streams.md).  The library's threads block every signal: hand
+ * SIGINT and SIGTERM to kstats_stream_wait().  0 (or an id) or -errno, the reason in err.
  */
 #ifndef KSTATS_STREAM_H
 #define KSTATS_STREAM_H
@@ -48,47 +46,28 @@ struct kstats_consumer_stats {
 /* Root's own directory of stream claims (created 0700 when missing). */
 #define KSTATS_STREAM_LOCK_DIR "/run/kernelstats-watch"
 
-/* Opens the stream and claims its ring: a second reader, anywhere, gets -EBUSY. */
+/* A second reader of the ring, anywhere, gets -EBUSY. */
 int kstats_stream_open(const struct kstats_stream_opts *opts,
 		       struct kstats_stream **out, char *err, size_t errlen);
-/* Stops the stream if it runs, then frees it. */
 void kstats_stream_close(struct kstats_stream *s);
 const char *kstats_stream_name(const struct kstats_stream *s);
-/*
- * The record's columns, without the header ("pid", "comm[0]", "a.b"...), as
- * a map without a key: read them with kstats_map_ncols(), kstats_map_column(),
- * kstats_column_enum_name() and kstats_map_btf().  Valid until the close.
- */
+/* The record's columns after the header, as a map without a key; valid until the close. */
 const struct kstats_map *kstats_stream_columns(const struct kstats_stream *s);
 uint32_t kstats_stream_record_size(const struct kstats_stream *s);
 
-/*
- * Before kstats_stream_start(): a consumer with a queue of queue_len records
- * (rounded up to a power of two), faulted in here, not on the reader's hot
- * path.  Returns its id.
- */
+/* Before the start: a queue of queue_len records (a power of two up); returns its id. */
 int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
 			       kstats_consumer_fn fn, void *ctx, char *err, size_t errlen);
-/* Starts one thread per consumer, then the reader thread; once per open. */
+/* Once per open. */
 int kstats_stream_start(struct kstats_stream *s, char *err, size_t errlen);
-/*
- * Waits for a signal of sigs (which it blocks in the calling thread), a
- * kstats_stream_request_stop(), or timeout_ms (-1: none).  Returns the
- * signal number, 0 on a stop request, -ETIME on timeout, or -errno.
- */
+/* Blocks sigs and waits: the signal number, 0 on a stop request, -ETIME after timeout_ms. */
 int kstats_stream_wait(struct kstats_stream *s, const sigset_t *sigs, int timeout_ms);
-/* Stops the reader once it drained the ring, and kstats_stream_wait() returns 0. */
 void kstats_stream_request_stop(struct kstats_stream *s);
-/* Drains the ring and every queue, joins the threads; the reader's error. */
+/* Drains the ring and every queue; the reader's error. */
 int kstats_stream_stop(struct kstats_stream *s, char *err, size_t errlen);
 
-/*
- * Whether the ring's pin still names the ring read (a stat of the pin): 0,
- * -ESTALE when it names another (unload and load: the ring held gets no
- * more records), -ENOENT when nothing is pinned there.
- */
+/* 0, -ESTALE: the pin names another ring (a reload), -ENOENT: nothing pinned there. */
 int kstats_stream_check_pin(struct kstats_stream *s, char *err, size_t errlen);
-/* Reads the drop counter; the rest is exact at any time. */
 int kstats_stream_get_stats(struct kstats_stream *s, struct kstats_stream_stats *st,
 			    char *err, size_t errlen);
 int kstats_stream_consumer_stats(const struct kstats_stream *s, int id,

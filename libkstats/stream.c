@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Event streams: one reader thread per claimed ring buffer, N consumer
- * threads, one bounded single-producer/single-consumer queue per consumer.
- */
+/* Event streams: a reader thread per claimed ring, a thread and an SPSC queue per consumer. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -62,11 +59,8 @@ struct consumer {
 	pthread_t thread;
 };
 
-/*
- * One 8-byte load ending where the column ends (the 8-byte header comes
- * first, so it begins inside the record), shifted right past the bytes
- * before the column (little-endian) and masked to its size unless signed.
- */
+/* One 8-byte load ending where the column ends (inside the record: the header is 8 bytes),
+ * shifted right past the bytes before it and masked to its size unless signed. */
 struct leaf {
 	uint32_t end8;			/* offset + size - 8 */
 	uint32_t shift;			/* 64 - 8 * size */
@@ -140,11 +134,8 @@ static void wake_consumer(struct consumer *c)
 	syscall(SYS_futex, (uint32_t *)&c->wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-/*
- * Reader thread: hands the filled slots over, and wakes a sleeping consumer
- * at the end of a pass, or mid-pass once its backlog is worth a futex call
- * and two context switches (more than a few records cost).
- */
+/* Wakes a sleeping consumer at a pass's end, or mid-pass once its backlog is worth a
+ * futex call and two context switches. */
 static void publish(struct consumer *c, bool pass_end)
 {
 	/* seq_cst store then load, against the consumer's store then load. */
@@ -162,10 +153,7 @@ static void publish(struct consumer *c, bool pass_end)
 		wake_consumer(c);
 }
 
-/*
- * Reader thread: copies the staged run into c's queue, as much of it as
- * fits; the rest is c's loss.  One look at tail per run, not per record.
- */
+/* As much of the staged run as fits (the rest is c's loss); one look at tail per run. */
 static void enqueue_run(struct consumer *c, const unsigned char *run, uint32_t n)
 {
 	size_t slot_size = c->s->slot_size;
@@ -218,12 +206,10 @@ static int kstats_stream_on_record(void *ctx, void *data, size_t size)
 }
 
 /*
- * Reads are destructive: the ring is claimed with flock on a file named by
- * its map id, in a directory only root can write or read (a name anyone could
- * take first, such as an abstract socket, would let any user stop root's
- * watch).  The ring's own pin cannot be locked: bpffs refuses to open it
- * (EIO).  The lock goes when its holder dies, the file when it closes: so
- * the claim checks that it locked the file the name still gives.
+ * Reads are destructive: the ring is claimed with flock on a file named by its map id in
+ * a root-only directory (a name anyone could take first, such as an abstract socket, would
+ * let any user stop root's watch); bpffs refuses to open the pin itself (EIO).  The lock
+ * goes when its holder dies, the file when it closes: check the name still gives the file.
  */
 static int lock_dir_open(char *err, size_t errlen)
 {
@@ -326,7 +312,6 @@ pick_stream(const struct kstats_objmeta *meta, const struct kstats_stream_opts *
 	return NULL;
 }
 
-/* The columns after the header, and how to decode them (leaves). */
 static int kstats_stream_plan(struct kstats_stream *s, const char *record,
 			      char *err, size_t errlen)
 {
@@ -361,7 +346,7 @@ static int kstats_stream_plan(struct kstats_stream *s, const char *record,
 	return 0;
 }
 
-/* The drop counter, and the record's columns: cols borrows its types (the BTF). */
+/* cols borrows the drop counter's types (the object's BTF). */
 static int open_columns(struct kstats_stream *s, const struct kstats_stream_opts *o,
 			const struct kstats_stream_meta *sm, const char *pin,
 			char *err, size_t errlen)
@@ -551,7 +536,6 @@ int kstats_stream_consumer_stats(const struct kstats_stream *s, int id,
 	return 0;
 }
 
-/* Consumer thread: the records of slots tail..head, tail published as it goes. */
 static uint32_t deliver_run(struct consumer *c, uint32_t tail, uint32_t head)
 {
 	const struct kstats_stream *s = c->s;
@@ -586,7 +570,6 @@ static uint32_t deliver_run(struct consumer *c, uint32_t tail, uint32_t head)
 	return tail;
 }
 
-/* Sleeps on a futex when idle; the reader wakes it only when it said so. */
 static void *consumer_main(void *arg)
 {
 	struct consumer *c = arg;
@@ -623,7 +606,7 @@ static void *reader_main(void *arg)
 			ret = -errno;
 			break;
 		}
-		/* After the stop too: drains whatever the ring holds now. */
+		/* After the stop too: drains the ring. */
 		ret = ring_buffer__consume(s->rb);
 		flush(s, true);
 	} while (ret >= 0 && !(pfd[1].revents & POLLIN));
@@ -659,16 +642,12 @@ int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
 	c->mask = queue_len < 2 ? 1 : UINT32_MAX >> __builtin_clz(queue_len - 1);
 	c->wake_backlog = c->mask < WAKE_BACKLOG * 4 ? (c->mask + 1) / 4 : WAKE_BACKLOG;
 	c->slots_len = ((size_t)c->mask + 1) * s->slot_size;
-	/* Faulted in now: one page fault per 4 KiB on the reader's first lap costs more than the copies. */
+	/* Faulted in now, not on the reader's first lap; the writes too: under a shadow-paging
+	 * hypervisor each page's first user write still traps to the host. */
 	c->slots = mmap(NULL, c->slots_len, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (c->slots == MAP_FAILED)
 		c->slots = NULL;
-	/*
-	 * MAP_POPULATE fills the page tables, but under a shadow-paging
-	 * hypervisor the first user write to each page still traps to the
-	 * host: pay it here.
-	 */
 	for (off = 0; c->slots && off < c->slots_len; off += 4096)
 		((volatile unsigned char *)c->slots)[off] = 0;
 	c->vals = calloc(s->cols.ncols + 1, sizeof(*c->vals));
