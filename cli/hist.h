@@ -101,9 +101,6 @@ int kstats_snapshot_dup(struct kstats_snapshot *dst,
 void kstats_snapshot_subtract(struct kstats_snapshot *cur,
 			      const struct kstats_snapshot *prev);
 void kstats_snapshot_free(struct kstats_snapshot *s);
-/* "A, B, C": every metric of the catalog. */
-void kstats_snapshot_known(const struct kstats_snapshot *s, char *buf,
-			   size_t len);
 
 struct kstats_map;
 
@@ -111,8 +108,6 @@ struct kstats_map;
 struct kstats_names;
 int kstats_labels_init(struct kstats_hist *h, const struct kstats_map *m,
 		       char *err, size_t errlen);
-int kstats_names_load(const struct kstats_hist *h, const char *pin_dir,
-		      struct kstats_names **out, char *err, size_t errlen);
 /* The id -> struct kstats_name dictionary names_map of obj; NULL if unpinned. */
 int kstats_names_read(const char *obj_path, const char *obj, const char *names_map,
 		      const char *pin_dir, struct kstats_names **out, char *err,

@@ -163,25 +163,11 @@ void kstats_snapshot_as_loaded(struct kstats_snapshot *s, const struct kstats_st
 	}
 }
 
-void kstats_snapshot_known(const struct kstats_snapshot *s, char *buf, size_t len)
-{
-	size_t i, j, n = 0;
-
-	*buf = 0;
-	for (i = 0; i < s->nhists && n < len; i++) {
-		for (j = 0; j < i && strcmp(s->hists[j].metric, s->hists[i].metric); j++)
-			;
-		if (j == i)
-			n += snprintf(buf + n, len - n, "%s%s", n ? ", " : "",
-				      s->hists[i].metric);
-	}
-}
-
 int kstats_snapshot_select(struct kstats_snapshot *s, char *const *names, int n,
 			   char *err, size_t errlen)
 {
 	char known[1024];
-	size_t i;
+	size_t i, j, len;
 	int k;
 
 	for (i = 0; i < s->nhists; i++)
@@ -192,12 +178,17 @@ int kstats_snapshot_select(struct kstats_snapshot *s, char *const *names, int n,
 		for (i = 0; i < s->nhists; i++)
 			if (!strcasecmp(s->hists[i].metric, names[k]))
 				found = s->hists[i].selected = true;
-		if (!found) {
-			kstats_snapshot_known(s, known, sizeof(known));
-			snprintf(err, errlen, "unknown metric '%s'; known metrics: %s",
-				 names[k], known);
-			return -EINVAL;
+		if (found)
+			continue;
+		for (i = 0, len = 0, *known = 0; i < s->nhists && len < sizeof(known); i++) {
+			for (j = 0; j < i && strcmp(s->hists[j].metric, s->hists[i].metric); j++)
+				;
+			if (j == i)
+				len += snprintf(known + len, sizeof(known) - len, "%s%s",
+						len ? ", " : "", s->hists[i].metric);
 		}
+		snprintf(err, errlen, "unknown metric '%s'; known metrics: %s", names[k], known);
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -213,34 +204,12 @@ static int key_cmp(const void *a, const void *b, void *nkeys)
 	return 0;
 }
 
-static int fill_series(struct kstats_hist *h, const struct kstats_map *m,
-		       const int64_t *rows, size_t nrows,
-		       const struct kstats_names *names)
-{
-	size_t ncols = kstats_map_ncols(m), nkey = kstats_map_nkey_cols(m), r, i;
-
-	h->series = calloc(nrows ?: 1, sizeof(*h->series));
-	if (!h->series)
-		return -ENOMEM;
-	for (r = 0; r < nrows; r++) {
-		struct kstats_series *sr = &h->series[r];
-		const int64_t *row = rows + r * ncols;
-
-		for (i = 0; i < h->nlabels; i++)
-			sr->key[i] = row[i];
-		for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++)
-			sr->buckets[i] = (uint64_t)row[nkey + i];
-		kstats_labels_resolve(h, m, names, sr);
-	}
-	h->nseries = nrows;
-	qsort_r(h->series, nrows, sizeof(*h->series), key_cmp, &h->nlabels);
-	return 0;
-}
-
 static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
 		     size_t errlen)
 {
 	struct kstats_names *names = NULL;
+	const int64_t *row;
+	size_t ncols, nkey, r, i;
 	char pin[4096];
 	int ret;
 
@@ -263,8 +232,24 @@ static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
 	h->map_id = h->hm.map_id;
 	h->width = h->hm.width;
 	ret = ret ?: kstats_labels_init(h, h->hm.map, err, errlen);
-	ret = ret ?: kstats_names_load(h, pin_dir, &names, err, errlen);
-	ret = ret ?: fill_series(h, h->hm.map, h->hm.rows, h->hm.nrows, names);
+	if (!ret && *h->names_map && h->nlabels)
+		ret = kstats_names_read(h->obj_path, h->obj, h->names_map, pin_dir,
+					&names, err, errlen);
+	if (!ret && !(h->series = calloc(h->hm.nrows ?: 1, sizeof(*h->series))))
+		ret = -ENOMEM;
+	for (r = 0; !ret && r < h->hm.nrows; r++) {
+		ncols = kstats_map_ncols(h->hm.map);
+		nkey = kstats_map_nkey_cols(h->hm.map);
+		row = h->hm.rows + r * ncols;
+		for (i = 0; i < h->nlabels; i++)
+			h->series[r].key[i] = row[i];
+		for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++)
+			h->series[r].buckets[i] = (uint64_t)row[nkey + i];
+		kstats_labels_resolve(h, h->hm.map, names, &h->series[r]);
+		h->nseries++;
+	}
+	if (!ret)
+		qsort_r(h->series, h->nseries, sizeof(*h->series), key_cmp, &h->nlabels);
 	h->loaded = !ret;
 	if (ret && !*err)
 		snprintf(err, errlen, "%s: %s", pin, strerror(-ret));

@@ -66,17 +66,6 @@ static void usage(FILE *f)
 		DEFAULT_QUEUE);
 }
 
-/* A field named like a key watch adds itself is shown as record.<name>. */
-static void name_field(struct kstats_field *f)
-{
-	static const char *const reserved[] = { "stream", "seq", "ts_ns" };
-	size_t i;
-
-	for (i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
-		if (!strcmp(f->name, reserved[i]))
-			snprintf(f->name, sizeof(f->name), "record.%s", reserved[i]);
-}
-
 static const struct kstats_column *stream_column(const void *s, size_t i)
 {
 	return kstats_stream_column(s, i);
@@ -93,11 +82,16 @@ static int build_fields(struct watcher *w)
 		.src = w->s, .ncols = kstats_stream_ncols(w->s),
 		.column = stream_column, .enum_name = stream_enum_name,
 	};
+	static const char *const reserved[] = { "stream", "seq", "ts_ns" };
 	int ret = kstats_fields_build(&w->fs, &src);
-	size_t i;
+	size_t i, j;
 
+	/* A field named like a key watch adds itself is shown as record.<name>. */
 	for (i = 0; !ret && i < w->fs.n; i++)
-		name_field(&w->fs.f[i]);
+		for (j = 0; j < sizeof(reserved) / sizeof(reserved[0]); j++)
+			if (!strcmp(w->fs.f[i].name, reserved[j]))
+				snprintf(w->fs.f[i].name, sizeof(w->fs.f[i].name), "record.%s",
+					 reserved[j]);
 	return ret;
 }
 
@@ -139,7 +133,7 @@ static int print_text(struct watcher *w, const struct kstats_stream_record *rec)
 	return putchar('\n') == EOF || ferror(stdout) ? -EIO : 0;
 }
 
-/* The consumer: runs on its own thread, one record at a time. */
+/* Runs on the stream's thread, one record at a time. */
 static void on_record(void *ctx, const struct kstats_stream_record *rec)
 {
 	struct watcher *w = ctx;
@@ -208,16 +202,6 @@ static bool ref_matches(const struct stream_ref *r, const char *want)
 	return !strcmp(want, r->name);
 }
 
-static void print_refs(const struct stream_ref *refs, size_t n, const char *want)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!want || ref_matches(&refs[i], want))
-			fprintf(stderr, "  %s:%s%s\n", refs[i].obj, refs[i].name,
-				refs[i].loaded ? "" : " (not loaded)");
-}
-
 /* Picks the stream to watch, or explains why not; returns an exit code. */
 static int pick_stream(const char *obj_dir, const char *pin_dir, const char *want,
 		       struct stream_ref *out)
@@ -262,7 +246,10 @@ static int pick_stream(const char *obj_dir, const char *pin_dir, const char *wan
 		else
 			fprintf(stderr, "kstats watch: %s names several streams; "
 				"name one as OBJ:STREAM:\n", want ? want : "no stream");
-		print_refs(refs, n, hits ? want : NULL);
+		for (i = 0; i < n; i++)
+			if (!hits || !want || ref_matches(&refs[i], want))
+				fprintf(stderr, "  %s:%s%s\n", refs[i].obj, refs[i].name,
+					refs[i].loaded ? "" : " (not loaded)");
 		ret = KSTATS_EXIT_USAGE;
 	}
 	free(refs);
