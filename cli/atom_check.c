@@ -44,14 +44,15 @@ static bool is_key_value(const struct kstats_map_def *d, int64_t v)
 	return !array || (v >= 0 && v < d->max_entries);
 }
 
-static void compare_enums(struct atom_check *c, const struct kstats_hist *h,
+/* Key column col of h, an enum, against proto enum field f. */
+static void compare_enums(struct atom_check *c, const struct kstats_hist *h, size_t col,
 			  const struct btf *btf, const struct kstats_map_def *d,
-			  uint32_t enum_id, const ProtobufCFieldDescriptor *f)
+			  const ProtobufCFieldDescriptor *f)
 {
 	const ProtobufCEnumDescriptor *pe = f->descriptor;
-	const struct btf_type *t = btf__type_by_id(btf, enum_id);
+	const struct btf_type *t = btf__type_by_id(btf, h->enum_type[col]);
 	const char *bname = btf__name_by_offset(btf, t->name_off);
-	size_t prefix = kstats_enum_prefix(btf, enum_id);
+	size_t prefix = h->enum_prefix[col];
 	unsigned int j;
 	int i;
 
@@ -114,7 +115,7 @@ static bool check_keys(struct atom_check *c, const struct kstats_hist *h,
 		if (s->keys[i]->type != PROTOBUF_C_TYPE_ENUM)
 			continue;
 		if (k.enum_type[i])
-			compare_enums(c, h, kstats_map_btf(m), &def, k.enum_type[i], s->keys[i]);
+			compare_enums(c, &k, i, kstats_map_btf(m), &def, s->keys[i]);
 		else
 			warn(c, "%s.%s is an enum but key column %zu of %s/%s has none: "
 			     "name it with DEFINE_BPF_HISTOGRAM_ENUM", s->msg->short_name,

@@ -63,6 +63,14 @@ struct kstats_snapshot {
 	struct timespec pulled;		/* kstats pull's last commit; 0: none seen */
 };
 
+/*
+ * fn for each object of obj_dir, its metadata read once; a file that is no
+ * object is skipped, with a warning on stderr if tool names the command.
+ */
+struct kstats_objmeta;
+int kstats_each_object(const char *obj_dir, const char *tool,
+		       int (*fn)(void *ctx, const char *path, const char *obj,
+				 const struct kstats_objmeta *meta), void *ctx);
 /* Catalog of every histogram in obj_dir's *.bpf objects (no map reads). */
 int kstats_snapshot_init(struct kstats_snapshot *s, const char *obj_dir,
 			 char *err, size_t errlen);
@@ -120,8 +128,6 @@ void kstats_labels_resolve(const struct kstats_hist *h,
 			   const struct kstats_names *names,
 			   struct kstats_series *s);
 struct btf;
-/* Length of the prefix every enumerator of enum type_id shares, or 0. */
-size_t kstats_enum_prefix(const struct btf *btf, uint32_t type_id);
 /* A label that holds a NUMA node id: shown as "node N". */
 bool kstats_label_is_node(const char *name);
 

@@ -105,7 +105,8 @@ static int declared_key_name(const struct btf *btf, const char *map,
 	return -ENOENT;
 }
 
-size_t kstats_enum_prefix(const struct btf *btf, uint32_t type_id)
+/* Length of the prefix every enumerator of enum type_id shares, or 0. */
+static size_t enum_prefix(const struct btf *btf, uint32_t type_id)
 {
 	const struct btf_type *t = btf__type_by_id(btf, type_id);
 	const char *first;
@@ -220,7 +221,7 @@ int kstats_labels_init(struct kstats_hist *h, const struct kstats_map *m,
 		for (k = i; label_taken(h, i); k++)	/* "key1" may be taken too */
 			snprintf(h->label[i], sizeof(h->label[i]), "key%zu", k);
 		h->enum_type[i] = label_enum(h, m, i);
-		h->enum_prefix[i] = kstats_enum_prefix(kstats_map_btf(m), h->enum_type[i]);
+		h->enum_prefix[i] = enum_prefix(kstats_map_btf(m), h->enum_type[i]);
 	}
 	h->nlabels = nkey;
 	return 0;

@@ -17,69 +17,74 @@
 #include "pull.h"
 #include "pull_run.h"
 
-static int add_object(struct kstats_snapshot *s, const char *obj_dir,
-		      const char *file, char *err, size_t errlen)
+int kstats_each_object(const char *obj_dir, const char *tool,
+		       int (*fn)(void *ctx, const char *path, const char *obj,
+				 const struct kstats_objmeta *meta), void *ctx)
 {
 	struct kstats_objmeta meta;
-	struct kstats_hist *h;
-	char path[4096], obj[KSTATS_OBJ_LEN];
-	size_t i;
-	int ret;
+	char path[4096], obj[KSTATS_OBJ_LEN], err[4096 + 256];
+	struct dirent **ents;
+	int n = kstats_scan_objects(obj_dir, &ents), i, ret = 0, r;
 
-	snprintf(path, sizeof(path), "%s/%s", obj_dir, file);
-	if (kstats_obj_name(path, obj, sizeof(obj)))
-		return 0;
-	ret = kstats_objmeta_read(path, &meta, err, errlen);
-	/* One bad file (empty, garbage, a dangling link) must not hide the rest. */
-	if (ret && ret != -ENOMEM) {
-		fprintf(stderr, "kstats dump: warning: %s; skipped (fix or remove it)\n", err);
-		*err = 0;
-		return 0;
-	}
-	if (ret)
-		return ret;
-	h = realloc(s->hists, (s->nhists + meta.nhists) * sizeof(*h) ?: 1);
-	if (!h) {
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", obj_dir, ents[i]->d_name);
+		free(ents[i]);
+		if (ret || kstats_obj_name(path, obj, sizeof(obj)))
+			continue;
+		r = kstats_objmeta_read(path, &meta, err, sizeof(err));
+		/* One bad file (empty, garbage, a dangling link) must not hide the rest. */
+		if (r && r != -ENOMEM && tool)
+			fprintf(stderr, "kstats %s: warning: %s; skipped (fix or remove it)\n",
+				tool, err);
+		if (r == -ENOMEM)
+			ret = r;
+		if (r)
+			continue;
+		ret = fn(ctx, path, obj, &meta);
 		kstats_objmeta_free(&meta);
-		return -ENOMEM;
 	}
+	if (n >= 0)
+		free(ents);
+	return n < 0 ? n : ret;
+}
+
+static int add_object(void *ctx, const char *path, const char *obj,
+		      const struct kstats_objmeta *meta)
+{
+	struct kstats_snapshot *s = ctx;
+	struct kstats_hist *h;
+	size_t i;
+
+	h = realloc(s->hists, (s->nhists + meta->nhists) * sizeof(*h) ?: 1);
+	if (!h)
+		return -ENOMEM;
 	s->hists = h;
-	for (i = 0; i < meta.nhists; i++) {
+	for (i = 0; i < meta->nhists; i++) {
 		h = &s->hists[s->nhists++];
 		memset(h, 0, sizeof(*h));
-		snprintf(h->metric, sizeof(h->metric), "%s", meta.hists[i].metric);
+		snprintf(h->metric, sizeof(h->metric), "%s", meta->hists[i].metric);
 		snprintf(h->obj, sizeof(h->obj), "%s", obj);
 		snprintf(h->obj_path, sizeof(h->obj_path), "%s", path);
-		snprintf(h->map, sizeof(h->map), "%s", meta.hists[i].map);
-		snprintf(h->names_map, sizeof(h->names_map), "%s", meta.hists[i].names_map);
-		snprintf(h->key_enum, sizeof(h->key_enum), "%s", meta.hists[i].key_enum);
-		h->unit = meta.hists[i].unit;
+		snprintf(h->map, sizeof(h->map), "%s", meta->hists[i].map);
+		snprintf(h->names_map, sizeof(h->names_map), "%s", meta->hists[i].names_map);
+		snprintf(h->key_enum, sizeof(h->key_enum), "%s", meta->hists[i].key_enum);
+		h->unit = meta->hists[i].unit;
 		h->selected = true;
 	}
-	kstats_objmeta_free(&meta);
 	return 0;
 }
 
 int kstats_snapshot_init(struct kstats_snapshot *s, const char *obj_dir,
 			 char *err, size_t errlen)
 {
-	struct dirent **ents;
-	int n, i, ret = 0;
+	int ret;
 
 	memset(s, 0, sizeof(*s));
-	n = kstats_scan_objects(obj_dir, &ents);
-	if (n < 0) {
-		snprintf(err, errlen, "cannot read object directory %s: %s; pass --obj-dir",
-			 obj_dir, strerror(-n));
-		return n;
-	}
-	for (i = 0; i < n; i++) {
-		if (!ret)
-			ret = add_object(s, obj_dir, ents[i]->d_name, err, errlen);
-		free(ents[i]);
-	}
-	free(ents);
-	if (!ret && !s->nhists) {
+	ret = kstats_each_object(obj_dir, "dump", add_object, s);
+	if (ret) {
+		snprintf(err, errlen, "cannot read object directory %s: %s%s", obj_dir,
+			 strerror(-ret), ret == -ENOMEM ? "" : "; pass --obj-dir");
+	} else if (!s->nhists) {
 		snprintf(err, errlen, "no histogram in the objects of %s; pass --obj-dir",
 			 obj_dir);
 		ret = -ENOENT;
@@ -103,11 +108,7 @@ static int load_rank(const struct kstats_status *st, const char *obj)
 	return 0;
 }
 
-/*
- * Of histograms sharing a metric name, keeps the one the loader keeps
- * (loader/metric.c): loaded, else attached, else the first in sorted order.
- * Pins of a second object from an older loader are then never exported.
- */
+/* The one loader/metric.c keeps: an older loader's second object is never exported. */
 void kstats_snapshot_unique(struct kstats_snapshot *s, const struct kstats_status *st,
 			    const char *tool)
 {
@@ -257,12 +258,7 @@ static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
 	return ret;
 }
 
-/*
- * Every selected map, each on its own: one that cannot be read is named on
- * stderr and marked (read_err), the others are read.  When the pin
- * directory cannot be read every map is marked, unless it is missing or not
- * on bpffs: then nothing is loaded.  Returns the first error.
- */
+/* A pin directory missing or not on bpffs: nothing loaded; unreadable: all read_err. */
 int kstats_snapshot_read(struct kstats_snapshot *s, const char *pin_dir)
 {
 	char err[4096 + 512] = "";	/* a pin path and why */

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 /* kstats watch: one event stream, live, as text or JSON lines. */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -14,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "fields.h"
+#include "hist.h"
 #include "kstats.h"
 #include "kstats_args.h"
 #include "kstats_fileio.h"
@@ -158,36 +158,34 @@ static void on_record(void *ctx, const struct kstats_stream_record *rec)
 		kstats_stream_request_stop(w->s);
 }
 
-/* Appends the streams of object file, one of obj_dir's; 0 or -ENOMEM. */
-static int add_streams(const char *obj_dir, const char *file, const char *pin_dir,
-		       struct stream_ref **refs, size_t *n)
+struct stream_refs {
+	const char *pin_dir;
+	struct stream_ref *v;
+	size_t n;
+};
+
+static int add_streams(void *ctx, const char *path, const char *obj,
+		       const struct kstats_objmeta *meta)
 {
-	struct kstats_objmeta meta;
+	struct stream_refs *refs = ctx;
 	struct stream_ref *r;
-	char path[4096], err[512], pin[4096], obj[KSTATS_NAME_LEN];
+	char pin[4096];
 	size_t j;
 
-	snprintf(path, sizeof(path), "%s/%s", obj_dir, file);
-	if (kstats_obj_name(path, obj, sizeof(obj)) ||
-	    kstats_objmeta_read(path, &meta, err, sizeof(err)))
-		return 0;	/* a bad object hides no other stream */
-	r = realloc(*refs, (*n + meta.nstreams + 1) * sizeof(*r));
-	if (!r) {
-		kstats_objmeta_free(&meta);
+	r = realloc(refs->v, (refs->n + meta->nstreams + 1) * sizeof(*r));
+	if (!r)
 		return -ENOMEM;
-	}
-	*refs = r;
-	for (j = 0; j < meta.nstreams; j++) {
-		r = &(*refs)[(*n)++];
+	refs->v = r;
+	for (j = 0; j < meta->nstreams; j++) {
+		r = &refs->v[refs->n++];
 		snprintf(r->obj_path, sizeof(r->obj_path), "%s", path);
 		snprintf(r->obj, sizeof(r->obj), "%s", obj);
-		snprintf(r->name, sizeof(r->name), "%s", meta.streams[j].name);
+		snprintf(r->name, sizeof(r->name), "%s", meta->streams[j].name);
 		/* EACCES: maybe there; opening it says it is root's. */
-		r->loaded = !kstats_pin_path(pin, sizeof(pin), pin_dir, "map", obj,
-					     meta.streams[j].ringbuf) &&
+		r->loaded = !kstats_pin_path(pin, sizeof(pin), refs->pin_dir, "map", obj,
+					     meta->streams[j].ringbuf) &&
 			    (!access(pin, F_OK) || errno == EACCES);
 	}
-	kstats_objmeta_free(&meta);
 	return 0;
 }
 
@@ -206,18 +204,13 @@ static bool ref_matches(const struct stream_ref *r, const char *want)
 static int pick_stream(const char *obj_dir, const char *pin_dir, const char *want,
 		       struct stream_ref *out)
 {
-	struct stream_ref *refs = NULL;
-	size_t n = 0, i, hits = 0, hit = 0;
-	struct dirent **ents;
-	int nents = kstats_scan_objects(obj_dir, &ents), ret = nents < 0 ? nents : 0, k;
+	struct stream_refs all = { .pin_dir = pin_dir };
+	struct stream_ref *refs;
+	size_t n, i, hits = 0, hit = 0;
+	int ret = kstats_each_object(obj_dir, NULL, add_streams, &all);
 
-	for (k = 0; k < nents; k++) {
-		if (!ret)
-			ret = add_streams(obj_dir, ents[k]->d_name, pin_dir, &refs, &n);
-		free(ents[k]);
-	}
-	if (nents >= 0)
-		free(ents);
+	refs = all.v;
+	n = all.n;
 	if (ret) {
 		fprintf(stderr, "kstats watch: cannot read object directory %s: %s%s\n",
 			obj_dir, strerror(-ret), ret == -ENOMEM ? "" : "; pass --obj-dir");
