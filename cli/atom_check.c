@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Mismatches between the objects' histograms (metadata and BTF) and the atom
- * schema (protobuf-c descriptors), each one warning line that names the fix.
- */
+/* Mismatches between the objects' histograms and the atom schema, one warning each. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -18,12 +15,6 @@
 
 #define LINE_LEN 512
 
-struct map_def {
-	struct kstats_map_def def;
-	size_t nkey;			/* key leaves; 0: one system-wide series */
-	uint32_t key_enum[PULL_MAX_KEY_COLS];	/* BTF enum of each leaf, or 0 */
-};
-
 static void warn(struct atom_check *c, const char *fmt, ...)
 {
 	char line[LINE_LEN];
@@ -36,30 +27,6 @@ static void warn(struct atom_check *c, const char *fmt, ...)
 	c->warn(c->ctx, line);
 }
 
-static int map_def_read(const struct btf *btf, const struct kstats_hist *h,
-			struct map_def *d)
-{
-	struct kstats_layout key = {};
-	char err[KSTATS_ERR_LEN];
-	size_t i;
-	int ret;
-
-	memset(d, 0, sizeof(*d));
-	ret = kstats_btf_map_def(btf, h->map, &d->def);
-	if (ret || !d->def.key_type ||
-	    kstats_layout_build(btf, d->def.key_type, "key", true, &key, err, sizeof(err)))
-		return -EINVAL;
-	d->nkey = d->def.max_entries <= 1 ? 0 : key.ncols;
-	for (i = 0; i < d->nkey && i < PULL_MAX_KEY_COLS; i++)
-		if (key.cols[i].kind == KSTATS_LEAF_ENUM)
-			d->key_enum[i] = key.cols[i].type_id;
-	ret = d->nkey && *h->key_enum ? kstats_btf_find_enum(btf, h->key_enum) : 0;
-	if (!d->key_enum[0] && ret > 0)
-		d->key_enum[0] = ret;
-	kstats_layout_free(&key);
-	return 0;
-}
-
 /* STATE_CACHED and PROCESS_STATE_CACHED both stand for CACHED. */
 static bool same_name(const char *proto, const char *word)
 {
@@ -70,22 +37,22 @@ static bool same_name(const char *proto, const char *word)
 }
 
 /* A value an ARRAY map cannot hold as a key (a _COUNT sentinel) is not one. */
-static bool is_key_value(const struct map_def *d, int64_t v)
+static bool is_key_value(const struct kstats_map_def *d, int64_t v)
 {
-	bool array = d->def.type == BPF_MAP_TYPE_ARRAY ||
-		     d->def.type == BPF_MAP_TYPE_PERCPU_ARRAY;
+	bool array = d->type == BPF_MAP_TYPE_ARRAY || d->type == BPF_MAP_TYPE_PERCPU_ARRAY;
 
-	return !array || (v >= 0 && v < d->def.max_entries);
+	return !array || (v >= 0 && v < d->max_entries);
 }
 
-static void compare_enums(struct atom_check *c, const struct kstats_hist *h,
-			  const struct btf *btf, const struct map_def *d,
-			  uint32_t enum_id, const ProtobufCFieldDescriptor *f)
+/* Key column col of h, an enum, against proto enum field f. */
+static void compare_enums(struct atom_check *c, const struct kstats_hist *h, size_t col,
+			  const struct btf *btf, const struct kstats_map_def *d,
+			  const ProtobufCFieldDescriptor *f)
 {
 	const ProtobufCEnumDescriptor *pe = f->descriptor;
-	const struct btf_type *t = btf__type_by_id(btf, enum_id);
+	const struct btf_type *t = btf__type_by_id(btf, h->enum_type[col]);
 	const char *bname = btf__name_by_offset(btf, t->name_off);
-	size_t prefix = kstats_enum_prefix(btf, enum_id);
+	size_t prefix = h->enum_prefix[col];
 	unsigned int j;
 	int i;
 
@@ -122,30 +89,41 @@ static void compare_enums(struct atom_check *c, const struct kstats_hist *h,
 }
 
 static bool check_keys(struct atom_check *c, const struct kstats_hist *h,
-		       const struct btf *btf, const struct atom_shape *s)
+		       const struct atom_shape *s)
 {
-	struct map_def d;
+	struct kstats_map_opts mo = { .obj_path = h->obj_path, .map_name = h->map };
+	char err[KSTATS_ERR_LEN];
+	struct kstats_map *m = NULL;
+	struct kstats_map_def def;
+	struct kstats_hist k = *h;	/* its labels, as dump names them */
+	bool ok = true;
 	size_t i;
 
-	if (!btf || map_def_read(btf, h, &d))
-		return true;	/* nothing to compare with: build from the rows */
-	if (s->nkeys != d.nkey) {
+	/* No BTF for the key: nothing to compare with, build from the rows. */
+	if (kstats_map_open(&mo, &m, err, sizeof(err)) ||
+	    kstats_btf_map_def(kstats_map_btf(m), h->map, &def) ||
+	    kstats_labels_init(&k, m, err, sizeof(err)))
+		goto out;
+	if (s->nkeys != k.nlabels) {
 		warn(c, "%s has %zu key field(s) but %s/%s has %zu key column(s): make "
 		     "them agree (system-wide: no key field)", s->msg->short_name,
-		     s->nkeys, h->obj, h->map, d.nkey);
-		return false;
+		     s->nkeys, h->obj, h->map, k.nlabels);
+		ok = false;
+		goto out;
 	}
 	for (i = 0; i < s->nkeys; i++) {
 		if (s->keys[i]->type != PROTOBUF_C_TYPE_ENUM)
 			continue;
-		if (d.key_enum[i])
-			compare_enums(c, h, btf, &d, d.key_enum[i], s->keys[i]);
+		if (k.enum_type[i])
+			compare_enums(c, &k, i, kstats_map_btf(m), &def, s->keys[i]);
 		else
 			warn(c, "%s.%s is an enum but key column %zu of %s/%s has none: "
 			     "name it with DEFINE_BPF_HISTOGRAM_ENUM", s->msg->short_name,
 			     s->keys[i]->name, i, h->obj, h->map);
 	}
-	return true;
+out:
+	kstats_map_close(m);
+	return ok;
 }
 
 static void check_names(struct atom_check *c, const struct kstats_hist *h,
@@ -186,7 +164,6 @@ bool atom_check_hist(struct atom_check *c, const struct kstats_hist *h,
 		     struct atom_shape *s)
 {
 	char why[LINE_LEN] = "";
-	struct kstats_objmeta obj;
 	bool ok;
 	int ret;
 
@@ -202,11 +179,9 @@ bool atom_check_hist(struct atom_check *c, const struct kstats_hist *h,
 		memset(s, 0, sizeof(*s));
 		return false;
 	}
-	kstats_object_read(h->obj_path, KSTATS_WANT_BTF, &obj, why, sizeof(why));
 	ok = check_unit(c, h, s);
-	ok = check_keys(c, h, obj.btf, s) && ok;	/* no BTF: nothing to compare */
+	ok = check_keys(c, h, s) && ok;
 	check_names(c, h, s);
-	kstats_objmeta_free(&obj);
 	if (!ok)
 		memset(s, 0, sizeof(*s));
 	return ok;

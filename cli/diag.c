@@ -27,25 +27,9 @@ int kstats_exit_code(int err)
 	}
 }
 
-/* The nearest existing ancestor of path, into buf. */
-static void existing_ancestor(const char *path, char *buf, size_t len)
-{
-	struct stat st;
-	char *slash;
-
-	snprintf(buf, len, "%s", path);
-	while (stat(buf, &st) && (slash = strrchr(buf, '/'))) {
-		if (slash == buf) {
-			buf[1] = 0;
-			return;
-		}
-		*slash = 0;
-	}
-}
-
 int kstats_check_pin_dir(const char *pin_dir, char *msg, size_t len)
 {
-	char anc[PATH_MAX];
+	char anc[PATH_MAX], *slash;
 	struct stat st;
 
 	if (!stat(pin_dir, &st)) {
@@ -62,7 +46,10 @@ int kstats_check_pin_dir(const char *pin_dir, char *msg, size_t len)
 			 kstats_perm_fix());
 		return -EACCES;
 	}
-	existing_ancestor(pin_dir, anc, sizeof(anc));
+	/* The nearest existing ancestor: bpffs there, or nothing mounts it. */
+	snprintf(anc, sizeof(anc), "%s", pin_dir);
+	while (stat(anc, &st) && (slash = strrchr(anc, '/')) && (slash != anc || slash[1]))
+		slash[slash == anc] = 0;	/* "/x" becomes "/" */
 	if (!kstats_is_bpffs(anc)) {
 		snprintf(msg, len, "bpffs is not mounted (no bpffs at %s or above); "
 			 KSTATS_FIX_LOAD ", which mounts it, or: mount -t bpf bpf /sys/fs/bpf",

@@ -62,6 +62,14 @@ struct kstats_snapshot {
 	struct timespec pulled;		/* kstats pull's last commit; 0: none seen */
 };
 
+/*
+ * fn for each object of obj_dir, its metadata read once; a file that is no
+ * object is skipped, with a warning on stderr if tool names the command.
+ */
+struct kstats_objmeta;
+int kstats_each_object(const char *obj_dir, const char *tool,
+		       int (*fn)(void *ctx, const char *path, const char *obj,
+				 const struct kstats_objmeta *meta), void *ctx);
 /* Catalog of every histogram in obj_dir's *.bpf objects (no map reads). */
 int kstats_snapshot_init(struct kstats_snapshot *s, const char *obj_dir,
 			 char *err, size_t errlen);
@@ -100,9 +108,6 @@ int kstats_snapshot_dup(struct kstats_snapshot *dst,
 void kstats_snapshot_subtract(struct kstats_snapshot *cur,
 			      const struct kstats_snapshot *prev);
 void kstats_snapshot_free(struct kstats_snapshot *s);
-/* "A, B, C": every metric of the catalog. */
-void kstats_snapshot_known(const struct kstats_snapshot *s, char *buf,
-			   size_t len);
 
 struct kstats_map;
 
@@ -110,8 +115,6 @@ struct kstats_map;
 struct kstats_names;
 int kstats_labels_init(struct kstats_hist *h, const struct kstats_map *m,
 		       char *err, size_t errlen);
-int kstats_names_load(const struct kstats_hist *h, const char *pin_dir,
-		      struct kstats_names **out, char *err, size_t errlen);
 /* The id -> struct kstats_name dictionary names_map of obj; NULL if unpinned. */
 int kstats_names_read(const char *obj_path, const char *obj, const char *names_map,
 		      const char *pin_dir, struct kstats_names **out, char *err,
@@ -124,8 +127,6 @@ void kstats_labels_resolve(const struct kstats_hist *h,
 			   const struct kstats_names *names,
 			   struct kstats_series *s);
 struct btf;
-/* Length of the prefix every enumerator of enum type_id shares, or 0. */
-size_t kstats_enum_prefix(const struct btf *btf, uint32_t type_id);
 /* A label that holds a NUMA node id: shown as "node N". */
 bool kstats_label_is_node(const char *name);
 

@@ -1,16 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Generic key labels: every rule reads BTF or the object's metadata, none
- * knows a metric.
- *   name:  a struct key's member path; else the enum that key_enum names,
- *          or the key's typedef or enum name (kstats_ prefix and _t suffix
- *          dropped); else, for an id resolved through names_map, that map's
- *          name without _names_map; else "key".
- *   value: the enumerator (of the key's enum type, or of key_enum for an int
- *          key) without the prefix all its enumerators share; an id's name
- *          from the names_map dictionary; else decimal.
- * Labels named node, node_id, nid or numa_node become "node" and render as
- * "node N".
+ * Key labels from BTF and metadata alone.  Name: the key member's path, else
+ * key_enum, the key's typedef or enum (kstats_ and _t dropped), the names_map
+ * less _names_map, or "key".  Value: the enumerator less its common prefix,
+ * the id's name in names_map, else decimal.  node, node_id, nid, numa_node: "node".
  */
 #include <ctype.h>
 #include <errno.h>
@@ -112,7 +105,8 @@ static int declared_key_name(const struct btf *btf, const char *map,
 	return -ENOENT;
 }
 
-size_t kstats_enum_prefix(const struct btf *btf, uint32_t type_id)
+/* Length of the prefix every enumerator of enum type_id shares, or 0. */
+static size_t enum_prefix(const struct btf *btf, uint32_t type_id)
 {
 	const struct btf_type *t = btf__type_by_id(btf, type_id);
 	const char *first;
@@ -227,35 +221,9 @@ int kstats_labels_init(struct kstats_hist *h, const struct kstats_map *m,
 		for (k = i; label_taken(h, i); k++)	/* "key1" may be taken too */
 			snprintf(h->label[i], sizeof(h->label[i]), "key%zu", k);
 		h->enum_type[i] = label_enum(h, m, i);
-		h->enum_prefix[i] = kstats_enum_prefix(kstats_map_btf(m), h->enum_type[i]);
+		h->enum_prefix[i] = enum_prefix(kstats_map_btf(m), h->enum_type[i]);
 	}
 	h->nlabels = nkey;
-	return 0;
-}
-
-static int names_fill(struct kstats_names *d, const struct kstats_map *m,
-		      const int64_t *rows, size_t nrows)
-{
-	size_t ncols = kstats_map_ncols(m), nkey = kstats_map_nkey_cols(m), r, c, k;
-
-	d->e = calloc(nrows ? nrows : 1, sizeof(*d->e));
-	if (!d->e)
-		return -ENOMEM;
-	for (r = 0; r < nrows; r++) {
-		const int64_t *row = rows + r * ncols;
-		char *name = d->e[r].name;
-
-		d->e[r].id = row[0];
-		for (c = nkey, k = 0; c < ncols && k < KSTATS_NAME_MAX; c++) {
-			if (kstats_map_column(m, c)->size != 1)
-				continue;
-			if (!row[c])
-				break;
-			name[k++] = isprint((int)(unsigned char)row[c]) ? (char)row[c] : '?';
-		}
-		name[k] = 0;
-	}
-	d->n = nrows;
 	return 0;
 }
 
@@ -268,7 +236,7 @@ int kstats_names_read(const char *obj_path, const char *obj, const char *names_m
 	struct kstats_map *m = NULL;
 	struct kstats_names *d = NULL;
 	int64_t *rows = NULL;
-	size_t nrows;
+	size_t nrows, ncols, nkey, r, c, k;
 	int ret;
 
 	*out = NULL;
@@ -281,8 +249,25 @@ int kstats_names_read(const char *obj_path, const char *obj, const char *names_m
 		return ret;
 	d = calloc(1, sizeof(*d));
 	ret = d ? kstats_read_rows(m, &rows, &nrows, err, errlen) : -ENOMEM;
-	if (!ret)
-		ret = names_fill(d, m, rows, nrows);
+	if (!ret && !(d->e = calloc(nrows ?: 1, sizeof(*d->e))))
+		ret = -ENOMEM;
+	ncols = kstats_map_ncols(m);
+	nkey = kstats_map_nkey_cols(m);
+	for (r = 0; !ret && r < nrows; r++) {
+		const int64_t *row = rows + r * ncols;
+		char *name = d->e[r].name;
+
+		d->e[r].id = row[0];
+		for (c = nkey, k = 0; c < ncols && k < KSTATS_NAME_MAX; c++) {
+			if (kstats_map_column(m, c)->size != 1)
+				continue;
+			if (!row[c])
+				break;
+			name[k++] = isprint((int)(unsigned char)row[c]) ? (char)row[c] : '?';
+		}
+		name[k] = 0;
+		d->n++;
+	}
 	if (ret)
 		kstats_names_free(d);
 	else
@@ -290,16 +275,6 @@ int kstats_names_read(const char *obj_path, const char *obj, const char *names_m
 	free(rows);
 	kstats_map_close(m);
 	return ret;
-}
-
-int kstats_names_load(const struct kstats_hist *h, const char *pin_dir,
-		      struct kstats_names **out, char *err, size_t errlen)
-{
-	*out = NULL;
-	if (!*h->names_map || !h->nlabels)
-		return 0;
-	return kstats_names_read(h->obj_path, h->obj, h->names_map, pin_dir, out,
-				 err, errlen);
 }
 
 void kstats_names_free(struct kstats_names *d)

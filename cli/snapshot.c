@@ -16,69 +16,74 @@
 #include "kstats_status.h"
 #include "pull.h"
 
-static int add_object(struct kstats_snapshot *s, const char *obj_dir,
-		      const char *file, char *err, size_t errlen)
+int kstats_each_object(const char *obj_dir, const char *tool,
+		       int (*fn)(void *ctx, const char *path, const char *obj,
+				 const struct kstats_objmeta *meta), void *ctx)
 {
 	struct kstats_objmeta meta;
-	struct kstats_hist *h;
-	char path[4096], obj[KSTATS_OBJ_LEN];
-	size_t i;
-	int ret;
+	char path[4096], obj[KSTATS_OBJ_LEN], err[4096 + 256];
+	struct dirent **ents;
+	int n = kstats_scan_objects(obj_dir, &ents), i, ret = 0, r;
 
-	snprintf(path, sizeof(path), "%s/%s", obj_dir, file);
-	if (kstats_obj_name(path, obj, sizeof(obj)))
-		return 0;
-	ret = kstats_objmeta_read(path, &meta, err, errlen);
-	/* One bad file (empty, garbage, a dangling link) must not hide the rest. */
-	if (ret && ret != -ENOMEM) {
-		fprintf(stderr, "kstats dump: warning: %s; skipped (fix or remove it)\n", err);
-		*err = 0;
-		return 0;
-	}
-	if (ret)
-		return ret;
-	h = realloc(s->hists, (s->nhists + meta.nhists) * sizeof(*h) ?: 1);
-	if (!h) {
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", obj_dir, ents[i]->d_name);
+		free(ents[i]);
+		if (ret || kstats_obj_name(path, obj, sizeof(obj)))
+			continue;
+		r = kstats_objmeta_read(path, &meta, err, sizeof(err));
+		/* One bad file (empty, garbage, a dangling link) must not hide the rest. */
+		if (r && r != -ENOMEM && tool)
+			fprintf(stderr, "kstats %s: warning: %s; skipped (fix or remove it)\n",
+				tool, err);
+		if (r == -ENOMEM)
+			ret = r;
+		if (r)
+			continue;
+		ret = fn(ctx, path, obj, &meta);
 		kstats_objmeta_free(&meta);
-		return -ENOMEM;
 	}
+	if (n >= 0)
+		free(ents);
+	return n < 0 ? n : ret;
+}
+
+static int add_object(void *ctx, const char *path, const char *obj,
+		      const struct kstats_objmeta *meta)
+{
+	struct kstats_snapshot *s = ctx;
+	struct kstats_hist *h;
+	size_t i;
+
+	h = realloc(s->hists, (s->nhists + meta->nhists) * sizeof(*h) ?: 1);
+	if (!h)
+		return -ENOMEM;
 	s->hists = h;
-	for (i = 0; i < meta.nhists; i++) {
+	for (i = 0; i < meta->nhists; i++) {
 		h = &s->hists[s->nhists++];
 		memset(h, 0, sizeof(*h));
-		snprintf(h->metric, sizeof(h->metric), "%s", meta.hists[i].metric);
+		snprintf(h->metric, sizeof(h->metric), "%s", meta->hists[i].metric);
 		snprintf(h->obj, sizeof(h->obj), "%s", obj);
 		snprintf(h->obj_path, sizeof(h->obj_path), "%s", path);
-		snprintf(h->map, sizeof(h->map), "%s", meta.hists[i].map);
-		snprintf(h->names_map, sizeof(h->names_map), "%s", meta.hists[i].names_map);
-		snprintf(h->key_enum, sizeof(h->key_enum), "%s", meta.hists[i].key_enum);
-		h->unit = meta.hists[i].unit;
+		snprintf(h->map, sizeof(h->map), "%s", meta->hists[i].map);
+		snprintf(h->names_map, sizeof(h->names_map), "%s", meta->hists[i].names_map);
+		snprintf(h->key_enum, sizeof(h->key_enum), "%s", meta->hists[i].key_enum);
+		h->unit = meta->hists[i].unit;
 		h->selected = true;
 	}
-	kstats_objmeta_free(&meta);
 	return 0;
 }
 
 int kstats_snapshot_init(struct kstats_snapshot *s, const char *obj_dir,
 			 char *err, size_t errlen)
 {
-	struct dirent **ents;
-	int n, i, ret = 0;
+	int ret;
 
 	memset(s, 0, sizeof(*s));
-	n = kstats_scan_objects(obj_dir, &ents);
-	if (n < 0) {
-		snprintf(err, errlen, "cannot read object directory %s: %s; pass --obj-dir",
-			 obj_dir, strerror(-n));
-		return n;
-	}
-	for (i = 0; i < n; i++) {
-		if (!ret)
-			ret = add_object(s, obj_dir, ents[i]->d_name, err, errlen);
-		free(ents[i]);
-	}
-	free(ents);
-	if (!ret && !s->nhists) {
+	ret = kstats_each_object(obj_dir, "dump", add_object, s);
+	if (ret) {
+		snprintf(err, errlen, "cannot read object directory %s: %s%s", obj_dir,
+			 strerror(-ret), ret == -ENOMEM ? "" : "; pass --obj-dir");
+	} else if (!s->nhists) {
 		snprintf(err, errlen, "no histogram in the objects of %s; pass --obj-dir",
 			 obj_dir);
 		ret = -ENOENT;
@@ -102,11 +107,7 @@ static int load_rank(const struct kstats_status *st, const char *obj)
 	return 0;
 }
 
-/*
- * Of histograms sharing a metric name, keeps the one the loader keeps
- * (loader/metric.c): loaded, else attached, else the first in sorted order.
- * Pins of a second object from an older loader are then never exported.
- */
+/* The one loader/metric.c keeps: an older loader's second object is never exported. */
 void kstats_snapshot_unique(struct kstats_snapshot *s, const struct kstats_status *st,
 			    const char *tool)
 {
@@ -162,25 +163,11 @@ void kstats_snapshot_as_loaded(struct kstats_snapshot *s, const struct kstats_st
 	}
 }
 
-void kstats_snapshot_known(const struct kstats_snapshot *s, char *buf, size_t len)
-{
-	size_t i, j, n = 0;
-
-	*buf = 0;
-	for (i = 0; i < s->nhists && n < len; i++) {
-		for (j = 0; j < i && strcmp(s->hists[j].metric, s->hists[i].metric); j++)
-			;
-		if (j == i)
-			n += snprintf(buf + n, len - n, "%s%s", n ? ", " : "",
-				      s->hists[i].metric);
-	}
-}
-
 int kstats_snapshot_select(struct kstats_snapshot *s, char *const *names, int n,
 			   char *err, size_t errlen)
 {
 	char known[1024];
-	size_t i;
+	size_t i, j, len;
 	int k;
 
 	for (i = 0; i < s->nhists; i++)
@@ -191,12 +178,17 @@ int kstats_snapshot_select(struct kstats_snapshot *s, char *const *names, int n,
 		for (i = 0; i < s->nhists; i++)
 			if (!strcasecmp(s->hists[i].metric, names[k]))
 				found = s->hists[i].selected = true;
-		if (!found) {
-			kstats_snapshot_known(s, known, sizeof(known));
-			snprintf(err, errlen, "unknown metric '%s'; known metrics: %s",
-				 names[k], known);
-			return -EINVAL;
+		if (found)
+			continue;
+		for (i = 0, len = 0, *known = 0; i < s->nhists && len < sizeof(known); i++) {
+			for (j = 0; j < i && strcmp(s->hists[j].metric, s->hists[i].metric); j++)
+				;
+			if (j == i)
+				len += snprintf(known + len, sizeof(known) - len, "%s%s",
+						len ? ", " : "", s->hists[i].metric);
 		}
+		snprintf(err, errlen, "unknown metric '%s'; known metrics: %s", names[k], known);
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -212,34 +204,12 @@ static int key_cmp(const void *a, const void *b, void *nkeys)
 	return 0;
 }
 
-static int fill_series(struct kstats_hist *h, const struct kstats_map *m,
-		       const int64_t *rows, size_t nrows,
-		       const struct kstats_names *names)
-{
-	size_t ncols = kstats_map_ncols(m), nkey = kstats_map_nkey_cols(m), r, i;
-
-	h->series = calloc(nrows ?: 1, sizeof(*h->series));
-	if (!h->series)
-		return -ENOMEM;
-	for (r = 0; r < nrows; r++) {
-		struct kstats_series *sr = &h->series[r];
-		const int64_t *row = rows + r * ncols;
-
-		for (i = 0; i < h->nlabels; i++)
-			sr->key[i] = row[i];
-		for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++)
-			sr->buckets[i] = (uint64_t)row[nkey + i];
-		kstats_labels_resolve(h, m, names, sr);
-	}
-	h->nseries = nrows;
-	qsort_r(h->series, nrows, sizeof(*h->series), key_cmp, &h->nlabels);
-	return 0;
-}
-
 static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
 		     size_t errlen)
 {
 	struct kstats_names *names = NULL;
+	const int64_t *row;
+	size_t ncols, nkey, r, i;
 	char pin[4096];
 	int ret;
 
@@ -262,8 +232,24 @@ static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
 	h->map_id = h->hm.map_id;
 	h->width = h->hm.width;
 	ret = ret ?: kstats_labels_init(h, h->hm.map, err, errlen);
-	ret = ret ?: kstats_names_load(h, pin_dir, &names, err, errlen);
-	ret = ret ?: fill_series(h, h->hm.map, h->hm.rows, h->hm.nrows, names);
+	if (!ret && *h->names_map && h->nlabels)
+		ret = kstats_names_read(h->obj_path, h->obj, h->names_map, pin_dir,
+					&names, err, errlen);
+	if (!ret && !(h->series = calloc(h->hm.nrows ?: 1, sizeof(*h->series))))
+		ret = -ENOMEM;
+	for (r = 0; !ret && r < h->hm.nrows; r++) {
+		ncols = kstats_map_ncols(h->hm.map);
+		nkey = kstats_map_nkey_cols(h->hm.map);
+		row = h->hm.rows + r * ncols;
+		for (i = 0; i < h->nlabels; i++)
+			h->series[r].key[i] = row[i];
+		for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++)
+			h->series[r].buckets[i] = (uint64_t)row[nkey + i];
+		kstats_labels_resolve(h, h->hm.map, names, &h->series[r]);
+		h->nseries++;
+	}
+	if (!ret)
+		qsort_r(h->series, h->nseries, sizeof(*h->series), key_cmp, &h->nlabels);
 	h->loaded = !ret;
 	if (ret && !*err)
 		snprintf(err, errlen, "%s: %s", pin, strerror(-ret));
@@ -271,12 +257,7 @@ static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
 	return ret;
 }
 
-/*
- * Every selected map, each on its own: one that cannot be read is named on
- * stderr and marked (read_err), the others are read.  When the pin
- * directory cannot be read every map is marked, unless it is missing or not
- * on bpffs: then nothing is loaded.  Returns the first error.
- */
+/* A pin directory missing or not on bpffs: nothing loaded; unreadable: all read_err. */
 int kstats_snapshot_read(struct kstats_snapshot *s, const char *pin_dir)
 {
 	char err[4096 + 512] = "";	/* a pin path and why */

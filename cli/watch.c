@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 /* kstats watch: one event stream, live, as text or JSON lines. */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -14,6 +13,7 @@
 #include <json-c/json.h>
 
 #include "fields.h"
+#include "hist.h"
 #include "kstats.h"
 #include "kstats_fileio.h"
 #include "kstats_tool.h"
@@ -66,24 +66,18 @@ static void usage(FILE *f)
 		DEFAULT_QUEUE);
 }
 
-/* A field named like a key watch adds itself is shown as record.<name>. */
-static void name_field(struct kstats_field *f)
-{
-	static const char *const reserved[] = { "stream", "seq", "ts_ns" };
-	size_t i;
-
-	for (i = 0; i < sizeof(reserved) / sizeof(reserved[0]); i++)
-		if (!strcmp(f->name, reserved[i]))
-			snprintf(f->name, sizeof(f->name), "record.%s", reserved[i]);
-}
-
 static int build_fields(struct watcher *w)
 {
+	static const char *const reserved[] = { "stream", "seq", "ts_ns" };
 	int ret = kstats_fields_build(&w->fs, kstats_stream_columns(w->s));
-	size_t i;
+	size_t i, j;
 
+	/* A field named like a key watch adds itself is shown as record.<name>. */
 	for (i = 0; !ret && i < w->fs.n; i++)
-		name_field(&w->fs.f[i]);
+		for (j = 0; j < sizeof(reserved) / sizeof(reserved[0]); j++)
+			if (!strcmp(w->fs.f[i].name, reserved[j]))
+				snprintf(w->fs.f[i].name, sizeof(w->fs.f[i].name), "record.%s",
+					 reserved[j]);
 	return ret;
 }
 
@@ -125,7 +119,7 @@ static int print_text(struct watcher *w, const struct kstats_stream_record *rec)
 	return putchar('\n') == EOF || ferror(stdout) ? -EIO : 0;
 }
 
-/* The consumer: runs on its own thread, one record at a time. */
+/* Runs on the stream's thread, one record at a time. */
 static void on_record(void *ctx, const struct kstats_stream_record *rec)
 {
 	struct watcher *w = ctx;
@@ -150,36 +144,34 @@ static void on_record(void *ctx, const struct kstats_stream_record *rec)
 		kstats_stream_request_stop(w->s);
 }
 
-/* Appends the streams of object file, one of obj_dir's; 0 or -ENOMEM. */
-static int add_streams(const char *obj_dir, const char *file, const char *pin_dir,
-		       struct stream_ref **refs, size_t *n)
+struct stream_refs {
+	const char *pin_dir;
+	struct stream_ref *v;
+	size_t n;
+};
+
+static int add_streams(void *ctx, const char *path, const char *obj,
+		       const struct kstats_objmeta *meta)
 {
-	struct kstats_objmeta meta;
+	struct stream_refs *refs = ctx;
 	struct stream_ref *r;
-	char path[4096], err[512], pin[4096], obj[KSTATS_NAME_LEN];
+	char pin[4096];
 	size_t j;
 
-	snprintf(path, sizeof(path), "%s/%s", obj_dir, file);
-	if (kstats_obj_name(path, obj, sizeof(obj)) ||
-	    kstats_objmeta_read(path, &meta, err, sizeof(err)))
-		return 0;	/* a bad object hides no other stream */
-	r = realloc(*refs, (*n + meta.nstreams + 1) * sizeof(*r));
-	if (!r) {
-		kstats_objmeta_free(&meta);
+	r = realloc(refs->v, (refs->n + meta->nstreams + 1) * sizeof(*r));
+	if (!r)
 		return -ENOMEM;
-	}
-	*refs = r;
-	for (j = 0; j < meta.nstreams; j++) {
-		r = &(*refs)[(*n)++];
+	refs->v = r;
+	for (j = 0; j < meta->nstreams; j++) {
+		r = &refs->v[refs->n++];
 		snprintf(r->obj_path, sizeof(r->obj_path), "%s", path);
 		snprintf(r->obj, sizeof(r->obj), "%s", obj);
-		snprintf(r->name, sizeof(r->name), "%s", meta.streams[j].name);
+		snprintf(r->name, sizeof(r->name), "%s", meta->streams[j].name);
 		/* EACCES: maybe there; opening it says it is root's. */
-		r->loaded = !kstats_pin_path(pin, sizeof(pin), pin_dir, "map", obj,
-					     meta.streams[j].ringbuf) &&
+		r->loaded = !kstats_pin_path(pin, sizeof(pin), refs->pin_dir, "map", obj,
+					     meta->streams[j].ringbuf) &&
 			    (!access(pin, F_OK) || errno == EACCES);
 	}
-	kstats_objmeta_free(&meta);
 	return 0;
 }
 
@@ -194,32 +186,17 @@ static bool ref_matches(const struct stream_ref *r, const char *want)
 	return !strcmp(want, r->name);
 }
 
-static void print_refs(const struct stream_ref *refs, size_t n, const char *want)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!want || ref_matches(&refs[i], want))
-			fprintf(stderr, "  %s:%s%s\n", refs[i].obj, refs[i].name,
-				refs[i].loaded ? "" : " (not loaded)");
-}
-
 /* Picks the stream to watch, or explains why not; returns an exit code. */
 static int pick_stream(const char *obj_dir, const char *pin_dir, const char *want,
 		       struct stream_ref *out)
 {
-	struct stream_ref *refs = NULL;
-	size_t n = 0, i, hits = 0, hit = 0;
-	struct dirent **ents;
-	int nents = kstats_scan_objects(obj_dir, &ents), ret = nents < 0 ? nents : 0, k;
+	struct stream_refs all = { .pin_dir = pin_dir };
+	struct stream_ref *refs;
+	size_t n, i, hits = 0, hit = 0;
+	int ret = kstats_each_object(obj_dir, NULL, add_streams, &all);
 
-	for (k = 0; k < nents; k++) {
-		if (!ret)
-			ret = add_streams(obj_dir, ents[k]->d_name, pin_dir, &refs, &n);
-		free(ents[k]);
-	}
-	if (nents >= 0)
-		free(ents);
+	refs = all.v;
+	n = all.n;
 	if (ret) {
 		fprintf(stderr, "kstats watch: cannot read object directory %s: %s%s\n",
 			obj_dir, strerror(-ret), ret == -ENOMEM ? "" : "; pass --obj-dir");
@@ -248,7 +225,10 @@ static int pick_stream(const char *obj_dir, const char *pin_dir, const char *wan
 		else
 			fprintf(stderr, "kstats watch: %s names several streams; "
 				"name one as OBJ:STREAM:\n", want ? want : "no stream");
-		print_refs(refs, n, hits ? want : NULL);
+		for (i = 0; i < n; i++)
+			if (!hits || !want || ref_matches(&refs[i], want))
+				fprintf(stderr, "  %s:%s%s\n", refs[i].obj, refs[i].name,
+					refs[i].loaded ? "" : " (not loaded)");
 		ret = KSTATS_EXIT_USAGE;
 	}
 	free(refs);
