@@ -17,13 +17,6 @@ int kstats_pin_path(char *buf, size_t len, const char *dir, const char *kind,
 bool kstats_is_bpffs(const char *path);
 
 /*
- * -EMEDIUMTYPE with the reason in err when pin holds no map (a directory, a
- * file off bpffs, a program or link), else 0; fd and get_errno are what
- * bpf_obj_get(pin) gave.
- */
-int kstats_pin_not_map(const char *pin, int fd, int get_errno, char *err, size_t errlen);
-
-/*
  * BPF_OBJ_GET of pin, and into st the pin's inode, the same before and
  * after: a replaced pin (unload and load) is a new inode.  The fd, or
  * -errno (-EAGAIN: replaced three times meanwhile).

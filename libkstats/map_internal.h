@@ -67,17 +67,4 @@ struct kstats_map {
  */
 #define KSTATS_READ_CHUNK_BYTES (128u << 10)
 
-static inline bool map_type_array(__u32 type)
-{
-	return type == BPF_MAP_TYPE_ARRAY || type == BPF_MAP_TYPE_PERCPU_ARRAY;
-}
-
-/*
- * When the pin now names another map: reads that one from now on if its
- * columns are the same, else -ESTALE; -ENOENT when nothing is pinned.
- */
-int kstats_map_follow_pin(struct kstats_map *m, char *err, size_t errlen);
-/* Room for entries entries of keys and values. */
-int kstats_map_grow(struct kstats_map *m, size_t entries, char *err, size_t errlen);
-
 #endif /* KSTATS_MAP_INTERNAL_H */
