@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* libkstats map reader internals: map_open.c opens and plans, read.c reads. */
+/* struct kstats_map (read.c), open to tests and bench for its counters. */
 #ifndef KSTATS_MAP_INTERNAL_H
 #define KSTATS_MAP_INTERNAL_H
 
@@ -10,11 +10,9 @@
 
 #include "kstats_reader.h"
 
-/* Writes the one-line reason into err; returns -errnum. */
 int kstats_fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-/* A map's key and value layouts, from the object's BTF or the map's own. */
 struct kstats_types {
 	struct btf *btf;
 	__u32 key_type_id, value_type_id;	/* in btf: what a map made from it names */
@@ -22,10 +20,7 @@ struct kstats_types {
 	struct kstats_layout key, value;
 };
 
-/*
- * Leaves grouped for decoding: a run of 8-byte integers at consecutive
- * offsets (a counter array, say) is copied into the row in one memcpy.
- */
+/* Leaves to decode: 8-byte integers at consecutive offsets are one memcpy. */
 struct leaf_run {
 	uint32_t off;
 	uint32_t count;
@@ -59,12 +54,8 @@ struct kstats_map {
 	unsigned int syscalls;		/* the last read's (tests and bench count them) */
 };
 
-/*
- * A direct read asks for at most this many bytes of values per call, so
- * that spread_rows moves each chunk while it is still in the L2 the kernel
- * just wrote it to, not back from the L3 or memory (bench_read --chunk:
- * one call took 1.05x as long at 10k entries, 512 KiB calls 1.02x at 64k).
- */
+/* Values per direct read call: spread_rows moves them while still in the L2
+ * (bench_read --chunk: one call took 1.05x as long at 10k, 512 KiB 1.02x at 64k). */
 #define KSTATS_READ_CHUNK_BYTES (128u << 10)
 
 #endif /* KSTATS_MAP_INTERNAL_H */

@@ -130,7 +130,6 @@ static int build_layouts(struct kstats_types *t, __u32 key_id, __u32 value_id,
 	return ret;
 }
 
-/* -ENOENT: no such object file; -ESRCH: no such map in it. */
 static int types_from_object(const char *path, const char *map_name,
 			     struct kstats_types *t, char *err, size_t errlen)
 {
@@ -177,12 +176,8 @@ static bool types_equal(const struct kstats_types *a, const struct kstats_types 
 	       kstats_layout_equal(&a->value, &b->value);
 }
 
-/*
- * The object's types, checked against the map's own BTF when the map has
- * one and we may load it; the map's own when the object is missing or does
- * not match (a newer object on disk than the one the map came from).
- * Takes over obj (empty: no object).
- */
+/* The object's types (taken over; empty: none), or the map's own BTF when the
+ * object is missing or does not match it (a newer object on disk). */
 static int choose_types(struct kstats_map *m, const struct kstats_map_opts *o,
 			struct kstats_types *obj, char *err, size_t errlen)
 {
@@ -259,7 +254,7 @@ static int open_types(struct kstats_map *m, const struct kstats_map_opts *o,
 	return choose_types(m, o, &obj, err, errlen);
 }
 
-/* No pin: the object's types and declared size, for columns; nothing to read. */
+/* No pin: the object's declaration, for its columns. */
 static int open_declared(struct kstats_map *m, const struct kstats_map_opts *o,
 			 char *err, size_t errlen)
 {
@@ -344,22 +339,11 @@ static int kstats_map_grow(struct kstats_map *m, size_t entries, char *err, size
 	return 0;
 }
 
-/* Whole map in one batch, unless that is huge or the caller asked less. */
-static size_t first_cap(const struct kstats_map *m, const struct kstats_map_opts *o)
-{
-	size_t per_entry = m->info.key_size + m->entry_bytes;
-	size_t cap = BATCH_MAX_BYTES / per_entry;
-
-	if (o->batch_entries)
-		cap = o->batch_entries;
-	if (cap > m->info.max_entries)
-		cap = m->info.max_entries;
-	return cap ?: 1;
-}
-
 static int setup_read(struct kstats_map *m, const struct kstats_map_opts *o,
 		      char *err, size_t errlen)
 {
+	size_t cap;
+
 	m->percpu = map_type_percpu(m->info.type);
 	m->per_cpu_rows = o->per_cpu_rows && m->percpu;
 	m->no_batch = o->no_batch;
@@ -369,7 +353,11 @@ static int setup_read(struct kstats_map *m, const struct kstats_map_opts *o,
 	/* The kernel pads each CPU's copy of a per-CPU value to 8 bytes. */
 	m->stride = m->percpu ? (m->info.value_size + 7) / 8 * 8 : m->info.value_size;
 	m->entry_bytes = m->stride * m->ncpus;
-	return kstats_map_grow(m, first_cap(m, o), err, errlen);
+	/* Whole map in one batch, unless that is huge or the caller asked less. */
+	cap = o->batch_entries ?: BATCH_MAX_BYTES / (m->info.key_size + m->entry_bytes);
+	if (cap > m->info.max_entries)
+		cap = m->info.max_entries;
+	return kstats_map_grow(m, cap ?: 1, err, errlen);
 }
 
 int kstats_map_open(const struct kstats_map_opts *o, struct kstats_map **out,
@@ -417,10 +405,6 @@ static bool same_shape(const struct kstats_map *a, const struct kstats_map *b)
 	       types_equal(&a->types, &b->types);
 }
 
-/*
- * When the pin now names another map: reads that one from now on if its
- * columns are the same, else -ESTALE; -ENOENT when nothing is pinned.
- */
 static int kstats_map_follow_pin(struct kstats_map *m, char *err, size_t errlen)
 {
 	struct kstats_map *next;
@@ -518,11 +502,7 @@ const char *kstats_column_enum_name(const struct kstats_map *m,
 
 #define READ_ATTEMPTS 3
 
-/*
- * A direct read (read_direct) batches into the caller's rows: each call of
- * at most chunk entries writes its values to the end of the rows they
- * become, and spread_rows moves them into place.
- */
+/* read_direct's calls: each writes its values to the end of the rows they become. */
 struct direct {
 	int64_t *rows;
 	size_t cap;		/* entries the rows (and m->keys) hold */
@@ -552,15 +532,48 @@ static int64_t load_leaf(const unsigned char *p, uint8_t size, bool is_signed)
 	}
 }
 
-static void fill_keys(const struct kstats_map *m, int64_t *row, const unsigned char *key)
+/* One value leaf over all CPUs: counters add up, flags OR, the rest max. */
+static int64_t combine_cpus(const struct kstats_map *m, const unsigned char *p,
+			    const struct leaf_run *r)
 {
-	const struct leaf_run *r;
+	int64_t acc = load_leaf(p, r->size, r->is_signed), x;
+	int cpu;
 
-	for (r = m->runs; r < m->runs + m->nruns && r->in_key; row += r->count, r++) {
-		if (r->size == 8)
-			memcpy(row, key + r->off, 8 * r->count);
-		else
-			row[0] = load_leaf(key + r->off, r->size, r->is_signed);
+	for (cpu = 1; cpu < m->ncpus; cpu++) {
+		x = load_leaf(p + cpu * m->stride, r->size, r->is_signed);
+		if (r->kind == KSTATS_LEAF_INT)
+			acc = (int64_t)((uint64_t)acc + (uint64_t)x);	/* wraps, never traps */
+		else if (r->kind == KSTATS_LEAF_BOOL)
+			acc = acc || x;
+		else if (r->is_signed ? x > acc : (uint64_t)x > (uint64_t)acc)
+			acc = x;
+	}
+	return acc;
+}
+
+/* cpu < 0: all CPUs combined.  memmove: spread_rows decodes in place. */
+static void fill_row(const struct kstats_map *m, int64_t *row, const unsigned char *key,
+		     const unsigned char *vals, int cpu)
+{
+	bool combine = cpu < 0 && m->percpu;
+	const struct leaf_run *r;
+	uint32_t j;
+
+	if (cpu >= 0) {
+		*row++ = cpu;
+		vals += cpu * m->stride;
+	}
+	for (r = m->runs; r < m->runs + m->nruns; row += r->count, r++) {
+		const unsigned char *p = (r->in_key ? key : vals) + r->off;
+
+		if (combine && !r->in_key) {
+			for (j = 0; j < r->count; j++)
+				row[j] = combine_cpus(m, p + 8 * j, r);
+		} else if (r->size == 8) {
+			memmove(row, p, 8 * r->count);
+		} else {
+			row[0] = load_leaf(p, r->size, r->is_signed);
+		}
 	}
 }
 
@@ -603,10 +616,8 @@ static void spread_rows(const struct kstats_map *m, int64_t *rows, const int64_t
 	else if (nk == 1 && key.in_key)
 		spread_one_key(rows, vals, k, n, m, key.size, key.is_signed);
 	else
-		for (i = 0; i < n; i++, rows += ncols, vals += nv, k += ks) {
-			fill_keys(m, rows, k);
-			memmove(rows + nk, vals, vsize);
-		}
+		for (i = 0; i < n; i++, rows += ncols, vals += nv, k += ks)
+			fill_row(m, rows, k, (const unsigned char *)vals, -1);
 }
 
 /*
@@ -792,51 +803,6 @@ static int read_entries(struct kstats_map *m, struct direct *direct, size_t *n,
 	return read_walk(m, n, err, errlen);
 }
 
-/* One value leaf over all CPUs: counters add up, flags OR, the rest max. */
-static int64_t combine_cpus(const struct kstats_map *m, const unsigned char *p,
-			    const struct leaf_run *r)
-{
-	int64_t acc = load_leaf(p, r->size, r->is_signed), x;
-	int cpu;
-
-	for (cpu = 1; cpu < m->ncpus; cpu++) {
-		x = load_leaf(p + cpu * m->stride, r->size, r->is_signed);
-		if (r->kind == KSTATS_LEAF_INT)
-			acc = (int64_t)((uint64_t)acc + (uint64_t)x);	/* wraps, never traps */
-		else if (r->kind == KSTATS_LEAF_BOOL)
-			acc = acc || x;
-		else if (r->is_signed ? x > acc : (uint64_t)x > (uint64_t)acc)
-			acc = x;
-	}
-	return acc;
-}
-
-/* cpu < 0: all CPUs combined. */
-static void fill_row(const struct kstats_map *m, int64_t *row, const unsigned char *key,
-		     const unsigned char *vals, int cpu)
-{
-	bool combine = cpu < 0 && m->percpu;
-	const struct leaf_run *r;
-	uint32_t j;
-
-	if (cpu >= 0) {
-		*row++ = cpu;
-		vals += cpu * m->stride;
-	}
-	for (r = m->runs; r < m->runs + m->nruns; row += r->count, r++) {
-		const unsigned char *p = (r->in_key ? key : vals) + r->off;
-
-		if (combine && !r->in_key) {
-			for (j = 0; j < r->count; j++)
-				row[j] = combine_cpus(m, p + 8 * j, r);
-		} else if (r->size == 8) {
-			memcpy(row, p, 8 * r->count);
-		} else {
-			row[0] = load_leaf(p, r->size, r->is_signed);
-		}
-	}
-}
-
 static void fill_rows(const struct kstats_map *m, int64_t *rows, size_t n)
 {
 	size_t i;
@@ -856,10 +822,7 @@ static void fill_rows(const struct kstats_map *m, int64_t *rows, size_t n)
 	}
 }
 
-/*
- * Values that are nothing but 8-byte integers, one copy (not per-CPU): the
- * row holds the value's bytes as they are after the key columns.
- */
+/* Values of 8-byte integers only, one copy: rows hold them as they are. */
 static bool value_is_row(const struct kstats_map *m)
 {
 	const struct leaf_run *r;
@@ -877,29 +840,18 @@ static bool value_is_row(const struct kstats_map *m)
 	return off && off == m->info.value_size;
 }
 
-/*
- * Read into rows directly, when the values are rows already and the
- * buffer holds the whole map: -EOVERFLOW when it does not (the map grew
- * meanwhile), and the caller reads the usual way.
- */
+/* Into rows directly when value_is_row and rows hold the whole map, else -EOVERFLOW. */
 static int read_direct(struct kstats_map *m, int64_t *rows, size_t max_rows, size_t *nrows,
 		       char *err, size_t errlen)
 {
-	struct direct d = { .rows = rows };
-	size_t n = 0;
-	int ret;
+	size_t cap = m->cap < m->info.max_entries ? m->cap : m->info.max_entries;
+	size_t chunk = cap * m->entry_bytes > KSTATS_READ_CHUNK_BYTES ?
+		       KSTATS_READ_CHUNK_BYTES / m->entry_bytes : cap;
+	struct direct d = { .rows = rows, .cap = cap, .chunk = m->chunk ?: chunk ?: 1 };
 
 	if (!value_is_row(m) || max_rows < m->info.max_entries)
 		return -EOVERFLOW;
-	d.cap = m->cap < m->info.max_entries ? m->cap : m->info.max_entries;
-	d.chunk = d.cap * m->entry_bytes > KSTATS_READ_CHUNK_BYTES ?
-		  KSTATS_READ_CHUNK_BYTES / m->entry_bytes : d.cap;
-	d.chunk = m->chunk ?: d.chunk ?: 1;
-	ret = read_entries(m, &d, &n, err, errlen);
-	if (ret)
-		return ret;
-	*nrows = n;
-	return 0;
+	return read_entries(m, &d, nrows, err, errlen);
 }
 
 int kstats_map_read(struct kstats_map *m, int64_t *rows, size_t max_rows,
