@@ -63,11 +63,6 @@ struct kstats_map_opts {
 				 * pin names another (a stream's drops, tied to its ring) */
 };
 
-enum kstats_btf_source {
-	KSTATS_BTF_OBJECT,	/* the object's BTF (matches the map's, if it has one) */
-	KSTATS_BTF_MAP,		/* the pinned map's own BTF */
-};
-
 /*
  * Opens the pin read-only with the object's types, or the map's own BTF when
  * the object is missing or differs.  -ENOENT no pin; -EMEDIUMTYPE not a map;
@@ -77,7 +72,6 @@ int kstats_map_open(const struct kstats_map_opts *opts, struct kstats_map **out,
 		    char *err, size_t errlen);
 void kstats_map_close(struct kstats_map *map);
 
-enum kstats_btf_source kstats_map_btf_source(const struct kstats_map *map);
 const char *kstats_map_source_note(const struct kstats_map *map);
 
 size_t kstats_map_ncols(const struct kstats_map *map);

@@ -13,6 +13,8 @@
 int kstats_fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+enum kstats_btf_source { KSTATS_BTF_OBJECT, KSTATS_BTF_MAP };
+
 struct kstats_types {
 	struct btf *btf;
 	__u32 key_type_id, value_type_id;	/* in btf: what a map made from it names */

@@ -59,43 +59,37 @@ static const char *bpf_fd_kind(int fd)
  * that is not a BPF object, and EINVAL for a read-only get of a link (and,
  * on some kernels, of a program).
  */
-static int pin_not_map(const char *pin, int fd, int get_errno, char *err, size_t errlen)
-{
-	const char *kind = fd >= 0 ? bpf_fd_kind(fd) : NULL;
-	struct stat st;
-
-	if (kind)
-		snprintf(err, errlen, "%s: not a map (a pinned BPF %s); pass a map's pin", pin, kind);
-	else if (fd < 0 && get_errno == EINVAL && kstats_is_bpffs(pin))
-		snprintf(err, errlen, "%s: not a map (a pinned BPF link or program); pass a map's pin", pin);
-	else if (fd < 0 && get_errno == EACCES && !stat(pin, &st) && S_ISDIR(st.st_mode))
-		snprintf(err, errlen, "%s: a directory, not a pinned map", pin);
-	else if (fd < 0 && get_errno == EACCES && !stat(pin, &st) && !kstats_is_bpffs(pin))
-		snprintf(err, errlen, "%s: not on bpffs, so not a pinned map; pass a pin under a "
-			 "bpffs mount (such as /sys/fs/bpf/kernelstats)", pin);
-	else
-		return 0;
-	return -EMEDIUMTYPE;
-}
-
 static int open_pin(struct kstats_map *m, const char *pin, char *err, size_t errlen)
 {
 	__u32 len = sizeof(m->info);
+	const char *kind;
+	struct stat st;
 	int e;
 
 	m->fd = kstats_pin_get(pin, BPF_F_RDONLY, &m->pin_st);
 	e = m->fd < 0 ? -m->fd : 0;
+	kind = m->fd >= 0 ? bpf_fd_kind(m->fd) : NULL;
 	if (e == EAGAIN)
 		return kstats_fail(err, errlen, EAGAIN, "%s: the pin is replaced faster "
 				   "than it can be opened", pin);
-	if (pin_not_map(pin, m->fd, e, err, errlen))
-		return -EMEDIUMTYPE;
-	if (m->fd < 0) {
-		if (e == ENOENT)
-			return kstats_fail(err, errlen, ENOENT, "%s: no map is pinned there", pin);
+	if (kind)
+		return kstats_fail(err, errlen, EMEDIUMTYPE, "%s: not a map (a pinned BPF %s); "
+				   "pass a map's pin", pin, kind);
+	if (e == EINVAL && kstats_is_bpffs(pin))
+		return kstats_fail(err, errlen, EMEDIUMTYPE, "%s: not a map (a pinned BPF link "
+				   "or program); pass a map's pin", pin);
+	if (e == EACCES && !stat(pin, &st) && S_ISDIR(st.st_mode))
+		return kstats_fail(err, errlen, EMEDIUMTYPE, "%s: a directory, not a pinned map",
+				   pin);
+	if (e == EACCES && !stat(pin, &st) && !kstats_is_bpffs(pin))
+		return kstats_fail(err, errlen, EMEDIUMTYPE, "%s: not on bpffs, so not a pinned "
+				   "map; pass a pin under a bpffs mount (such as "
+				   "/sys/fs/bpf/kernelstats)", pin);
+	if (e == ENOENT)
+		return kstats_fail(err, errlen, ENOENT, "%s: no map is pinned there", pin);
+	if (e)
 		return kstats_fail(err, errlen, e, "%s: %s%s", pin, strerror(e),
 				   e == EACCES ? " (needs root or the map's group)" : "");
-	}
 	if (bpf_obj_get_info_by_fd(m->fd, &m->info, &len))
 		return kstats_fail(err, errlen, errno, "%s: not a BPF map: %s", pin,
 				   strerror(errno));
@@ -463,7 +457,6 @@ size_t kstats_map_ncols(const struct kstats_map *m) { return m->ncols; }
 size_t kstats_map_nkey_cols(const struct kstats_map *m) { return m->nkey_cols; }
 const struct btf *kstats_map_btf(const struct kstats_map *m) { return m->types.btf; }
 uint32_t kstats_map_id(const struct kstats_map *m) { return m->info.id; }
-enum kstats_btf_source kstats_map_btf_source(const struct kstats_map *m) { return m->source; }
 const char *kstats_map_source_note(const struct kstats_map *m) { return m->note; }
 
 const struct kstats_column *kstats_map_column(const struct kstats_map *m, size_t i)
