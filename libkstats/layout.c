@@ -1,10 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Flattens a BTF type into scalar leaves with offsets and path names.
- * Every leaf is checked to lie inside the root type, so a malformed or
- * hostile BTF (an object file is not verified by the kernel) can never make
- * the reader load bytes outside the key or value.
- */
+/* A BTF type as scalar leaves.  Each leaf is checked to lie inside the root type:
+ * an object's BTF is not verified by the kernel, and may be hostile. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>

@@ -176,63 +176,51 @@ static int read_elf(Elf *elf, const char *what, unsigned int want,
 	return want & KSTATS_WANT_BTF ? read_btf(btf_scn, &btf_sh, what, hint, m, err, errlen) : 0;
 }
 
-static int objmeta_init(struct kstats_objmeta *m, char *err, size_t errlen)
+/* The object in buf, else in fd (non-blocking, a regular file: never its name again). */
+static int read_object(int fd, void *buf, size_t len, const char *what, unsigned int want,
+		       struct kstats_objmeta *m, char *err, size_t errlen)
 {
+	Elf *elf;
+	int ret;
+
 	memset(m, 0, sizeof(*m));
 	m->obj.max_kver = KSTATS_KVER_INF;
 	m->obj.version = KSTATS_META_VERSION;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return kstats_fail(err, errlen, EINVAL, "libelf: %s", elf_errmsg(-1));
-	return 0;
+	elf = buf ? elf_memory(buf, len) : elf_begin(fd, ELF_C_READ, NULL);
+	ret = read_elf(elf, what, want, m, err, errlen);
+	elf_end(elf);
+	if (ret)
+		kstats_objmeta_free(m);
+	return ret;
 }
 
-/*
- * Opens the object once: non-blocking (a FIFO must not hang the reader), a
- * regular file only, and everything after reads this fd, never the name
- * again, which could meanwhile name a FIFO or another file.
- */
+/* Non-blocking: a FIFO must not hang the reader. */
 int kstats_object_read(const char *path, unsigned int want, struct kstats_objmeta *m,
 		       char *err, size_t errlen)
 {
-	const char *hint = HINT(want);
 	struct stat st;
-	Elf *elf;
-	int fd, ret = objmeta_init(m, err, errlen);
+	int fd, ret;
 
-	if (ret)
-		return ret;
+	memset(m, 0, sizeof(*m));
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return kstats_fail(err, errlen, errno, "%s: %s", path, errno == ENOENT ?
 				   "no such file (a dangling link?)" : strerror(errno));
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return kstats_fail(err, errlen, ENOEXEC, "%s: not a regular file, so not a "
-				   "BPF object%s", path, hint);
-	}
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	ret = read_elf(elf, path, want, m, err, errlen);
-	elf_end(elf);
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		ret = kstats_fail(err, errlen, ENOEXEC, "%s: not a regular file, so not a "
+				  "BPF object%s", path, HINT(want));
+	else
+		ret = read_object(fd, NULL, 0, path, want, m, err, errlen);
 	close(fd);
-	if (ret)
-		kstats_objmeta_free(m);
 	return ret;
 }
 
 int kstats_objmeta_read_mem(void *buf, size_t len, const char *what,
 			    struct kstats_objmeta *m, char *err, size_t errlen)
 {
-	Elf *elf;
-	int ret = objmeta_init(m, err, errlen);
-
-	if (ret)
-		return ret;
-	elf = elf_memory(buf, len);
-	ret = read_elf(elf, what, KSTATS_WANT_META, m, err, errlen);
-	elf_end(elf);
-	if (ret)
-		kstats_objmeta_free(m);
-	return ret;
+	return read_object(-1, buf, len, what, KSTATS_WANT_META, m, err, errlen);
 }
 
 void kstats_objmeta_free(struct kstats_objmeta *m)

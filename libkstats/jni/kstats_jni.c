@@ -1,10 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * org.kernelstats.KernelTelemetryReader's native half: a handle is one open
- * kstats_map and a row buffer, kept across reads (kstats_map_read follows a
- * reload of the same columns).  The Java class serializes every call on a
- * handle and never passes a closed one, so nothing here locks.
- */
+/* KernelTelemetryReader's native half: a handle is an open kstats_map and its rows.
+ * The Java class serializes calls on a handle and never passes a closed one. */
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
