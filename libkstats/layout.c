@@ -43,7 +43,7 @@ static int add_leaf(struct walk *w, const char *path, uint64_t off,
 		    uint32_t type_id)
 {
 	struct kstats_layout *l = w->layout;
-	struct kstats_column *col, *cols;
+	struct kstats_column *cols;
 
 	if (size != 1 && size != 2 && size != 4 && size != 8)
 		return fail(w, EOPNOTSUPP, "%s: %u-byte scalar is not supported",
@@ -63,15 +63,10 @@ static int add_leaf(struct walk *w, const char *path, uint64_t off,
 			return fail(w, ENOMEM, "out of memory");
 		l->cols = cols;
 	}
-	col = &l->cols[l->ncols++];
-	memset(col, 0, sizeof(*col));
-	snprintf(col->name, sizeof(col->name), "%s", path);
-	col->offset = (uint32_t)off;
-	col->size = size;
-	col->is_signed = is_signed;
-	col->in_key = w->in_key;
-	col->kind = kind;
-	col->type_id = type_id;
+	l->cols[l->ncols] = (struct kstats_column){ .offset = (uint32_t)off, .size = size,
+		.is_signed = is_signed, .in_key = w->in_key, .kind = kind, .type_id = type_id };
+	snprintf(l->cols[l->ncols].name, KSTATS_PATH_LEN, "%s", path);
+	l->ncols++;
 	return 0;
 }
 

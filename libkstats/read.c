@@ -248,33 +248,6 @@ static int open_types(struct kstats_map *m, const struct kstats_map_opts *o,
 	return choose_types(m, o, &obj, err, errlen);
 }
 
-/* No pin: the object's declaration, for its columns. */
-static int open_declared(struct kstats_map *m, const struct kstats_map_opts *o,
-			 char *err, size_t errlen)
-{
-	int ret = types_from_object(o->obj_path, o->map_name, &m->types, err, errlen);
-
-	if (ret)
-		return ret;
-	m->info.key_size = m->types.key.size;
-	m->info.value_size = m->types.value.size;
-	m->info.max_entries = m->types.max_entries;
-	return 0;
-}
-
-static int check_sizes(const struct kstats_map *m, char *err, size_t errlen)
-{
-	const struct kstats_types *t = &m->types;
-
-	if (t->key.size != m->info.key_size || t->value.size != m->info.value_size)
-		return kstats_fail(err, errlen, EINVAL,
-				   "%s: BTF says key %u/value %u bytes but the map has %u/%u; "
-				   "pass the object this map was loaded from",
-				   m->pin, t->key.size, t->value.size,
-				   m->info.key_size, m->info.value_size);
-	return 0;
-}
-
 /* The columns ([cpu,] key leaves, value leaves) and the runs to decode them. */
 static int plan_columns(struct kstats_map *m)
 {
@@ -377,8 +350,20 @@ int kstats_map_open(const struct kstats_map_opts *o, struct kstats_map **out,
 	m->opts.obj_path = m->obj_path;
 	m->opts.map_name = m->map_name;
 	m->opts.pin_path = m->pin;
-	ret = o->pin_path ? open_types(m, o, err, errlen) : open_declared(m, o, err, errlen);
-	ret = ret ?: check_sizes(m, err, errlen);
+	ret = o->pin_path ? open_types(m, o, err, errlen) :
+	      types_from_object(o->obj_path, o->map_name, &m->types, err, errlen);
+	if (!ret && !o->pin_path) {	/* the object's declaration, for its columns */
+		m->info.key_size = m->types.key.size;
+		m->info.value_size = m->types.value.size;
+		m->info.max_entries = m->types.max_entries;
+	}
+	if (!ret && (m->types.key.size != m->info.key_size ||
+		     m->types.value.size != m->info.value_size))
+		ret = kstats_fail(err, errlen, EINVAL,
+				  "%s: BTF says key %u/value %u bytes but the map has %u/%u; "
+				  "pass the object this map was loaded from", m->pin,
+				  m->types.key.size, m->types.value.size,
+				  m->info.key_size, m->info.value_size);
 	ret = ret ?: setup_read(m, o, err, errlen);
 	if (!ret && plan_columns(m))
 		ret = kstats_fail(err, errlen, ENOMEM, "out of memory");
@@ -388,15 +373,6 @@ int kstats_map_open(const struct kstats_map_opts *o, struct kstats_map **out,
 	}
 	*out = m;
 	return 0;
-}
-
-/* Whether b reads into what a's callers hold: its columns and row counts. */
-static bool same_shape(const struct kstats_map *a, const struct kstats_map *b)
-{
-	return a->info.type == b->info.type && a->info.key_size == b->info.key_size &&
-	       a->info.value_size == b->info.value_size &&
-	       a->info.max_entries == b->info.max_entries &&
-	       types_equal(&a->types, &b->types);
 }
 
 static int kstats_map_follow_pin(struct kstats_map *m, char *err, size_t errlen)
@@ -417,7 +393,12 @@ static int kstats_map_follow_pin(struct kstats_map *m, char *err, size_t errlen)
 	ret = kstats_map_open(&m->opts, &next, err, errlen);
 	if (ret)
 		return ret;
-	if (next->info.id != m->info.id && !same_shape(m, next)) {
+	/* Another map is read into what callers hold: the same columns and rows. */
+	if (next->info.id != m->info.id &&
+	    (next->info.type != m->info.type || next->info.key_size != m->info.key_size ||
+	     next->info.value_size != m->info.value_size ||
+	     next->info.max_entries != m->info.max_entries ||
+	     !types_equal(&next->types, &m->types))) {
 		ret = kstats_fail(err, errlen, ESTALE, "%s now holds another map (id %u, was "
 				  "%u) with other columns; open it again", m->pin,
 				  next->info.id, m->info.id);
