@@ -34,34 +34,29 @@ static int copy_section(Elf_Data *data, size_t rec, void **out, size_t *n)
 	return 0;
 }
 
-/* Forces NUL termination so a corrupt object cannot overrun a name. */
+/* Each name NUL-terminated, so a corrupt object cannot overrun one. */
+#define TERMINATE(arr, n, field) do {					\
+		for (size_t __i = 0; __i < (n); __i++)			\
+			(arr)[__i].field[sizeof((arr)->field) - 1] = 0;	\
+	} while (0)
+
 static void terminate_names(struct kstats_objmeta *m)
 {
-	size_t i;
-
-	for (i = 0; i < m->nmaps; i++) {
-		m->maps[i].name[KSTATS_NAME_LEN - 1] = 0;
-		m->maps[i].uid[KSTATS_OWNER_LEN - 1] = 0;
-		m->maps[i].gid[KSTATS_OWNER_LEN - 1] = 0;
-	}
-	for (i = 0; i < m->nprogs; i++) {
-		m->progs[i].name[KSTATS_NAME_LEN - 1] = 0;
-		m->progs[i].attach[KSTATS_NAME_LEN - 1] = 0;
-		m->progs[i].uid[KSTATS_OWNER_LEN - 1] = 0;
-		m->progs[i].gid[KSTATS_OWNER_LEN - 1] = 0;
-	}
-	for (i = 0; i < m->nhists; i++) {
-		m->hists[i].map[KSTATS_NAME_LEN - 1] = 0;
-		m->hists[i].metric[KSTATS_NAME_LEN - 1] = 0;
-		m->hists[i].names_map[KSTATS_NAME_LEN - 1] = 0;
-		m->hists[i].key_enum[KSTATS_NAME_LEN - 1] = 0;
-	}
-	for (i = 0; i < m->nstreams; i++) {
-		m->streams[i].name[KSTATS_NAME_LEN - 1] = 0;
-		m->streams[i].ringbuf[KSTATS_NAME_LEN - 1] = 0;
-		m->streams[i].drops[KSTATS_NAME_LEN - 1] = 0;
-		m->streams[i].record[KSTATS_NAME_LEN - 1] = 0;
-	}
+	TERMINATE(m->maps, m->nmaps, name);
+	TERMINATE(m->maps, m->nmaps, uid);
+	TERMINATE(m->maps, m->nmaps, gid);
+	TERMINATE(m->progs, m->nprogs, name);
+	TERMINATE(m->progs, m->nprogs, attach);
+	TERMINATE(m->progs, m->nprogs, uid);
+	TERMINATE(m->progs, m->nprogs, gid);
+	TERMINATE(m->hists, m->nhists, map);
+	TERMINATE(m->hists, m->nhists, metric);
+	TERMINATE(m->hists, m->nhists, names_map);
+	TERMINATE(m->hists, m->nhists, key_enum);
+	TERMINATE(m->streams, m->nstreams, name);
+	TERMINATE(m->streams, m->nstreams, ringbuf);
+	TERMINATE(m->streams, m->nstreams, drops);
+	TERMINATE(m->streams, m->nstreams, record);
 }
 
 #define FOREIGN_VERSION(arr, n, bad) do {				\

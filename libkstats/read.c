@@ -779,21 +779,13 @@ static int read_entries(struct kstats_map *m, struct direct *direct, size_t *n,
 
 static void fill_rows(const struct kstats_map *m, int64_t *rows, size_t n)
 {
+	int last = m->per_cpu_rows ? m->ncpus : 0, cpu;	/* cpu -1: all combined */
 	size_t i;
-	int cpu;
 
-	for (i = 0; i < n; i++) {
-		const unsigned char *key = (unsigned char *)m->keys + i * m->info.key_size;
-		const unsigned char *vals = (unsigned char *)m->vals + i * m->entry_bytes;
-
-		if (!m->per_cpu_rows) {
-			fill_row(m, rows, key, vals, -1);
-			rows += m->ncols;
-			continue;
-		}
-		for (cpu = 0; cpu < m->ncpus; cpu++, rows += m->ncols)
-			fill_row(m, rows, key, vals, cpu);
-	}
+	for (i = 0; i < n; i++)
+		for (cpu = m->per_cpu_rows ? 0 : -1; cpu < last; cpu++, rows += m->ncols)
+			fill_row(m, rows, (unsigned char *)m->keys + i * m->info.key_size,
+				 (unsigned char *)m->vals + i * m->entry_bytes, cpu);
 }
 
 /* Values of 8-byte integers only, one copy: rows hold them as they are. */
