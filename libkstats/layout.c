@@ -96,22 +96,17 @@ static int walk_int(struct walk *w, uint32_t id, const struct btf_type *t,
  * producer marks signedness and an unflagged enum is unsigned.  Older
  * producers (clang < 15, pahole < 1.24) never set it.
  */
-static bool btf_marks_enum_sign(struct walk *w)
+static bool btf_marks_enum_sign(const struct btf *btf)
 {
-	uint32_t id, n = btf__type_cnt(w->btf);
+	uint32_t id, n = btf__type_cnt(btf);
 
-	if (w->enum_kflag_known < 0) {
-		w->enum_kflag_known = 0;
-		for (id = 1; id < n; id++) {
-			const struct btf_type *t = btf__type_by_id(w->btf, id);
+	for (id = 1; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
 
-			if (t && (btf_is_enum(t) || btf_is_enum64(t)) && btf_kflag(t)) {
-				w->enum_kflag_known = 1;
-				break;
-			}
-		}
+		if (t && btf_is_any_enum(t) && btf_kflag(t))
+			return true;
 	}
-	return w->enum_kflag_known;
+	return false;
 }
 
 /* C enum constants are ints: without a sign flag, a negative one means signed. */
@@ -122,7 +117,9 @@ static bool enum_is_signed(struct walk *w, const struct btf_type *t)
 
 	if (btf_kflag(t) || btf_is_enum64(t))
 		return btf_kflag(t);
-	if (btf_marks_enum_sign(w))
+	if (w->enum_kflag_known < 0)
+		w->enum_kflag_known = btf_marks_enum_sign(w->btf);
+	if (w->enum_kflag_known)
 		return false;
 	for (i = 0; i < btf_vlen(t); i++)
 		if (e[i].val < 0)
