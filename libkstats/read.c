@@ -142,12 +142,12 @@ static int types_from_object(const char *path, const char *map_name,
 	else if (!def.key_type || !def.value_type)
 		ret = kstats_fail(err, errlen, EINVAL, "%s: map %s is declared without "
 				  "__type(key/value), so its layout is unknown", path, map_name);
-	if (ret) {
-		types_free(t);
-		return ret;
-	}
-	t->max_entries = def.max_entries;
-	return build_layouts(t, def.key_type, def.value_type, err, errlen);
+	else
+		t->max_entries = def.max_entries;
+	if (!ret)
+		return build_layouts(t, def.key_type, def.value_type, err, errlen);
+	types_free(t);
+	return ret;
 }
 
 /* -ENODATA: the map has no BTF; -EPERM: its BTF needs CAP_SYS_ADMIN. */
@@ -199,15 +199,11 @@ static int choose_types(struct kstats_map *m, const struct kstats_map_opts *o,
 		snprintf(m->note, sizeof(m->note),
 			 "%s: no such object; read with the map's own BTF", o->obj_path);
 	}
-	if (obj->btf) {
-		types_free(&own);
-		m->types = *obj;
-		m->source = KSTATS_BTF_OBJECT;
-		return 0;
-	}
-	if (own.btf) {
-		m->types = own;
-		m->source = KSTATS_BTF_MAP;
+	if (obj->btf || own.btf) {
+		m->source = obj->btf ? KSTATS_BTF_OBJECT : KSTATS_BTF_MAP;
+		m->types = obj->btf ? *obj : own;
+		if (obj->btf)
+			types_free(&own);
 		return 0;
 	}
 	if (o->obj_path)
@@ -609,15 +605,15 @@ static int read_batch(struct kstats_map *m, struct direct *d, size_t *n, char *e
 	bool started = false;
 	int64_t *row = NULL;
 	void *vals;
-	int ret;
+	int ret = 0;
 
 	for (;;) {
 		__u32 count;
 
 		room = (d ? d->cap : m->cap) - done;
-		if (!room) {
-			if (d)
-				return -EOVERFLOW;
+		if (!room && d)
+			return -EOVERFLOW;
+		if (!d && (!room || ret == -ENOSPC)) {	/* more room for the next bucket */
 			ret = kstats_map_grow(m, m->cap * 2, err, errlen);
 			if (ret)
 				return ret;
@@ -643,18 +639,12 @@ static int read_batch(struct kstats_map *m, struct direct *d, size_t *n, char *e
 		if (ret == -ENOENT || (map_type_array(m->info.type) &&
 				       done >= m->info.max_entries))
 			break;
-		if (ret == -ENOSPC && d) {	/* the same bucket again, with more room */
-			if (room == d->cap - done)
-				return -EOVERFLOW;	/* not even in all the rows left */
-			d->chunk *= 2;
+		if (ret == -ENOSPC && d && room == d->cap - done)
+			return -EOVERFLOW;	/* not even in all the rows left */
+		if (ret == -ENOSPC && d)
+			d->chunk *= 2;	/* the same bucket again, with more room */
+		if (ret == -ENOSPC)
 			continue;
-		}
-		if (ret == -ENOSPC) {
-			ret = kstats_map_grow(m, m->cap * 2, err, errlen);
-			if (ret)
-				return ret;
-			continue;
-		}
 		token_in = token_out;
 		started = true;
 	}
