@@ -295,15 +295,16 @@ struct kstats_enumerator kstats_btf_enumerator(const struct btf *btf,
 					   (int64_t)btf_enum64_value(&btf_enum64(t)[i]) };
 }
 
-/* The entry of arr (n entries of size bytes) whose string at off is name. */
-static const void *find_named(const void *arr, size_t n, size_t size, size_t off,
-			      const char *name)
+/* The entry of arr (n entries of size bytes) named name: each begins with it. */
+_Static_assert(!offsetof(struct kstats_map_meta, name) && !offsetof(struct kstats_prog_meta, name)
+	       && !offsetof(struct kstats_stream_meta, name), "find_named: name comes first");
+static const void *find_named(const void *arr, size_t n, size_t size, const char *name)
 {
 	const char *e = arr;
 	size_t i;
 
 	for (i = 0; i < n; i++, e += size)
-		if (!strcmp(e + off, name))
+		if (!strcmp(e, name))
 			return e;
 	return NULL;
 }
@@ -311,15 +312,13 @@ static const void *find_named(const void *arr, size_t n, size_t size, size_t off
 const struct kstats_map_meta *
 kstats_objmeta_map(const struct kstats_objmeta *m, const char *name)
 {
-	return find_named(m->maps, m->nmaps, sizeof(*m->maps),
-			  offsetof(struct kstats_map_meta, name), name);
+	return find_named(m->maps, m->nmaps, sizeof(*m->maps), name);
 }
 
 const struct kstats_prog_meta *
 kstats_objmeta_prog(const struct kstats_objmeta *m, const char *name)
 {
-	return find_named(m->progs, m->nprogs, sizeof(*m->progs),
-			  offsetof(struct kstats_prog_meta, name), name);
+	return find_named(m->progs, m->nprogs, sizeof(*m->progs), name);
 }
 
 static const char *next_alnum(const char *s)
@@ -342,8 +341,7 @@ bool kstats_metric_same(const char *a, const char *b)
 const struct kstats_stream_meta *
 kstats_objmeta_stream(const struct kstats_objmeta *m, const char *name)
 {
-	return find_named(m->streams, m->nstreams, sizeof(*m->streams),
-			  offsetof(struct kstats_stream_meta, name), name);
+	return find_named(m->streams, m->nstreams, sizeof(*m->streams), name);
 }
 
 static int bpf_filter(const struct dirent *d)

@@ -672,14 +672,12 @@ static int cmp_keys(const void *a, const void *b, void *arg)
  */
 static int dedup_walk(struct kstats_map *m, size_t *n, char *err, size_t errlen)
 {
-	size_t *idx = malloc((*n + 1) * sizeof(*idx)), i, out = 0;
-	bool *keep = calloc(*n + 1, sizeof(*keep));
+	size_t *idx = calloc(*n + 1, sizeof(*idx) + sizeof(bool)), i, out = 0;
+	bool *keep;
 
-	if (!idx || !keep) {
-		free(idx);
-		free(keep);
+	if (!idx)
 		return kstats_fail(err, errlen, ENOMEM, "out of memory");
-	}
+	keep = (bool *)(idx + *n + 1);
 	for (i = 0; i < *n; i++)
 		idx[i] = i;
 	qsort_r(idx, *n, sizeof(*idx), cmp_keys, m);
@@ -699,7 +697,6 @@ static int dedup_walk(struct kstats_map *m, size_t *n, char *err, size_t errlen)
 		out++;
 	}
 	free(idx);
-	free(keep);
 	*n = out;
 	return 0;
 }
