@@ -30,11 +30,8 @@ struct kstats_objmeta {
 /* -ENOENT no such file, -ENOEXEC not a (BPF) ELF object, -ENODATA no BTF. */
 int kstats_object_read(const char *path, unsigned int want, struct kstats_objmeta *meta,
 		       char *err, size_t errlen);
-static inline int kstats_objmeta_read(const char *path, struct kstats_objmeta *meta,
-				      char *err, size_t errlen)
-{
-	return kstats_object_read(path, KSTATS_WANT_META, meta, err, errlen);
-}
+#define kstats_objmeta_read(path, meta, err, errlen) \
+	kstats_object_read(path, KSTATS_WANT_META, meta, err, errlen)
 int kstats_objmeta_read_mem(void *buf, size_t len, const char *what,
 			    struct kstats_objmeta *meta, char *err, size_t errlen);
 void kstats_objmeta_free(struct kstats_objmeta *meta);

@@ -14,12 +14,7 @@ struct btf;
 #define KSTATS_PATH_LEN 128
 #define KSTATS_MAX_LEAVES 65536	/* scalar leaves per key or value */
 
-enum kstats_leaf_kind {
-	KSTATS_LEAF_INT,
-	KSTATS_LEAF_BOOL,
-	KSTATS_LEAF_CHAR,
-	KSTATS_LEAF_ENUM,
-};
+enum kstats_leaf_kind { KSTATS_LEAF_INT, KSTATS_LEAF_BOOL, KSTATS_LEAF_CHAR, KSTATS_LEAF_ENUM };
 
 struct kstats_column {
 	char name[KSTATS_PATH_LEN];	/* path: "node_id", "buckets[3]", "a.b[1].c" */
