@@ -131,11 +131,11 @@ static void learn_layout(void)
 
 	record_size = kstats_stream_record_size(s);
 	for (i = 0; i < NR_COLS; i++) {
-		idx = kstats_stream_column_index(s, names[i]);
+		idx = kstream_col(s, names[i]);
 		if (idx < 0)
 			die(names[i], "no such column");
-		cols[i].off = kstats_stream_column(s, idx)->offset;
-		cols[i].size = kstats_stream_column(s, idx)->size;
+		cols[i].off = kstats_map_column(kstats_stream_columns(s), idx)->offset;
+		cols[i].size = kstats_map_column(kstats_stream_columns(s), idx)->size;
 	}
 	kstats_stream_close(s);
 }

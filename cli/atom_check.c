@@ -11,7 +11,7 @@
 #include <linux/bpf.h>
 #include <bpf/btf.h>
 
-#include "atom_schema.h"
+#include "pull.h"
 #include "hist.h"
 #include "kstats_objmeta.h"
 #include "kstats_reader.h"

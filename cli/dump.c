@@ -10,12 +10,12 @@
 
 #include "hist.h"
 #include "kstats.h"
-#include "kstats_args.h"
+#include "kstats_tool.h"
 #include "kstats_fileio.h"
 #include "kstats_pins.h"
 #include "kstats_status.h"
-#include "kstats_why.h"
-#include "pull_run.h"
+#include "kstats_tool.h"
+#include "pull.h"
 
 enum dump_format { FMT_ASCII, FMT_JSON, FMT_PROMETHEUS, FMT_OPENMETRICS, FMT_RULES };
 

@@ -1,16 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The fields kstats read and kstats watch show, one implementation for both:
- * BTF columns grouped into fields (a char array is one string) and each
- * value formatted alike in text and JSON: enums by name, bools as true and
- * false, char arrays up to the NUL escaped as \xNN (kstats_escape).
+ * The fields kstats read and watch show: a map's columns, a char array as one
+ * string; enums by name, bools as true/false, strings escaped (kstats_escape).
  */
 #ifndef KSTATS_FIELDS_H
 #define KSTATS_FIELDS_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <json-c/json.h>
 
@@ -23,16 +18,8 @@ struct kstats_field {
 	bool is_string;
 };
 
-/* Where the columns come from: a map's rows (read) or a stream's records (watch). */
-struct kstats_field_src {
-	const void *src;
-	size_t ncols, nkey;		/* a string never spans key and value */
-	const struct kstats_column *(*column)(const void *src, size_t i);
-	const char *(*enum_name)(const void *src, const struct kstats_column *c, int64_t v);
-};
-
 struct kstats_fields {
-	struct kstats_field_src src;
+	const struct kstats_map *m;	/* a map's rows (read) or a stream's records (watch) */
 	struct kstats_field *f;
 	size_t n;
 };
@@ -43,14 +30,17 @@ static inline bool kstats_column_is_u64(const struct kstats_column *c)
 	return c->size == 8 && !c->is_signed;
 }
 
-/* Groups src's columns: "comm[0]".."comm[15]" (chars, adjacent) become "comm". */
-int kstats_fields_build(struct kstats_fields *fs, const struct kstats_field_src *src);
+/*
+ * Groups m's columns: "comm[0]".."comm[15]" (chars, adjacent) become "comm";
+ * a string never spans key and value.
+ */
+int kstats_fields_build(struct kstats_fields *fs, const struct kstats_map *m);
 void kstats_fields_free(struct kstats_fields *fs);
-/* Field i of the row or record vals, as text. */
-void kstats_field_print(FILE *out, const struct kstats_fields *fs, size_t i,
-			const int64_t *vals);
-/* The same as a JSON value (a new reference; NULL when out of memory). */
+/* Field i of the row or record vals as a JSON value (NULL when out of memory). */
 json_object *kstats_field_json(const struct kstats_fields *fs, size_t i,
 			       const int64_t *vals);
+/* The same as text. */
+void kstats_field_print(FILE *out, const struct kstats_fields *fs, size_t i,
+			const int64_t *vals);
 
 #endif /* KSTATS_FIELDS_H */

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The histograms kstats dump shows: a catalog of every .kstats.hists entry
- * of every object, each with the labelled series read from its pinned map,
- * and the arithmetic every renderer shares (count, quantiles, totals, units).
+ * The histograms kstats dump shows: a catalog of every .kstats.hists entry of
+ * every object with the series read from its map, and their outputs (render.c).
  */
 #ifndef KSTATS_HIST_H
 #define KSTATS_HIST_H
@@ -15,7 +14,7 @@
 
 #include "bpf_telemetry.h"
 #include "kstats_reader.h"
-#include "kstats_units.h"
+#include "kstats_tool.h"
 
 #define KSTATS_MAX_LABELS 8
 #define KSTATS_LABEL_LEN 64
@@ -130,7 +129,6 @@ size_t kstats_enum_prefix(const struct btf *btf, uint32_t type_id);
 /* A label that holds a NUMA node id: shown as "node N". */
 bool kstats_label_is_node(const char *name);
 
-/* Per-histogram summary (hist.c). */
 struct kstats_hist_stats {
 	uint64_t count;			/* saturates at UINT64_MAX */
 	double p50, p99;		/* base unit (us or bytes) */
@@ -144,14 +142,16 @@ uint64_t kstats_add_sat(uint64_t a, uint64_t b);
 uint64_t kstats_bucket_lo(unsigned int i);
 uint64_t kstats_bucket_hi(unsigned int i);
 /* "2.048ms", "512µs", "4KiB": 4 significant digits, unit-scaled. */
-void kstats_fmt_value(char *buf, size_t len, double v, unsigned int unit);
-const char *kstats_unit_name(unsigned int unit);	/* "us", "bytes" */
+void kstats_fmt_value(char *buf, size_t len, double v, const struct kstats_unit_info *u);
+/* Bucket i's bounds [lo, hi) as kstats_fmt_value writes them; the last's hi is inf. */
+void kstats_fmt_bucket(char *lo, char *hi, size_t len, unsigned int i,
+		       const struct kstats_unit_info *u, const char *inf);
 /* Columns a UTF-8 string takes. */
 size_t kstats_display_width(const char *s);
 /* s padded with spaces to width columns, flush right or left. */
 void kstats_put_padded(FILE *f, const char *s, size_t width, bool right);
 
-/* Renderers: 0 or -errno. */
+/* Outputs: 0 or -errno. */
 struct kstats_render_opts {
 	bool all;		/* every bucket and every zero series */
 	const struct kstats_status *status;	/* why metrics are not loaded; or NULL */

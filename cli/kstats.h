@@ -7,9 +7,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "kstats_fix.h"
-#include "kstats_paths.h"
-#include "kstats_why.h"
+#include "kstats_tool.h"
 
 /* Exit codes, documented in kstats --help, kstats(1) and README. */
 #define KSTATS_EXIT_OK 0
@@ -34,8 +32,8 @@ int kstats_atoms_filter(const struct dirent *d);
 int cmd_watch(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 
-/* Log2 histogram of 32 buckets, as kstats dump shows one; unit: enum kstats_unit. */
-void print_log2_hist(FILE *f, const uint64_t *buckets, unsigned int unit);
+/* Log2 histogram of 32 buckets, as kstats dump shows one. */
+void print_log2_hist(FILE *f, const uint64_t *buckets, const struct kstats_unit_info *u);
 
 /* diag.c: what went wrong and how to fix it. */
 /* Exit code for a -errno: permission, not loaded, or runtime. */

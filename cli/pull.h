@@ -1,23 +1,32 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * kstats pull internals: per-bucket delta arithmetic (delta.c) and the
- * state: its maps and keys in memory, its file's load and save (state.c).
+ * kstats pull: arguments and the run (pull.c), map deltas (pull_map.c),
+ * the state (state.c), atoms and their files (pull_atoms.c); delta.c's
+ * arithmetic is shared with dump --interval.
+ *
+ * Crash safety: pull N first writes its new state as state.pending, then
+ * atoms-N.pb, then renames state.pending over state.  Every step is a
+ * durable rename, so at start a pending state whose atoms file exists is
+ * promoted (pull N finished), and one without it is dropped (pull N never
+ * emitted; its counts are still in the maps).  A crash anywhere loses and
+ * duplicates nothing.
  */
 #ifndef KSTATS_PULL_H
 #define KSTATS_PULL_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-
-#include "bpf_telemetry.h"
+#include "hist.h"
+#include "kstats_keys.h"
+#include "kstats_status.h"
+#include "proto/kernelstats_atoms.pb-c.h"
 
 #define PULL_NR_BUCKETS BPF_TELEMETRY_NR_BUCKETS
 #define PULL_MAX_KEY_COLS 4
 /* Atoms one key may emit per pull when a delta exceeds INT32_MAX. */
 #define PULL_MAX_SPLIT 64
+#define PULL_DEFAULT_STATE_DIR "/var/lib/kernelstats/state"
+#define PULL_STATE_FILE "state"
+#define ATOM_BUCKETS_WORD "_log2_buckets_"
 
-/* One key's pending deltas during a pull. */
 struct delta_key {
 	uint64_t pending[PULL_NR_BUCKETS];
 	unsigned int anomalies;	/* buckets that went backwards */
@@ -25,19 +34,17 @@ struct delta_key {
 };
 
 /*
- * Deltas of cur against base (NULL: zero) for counters of width bytes.
- * Narrower counters than 8 bytes wrap, so their delta is modular; a u64
- * counter below its baseline is an anomaly and contributes 0.
+ * Counters narrower than 8 bytes wrap, so their delta is modular; a u64
+ * counter below its baseline (base NULL: zero) is an anomaly and adds 0.
  */
 void delta_begin(struct delta_key *dk, const uint64_t *cur, const uint64_t *base,
 		 unsigned int width);
 /*
- * Moves at most INT32_MAX per bucket into buckets.  Returns false once
- * nothing is left (the first call still returns true when only anomalies
- * need reporting) or PULL_MAX_SPLIT atoms were taken.
+ * At most INT32_MAX per bucket; false once nothing is left (the first call
+ * is true when only anomalies need reporting) or PULL_MAX_SPLIT were taken.
  */
 bool delta_next_atom(struct delta_key *dk, int32_t *buckets);
-/* Baseline after the pull: cur minus what was not emitted (carried over). */
+/* cur minus what was not emitted (carried over). */
 void delta_new_base(const struct delta_key *dk, const uint64_t *cur,
 		    unsigned int width, uint64_t *base);
 
@@ -49,18 +56,15 @@ struct window {
 };
 
 /*
- * The wall clock's step during a window: the realtime change minus the
- * boot-time change, or 0 when within max(1 s, 0.1% of the window) (NTP
- * slews at most 0.05%).  Boot time that went backwards (a forged state,
- * the test clock) counts as a window of length 0.
+ * The realtime change minus the boot-time change, or 0 within max(1 s, 0.1%
+ * of the window) (NTP slews at most 0.05%).  Boot time that went backwards
+ * (a forged state, the test clock) counts as a window of length 0.
  */
 int64_t window_clock_step(uint64_t start_boot, uint64_t end_boot, uint64_t start_real,
 			  uint64_t end_real);
 /*
- * Makes w sane across clock steps: boot time never runs backwards (start
- * clamped to end), and a stepped wall clock leaves the window its
- * boot-time length, its realtime start in the clock at its end, and the
- * step in clock_step.
+ * Start clamped to end on boot time; a stepped wall clock leaves the window
+ * its boot-time length, its realtime start in the clock at its end.
  */
 void window_settle(struct window *w);
 
@@ -95,21 +99,87 @@ const struct pull_map_state *state_find_map(const struct pull_state *st,
 					    const char *obj, const char *map);
 const struct pull_key *state_find_key(const struct pull_map_state *ms,
 				      const int64_t *key);
-void state_sort_keys(struct pull_map_state *ms);
-
 /* Serialized form: "kernelstats-state VERSION CRC32 LEN\n" + JSON. */
 int state_encode(const struct pull_state *st, char **buf, size_t *len);
 int state_decode(const char *buf, size_t len, struct pull_state *st,
 		 char *err, size_t errlen);
-/* -ENOENT when absent, -EBADMSG (reason in err) when corrupt. */
-int state_load(const char *path, struct pull_state *st, char *err, size_t errlen);
-
-/* dir/name replaced crash-safely by st (kstats_file_replace()); 0 or -errno. */
+/* dir/name; -ENOENT; -EBADMSG: corrupt, moved aside to name.corrupt-<secs>[-N]. */
+int state_load(const char *dir, const char *name, struct pull_state *st);
 int state_save(const char *dir, const char *name, const struct pull_state *st);
-/*
- * Renames dir/name to a new name.corrupt-<secs>[-N] (into to) in dir, never
- * over an earlier copy; 0 or -errno.
- */
-int state_move_aside(const char *dir, const char *name, char *to, size_t len);
+
+/* The roles of one metric's message fields (proto/kernelstats_atoms.proto). */
+struct atom_shape {
+	const ProtobufCFieldDescriptor *oneof;	/* id = atom id */
+	const ProtobufCMessageDescriptor *msg;
+	const ProtobufCFieldDescriptor *buckets;
+	const struct kstats_unit_info *unit;	/* of the bucket field's name */
+	const ProtobufCFieldDescriptor *keys[PULL_MAX_KEY_COLS];
+	size_t nkeys;				/* 0: one system-wide series */
+	const ProtobufCFieldDescriptor *name;	/* the key's name, or NULL */
+};
+
+/* Atom's oneof field whose message is named metric, or NULL. */
+const ProtobufCFieldDescriptor *
+atom_field_of(const ProtobufCMessageDescriptor *atom, const char *metric);
+/* -ENOENT: no message; -EINVAL: a field fits no role (why names it and the fix). */
+int atom_shape_init(struct atom_shape *s, const ProtobufCMessageDescriptor *atom,
+		    const char *metric, char *why, size_t len);
+
+struct atom_slot {
+	Kernelstats__Atom atom;
+	ProtobufCMessage *payload;	/* malloc'd, of the shape's message */
+	int32_t buckets[PULL_NR_BUCKETS];
+	char name[KSTATS_NAME_MAX + 1];
+};
+
+/* s->atom initialized; key columns go in field order, name "" for none. */
+int atom_build(struct atom_slot *s, const struct atom_shape *shape,
+	       const int64_t *key, size_t nkey, const char *name);
+void atom_slot_free(struct atom_slot *s);
+
+/* Mismatches between the objects' histograms and the messages (atom_check.c). */
+struct atom_check {
+	const ProtobufCMessageDescriptor *atom;
+	void (*warn)(void *ctx, const char *line);
+	void *ctx;
+	unsigned int warnings;
+	unsigned int checked;		/* histograms looked at */
+};
+
+/* Every histogram, then every message that none claims; shapes: s->nhists or NULL. */
+void atom_check_catalog(struct atom_check *c, const struct kstats_snapshot *s,
+			struct atom_shape *shapes);
+
+struct pull_run {
+	const char *obj_dir, *pin_dir, *state_dir, *out_dir, *status_file;
+	uint64_t max_age_s, max_files, max_bytes;
+	unsigned int lock_timeout_s;
+	bool verbose;
+	struct pull_state old, new;
+	bool lost;			/* state was corrupt: moved aside */
+	bool boot_changed;
+	char boot_id[64];
+	uint64_t pull_id;
+	Kernelstats__Atom **atoms;	/* each the first member of an atom_slot */
+	size_t natoms, cap;
+	struct kstats_status status;	/* loader status, empty if none */
+	struct kstats_snapshot cat;	/* the objects' histograms */
+	struct atom_shape *shapes;	/* of each histogram; oneof NULL: no atoms */
+	int lock_fd;
+	unsigned int maps_read, maps_failed, maps_denied;
+};
+
+void pull_now(uint64_t *boot, uint64_t *real);
+int pull_map(struct pull_run *r, const struct kstats_hist *h, const struct atom_shape *shape);
+/* A map not pulled keeps its old baseline for the next pull. */
+int pull_carry_over(struct pull_run *r, const char *obj, const char *map);
+
+int pull_emit_atom(struct pull_run *r, const struct atom_shape *shape,
+		   const struct window *w, const int64_t *key, size_t nkey,
+		   const char *name, const int32_t *buckets, unsigned int anomalies);
+bool pull_atoms_exist(const char *out_dir, uint64_t pull_id);
+uint64_t pull_max_atoms_id(const char *out_dir);
+int pull_write_atoms(struct pull_run *r, char *name, size_t len);
+int pull_apply_retention(const struct pull_run *r, uint64_t now_boot);
 
 #endif /* KSTATS_PULL_H */

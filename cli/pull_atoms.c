@@ -1,43 +1,179 @@
 // SPDX-License-Identifier: GPL-2.0
-/* kstats pull: one atom, its payload built from the schema (atom_schema.c). */
+/* kstats pull's atoms: built from the schema alone (field roles from their
+ * descriptors, payloads filled through their offsets), written, retired. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
-#include "pull_run.h"
+#include "kstats.h"
+#include "kstats_fileio.h"
+#include "pull.h"
 
-static int reserve(struct pull_run *r)
+const ProtobufCFieldDescriptor *
+atom_field_of(const ProtobufCMessageDescriptor *atom, const char *metric)
 {
-	struct atom_slot **atoms;
-	size_t cap = r->cap ? r->cap * 2 : 16;
+	const ProtobufCFieldDescriptor *f;
+	unsigned int i;
 
-	if (r->natoms < r->cap)
+	for (i = 0; i < atom->n_fields; i++) {
+		f = &atom->fields[i];
+		if (f->type == PROTOBUF_C_TYPE_MESSAGE &&
+		    (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+		    !strcmp(((const ProtobufCMessageDescriptor *)f->descriptor)->short_name,
+			    metric))
+			return f;
+	}
+	return NULL;
+}
+
+static int add_field(struct atom_shape *s, const ProtobufCFieldDescriptor *f,
+		     char *why, size_t len)
+{
+	const char *m = s->msg->short_name, *word = strstr(f->name, ATOM_BUCKETS_WORD);
+
+	if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
+		snprintf(why, len, "%s.%s: oneof fields are not supported", m, f->name);
+		return -EINVAL;
+	}
+	/* repeated int32 <what>_log2_buckets_<unit> */
+	if (f->label == PROTOBUF_C_LABEL_REPEATED && f->type == PROTOBUF_C_TYPE_INT32 &&
+	    !s->buckets) {
+		s->buckets = f;
+		if (!word || word == f->name) {
+			snprintf(why, len, "repeated field %s is not named "
+				 "<what>" ATOM_BUCKETS_WORD "<unit>", f->name);
+			return -EINVAL;
+		}
+		word += strlen(ATOM_BUCKETS_WORD);
+		s->unit = kstats_unit_by_atom_word(word);
+		if (!s->unit) {
+			snprintf(why, len, "bucket field %s: unit '%s' is not one of "
+				 "libkstats/units.c (micros, bytes, count)", f->name, word);
+			return -EINVAL;
+		}
 		return 0;
-	atoms = realloc(r->atoms, cap * sizeof(*atoms));
-	if (!atoms)
-		return -ENOMEM;
-	r->atoms = atoms;
-	r->cap = cap;
+	}
+	if (f->label != PROTOBUF_C_LABEL_REPEATED && f->type == PROTOBUF_C_TYPE_STRING &&
+	    !s->name) {
+		s->name = f;
+		return 0;
+	}
+	/* protobuf-c lists the integer types first, INT32 to FIXED64. */
+	if (f->label != PROTOBUF_C_LABEL_REPEATED && s->nkeys < PULL_MAX_KEY_COLS &&
+	    (f->type <= PROTOBUF_C_TYPE_FIXED64 || f->type == PROTOBUF_C_TYPE_ENUM)) {
+		s->keys[s->nkeys++] = f;
+		return 0;
+	}
+	snprintf(why, len, "%s.%s fits no role: one repeated int32 bucket field, "
+		 "one string name and up to %d enum or integer key fields", m, f->name,
+		 PULL_MAX_KEY_COLS);
+	return -EINVAL;
+}
+
+int atom_shape_init(struct atom_shape *s, const ProtobufCMessageDescriptor *atom,
+		    const char *metric, char *why, size_t len)
+{
+	unsigned int i;
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	s->oneof = atom_field_of(atom, metric);
+	if (!s->oneof)
+		return -ENOENT;
+	s->msg = s->oneof->descriptor;
+	/* protobuf-c sorts fields by number: the keys come in field order. */
+	for (i = 0; i < s->msg->n_fields; i++) {
+		ret = add_field(s, &s->msg->fields[i], why, len);
+		if (ret)
+			return ret;
+	}
+	if (!s->buckets) {
+		snprintf(why, len, "%s has no bucket field: add repeated int32 "
+			 "<what>" ATOM_BUCKETS_WORD "<unit>", s->msg->short_name);
+		return -EINVAL;
+	}
 	return 0;
 }
 
-int pull_emit_atom(struct pull_run *r, const struct pull_metric *pm,
+static void *member(void *msg, unsigned int offset)
+{
+	return (char *)msg + offset;
+}
+
+static void set_key(void *msg, const ProtobufCFieldDescriptor *f, int64_t v)
+{
+	switch (f->type) {
+	case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64:
+	case PROTOBUF_C_TYPE_SFIXED64: case PROTOBUF_C_TYPE_UINT64:
+	case PROTOBUF_C_TYPE_FIXED64:
+		*(uint64_t *)member(msg, f->offset) = (uint64_t)v;
+		break;
+	default:	/* 32-bit and enums: the key column's low bits */
+		*(uint32_t *)member(msg, f->offset) = (uint32_t)v;
+	}
+	if (f->label == PROTOBUF_C_LABEL_OPTIONAL)
+		*(protobuf_c_boolean *)member(msg, f->quantifier_offset) = 1;
+}
+
+int atom_build(struct atom_slot *s, const struct atom_shape *shape,
+	       const int64_t *key, size_t nkey, const char *name)
+{
+	void *msg = calloc(1, shape->msg->sizeof_message);
+	size_t i;
+
+	if (!msg)
+		return -ENOMEM;
+	shape->msg->message_init(msg);
+	for (i = 0; i < shape->nkeys && i < nkey; i++)
+		set_key(msg, shape->keys[i], key[i]);
+	if (shape->name && *name) {
+		snprintf(s->name, sizeof(s->name), "%s", name);
+		*(char **)member(msg, shape->name->offset) = s->name;
+	}
+	*(size_t *)member(msg, shape->buckets->quantifier_offset) = PULL_NR_BUCKETS;
+	*(int32_t **)member(msg, shape->buckets->offset) = s->buckets;
+	*(uint32_t *)member(&s->atom, shape->oneof->quantifier_offset) = shape->oneof->id;
+	*(ProtobufCMessage **)member(&s->atom, shape->oneof->offset) = msg;
+	s->payload = msg;
+	return 0;
+}
+
+void atom_slot_free(struct atom_slot *s)
+{
+	if (s)
+		free(s->payload);
+	free(s);
+}
+
+int pull_emit_atom(struct pull_run *r, const struct atom_shape *shape,
 		   const struct window *w, const int64_t *key, size_t nkey,
 		   const char *name, const int32_t *buckets, unsigned int anomalies)
 {
+	Kernelstats__Atom **atoms, *a;
 	struct atom_slot *s;
-	Kernelstats__Atom *a;
-	int ret = reserve(r);
+	size_t cap = r->cap ? r->cap * 2 : 16;
+	int ret;
 
-	if (ret)
-		return ret;
+	if (r->natoms == r->cap) {
+		atoms = realloc(r->atoms, cap * sizeof(*atoms));
+		if (!atoms)
+			return -ENOMEM;
+		r->atoms = atoms;
+		r->cap = cap;
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	a = &s->atom;
 	kernelstats__atom__init(a);
 	memcpy(s->buckets, buckets, sizeof(s->buckets));
-	ret = atom_build(s, &pm->shape, key, nkey, name);
+	ret = atom_build(s, shape, key, nkey, name);
 	if (ret) {
 		atom_slot_free(s);
 		return ret;
@@ -45,7 +181,7 @@ int pull_emit_atom(struct pull_run *r, const struct pull_metric *pm,
 	a->has_atom_id = a->has_pull_id = a->has_reset = a->has_anomalies = 1;
 	a->has_window_start_realtime_ns = a->has_window_end_realtime_ns = 1;
 	a->has_window_start_boottime_ns = a->has_window_end_boottime_ns = 1;
-	a->atom_id = (int32_t)pm->shape.oneof->id;
+	a->atom_id = (int32_t)shape->oneof->id;
 	a->pull_id = r->pull_id;
 	a->boot_id = r->boot_id;
 	a->window_start_realtime_ns = w->start_real;
@@ -56,6 +192,192 @@ int pull_emit_atom(struct pull_run *r, const struct pull_metric *pm,
 	a->anomalies = anomalies;
 	a->has_wall_clock_step_ns = w->clock_step != 0;
 	a->wall_clock_step_ns = w->clock_step;
-	r->atoms[r->natoms++] = s;
+	r->atoms[r->natoms++] = a;
 	return 0;
+}
+
+/* Like the state: never writable by the group nor readable by others (UMask=0027). */
+#define ATOMS_MODE 0640
+#define ATOMS_NAME "atoms-%010" PRIu64 ".pb"
+
+static int atoms_file_id(const char *name, uint64_t *id)
+{
+	int n = 0;
+
+	return sscanf(name, "atoms-%" SCNu64 ".pb%n", id, &n) == 1 &&
+	       !name[n] && name[6] >= '0' && name[6] <= '9' ? 0 : -EINVAL;
+}
+
+int kstats_atoms_filter(const struct dirent *d)
+{
+	uint64_t id;
+
+	return !atoms_file_id(d->d_name, &id);
+}
+
+uint64_t pull_max_atoms_id(const char *out_dir)
+{
+	DIR *dp = opendir(out_dir);
+	struct dirent *d;
+	uint64_t id, max = 0;
+
+	while (dp && (d = readdir(dp)))
+		if (!atoms_file_id(d->d_name, &id) && id > max)
+			max = id;
+	if (dp)
+		closedir(dp);
+	return max;
+}
+
+bool pull_atoms_exist(const char *out_dir, uint64_t pull_id)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/" ATOMS_NAME, out_dir, pull_id);
+	return !access(path, F_OK);
+}
+
+int pull_write_atoms(struct pull_run *r, char *name, size_t len)
+{
+	Kernelstats__AtomList list = KERNELSTATS__ATOM_LIST__INIT;
+	char path[4096];
+	uint8_t *buf;
+	size_t size;
+	int ret;
+
+	list.n_atom = r->natoms;
+	list.atom = r->atoms;
+	size = kernelstats__atom_list__get_packed_size(&list);
+	buf = malloc(size);
+	if (!buf)
+		return -ENOMEM;
+	kernelstats__atom_list__pack(&list, buf);
+	snprintf(name, len, ATOMS_NAME, r->pull_id);
+	ret = snprintf(path, sizeof(path), "%s/%s", r->out_dir, name) >= (int)sizeof(path) ?
+	      -ENAMETOOLONG : kstats_file_create(path, buf, size, ATOMS_MODE);
+	free(buf);
+	return ret;
+}
+
+/*
+ * Retention: a file's age is the up time since it was written, from its
+ * first atom (boot id, boot-time window end), never the wall clock or its
+ * mtime: setting the clock ages nothing.  A file of an earlier boot adds
+ * that boot's up time after it and every later boot's.  Time powered off
+ * does not count: files outlive --max-age rather than go early, and
+ * --max-files and --max-bytes still bound them.  HEAD_BYTES: the first
+ * record of a file, an atom is well under this.
+ */
+#define HEAD_BYTES 4096
+
+struct atoms_file {
+	uint64_t size;
+	uint64_t end_boot;
+	char boot_id[64];
+	bool known;		/* end_boot and boot_id read */
+	uint64_t age_ns;
+};
+
+/* Size, boot id and boot-time window end of dir/name; unknown if unreadable. */
+static void read_head(const char *dir, const char *name, struct atoms_file *f)
+{
+	uint8_t buf[HEAD_BYTES], *p = buf;
+	Kernelstats__Atom *a;
+	char path[4096];
+	struct stat st;
+	uint64_t n = 0;
+	unsigned int shift;
+	ssize_t got;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = kstats_open_regular(path, O_RDONLY, 0);
+	if (fd < 0)
+		return;
+	if (!fstat(fd, &st))
+		f->size = st.st_size;
+	got = pread(fd, buf, sizeof(buf), 0);
+	close(fd);
+	if (got < 2 || *p++ != 0x0a)
+		return;
+	for (shift = 0; p < buf + got && shift < 35; shift += 7) {
+		n |= (uint64_t)(*p & 0x7f) << shift;
+		if (!(*p++ & 0x80))
+			break;
+	}
+	if (n > (uint64_t)(buf + got - p))
+		return;
+	a = kernelstats__atom__unpack(NULL, n, p);
+	if (a && a->boot_id && a->has_window_end_boottime_ns) {
+		snprintf(f->boot_id, sizeof(f->boot_id), "%s", a->boot_id);
+		f->end_boot = a->window_end_boottime_ns;
+		f->known = true;
+	}
+	kernelstats__atom__free_unpacked(a, NULL);
+}
+
+int pull_apply_retention(const struct pull_run *r, uint64_t now_boot)
+{
+	uint64_t total = 0, removed_bytes = 0, later = 0, ref = now_boot;
+	const char *boot = r->boot_id;
+	struct dirent **ents;
+	struct atoms_file *f;
+	char path[4096];
+	int n, i, removed = 0, ret = 0;
+
+	n = scandir(r->out_dir, &ents, kstats_atoms_filter, alphasort);
+	if (n < 0)
+		return -errno;
+	f = calloc(n ? n : 1, sizeof(*f));
+	if (!f) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		read_head(r->out_dir, ents[i]->d_name, &f[i]);
+		total += f[i].size;
+	}
+	/*
+	 * Newest first, ages only grow toward the oldest: later is the up time
+	 * of later boots, ref the newest window end of boot's.
+	 */
+	for (i = n - 1; i >= 0; i--) {
+		if (!f[i].known)
+			continue;	/* age unknown: 0, only the count and size limits */
+		if (strcmp(f[i].boot_id, boot)) {
+			later = later > UINT64_MAX - ref ? UINT64_MAX : later + ref;
+			boot = f[i].boot_id;
+			ref = f[i].end_boot;
+		}
+		f[i].age_ns = ref > f[i].end_boot ? ref - f[i].end_boot : 0;
+		f[i].age_ns = later > UINT64_MAX - f[i].age_ns ? UINT64_MAX : later + f[i].age_ns;
+	}
+	/* Oldest first; the newest file is always kept, one of unknown age ages not. */
+	for (i = 0; i < n - 1; i++) {
+		bool too_many = r->max_files && (uint64_t)(n - removed) > r->max_files;
+		bool too_big = r->max_bytes && total > r->max_bytes;
+		bool too_old = r->max_age_s && f[i].age_ns / 1000000000ull > r->max_age_s;
+
+		if (!too_many && !too_big && !too_old)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", r->out_dir, ents[i]->d_name);
+		if (unlink(path)) {
+			ret = -errno;
+			break;
+		}
+		total -= f[i].size;
+		removed_bytes += f[i].size;
+		removed++;
+	}
+	if (removed) {
+		fprintf(stderr, "kstats pull: retention removed %d atom file(s), %" PRIu64
+			" bytes (--max-age/--max-files/--max-bytes)\n", removed, removed_bytes);
+		kstats_fsync_dir(r->out_dir);
+	}
+out:
+	for (i = 0; i < n; i++)
+		free(ents[i]);
+	free(ents);
+	free(f);
+	return ret;
 }

@@ -1,121 +1,145 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * kstats pull, one histogram map: read it, turn each key's per-bucket
- * deltas against its baseline into atoms, and record the new baseline.
- */
+/* kstats pull, one histogram map: its per-key deltas into atoms, its new baselines. */
 #include <errno.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 
 #include "kstats.h"
+#include "kstats_fileio.h"
+#include "kstats_hooks.h"
 #include "kstats_pins.h"
-#include "pull_run.h"
+#include "pull.h"
 
-/* The map, read, with the end of its window taken right after. */
-static int read_map(const struct pull_metric *pm, const char *pin,
-		    struct metric_read *mr, char *err, size_t errlen)
+struct metric_read {
+	const struct kstats_hist *h;
+	const struct atom_shape *shape;
+	struct kstats_histmap hm;
+	uint64_t end_boot, end_real;
+	struct kstats_names *names;	/* NULL: ids have no names */
+};
+
+void pull_now(uint64_t *boot, uint64_t *real)
 {
-	int ret = kstats_histmap_read(pm->h->obj_path, pm->h->map, pin, &mr->hm,
-				      err, errlen);
+	*boot = kstats_clock_ns(CLOCK_BOOTTIME);
+	*real = kstats_clock_ns(CLOCK_REALTIME);
+	kstats_hook_clock(boot, real);
+}
 
-	pull_now(&mr->end_boot, &mr->end_real);
-	if (!ret && (!mr->hm.nkey || mr->hm.nkey > PULL_MAX_KEY_COLS)) {
-		snprintf(err, errlen, "a histogram with %zu key columns: atoms take 1..%d",
-			 mr->hm.nkey, PULL_MAX_KEY_COLS);
-		ret = -EINVAL;
+/* Earliest load time (boot-time ns) of a pinned program of obj using map_id. */
+static bool prog_created(const char *pin_dir, const char *obj, uint32_t map_id,
+			 uint64_t *boot)
+{
+	char pattern[4096];
+	glob_t g;
+	size_t i;
+	bool found = false;
+
+	if (kstats_pin_path(pattern, sizeof(pattern) - 1, pin_dir, "prog", obj, "*") ||
+	    glob(pattern, 0, NULL, &g))
+		return false;
+	for (i = 0; i < g.gl_pathc; i++) {
+		LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = BPF_F_RDONLY);
+		__u32 ids[64], len, k;
+		struct bpf_prog_info info;
+		int fd = bpf_obj_get_opts(g.gl_pathv[i], &opts);
+
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		info.nr_map_ids = 64;
+		info.map_ids = (__u64)(unsigned long)ids;
+		len = sizeof(info);
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
+			for (k = 0; k < info.nr_map_ids && k < 64; k++)
+				if (ids[k] == map_id && (!found || info.load_time < *boot)) {
+					*boot = info.load_time;
+					found = true;
+				}
+		}
+		close(fd);
 	}
-	return ret;
+	globfree(&g);
+	return found;
 }
 
-/* The id -> name dictionary; a missing or unreadable one only loses names. */
-static void read_names(const struct pull_run *r, const struct pull_metric *pm,
-		       struct metric_read *mr)
+/* A map's first window starts at its creation: loader status, program load time or boot. */
+static void creation_time(const struct pull_run *r, const struct metric_read *mr,
+			  uint64_t *boot, uint64_t *real)
 {
-	char err[KSTATS_ERR_LEN] = "";
+	const struct kstats_status_map *m = kstats_status_map_by_id(&r->status, mr->hm.map_id);
+	const char *how = "the loader status";
 
-	if (!*pm->h->names_map)
-		return;
-	if (kstats_names_read(pm->h->obj_path, pm->h->obj, pm->h->names_map,
-			      r->o->pin_dir, &mr->names, err, sizeof(err)) && r->o->verbose)
-		fprintf(stderr, "kstats pull: %s/%s: names unavailable: %s\n",
-			pm->h->obj, pm->h->names_map, err);
-}
-
-/* One row: its atoms and its new baseline in k. */
-static int process_row(struct pull_run *r, const struct pull_metric *pm,
-		       const struct metric_read *mr, const struct window *w,
-		       const struct pull_map_state *old, const int64_t *row,
-		       struct pull_key *k)
-{
-	size_t nkey = mr->hm.nkey, i;
-	const struct pull_key *prev;
-	const char *name;
-	uint64_t cur[PULL_NR_BUCKETS];
-	int32_t buckets[PULL_NR_BUCKETS];
-	struct delta_key dk;
-	int ret;
-
-	memset(k, 0, sizeof(*k));
-	memcpy(k->key, row, nkey * sizeof(*row));
-	for (i = 0; i < PULL_NR_BUCKETS; i++)
-		cur[i] = (uint64_t)row[nkey + i];
-	name = kstats_names_find(mr->names, k->key[0]) ?: "";
-	prev = old ? state_find_key(old, k->key) : NULL;
-	delta_begin(&dk, cur, prev ? prev->base : NULL, mr->hm.width);
-	while (delta_next_atom(&dk, buckets)) {
-		ret = pull_emit_atom(r, pm, w, k->key, nkey, name, buckets,
-				     dk.chunks == 1 ? dk.anomalies : 0);
-		if (ret)
-			return ret;
+	*real = 0;
+	if (m && m->created_boot_ns) {
+		*boot = m->created_boot_ns;
+		*real = m->created_real_ns;
+	} else if (prog_created(r->pin_dir, mr->h->obj, mr->hm.map_id, boot)) {
+		how = "its programs' load time";
+	} else {
+		how = "boot (creation time unknown)";
+		*boot = 0;
 	}
-	delta_new_base(&dk, cur, mr->hm.width, k->base);
-	return 0;
+	if (*boot > mr->end_boot)
+		*boot = mr->end_boot;
+	if (!*real)
+		*real = mr->end_real - (mr->end_boot - *boot);
+	if (r->verbose)
+		fprintf(stderr, "kstats pull: %s/%s: map id %u, window starts at %s\n",
+			mr->h->obj, mr->h->map, mr->hm.map_id, how);
 }
 
-static bool all_zero(const uint64_t *base)
+static int process_map(struct pull_run *r, const struct metric_read *mr)
 {
-	size_t b;
-
-	for (b = 0; b < PULL_NR_BUCKETS; b++)
-		if (base[b])
-			return false;
-	return true;
-}
-
-static int process_map(struct pull_run *r, const struct pull_metric *pm,
-		       const struct metric_read *mr)
-{
-	const struct pull_map_state *old = state_find_map(&r->old, pm->h->obj, pm->h->map);
+	const struct pull_map_state *old = state_find_map(&r->old, mr->h->obj, mr->h->map);
 	struct pull_map_state ms = { .map_id = mr->hm.map_id, .nkey_cols = mr->hm.nkey,
 				     .start_boot_ns = mr->end_boot,
 				     .start_real_ns = mr->end_real };
 	struct window w = { .end_boot = mr->end_boot, .end_real = mr->end_real };
-	bool same = old && !r->boot_changed && old->map_id == mr->hm.map_id &&
-		    old->nkey_cols == mr->hm.nkey;
-	size_t i;
+	static const uint64_t zero[PULL_NR_BUCKETS];
+	size_t nkey = mr->hm.nkey, i, b;
+	uint64_t cur[PULL_NR_BUCKETS];
+	int32_t buckets[PULL_NR_BUCKETS];
+	const struct pull_key *prev;
+	const int64_t *row;
+	struct pull_key *k;
+	struct delta_key dk;
+	const char *name;
 	int ret = 0;
 
-	if (same) {
+	if (old && !r->boot_changed && old->map_id == mr->hm.map_id && old->nkey_cols == nkey) {
 		w.start_boot = old->start_boot_ns;
 		w.start_real = old->start_real_ns;
 	} else {
-		pull_creation_time(r, pm, mr, &w.start_boot, &w.start_real);
+		creation_time(r, mr, &w.start_boot, &w.start_real);
 		w.reset = old || r->boot_changed || r->lost;
 		old = NULL;
 	}
 	window_settle(&w);
-	snprintf(ms.obj, sizeof(ms.obj), "%s", pm->h->obj);
-	snprintf(ms.map, sizeof(ms.map), "%s", pm->h->map);
+	snprintf(ms.obj, sizeof(ms.obj), "%s", mr->h->obj);
+	snprintf(ms.map, sizeof(ms.map), "%s", mr->h->map);
 	ms.keys = calloc(mr->hm.nrows ?: 1, sizeof(*ms.keys));
 	if (!ms.keys)
 		return -ENOMEM;
 	for (i = 0; i < mr->hm.nrows && !ret; i++) {
-		ret = process_row(r, pm, mr, &w, old, mr->hm.rows + i * mr->hm.ncols,
-				  &ms.keys[ms.nkeys]);
+		row = mr->hm.rows + i * mr->hm.ncols;
+		k = &ms.keys[ms.nkeys];
+		memset(k, 0, sizeof(*k));
+		memcpy(k->key, row, nkey * sizeof(*row));
+		for (b = 0; b < PULL_NR_BUCKETS; b++)
+			cur[b] = (uint64_t)row[nkey + b];
+		name = kstats_names_find(mr->names, k->key[0]) ?: "";
+		prev = old ? state_find_key(old, k->key) : NULL;
+		delta_begin(&dk, cur, prev ? prev->base : NULL, mr->hm.width);
+		while (!ret && delta_next_atom(&dk, buckets))
+			ret = pull_emit_atom(r, mr->shape, &w, k->key, nkey, name, buckets,
+					     dk.chunks == 1 ? dk.anomalies : 0);
+		delta_new_base(&dk, cur, mr->hm.width, k->base);
 		/* An all-zero baseline is the same as none: keep the state small. */
-		if (!ret && !all_zero(ms.keys[ms.nkeys].base))
+		if (!ret && memcmp(k->base, zero, sizeof(zero)))
 			ms.nkeys++;
 	}
 	if (!ret)
@@ -124,7 +148,6 @@ static int process_map(struct pull_run *r, const struct pull_metric *pm,
 	return ret;
 }
 
-/* A map not pulled keeps its old baseline for the next pull. */
 int pull_carry_over(struct pull_run *r, const char *obj, const char *map)
 {
 	const struct pull_map_state *old = state_find_map(&r->old, obj, map);
@@ -147,26 +170,25 @@ int pull_carry_over(struct pull_run *r, const char *obj, const char *map)
 }
 
 /* A map that cannot be read keeps its baseline; the pull exits non-zero. */
-static int map_failed(struct pull_run *r, const struct pull_metric *pm, int err,
+static int map_failed(struct pull_run *r, const struct kstats_hist *h, int err,
 		      char *msg, size_t len)
 {
 	if (!*msg)
 		snprintf(msg, len, "%s", strerror(-err));
 	kstats_add_fix(msg, len, err);
-	fprintf(stderr, "kstats pull: %s/%s: %s\n", pm->h->obj, pm->h->map, msg);
+	fprintf(stderr, "kstats pull: %s/%s: %s\n", h->obj, h->map, msg);
 	r->maps_failed++;
 	r->maps_denied += err == -EPERM || err == -EACCES;
-	return pull_carry_over(r, pm->h->obj, pm->h->map);
+	return pull_carry_over(r, h->obj, h->map);
 }
 
-int pull_map(struct pull_run *r, const struct pull_metric *pm)
+int pull_map(struct pull_run *r, const struct kstats_hist *h, const struct atom_shape *shape)
 {
-	struct metric_read mr = {};
-	char pin[4096], err[KSTATS_ERR_LEN] = "";
+	struct metric_read mr = { .h = h, .shape = shape };
+	char pin[4096], err[KSTATS_ERR_LEN] = "", nerr[KSTATS_ERR_LEN] = "";
 	int ret;
 
-	ret = kstats_pin_path(pin, sizeof(pin), r->o->pin_dir, "map", pm->h->obj,
-			      pm->h->map);
+	ret = kstats_pin_path(pin, sizeof(pin), r->pin_dir, "map", h->obj, h->map);
 	if (ret)
 		return ret;
 	/*
@@ -176,20 +198,31 @@ int pull_map(struct pull_run *r, const struct pull_metric *pm)
 	 */
 	if (access(pin, F_OK)) {
 		if (errno != ENOENT)
-			return map_failed(r, pm, -errno, err, sizeof(err));
-		if (r->o->verbose)
+			return map_failed(r, h, -errno, err, sizeof(err));
+		if (r->verbose)
 			fprintf(stderr, "kstats pull: %s/%s: not pinned (object not loaded), "
-				"skipped\n", pm->h->obj, pm->h->map);
-		return pull_carry_over(r, pm->h->obj, pm->h->map);
+				"skipped\n", h->obj, h->map);
+		return pull_carry_over(r, h->obj, h->map);
 	}
-	ret = read_map(pm, pin, &mr, err, sizeof(err));
+	ret = kstats_histmap_read(h->obj_path, h->map, pin, &mr.hm, err, sizeof(err));
+	/* The window ends right after the read. */
+	pull_now(&mr.end_boot, &mr.end_real);
+	if (!ret && (!mr.hm.nkey || mr.hm.nkey > PULL_MAX_KEY_COLS)) {
+		snprintf(err, sizeof(err), "a histogram with %zu key columns: atoms take 1..%d",
+			 mr.hm.nkey, PULL_MAX_KEY_COLS);
+		ret = -EINVAL;
+	}
 	if (ret) {
-		ret = map_failed(r, pm, ret, err, sizeof(err));
+		ret = map_failed(r, h, ret, err, sizeof(err));
 		goto out;
 	}
 	r->maps_read++;
-	read_names(r, pm, &mr);
-	ret = process_map(r, pm, &mr);
+	/* A missing or unreadable id -> name dictionary only loses names. */
+	if (*h->names_map && kstats_names_read(h->obj_path, h->obj, h->names_map, r->pin_dir,
+					       &mr.names, nerr, sizeof(nerr)) && r->verbose)
+		fprintf(stderr, "kstats pull: %s/%s: names unavailable: %s\n", h->obj,
+			h->names_map, nerr);
+	ret = process_map(r, &mr);
 out:
 	kstats_histmap_free(&mr.hm);
 	kstats_names_free(mr.names);

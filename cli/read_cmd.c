@@ -54,71 +54,43 @@ static void qualify_clashes(struct kstats_fields *fs)
 	}
 }
 
-static const struct kstats_column *map_column(const void *m, size_t i)
+/*
+ * A JSON array of one object per row, or tab-separated under a header line,
+ * strings quoted so that an empty one shows.
+ */
+static int print_rows(const struct kstats_fields *fs, const int64_t *rows, size_t nrows,
+		      bool json)
 {
-	return kstats_map_column(m, i);
-}
+	size_t ncols = kstats_map_ncols(fs->m), r, i;
+	json_object *obj, *v;
 
-static const char *map_enum_name(const void *m, const struct kstats_column *c, int64_t v)
-{
-	return kstats_column_enum_name(m, c, v);
-}
-
-static int build_fields(const struct kstats_map *m, struct kstats_fields *fs)
-{
-	const struct kstats_field_src src = {
-		.src = m, .ncols = kstats_map_ncols(m), .nkey = kstats_map_nkey_cols(m),
-		.column = map_column, .enum_name = map_enum_name,
-	};
-	int ret = kstats_fields_build(fs, &src);
-
-	if (!ret)
-		qualify_clashes(fs);
-	return ret;
-}
-
-static int print_json(const struct kstats_map *m, const int64_t *rows, size_t nrows,
-		      const struct kstats_fields *fs)
-{
-	size_t ncols = kstats_map_ncols(m), r, i;
-
-	printf("[");
+	for (i = 0; !json && i < fs->n; i++)
+		printf("%s%s", i ? "\t" : "", fs->f[i].name);
+	printf(json ? "[" : "\n");
 	for (r = 0; r < nrows; r++) {
-		json_object *obj = json_object_new_object();
-
+		obj = json_object_new_object();
 		if (!obj)
 			return -ENOMEM;
-		for (i = 0; i < fs->n; i++)
-			json_object_object_add(obj, fs->f[i].name,
-					       kstats_field_json(fs, i, rows + r * ncols));
-		printf("%s\n%s", r ? "," : "",
-		       json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
-						      JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(obj);
-	}
-	printf("%s]\n", nrows ? "\n" : "");
-	return 0;
-}
-
-/* Tab-separated under a header line; strings quoted, so an empty one shows. */
-static void print_text(const struct kstats_map *m, const int64_t *rows, size_t nrows,
-		       const struct kstats_fields *fs)
-{
-	size_t ncols = kstats_map_ncols(m), r, i;
-
-	for (i = 0; i < fs->n; i++)
-		printf("%s%s", i ? "\t" : "", fs->f[i].name);
-	printf("\n");
-	for (r = 0; r < nrows; r++) {
 		for (i = 0; i < fs->n; i++) {
 			const char *q = fs->f[i].is_string ? "\"" : "";
 
-			printf("%s%s", i ? "\t" : "", q);
-			kstats_field_print(stdout, fs, i, rows + r * ncols);
-			printf("%s", q);
+			v = kstats_field_json(fs, i, rows + r * ncols);
+			if (!json)
+				printf("%s%s%s%s", i ? "\t" : "", q, v ? json_object_get_string(v) : "",
+				       q);
+			json_object_object_add(obj, fs->f[i].name, v);
 		}
-		printf("\n");
+		if (json)
+			printf("%s\n%s", r ? "," : "",
+			       json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
+							      JSON_C_TO_STRING_NOSLASHESCAPE));
+		else
+			printf("\n");
+		json_object_put(obj);
 	}
+	if (json)
+		printf("%s]\n", nrows ? "\n" : "");
+	return 0;
 }
 
 static int cmp_rows(const void *a, const void *b, void *arg)
@@ -128,25 +100,13 @@ static int cmp_rows(const void *a, const void *b, void *arg)
 	size_t i;
 
 	for (i = 0; i < kstats_map_nkey_cols(m); i++) {
-		const struct kstats_column *c = kstats_map_column(m, i);
-
 		if (x[i] == y[i])
 			continue;
-		if (kstats_column_is_u64(c))
+		if (kstats_column_is_u64(kstats_map_column(m, i)))
 			return (uint64_t)x[i] < (uint64_t)y[i] ? -1 : 1;
 		return x[i] < y[i] ? -1 : 1;
 	}
 	return 0;
-}
-
-/*
- * A map name the object lacks, a --pin that is no map, an --obj that is no
- * BPF object: usage errors; the rest as every command.
- */
-static int exit_code(int ret)
-{
-	return ret == -ESRCH || ret == -EMEDIUMTYPE || ret == -ENOEXEC ?
-	       KSTATS_EXIT_USAGE : kstats_exit_code(ret);
 }
 
 static int read_and_print(const struct kstats_map_opts *mo, bool json)
@@ -155,7 +115,7 @@ static int read_and_print(const struct kstats_map_opts *mo, bool json)
 	struct kstats_map *m = NULL;
 	struct kstats_fields fs = {};
 	int64_t *rows = NULL;
-	size_t nrows, ncols;
+	size_t nrows;
 	int ret;
 
 	ret = kstats_map_open(mo, &m, err, sizeof(err));
@@ -163,15 +123,12 @@ static int read_and_print(const struct kstats_map_opts *mo, bool json)
 		goto out;
 	if (*kstats_map_source_note(m))
 		fprintf(stderr, "kstats read: note: %s\n", kstats_map_source_note(m));
-	ncols = kstats_map_ncols(m);
-	ret = build_fields(m, &fs) ?: kstats_read_rows(m, &rows, &nrows, err, sizeof(err));
+	ret = kstats_fields_build(&fs, m) ?: kstats_read_rows(m, &rows, &nrows, err, sizeof(err));
 	if (ret)
 		goto out;
-	qsort_r(rows, nrows, ncols * sizeof(*rows), cmp_rows, m);
-	if (json)
-		ret = print_json(m, rows, nrows, &fs);
-	else
-		print_text(m, rows, nrows, &fs);
+	qualify_clashes(&fs);
+	qsort_r(rows, nrows, kstats_map_ncols(m) * sizeof(*rows), cmp_rows, m);
+	ret = print_rows(&fs, rows, nrows, json);
 out:
 	if (!*err && ret)
 		snprintf(err, sizeof(err), "%s", strerror(-ret));
@@ -182,7 +139,10 @@ out:
 	kstats_fields_free(&fs);
 	free(rows);
 	kstats_map_close(m);
-	return ret ? exit_code(ret) : KSTATS_EXIT_OK;
+	/* A map the object lacks, a --pin that is no map, an --obj that is no BPF object. */
+	if (ret == -ESRCH || ret == -EMEDIUMTYPE || ret == -ENOEXEC)
+		return KSTATS_EXIT_USAGE;
+	return kstats_exit_code(ret);
 }
 
 int cmd_read(int argc, char **argv)

@@ -15,7 +15,6 @@
 #include "kstats_pins.h"
 #include "kstats_status.h"
 #include "pull.h"
-#include "pull_run.h"
 
 static int add_object(struct kstats_snapshot *s, const char *obj_dir,
 		      const char *file, char *err, size_t errlen)
@@ -329,7 +328,7 @@ int kstats_snapshot_declared(struct kstats_snapshot *s, char *err, size_t errlen
 	return ret;
 }
 
-/* The state is replaced whole by each pull that commits (state.c, pull_commit.c). */
+/* The state is replaced whole by each pull that commits (state.c, pull.c). */
 void kstats_snapshot_pulled(struct kstats_snapshot *s, const char *state_dir)
 {
 	char path[4096];

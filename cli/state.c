@@ -1,19 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * The pull state: per map, its id, where its next window starts and the
- * counts already emitted per key.  Stored as a header line carrying the
- * version, a CRC32 and the length, then JSON (json-c), and always written
- * through kstats_file_replace() so that a crash leaves the old or the new file.
- */
+/* The pull state: per map, its id, next window start and per-key counts emitted; a header
+ * line (version, CRC32, length) then JSON, always written through kstats_file_replace(). */
 #include <errno.h>
-#include <stdbool.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 #include <json-c/json.h>
 #include <zlib.h>
 
@@ -36,6 +29,17 @@ void state_free(struct pull_state *st)
 	memset(st, 0, sizeof(*st));
 }
 
+static int key_cmp(const void *a, const void *b)
+{
+	const int64_t *x = a, *y = b;
+	int i;
+
+	for (i = 0; i < PULL_MAX_KEY_COLS; i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return 0;
+}
+
 int state_add_map(struct pull_state *st, struct pull_map_state *ms)
 {
 	struct pull_map_state *maps = realloc(st->maps, (st->nmaps + 1) * sizeof(*maps));
@@ -43,7 +47,8 @@ int state_add_map(struct pull_state *st, struct pull_map_state *ms)
 	if (!maps)
 		return -ENOMEM;
 	st->maps = maps;
-	state_sort_keys(ms);
+	if (ms->nkeys)
+		qsort(ms->keys, ms->nkeys, sizeof(*ms->keys), key_cmp);
 	st->maps[st->nmaps++] = *ms;
 	memset(ms, 0, sizeof(*ms));
 	return 0;
@@ -60,23 +65,6 @@ const struct pull_map_state *state_find_map(const struct pull_state *st,
 	return NULL;
 }
 
-static int key_cmp(const void *a, const void *b)
-{
-	const int64_t *x = a, *y = b;
-	int i;
-
-	for (i = 0; i < PULL_MAX_KEY_COLS; i++)
-		if (x[i] != y[i])
-			return x[i] < y[i] ? -1 : 1;
-	return 0;
-}
-
-void state_sort_keys(struct pull_map_state *ms)
-{
-	if (ms->nkeys)
-		qsort(ms->keys, ms->nkeys, sizeof(*ms->keys), key_cmp);
-}
-
 const struct pull_key *state_find_key(const struct pull_map_state *ms,
 				      const int64_t *key)
 {
@@ -88,27 +76,11 @@ const struct pull_key *state_find_key(const struct pull_map_state *ms,
 	return bsearch(k, ms->keys, ms->nkeys, sizeof(*ms->keys), key_cmp);
 }
 
-/* ---- encoding ---- */
-
-static json_object *key_json(const struct pull_map_state *ms, const struct pull_key *k)
-{
-	json_object *o = json_object_new_object(), *key = json_object_new_array(),
-		    *base = json_object_new_array();
-	size_t i;
-
-	for (i = 0; i < ms->nkey_cols; i++)
-		json_object_array_add(key, json_object_new_int64(k->key[i]));
-	for (i = 0; i < PULL_NR_BUCKETS; i++)
-		json_object_array_add(base, json_object_new_uint64(k->base[i]));
-	json_object_object_add(o, "key", key);
-	json_object_object_add(o, "base", base);
-	return o;
-}
-
 static json_object *map_json(const struct pull_map_state *ms)
 {
-	json_object *o = json_object_new_object(), *keys = json_object_new_array();
-	size_t i;
+	json_object *o = json_object_new_object(), *keys = json_object_new_array(), *k, *key,
+		    *base;
+	size_t i, j;
 
 	json_object_object_add(o, "obj", json_object_new_string(ms->obj));
 	json_object_object_add(o, "map", json_object_new_string(ms->map));
@@ -118,8 +90,18 @@ static json_object *map_json(const struct pull_map_state *ms)
 	json_object_object_add(o, "window_start_realtime_ns",
 			       json_object_new_uint64(ms->start_real_ns));
 	json_object_object_add(o, "key_columns", json_object_new_uint64(ms->nkey_cols));
-	for (i = 0; i < ms->nkeys; i++)
-		json_object_array_add(keys, key_json(ms, &ms->keys[i]));
+	for (i = 0; i < ms->nkeys; i++) {
+		k = json_object_new_object();
+		key = json_object_new_array();
+		base = json_object_new_array();
+		for (j = 0; j < ms->nkey_cols; j++)
+			json_object_array_add(key, json_object_new_int64(ms->keys[i].key[j]));
+		for (j = 0; j < PULL_NR_BUCKETS; j++)
+			json_object_array_add(base, json_object_new_uint64(ms->keys[i].base[j]));
+		json_object_object_add(k, "key", key);
+		json_object_object_add(k, "base", base);
+		json_object_array_add(keys, k);
+	}
 	json_object_object_add(o, "keys", keys);
 	return o;
 }
@@ -152,31 +134,28 @@ out:
 	return ret;
 }
 
-/* ---- decoding: every field is checked, anything odd is corruption ---- */
-
-static int get_field(json_object *o, const char *name, json_type type,
-		     json_object **out)
+/* Decoding: every field is checked, anything odd is corruption. */
+static json_object *get(json_object *o, const char *name, json_type type)
 {
-	return json_object_object_get_ex(o, name, out) &&
-	       json_object_is_type(*out, type) ? 0 : -EBADMSG;
+	json_object *f;
+
+	return json_object_object_get_ex(o, name, &f) && json_object_is_type(f, type) ? f : NULL;
 }
 
 static int get_u64(json_object *o, const char *name, uint64_t *v)
 {
-	json_object *f;
-	int ret = get_field(o, name, json_type_int, &f);
+	json_object *f = get(o, name, json_type_int);
 
-	if (!ret)
+	if (f)
 		*v = json_object_get_uint64(f);
-	return ret;
+	return f ? 0 : -EBADMSG;
 }
 
 static int get_str(json_object *o, const char *name, char *buf, size_t len)
 {
-	json_object *f;
-	int ret = get_field(o, name, json_type_string, &f);
+	json_object *f = get(o, name, json_type_string);
 
-	if (ret || (size_t)json_object_get_string_len(f) >= len)
+	if (!f || (size_t)json_object_get_string_len(f) >= len)
 		return -EBADMSG;
 	memcpy(buf, json_object_get_string(f), json_object_get_string_len(f) + 1);
 	return 0;
@@ -184,27 +163,22 @@ static int get_str(json_object *o, const char *name, char *buf, size_t len)
 
 static int decode_key(json_object *o, size_t nkey_cols, struct pull_key *k)
 {
-	json_object *key, *base;
+	json_object *key = get(o, "key", json_type_array), *base = get(o, "base", json_type_array);
 	size_t i;
 
-	if (get_field(o, "key", json_type_array, &key) ||
-	    get_field(o, "base", json_type_array, &base) ||
-	    json_object_array_length(key) != nkey_cols ||
+	if (!key || !base || json_object_array_length(key) != nkey_cols ||
 	    json_object_array_length(base) != PULL_NR_BUCKETS)
 		return -EBADMSG;
-	for (i = 0; i < nkey_cols; i++) {
-		json_object *v = json_object_array_get_idx(key, i);
+	for (i = 0; i < nkey_cols + PULL_NR_BUCKETS; i++) {
+		json_object *v = i < nkey_cols ? json_object_array_get_idx(key, i) :
+				 json_object_array_get_idx(base, i - nkey_cols);
 
 		if (!json_object_is_type(v, json_type_int))
 			return -EBADMSG;
-		k->key[i] = json_object_get_int64(v);
-	}
-	for (i = 0; i < PULL_NR_BUCKETS; i++) {
-		json_object *v = json_object_array_get_idx(base, i);
-
-		if (!json_object_is_type(v, json_type_int))
-			return -EBADMSG;
-		k->base[i] = json_object_get_uint64(v);
+		if (i < nkey_cols)
+			k->key[i] = json_object_get_int64(v);
+		else
+			k->base[i - nkey_cols] = json_object_get_uint64(v);
 	}
 	return 0;
 }
@@ -222,7 +196,7 @@ static int decode_map(json_object *o, struct pull_map_state *ms)
 	    get_u64(o, "window_start_boottime_ns", &ms->start_boot_ns) ||
 	    get_u64(o, "window_start_realtime_ns", &ms->start_real_ns) ||
 	    get_u64(o, "key_columns", &ncols) || !ncols || ncols > PULL_MAX_KEY_COLS ||
-	    get_field(o, "keys", json_type_array, &keys))
+	    !(keys = get(o, "keys", json_type_array)))
 		return -EBADMSG;
 	ms->map_id = (uint32_t)id;
 	ms->nkey_cols = ncols;
@@ -236,36 +210,15 @@ static int decode_map(json_object *o, struct pull_map_state *ms)
 	return 0;
 }
 
-static int decode_json(json_object *root, struct pull_state *st)
-{
-	struct pull_map_state ms;
-	json_object *maps;
-	size_t i;
-	int ret;
-
-	if (get_u64(root, "pull_id", &st->pull_id) ||
-	    get_str(root, "boot_id", st->boot_id, sizeof(st->boot_id)) ||
-	    get_field(root, "maps", json_type_array, &maps))
-		return -EBADMSG;
-	for (i = 0; i < json_object_array_length(maps); i++) {
-		ret = decode_map(json_object_array_get_idx(maps, i), &ms);
-		if (!ret)
-			ret = state_add_map(st, &ms);
-		free(ms.keys);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
 int state_decode(const char *buf, size_t len, struct pull_state *st,
 		 char *err, size_t errlen)
 {
 	struct json_tokener *tok = NULL;
-	json_object *root = NULL;
+	struct pull_map_state ms;
+	json_object *root = NULL, *maps = NULL;
 	char canon[128], head[128];
 	unsigned long crc;
-	size_t blen, n = len < sizeof(head) - 1 ? len : sizeof(head) - 1;
+	size_t blen, i, n = len < sizeof(head) - 1 ? len : sizeof(head) - 1;
 	int version, hlen = 0, ret = -EBADMSG;
 
 	memset(st, 0, sizeof(*st));
@@ -304,7 +257,16 @@ int state_decode(const char *buf, size_t len, struct pull_state *st,
 		snprintf(err, errlen, "checksum matches but the JSON does not parse");
 		goto out;
 	}
-	ret = decode_json(root, st);
+	if (!get_u64(root, "pull_id", &st->pull_id) &&
+	    !get_str(root, "boot_id", st->boot_id, sizeof(st->boot_id)) &&
+	    (maps = get(root, "maps", json_type_array)))
+		ret = 0;
+	for (i = 0; !ret && i < json_object_array_length(maps); i++) {
+		ret = decode_map(json_object_array_get_idx(maps, i), &ms);
+		if (!ret)
+			ret = state_add_map(st, &ms);
+		free(ms.keys);
+	}
 	if (ret)
 		snprintf(err, errlen, ret == -ENOMEM ? "out of memory" :
 			 "JSON does not have the state's fields");
@@ -316,30 +278,51 @@ out:
 	return ret;
 }
 
-int state_load(const char *path, struct pull_state *st, char *err, size_t errlen)
+int state_load(const char *dir, const char *name, struct pull_state *st)
 {
-	char *buf = NULL;
+	char path[4096], err[256] = "", to[256], *buf = NULL;
 	size_t len = 0;
+	uint64_t secs;
+	unsigned int n;
 	int ret;
 
 	memset(st, 0, sizeof(*st));
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	ret = kstats_read_file(path, STATE_MAX_BYTES, &buf, &len);
 	/* A symlink or a FIFO where the state should be is moved aside as corrupt. */
 	if (ret == -EINVAL || ret == -ELOOP) {
-		snprintf(err, errlen, "a symlink or not a regular file");
-		return -EBADMSG;
+		snprintf(err, sizeof(err), "a symlink or not a regular file");
+		ret = -EBADMSG;
+	} else if (ret == -EFBIG) {
+		snprintf(err, sizeof(err), "larger than %u bytes", STATE_MAX_BYTES);
+		ret = -EBADMSG;
+	} else if (ret) {
+		snprintf(err, sizeof(err), "%s", strerror(-ret));
+	} else {
+		ret = state_decode(buf, len, st, err, sizeof(err));
+		free(buf);
 	}
-	if (ret == -EFBIG) {
-		snprintf(err, errlen, "larger than %u bytes", STATE_MAX_BYTES);
-		return -EBADMSG;
+	if (ret && ret != -ENOENT && ret != -EBADMSG)
+		fprintf(stderr, "kstats pull: cannot read %s: %s\n", path, err);
+	if (ret != -EBADMSG)
+		return ret;
+	secs = (uint64_t)time(NULL);
+	/* Never over an earlier saved copy: each one is evidence. */
+	for (n = 0, ret = -EEXIST; n < 1000 && ret == -EEXIST; n++) {
+		if (n)
+			snprintf(to, sizeof(to), "%s.corrupt-%" PRIu64 "-%u", name, secs, n);
+		else
+			snprintf(to, sizeof(to), "%s.corrupt-%" PRIu64, name, secs);
+		ret = kstats_rename_in(dir, name, to, true);
 	}
 	if (ret) {
-		snprintf(err, errlen, "%s", strerror(-ret));
+		fprintf(stderr, "kstats pull: %s/%s is corrupt (%s) and cannot be moved "
+			"aside: %s; remove it\n", dir, name, err, strerror(-ret));
 		return ret;
 	}
-	ret = state_decode(buf, len, st, err, errlen);
-	free(buf);
-	return ret;
+	fprintf(stderr, "kstats pull: %s/%s is corrupt (%s); moved to %s/%s\n", dir, name,
+		err, dir, to);
+	return -EBADMSG;
 }
 
 int state_save(const char *dir, const char *name, const struct pull_state *st)
@@ -354,22 +337,5 @@ int state_save(const char *dir, const char *name, const struct pull_state *st)
 	if (!ret)
 		ret = kstats_file_replace(path, buf, len, STATE_MODE);
 	free(buf);
-	return ret;
-}
-
-int state_move_aside(const char *dir, const char *name, char *to, size_t len)
-{
-	uint64_t secs = (uint64_t)time(NULL);
-	unsigned int n;
-	int ret = -EEXIST;
-
-	/* Never over an earlier saved copy: each one is evidence. */
-	for (n = 0; n < 1000 && ret == -EEXIST; n++) {
-		if (n)
-			snprintf(to, len, "%s.corrupt-%" PRIu64 "-%u", name, secs, n);
-		else
-			snprintf(to, len, "%s.corrupt-%" PRIu64, name, secs);
-		ret = kstats_rename_in(dir, name, to, true);
-	}
 	return ret;
 }

@@ -19,12 +19,11 @@
 
 #include "hist.h"
 #include "kstats.h"
-#include "kstats_args.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "kstats_reader.h"
 #include "kstats_status.h"
-#include "kstats_why.h"
+#include "kstats_tool.h"
 
 #define STATS_SYSCTL "/proc/sys/kernel/bpf_stats_enabled"
 
@@ -315,7 +314,7 @@ static void prog_row(struct table *t, const struct kstats_status_prog *p,
 		if (ns < 1000)
 			snprintf(avg, sizeof(avg), "%.0fns", ns);
 		else
-			kstats_fmt_value(avg, sizeof(avg), ns / 1000, KSTATS_UNIT_USEC);
+			kstats_fmt_value(avg, sizeof(avg), ns / 1000, kstats_unit(KSTATS_UNIT_USEC));
 		CELL(t, 4, "%llu", (unsigned long long)pl->run_cnt);
 		CELL(t, 5, "%s", avg);
 		CELL(t, 6, "%llu", (unsigned long long)pl->misses);
@@ -348,7 +347,7 @@ static void map_row(struct table *t, const struct kstats_status_map *mp,
 		CELL(t, 2, "%u", ml->max_entries);
 		CELL(t, 3, "-");
 	}
-	kstats_fmt_value(mem, sizeof(mem), (double)ml->memlock, KSTATS_UNIT_BYTES);
+	kstats_fmt_value(mem, sizeof(mem), (double)ml->memlock, kstats_unit(KSTATS_UNIT_BYTES));
 	CELL(t, 4, "%s", mem);
 	CELL(t, 5, ml->has_drops ? "%llu" : "-", (unsigned long long)ml->drops);
 	if (mp->map_id && mp->map_id != ml->id)

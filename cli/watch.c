@@ -15,8 +15,8 @@
 
 #include "fields.h"
 #include "kstats.h"
-#include "kstats_args.h"
 #include "kstats_fileio.h"
+#include "kstats_tool.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "kstats_stream.h"
@@ -77,23 +77,9 @@ static void name_field(struct kstats_field *f)
 			snprintf(f->name, sizeof(f->name), "record.%s", reserved[i]);
 }
 
-static const struct kstats_column *stream_column(const void *s, size_t i)
-{
-	return kstats_stream_column(s, i);
-}
-
-static const char *stream_enum_name(const void *s, const struct kstats_column *c, int64_t v)
-{
-	return kstats_stream_enum_name(s, c, v);
-}
-
 static int build_fields(struct watcher *w)
 {
-	const struct kstats_field_src src = {
-		.src = w->s, .ncols = kstats_stream_ncols(w->s),
-		.column = stream_column, .enum_name = stream_enum_name,
-	};
-	int ret = kstats_fields_build(&w->fs, &src);
+	int ret = kstats_fields_build(&w->fs, kstats_stream_columns(w->s));
 	size_t i;
 
 	for (i = 0; !ret && i < w->fs.n; i++)

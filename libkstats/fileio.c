@@ -17,7 +17,7 @@
 #include "kstats_fileio.h"
 #include "kstats_hooks.h"
 
-static int write_full(int fd, const void *buf, size_t len)
+int kstats_write_full(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
 
@@ -125,7 +125,7 @@ static int put_in(int dfd, const char *name, const void *buf, size_t len, mode_t
 	fd = ret ?: create_temp(dfd, name, mode, tmp, sizeof(tmp));
 	if (fd < 0)
 		return sync_close_dir(dfd, fd);
-	ret = write_full(fd, buf, len);
+	ret = kstats_write_full(fd, buf, len);
 	if (!ret && fsync(fd))
 		ret = -errno;
 	if (!ret)

@@ -40,6 +40,8 @@ int kstats_file_replace_owned(const char *path, const void *buf, size_t len, mod
 int kstats_rename_in(const char *dir, const char *from, const char *to, bool noreplace);
 /* dir/name removed, then dir fsynced; 0 or -errno. */
 int kstats_unlink_in(const char *dir, const char *name);
+/* write(2) until all of buf is written; 0 or -errno. */
+int kstats_write_full(int fd, const void *buf, size_t len);
 /* fd read to its end into *buf (malloc'ed, NUL-terminated); -EFBIG past max bytes. */
 int kstats_read_fd(int fd, size_t max, char **buf, size_t *len);
 /* kstats_open_regular(path, O_RDONLY) then kstats_read_fd(); 0 or -errno. */

@@ -1,24 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * libkstats event streams: exactly one reader thread per ring buffer
- * (include/bpf_stream.h), dispatching to N consumers.  Reads from a ring
- * buffer are destructive, so the reader owns the ring and copies each
- * record into every consumer's bounded queue; it never waits for one.
- *
- * Nothing is hidden: a record the ring had no room for is counted by the
- * BPF side (kernel_drops); a record a consumer's full queue had no room for
- * is counted for that consumer alone, and shows as a gap in the seq numbers
- * it receives.  Records are decoded with the object's BTF, through the same
- * layout machinery as the map reader (kstats_layout_build): no code knows
- * a record type.
- *
- * Signals: the library's threads block every signal, so SIGINT and SIGTERM
- * reach the caller's thread.  Block them there before kstats_stream_start()
- * and hand them to kstats_stream_wait(); kstats_stream_stop() then drains
- * the ring and every queue, so no record the reader took is lost.
- *
- * Functions return 0 (or an id) or a negative errno, and write a one-line
- * reason into err.
+ * libkstats event streams (doc/streams.md).  The library's threads block
+ * every signal: block SIGINT and SIGTERM before kstats_stream_start() and hand
+ * them to kstats_stream_wait(); kstats_stream_stop() then loses nothing read.
+ * Functions return 0 (or an id) or -errno, with a one-line reason in err.
  */
 #ifndef KSTATS_STREAM_H
 #define KSTATS_STREAM_H
@@ -41,11 +26,11 @@ struct kstats_stream_opts {
 struct kstats_stream_record {
 	uint64_t seq;		/* 0, 1, 2... in ring order, per open stream */
 	uint64_t ts_ns;		/* the record's CLOCK_MONOTONIC stamp */
-	const int64_t *vals;	/* one per kstats_stream_column() */
+	const int64_t *vals;	/* one per column of kstats_stream_columns() */
 	const void *data;	/* the raw record, kstats_stream_record_size() bytes */
 };
 
-/* Runs on the consumer's own thread, one record at a time, in seq order. */
+/* Runs on the consumer's own thread, in seq order; may call request_stop. */
 typedef void (*kstats_consumer_fn)(void *ctx, const struct kstats_stream_record *rec);
 
 struct kstats_stream_stats {
@@ -57,62 +42,44 @@ struct kstats_stream_stats {
 
 struct kstats_consumer_stats {
 	uint64_t handled;	/* records passed to the callback */
-	uint64_t dropped;	/* records its full queue had no room for */
+	uint64_t dropped;	/* records its full queue had no room for: gaps in its seqs */
 };
 
 /* Root's own directory of stream claims (created 0700 when missing). */
 #define KSTATS_STREAM_LOCK_DIR "/run/kernelstats-watch"
 
-/*
- * Opens the stream and claims its ring buffer (a lock file named by the
- * ring's map id in KSTATS_STREAM_LOCK_DIR): a second reader, in this
- * process or another, gets -EBUSY.
- */
+/* Opens the stream and claims its ring: a second reader, anywhere, gets -EBUSY. */
 int kstats_stream_open(const struct kstats_stream_opts *opts,
 		       struct kstats_stream **out, char *err, size_t errlen);
 /* Stops the stream if it runs, then frees it. */
 void kstats_stream_close(struct kstats_stream *s);
-
 const char *kstats_stream_name(const struct kstats_stream *s);
-/* The record's fields, without the header: "pid", "comm[0]", "a.b"... */
-size_t kstats_stream_ncols(const struct kstats_stream *s);
-const struct kstats_column *kstats_stream_column(const struct kstats_stream *s,
-						 size_t i);
-/* Index of the column named name, or -ENOENT. */
-int kstats_stream_column_index(const struct kstats_stream *s, const char *name);
-/* Name of an enum column's value, or NULL. */
-const char *kstats_stream_enum_name(const struct kstats_stream *s,
-				    const struct kstats_column *col, int64_t v);
+/*
+ * The record's columns, without the header ("pid", "comm[0]", "a.b"...), as
+ * a map without a key: read them with kstats_map_ncols(), kstats_map_column(),
+ * kstats_column_enum_name() and kstats_map_btf().  Valid until the close.
+ */
+const struct kstats_map *kstats_stream_columns(const struct kstats_stream *s);
 uint32_t kstats_stream_record_size(const struct kstats_stream *s);
-/* The object's BTF, which the columns' type_id refer to. */
-const struct btf *kstats_stream_btf(const struct kstats_stream *s);
 
 /*
- * Registers a consumer with a queue of queue_len records (rounded up to a
- * power of two), before kstats_stream_start().  The queue's memory is
- * allocated and faulted in here, not on the reader's hot path.  Returns
- * its id.
+ * Before kstats_stream_start(): a consumer with a queue of queue_len records
+ * (rounded up to a power of two), faulted in here, not on the reader's hot
+ * path.  Returns its id.
  */
 int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
 			       kstats_consumer_fn fn, void *ctx, char *err, size_t errlen);
-
 /* Starts one thread per consumer, then the reader thread; once per open. */
 int kstats_stream_start(struct kstats_stream *s, char *err, size_t errlen);
-
 /*
  * Waits for a signal of sigs (which it blocks in the calling thread), a
  * kstats_stream_request_stop(), or timeout_ms (-1: none).  Returns the
  * signal number, 0 on a stop request, -ETIME on timeout, or -errno.
  */
-int kstats_stream_wait(struct kstats_stream *s, const sigset_t *sigs,
-		       int timeout_ms);
-/* Makes kstats_stream_wait() return 0; safe from consumer callbacks. */
+int kstats_stream_wait(struct kstats_stream *s, const sigset_t *sigs, int timeout_ms);
+/* Stops the reader once it drained the ring, and kstats_stream_wait() returns 0. */
 void kstats_stream_request_stop(struct kstats_stream *s);
-
-/*
- * Stops reading: drains what the ring holds, lets every consumer finish
- * its queue, joins the threads.  Returns the reader's error, if it had one.
- */
+/* Drains the ring and every queue, joins the threads; the reader's error. */
 int kstats_stream_stop(struct kstats_stream *s, char *err, size_t errlen);
 
 /*
@@ -121,7 +88,6 @@ int kstats_stream_stop(struct kstats_stream *s, char *err, size_t errlen);
  * more records), -ENOENT when nothing is pinned there.
  */
 int kstats_stream_check_pin(struct kstats_stream *s, char *err, size_t errlen);
-
 /* Reads the drop counter; the rest is exact at any time. */
 int kstats_stream_get_stats(struct kstats_stream *s, struct kstats_stream_stats *st,
 			    char *err, size_t errlen);

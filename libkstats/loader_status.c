@@ -11,7 +11,7 @@
 #include <json-c/json.h>
 
 #include "kstats_fileio.h"
-#include "kstats_fix.h"
+#include "kstats_tool.h"
 #include "kstats_status.h"
 
 /* The loader writes a few KiB; anything past this is not its file. */

@@ -1,39 +1,229 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Opens an event stream: the object's stream metadata, the pinned ring
- * buffer (claimed: one reader per ring), its drop counter and the record
- * layout from the object's BTF.  The threads are stream_queue.c's.
+ * Event streams: one reader thread per claimed ring buffer, N consumer
+ * threads, one bounded single-producer/single-consumer queue per consumer.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "kstats_fix.h"
+#include "kstats_tool.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
+#include "kstats_stream.h"
 #include "map_internal.h"
-#include "stream_internal.h"
+
+#define CACHELINE 64
+#define MAX_QUEUE_LEN (1u << 24)
+#define STAGE_RECORDS 64	/* records per copy into the queues, within one consume pass */
+#define TAIL_EVERY 64		/* records per tail update by a consumer */
+#define WAKE_BACKLOG 4096	/* records that wake a sleeping consumer mid-pass */
+
+struct consumer {
+	/* The reader's own. */
+	alignas(CACHELINE) uint32_t next;	/* the next slot to fill */
+	uint32_t tail_seen;		/* the reader's last look at tail */
+	uint32_t wake_backlog;
+	_Atomic uint64_t dropped;
+	/* Written by the reader, a batch at a time: slots before head are full. */
+	alignas(CACHELINE) _Atomic uint32_t head;
+	/* Written by the consumer. */
+	alignas(CACHELINE) _Atomic uint32_t tail;
+	_Atomic uint64_t handled;
+	/* Rarely written.  wake_seq is the futex word: every wakeup bumps it. */
+	alignas(CACHELINE) _Atomic uint32_t sleeping;
+	_Atomic uint32_t wake_seq;
+	_Atomic bool closed;
+	struct kstats_stream *s;
+	kstats_consumer_fn fn;
+	void *ctx;
+	unsigned char *slots;		/* (seq, raw record) * (mask + 1) */
+	size_t slots_len;
+	uint32_t mask;
+	int64_t *vals;
+	pthread_t thread;
+};
 
 /*
- * Reads are destructive, so a second reader would steal records: claims
- * the ring with flock on a file named by its map id in a directory only
- * root can write or read (a name anyone could take first, such as an
- * abstract socket, would let any user stop root's watch).  The ring's own
- * pin cannot be locked: bpffs refuses to open it (EIO).  The kernel drops
- * the lock when the process dies; the holder removes the file when it
- * closes, so the claim checks it locked the file the name still gives.
+ * One 8-byte load ending where the column ends (the 8-byte header comes
+ * first, so it begins inside the record), shifted right past the bytes
+ * before the column (little-endian) and masked to its size unless signed.
+ */
+struct leaf {
+	uint32_t end8;			/* offset + size - 8 */
+	uint32_t shift;			/* 64 - 8 * size */
+	uint64_t mask;
+};
+
+struct kstats_stream {
+	char name[KSTATS_NAME_LEN];
+	int ring_fd, lock_fd, lock_dir_fd, stop_fd, sig_fd;
+	char lock_name[32];		/* in KSTATS_STREAM_LOCK_DIR */
+	char ring_pin[PATH_MAX];
+	struct stat ring_st;		/* the ring pin's inode when opened */
+	uint32_t ring_id;
+	struct ring_buffer *rb;
+	struct kstats_map *drops;	/* the drop counter; its BTF is the object's */
+	struct kstats_layout layout;	/* the whole record, header first */
+	struct kstats_map cols;		/* layout's columns after the header */
+	struct leaf *leaves;		/* one per column of cols */
+	bool leaves_flat;		/* all 8 bytes, in order, back to back: one memcpy */
+	size_t slot_size;		/* a queue slot: seq, then the record padded to 8 bytes */
+	unsigned char *stage;		/* STAGE_RECORDS slots, filled by the reader */
+	uint32_t nstaged;
+	struct consumer **consumers;
+	size_t nconsumers;
+	pthread_t reader;
+	bool running, started;
+	int reader_err;
+	uint64_t next_seq;		/* reader only */
+	_Atomic uint64_t delivered, malformed;
+	uint64_t drops_at_open;
+};
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+	       "struct leaf's loads are little-endian");
+
+static inline int64_t leaf_value(const unsigned char *rec, const struct leaf *l)
+{
+	uint64_t w;
+
+	memcpy(&w, rec + l->end8, sizeof(w));
+	return ((int64_t)w >> l->shift) & (int64_t)l->mask;
+}
+
+static inline void kstats_stream_decode(const struct leaf *l, const struct leaf *end, bool flat,
+					const unsigned char *rec, int64_t *vals)
+{
+	if (flat) {
+		/* All 8 bytes wide: end8 is the first one's offset. */
+		memcpy(vals, rec + l->end8, (size_t)(end - l) * sizeof(*vals));
+		return;
+	}
+	/* Two at a time: the loop's own instructions cost as much as a column's. */
+	for (; end - l >= 2; l += 2, vals += 2) {
+		vals[0] = leaf_value(rec, &l[0]);
+		vals[1] = leaf_value(rec, &l[1]);
+	}
+	if (l != end)
+		*vals = leaf_value(rec, l);
+}
+
+static void add(_Atomic uint64_t *counter, uint64_t n)
+{
+	/* Single writer: no locked add needed, readers see whole values. */
+	atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
+static void wake_consumer(struct consumer *c)
+{
+	atomic_fetch_add(&c->wake_seq, 1);
+	syscall(SYS_futex, (uint32_t *)&c->wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/*
+ * Reader thread: hands the filled slots over, and wakes a sleeping consumer
+ * at the end of a pass, or mid-pass once its backlog is worth a futex call
+ * and two context switches (more than a few records cost).
+ */
+static void publish(struct consumer *c, bool pass_end)
+{
+	/* seq_cst store then load, against the consumer's store then load. */
+	if (atomic_load_explicit(&c->head, memory_order_relaxed) != c->next)
+		atomic_store(&c->head, c->next);
+	else if (!pass_end)
+		return;
+	if (!atomic_load(&c->sleeping))
+		return;
+	/* Asleep, it is not writing tail: reading it costs no bouncing. */
+	if (!pass_end &&
+	    c->next - atomic_load_explicit(&c->tail, memory_order_relaxed) < c->wake_backlog)
+		return;
+	if (atomic_exchange(&c->sleeping, 0))
+		wake_consumer(c);
+}
+
+/*
+ * Reader thread: copies the staged run into c's queue, as much of it as
+ * fits; the rest is c's loss.  One look at tail per run, not per record.
+ */
+static void enqueue_run(struct consumer *c, const unsigned char *run, uint32_t n)
+{
+	size_t slot_size = c->s->slot_size;
+	uint32_t room = c->mask + 1 - (c->next - c->tail_seen), at, first;
+
+	if (room < n) {
+		c->tail_seen = atomic_load_explicit(&c->tail, memory_order_acquire);
+		room = c->mask + 1 - (c->next - c->tail_seen);
+		if (room < n) {
+			add(&c->dropped, n - room);
+			n = room;
+		}
+	}
+	at = c->next & c->mask;
+	first = n < c->mask + 1 - at ? n : c->mask + 1 - at;
+	memcpy(c->slots + at * slot_size, run, first * slot_size);
+	memcpy(c->slots, run + first * slot_size, (n - first) * slot_size);
+	c->next += n;
+}
+
+static void flush(struct kstats_stream *s, bool pass_end)
+{
+	size_t i;
+
+	/* First: handled + dropped never exceeds it. */
+	atomic_store_explicit(&s->delivered, s->next_seq, memory_order_release);
+	for (i = 0; i < s->nconsumers; i++) {
+		if (s->nstaged)
+			enqueue_run(s->consumers[i], s->stage, s->nstaged);
+		publish(s->consumers[i], pass_end);
+	}
+	s->nstaged = 0;
+}
+
+static int kstats_stream_on_record(void *ctx, void *data, size_t size)
+{
+	struct kstats_stream *s = ctx;
+	unsigned char *slot = s->stage + s->nstaged * s->slot_size;
+
+	if (size != s->layout.size) {
+		add(&s->malformed, 1);
+		return 0;
+	}
+	memcpy(slot, &s->next_seq, sizeof(s->next_seq));
+	memcpy(slot + sizeof(s->next_seq), data, size);
+	s->next_seq++;
+	if (++s->nstaged == STAGE_RECORDS)
+		flush(s, false);
+	return 0;
+}
+
+/*
+ * Reads are destructive: the ring is claimed with flock on a file named by
+ * its map id, in a directory only root can write or read (a name anyone could
+ * take first, such as an abstract socket, would let any user stop root's
+ * watch).  The ring's own pin cannot be locked: bpffs refuses to open it
+ * (EIO).  The lock goes when its holder dies, the file when it closes: so
+ * the claim checks that it locked the file the name still gives.
  */
 static int lock_dir_open(char *err, size_t errlen)
 {
@@ -60,62 +250,12 @@ static int lock_dir_open(char *err, size_t errlen)
 	return fd;
 }
 
-/*
- * 0 when locked, 1 when the file was removed meanwhile (try again), or
- * -errno; lock_fd stays open only when locked, since close removes the file.
- */
-static int lock_once(struct kstats_stream *s, char *err, size_t errlen)
-{
-	struct stat held, named;
-	int fd, ret;
-
-	fd = openat(s->lock_dir_fd, s->lock_name,
-		    O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return kstats_fail(err, errlen, errno, "%s/%s: %s", KSTATS_STREAM_LOCK_DIR,
-				   s->lock_name, strerror(errno));
-	if (flock(fd, LOCK_EX | LOCK_NB))
-		ret = errno == EWOULDBLOCK ?
-		      kstats_fail(err, errlen, EBUSY, "stream %s already has a reader (one "
-				  "per ring buffer: reads are destructive); stop the other "
-				  "kstats watch", s->name) :
-		      kstats_fail(err, errlen, errno, "flock: %s", strerror(errno));
-	else if (fstat(fd, &held) || !S_ISREG(held.st_mode))
-		ret = kstats_fail(err, errlen, EINVAL, "%s/%s: not a regular file",
-				  KSTATS_STREAM_LOCK_DIR, s->lock_name);
-	else if (fstatat(s->lock_dir_fd, s->lock_name, &named, AT_SYMLINK_NOFOLLOW) ||
-		 named.st_ino != held.st_ino || named.st_dev != held.st_dev)
-		ret = 1;
-	else
-		ret = 0;
-	if (ret)
-		close(fd);
-	else
-		s->lock_fd = fd;
-	return ret;
-}
-
-static int claim_ring(struct kstats_stream *s, __u32 ring_id, char *err, size_t errlen)
-{
-	int ret, tries;
-
-	s->lock_dir_fd = lock_dir_open(err, errlen);
-	if (s->lock_dir_fd < 0)
-		return s->lock_dir_fd;
-	snprintf(s->lock_name, sizeof(s->lock_name), "ring-%u", ring_id);
-	for (tries = 0; tries < 100; tries++) {
-		ret = lock_once(s, err, errlen);
-		if (ret <= 0)
-			return ret;
-	}
-	return kstats_fail(err, errlen, EBUSY, "stream %s: its claim keeps being removed; "
-			   "stop the other kstats watch", s->name);
-}
-
-static int check_ring(struct kstats_stream *s, const char *pin, char *err, size_t errlen)
+static int claim_ring(struct kstats_stream *s, const char *pin, char *err, size_t errlen)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
+	struct stat held, named;
+	int fd, ret, tries;
 
 	if (bpf_obj_get_info_by_fd(s->ring_fd, &info, &len))
 		return kstats_fail(err, errlen, errno, "%s: %s", pin, strerror(errno));
@@ -124,7 +264,40 @@ static int check_ring(struct kstats_stream *s, const char *pin, char *err, size_
 				   libbpf_bpf_map_type_str(info.type));
 	s->ring_id = info.id;
 	snprintf(s->ring_pin, sizeof(s->ring_pin), "%s", pin);
-	return claim_ring(s, info.id, err, errlen);
+	s->lock_dir_fd = lock_dir_open(err, errlen);
+	if (s->lock_dir_fd < 0)
+		return s->lock_dir_fd;
+	snprintf(s->lock_name, sizeof(s->lock_name), "ring-%u", info.id);
+	for (tries = 0; tries < 100; tries++) {
+		fd = openat(s->lock_dir_fd, s->lock_name,
+			    O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return kstats_fail(err, errlen, errno, "%s/%s: %s", KSTATS_STREAM_LOCK_DIR,
+					   s->lock_name, strerror(errno));
+		if (flock(fd, LOCK_EX | LOCK_NB))
+			ret = errno == EWOULDBLOCK ?
+			      kstats_fail(err, errlen, EBUSY, "stream %s already has a reader "
+					  "(one per ring buffer: reads are destructive); stop the "
+					  "other kstats watch", s->name) :
+			      kstats_fail(err, errlen, errno, "flock: %s", strerror(errno));
+		else if (fstat(fd, &held) || !S_ISREG(held.st_mode))
+			ret = kstats_fail(err, errlen, EINVAL, "%s/%s: not a regular file",
+					  KSTATS_STREAM_LOCK_DIR, s->lock_name);
+		else if (fstatat(s->lock_dir_fd, s->lock_name, &named, AT_SYMLINK_NOFOLLOW) ||
+			 named.st_ino != held.st_ino || named.st_dev != held.st_dev)
+			ret = 1;	/* removed by its holder meanwhile: again */
+		else
+			break;
+		close(fd);
+		if (ret < 0)
+			return ret;
+	}
+	if (tries < 100) {
+		s->lock_fd = fd;	/* open only while locked: its close removes the file */
+		return 0;
+	}
+	return kstats_fail(err, errlen, EBUSY, "stream %s: its claim keeps being removed; "
+			   "stop the other kstats watch", s->name);
 }
 
 static const struct kstats_stream_meta *
@@ -153,25 +326,51 @@ pick_stream(const struct kstats_objmeta *meta, const struct kstats_stream_opts *
 	return NULL;
 }
 
-static int read_drops(struct kstats_stream *s, uint64_t *drops, char *err, size_t errlen)
+/* The columns after the header, and how to decode them (leaves). */
+static int kstats_stream_plan(struct kstats_stream *s, const char *record,
+			      char *err, size_t errlen)
 {
-	int64_t row[2];
-	size_t nrows;
-	int ret = kstats_map_read(s->drops, row, 1, &nrows, err, errlen);
+	const struct kstats_column *c = s->layout.cols;
+	size_t first = 0, i;
 
-	if (!ret)
-		*drops = nrows ? (uint64_t)row[1] : 0;
-	return ret;
+	if (!s->layout.ncols || strcmp(c->name, "hdr.ts_ns") || c->offset || c->size != 8)
+		return kstats_fail(err, errlen, EINVAL, "struct %s does not begin with "
+				   "struct kstats_stream_hdr hdr", record);
+	while (first < s->layout.ncols &&
+	       !strncmp(c[first].name, "hdr.", 4))
+		first++;
+	s->cols.cols = s->layout.cols + first;
+	s->cols.ncols = s->layout.ncols - first;
+	s->leaves = calloc(s->cols.ncols + 1, sizeof(*s->leaves));
+	s->slot_size = sizeof(uint64_t) + (s->layout.size + 7) / 8 * 8;
+	s->stage = malloc(STAGE_RECORDS * s->slot_size);
+	if (!s->leaves || !s->stage)
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
+	s->leaves_flat = true;
+	for (c = s->cols.cols, i = 0; i < s->cols.ncols; c++, i++) {
+		unsigned int bits = 8 * c->size;
+
+		if (c->offset + c->size < 8)
+			return kstats_fail(err, errlen, EINVAL, "struct %s: %s overlaps the header",
+					   record, c->name);
+		s->leaves[i] = (struct leaf){ .end8 = c->offset + c->size - 8, .shift = 64 - bits,
+					      .mask = c->is_signed || bits == 64 ? UINT64_MAX :
+						      (UINT64_C(1) << bits) - 1 };
+		s->leaves_flat &= c->size == 8 && c->offset == c[-i].offset + 8 * i;
+	}
+	return 0;
 }
 
-static int open_drops(struct kstats_stream *s, const struct kstats_stream_opts *o,
-		      const struct kstats_stream_meta *sm, const char *pin,
-		      char *err, size_t errlen)
+/* The drop counter, and the record's columns: cols borrows its types (the BTF). */
+static int open_columns(struct kstats_stream *s, const struct kstats_stream_opts *o,
+			const struct kstats_stream_meta *sm, const char *pin,
+			char *err, size_t errlen)
 {
 	/* pin_once: the drops of the ring held, whatever the pin names later. */
 	struct kstats_map_opts mo = { .obj_path = o->obj_path, .map_name = sm->drops,
 				      .pin_path = pin, .pin_once = true };
-	int ret;
+	struct kstats_stream_stats st;
+	int id, ret;
 
 	ret = kstats_map_open(&mo, &s->drops, err, errlen);
 	if (ret)
@@ -179,65 +378,23 @@ static int open_drops(struct kstats_stream *s, const struct kstats_stream_opts *
 	if (kstats_map_ncols(s->drops) != 2 || kstats_map_max_rows(s->drops) != 1)
 		return kstats_fail(err, errlen, EINVAL,
 				   "%s: a drops map is one __u32 -> __u64", pin);
-	return read_drops(s, &s->drops_at_open, err, errlen);
-}
-
-static struct leaf leaf_of(const struct kstats_column *c)
-{
-	unsigned int bits = 8 * c->size;
-
-	return (struct leaf){ .end8 = c->offset + c->size - 8, .shift = 64 - bits,
-			      .mask = c->is_signed || bits == 64 ? UINT64_MAX :
-				      (UINT64_C(1) << bits) - 1 };
-}
-
-int kstats_stream_plan(struct kstats_stream *s, const char *record, char *err, size_t errlen)
-{
-	const struct kstats_column *c = s->layout.cols;
-	size_t i;
-
-	if (!s->layout.ncols || strcmp(c->name, HDR_PREFIX "ts_ns") || c->offset || c->size != 8)
-		return kstats_fail(err, errlen, EINVAL, "struct %s does not begin with "
-				   "struct kstats_stream_hdr hdr", record);
-	while (s->first_col < s->layout.ncols &&
-	       !strncmp(c[s->first_col].name, HDR_PREFIX, strlen(HDR_PREFIX)))
-		s->first_col++;
-	s->nleaves = s->layout.ncols - s->first_col;
-	s->leaves = calloc(s->nleaves + 1, sizeof(*s->leaves));
-	s->slot_size = sizeof(uint64_t) + (s->layout.size + 7) / 8 * 8;
-	s->stage = malloc(STAGE_RECORDS * s->slot_size);
-	if (!s->leaves || !s->stage)
-		return kstats_fail(err, errlen, ENOMEM, "out of memory");
-	s->leaves_flat = true;
-	for (c += s->first_col, i = 0; i < s->nleaves; c++, i++) {
-		if (c->offset + c->size < 8)
-			return kstats_fail(err, errlen, EINVAL, "struct %s: %s overlaps the header",
-					   record, c->name);
-		s->leaves[i] = leaf_of(c);
-		s->leaves_flat &= c->size == 8 && c->offset == c[-i].offset + 8 * i;
-	}
-	return 0;
-}
-
-static int build_layout(struct kstats_stream *s, const struct kstats_stream_meta *sm,
-			char *err, size_t errlen)
-{
-	const struct btf *btf = kstats_map_btf(s->drops);
-	int id = btf__find_by_name_kind(btf, sm->record, BTF_KIND_STRUCT);
-	int ret;
-
+	ret = kstats_stream_get_stats(s, &st, err, errlen);
+	if (ret)
+		return ret;
+	s->drops_at_open = st.kernel_drops;
+	s->cols.types = s->drops->types;
+	id = btf__find_by_name_kind(kstats_map_btf(&s->cols), sm->record, BTF_KIND_STRUCT);
 	if (id < 0)
 		return kstats_fail(err, errlen, ENOENT,
 				   "stream %s: no struct %s in the object's BTF",
 				   sm->name, sm->record);
-	ret = kstats_layout_build(btf, id, sm->record, false, &s->layout, err, errlen);
+	ret = kstats_layout_build(kstats_map_btf(&s->cols), id, sm->record, false, &s->layout,
+				  err, errlen);
 	return ret ? ret : kstats_stream_plan(s, sm->record, err, errlen);
 }
 
 static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t errlen)
 {
-	struct epoll_event ring_ev = { .events = EPOLLIN, .data.u32 = TAG_RING };
-	struct epoll_event stop_ev = { .events = EPOLLIN, .data.u32 = TAG_STOP };
 	int ret;
 
 	s->ring_fd = kstats_pin_get(pin, 0, &s->ring_st);
@@ -250,7 +407,7 @@ static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t
 				   ret == EACCES ? " (stream rings are root-only: run kstats "
 				   "watch as root)" : "");
 	}
-	ret = check_ring(s, pin, err, errlen);
+	ret = claim_ring(s, pin, err, errlen);
 	if (ret)
 		return ret;
 	s->rb = ring_buffer__new(s->ring_fd, kstats_stream_on_record, s, NULL);
@@ -261,14 +418,9 @@ static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t
 	if (!s->rb)
 		return kstats_fail(err, errlen, errno, "%s: cannot map the ring: %s", pin,
 				   strerror(errno));
-	/* The ring's epoll set, nested in ours beside the stop eventfd. */
-	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (s->epoll_fd < 0 || s->stop_fd < 0 || s->wake_fd < 0 ||
-	    epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->rb), &ring_ev) ||
-	    epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, s->stop_fd, &stop_ev))
-		return kstats_fail(err, errlen, errno, "epoll: %s", strerror(errno));
+	if (s->stop_fd < 0)
+		return kstats_fail(err, errlen, errno, "eventfd: %s", strerror(errno));
 	return 0;
 }
 
@@ -289,43 +441,36 @@ int kstats_stream_open(const struct kstats_stream_opts *o, struct kstats_stream 
 		kstats_objmeta_free(&meta);
 		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	}
-	s->ring_fd = s->lock_fd = s->lock_dir_fd = s->epoll_fd = s->stop_fd = s->wake_fd = s->sig_fd = -1;
+	s->ring_fd = s->lock_fd = s->lock_dir_fd = s->stop_fd = s->sig_fd = -1;
+	ret = -ENOENT;
 	sm = pick_stream(&meta, o, err, errlen);
-	if (!sm) {
-		ret = -ENOENT;
-		goto err_out;
-	}
-	snprintf(s->name, sizeof(s->name), "%s", sm->name);
-	ret = kstats_obj_name(o->obj_path, obj, sizeof(obj));
-	if (!ret)
-		ret = kstats_pin_path(pin, sizeof(pin), o->pin_dir, "map", obj, sm->ringbuf);
-	if (!ret)
-		ret = kstats_pin_path(drops_pin, sizeof(drops_pin), o->pin_dir, "map", obj,
+	if (sm) {
+		snprintf(s->name, sizeof(s->name), "%s", sm->name);
+		ret = kstats_obj_name(o->obj_path, obj, sizeof(obj)) ?:
+		      kstats_pin_path(pin, sizeof(pin), o->pin_dir, "map", obj, sm->ringbuf) ?:
+		      kstats_pin_path(drops_pin, sizeof(drops_pin), o->pin_dir, "map", obj,
 				      sm->drops);
-	if (ret) {
-		kstats_fail(err, errlen, -ret, "%s: bad object or pin name", o->obj_path);
-		goto err_out;
+		if (ret)
+			kstats_fail(err, errlen, -ret, "%s: bad object or pin name", o->obj_path);
+		else
+			ret = open_ring(s, pin, err, errlen) ?:
+			      open_columns(s, o, sm, drops_pin, err, errlen);
 	}
-	ret = open_ring(s, pin, err, errlen);
-	if (!ret)
-		ret = open_drops(s, o, sm, drops_pin, err, errlen);
-	if (!ret)
-		ret = build_layout(s, sm, err, errlen);
-	if (ret)
-		goto err_out;
 	kstats_objmeta_free(&meta);
+	if (ret) {
+		kstats_stream_close(s);
+		return ret;
+	}
 	*out = s;
 	return 0;
-err_out:
-	kstats_objmeta_free(&meta);
-	kstats_stream_close(s);
-	return ret;
 }
 
-static void close_fd(int fd)
+static void consumer_free(struct consumer *c)
 {
-	if (fd >= 0)
-		close(fd);
+	if (c->slots)
+		munmap(c->slots, c->slots_len);
+	free(c->vals);
+	free(c);
 }
 
 void kstats_stream_close(struct kstats_stream *s)
@@ -336,57 +481,27 @@ void kstats_stream_close(struct kstats_stream *s)
 		return;
 	kstats_stream_stop(s, NULL, 0);
 	for (i = 0; i < s->nconsumers; i++)
-		kstats_consumer_free(s->consumers[i]);
+		consumer_free(s->consumers[i]);
 	free(s->consumers);
 	ring_buffer__free(s->rb);
 	kstats_map_close(s->drops);
 	kstats_layout_free(&s->layout);
 	free(s->leaves);
 	free(s->stage);
-	close_fd(s->ring_fd);
 	if (s->lock_fd >= 0)	/* while still holding it: see claim_ring */
 		unlinkat(s->lock_dir_fd, s->lock_name, 0);
-	close_fd(s->lock_fd);
-	close_fd(s->lock_dir_fd);
-	close_fd(s->epoll_fd);
-	close_fd(s->stop_fd);
-	close_fd(s->wake_fd);
-	close_fd(s->sig_fd);
+	/* Those never opened are -1: close fails with EBADF, harmlessly. */
+	close(s->ring_fd);
+	close(s->lock_fd);
+	close(s->lock_dir_fd);
+	close(s->stop_fd);
+	close(s->sig_fd);
 	free(s);
 }
 
 const char *kstats_stream_name(const struct kstats_stream *s) { return s->name; }
 uint32_t kstats_stream_record_size(const struct kstats_stream *s) { return s->layout.size; }
-const struct btf *kstats_stream_btf(const struct kstats_stream *s)
-{
-	return kstats_map_btf(s->drops);
-}
-
-size_t kstats_stream_ncols(const struct kstats_stream *s)
-{
-	return s->layout.ncols - s->first_col;
-}
-
-const struct kstats_column *kstats_stream_column(const struct kstats_stream *s, size_t i)
-{
-	return i < kstats_stream_ncols(s) ? &s->layout.cols[s->first_col + i] : NULL;
-}
-
-int kstats_stream_column_index(const struct kstats_stream *s, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < kstats_stream_ncols(s); i++)
-		if (!strcmp(kstats_stream_column(s, i)->name, name))
-			return (int)i;
-	return -ENOENT;
-}
-
-const char *kstats_stream_enum_name(const struct kstats_stream *s,
-				    const struct kstats_column *col, int64_t v)
-{
-	return kstats_column_enum_name(s->drops, col, v);
-}
+const struct kstats_map *kstats_stream_columns(const struct kstats_stream *s) { return &s->cols; }
 
 int kstats_stream_check_pin(struct kstats_stream *s, char *err, size_t errlen)
 {
@@ -412,8 +527,245 @@ int kstats_stream_check_pin(struct kstats_stream *s, char *err, size_t errlen)
 int kstats_stream_get_stats(struct kstats_stream *s, struct kstats_stream_stats *st,
 			    char *err, size_t errlen)
 {
+	int64_t row[2];
+	size_t nrows;
+	int ret = kstats_map_read(s->drops, row, 1, &nrows, err, errlen);
+
 	st->delivered = atomic_load_explicit(&s->delivered, memory_order_relaxed);
 	st->malformed = atomic_load_explicit(&s->malformed, memory_order_relaxed);
+	st->kernel_drops = !ret && nrows ? (uint64_t)row[1] : 0;
 	st->kernel_drops_at_open = s->drops_at_open;
-	return read_drops(s, &st->kernel_drops, err, errlen);
+	return ret;
+}
+
+int kstats_stream_consumer_stats(const struct kstats_stream *s, int id,
+				 struct kstats_consumer_stats *st)
+{
+	const struct consumer *c;
+
+	if (id < 0 || (size_t)id >= s->nconsumers)
+		return -ENOENT;
+	c = s->consumers[id];
+	st->handled = atomic_load_explicit(&c->handled, memory_order_relaxed);
+	st->dropped = atomic_load_explicit(&c->dropped, memory_order_relaxed);
+	return 0;
+}
+
+/* Consumer thread: the records of slots tail..head, tail published as it goes. */
+static uint32_t deliver_run(struct consumer *c, uint32_t tail, uint32_t head)
+{
+	const struct kstats_stream *s = c->s;
+	/* Locals: the callback could write anything as far as the compiler knows. */
+	const struct leaf *leaves = s->leaves, *leaves_end = leaves + s->cols.ncols;
+	struct kstats_stream_record rec = { .vals = c->vals };
+	size_t slot_size = s->slot_size;
+	const unsigned char *slot, *end;
+	kstats_consumer_fn fn = c->fn;
+	bool flat = s->leaves_flat;
+	int64_t *vals = c->vals;
+	void *ctx = c->ctx;
+	uint32_t n, at;
+
+	while (tail != head) {
+		at = tail & c->mask;
+		n = head - tail < TAIL_EVERY ? head - tail : TAIL_EVERY;
+		n = n < c->mask + 1 - at ? n : c->mask + 1 - at;
+		slot = c->slots + (size_t)at * slot_size;
+		for (end = slot + n * slot_size; slot != end; slot += slot_size) {
+			rec.data = slot + sizeof(rec.seq);
+			memcpy(&rec.seq, slot, sizeof(rec.seq));
+			/* hdr.ts_ns, checked at open */
+			memcpy(&rec.ts_ns, rec.data, sizeof(rec.ts_ns));
+			kstats_stream_decode(leaves, leaves_end, flat, rec.data, vals);
+			fn(ctx, &rec);
+		}
+		tail += n;
+		atomic_store_explicit(&c->tail, tail, memory_order_release);
+		add(&c->handled, n);
+	}
+	return tail;
+}
+
+/* Sleeps on a futex when idle; the reader wakes it only when it said so. */
+static void *consumer_main(void *arg)
+{
+	struct consumer *c = arg;
+	uint32_t tail = 0, seen;
+	bool closed;
+
+	for (;;) {
+		tail = deliver_run(c, tail, atomic_load_explicit(&c->head, memory_order_acquire));
+		seen = atomic_load(&c->wake_seq);
+		atomic_store(&c->sleeping, 1);
+		/* Closed after the reader was joined: the head read next is final. */
+		closed = atomic_load(&c->closed);
+		if (atomic_load(&c->head) == tail) {
+			if (closed)
+				break;
+			syscall(SYS_futex, (uint32_t *)&c->wake_seq, FUTEX_WAIT_PRIVATE, seen,
+				NULL, NULL, 0);
+		}
+		atomic_store(&c->sleeping, 0);
+	}
+	return NULL;
+}
+
+/* The reader never blocks on a consumer: a full queue loses that one's copy. */
+static void *reader_main(void *arg)
+{
+	struct kstats_stream *s = arg;
+	struct pollfd pfd[2] = { { .fd = ring_buffer__epoll_fd(s->rb), .events = POLLIN },
+				 { .fd = s->stop_fd, .events = POLLIN } };
+	int ret;
+
+	do {
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR) {
+			ret = -errno;
+			break;
+		}
+		/* After the stop too: drains whatever the ring holds now. */
+		ret = ring_buffer__consume(s->rb);
+		flush(s, true);
+	} while (ret >= 0 && !(pfd[1].revents & POLLIN));
+	s->reader_err = ret < 0 ? ret : 0;
+	if (s->reader_err)
+		kstats_stream_request_stop(s);
+	return NULL;
+}
+
+int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
+			       kstats_consumer_fn fn, void *ctx, char *err, size_t errlen)
+{
+	size_t size = (sizeof(struct consumer) + CACHELINE - 1) / CACHELINE * CACHELINE, off;
+	struct consumer *c, **all;
+
+	if (s->started)
+		return kstats_fail(err, errlen, EBUSY,
+				   "stream %s: add consumers before starting it", s->name);
+	if (!queue_len || queue_len > MAX_QUEUE_LEN)
+		return kstats_fail(err, errlen, EINVAL, "queue of %u records: use 1..%u",
+				   queue_len, MAX_QUEUE_LEN);
+	all = realloc(s->consumers, (s->nconsumers + 1) * sizeof(*all));
+	if (all)
+		s->consumers = all;
+	c = all ? aligned_alloc(CACHELINE, size) : NULL;
+	if (!c)
+		return kstats_fail(err, errlen, ENOMEM, "out of memory");
+	memset(c, 0, size);
+	c->s = s;
+	c->fn = fn;
+	c->ctx = ctx;
+	/* The next power of two, at least 2, less one. */
+	c->mask = queue_len < 2 ? 1 : UINT32_MAX >> __builtin_clz(queue_len - 1);
+	c->wake_backlog = c->mask < WAKE_BACKLOG * 4 ? (c->mask + 1) / 4 : WAKE_BACKLOG;
+	c->slots_len = ((size_t)c->mask + 1) * s->slot_size;
+	/* Faulted in now: one page fault per 4 KiB on the reader's first lap costs more than the copies. */
+	c->slots = mmap(NULL, c->slots_len, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (c->slots == MAP_FAILED)
+		c->slots = NULL;
+	/*
+	 * MAP_POPULATE fills the page tables, but under a shadow-paging
+	 * hypervisor the first user write to each page still traps to the
+	 * host: pay it here.
+	 */
+	for (off = 0; c->slots && off < c->slots_len; off += 4096)
+		((volatile unsigned char *)c->slots)[off] = 0;
+	c->vals = calloc(s->cols.ncols + 1, sizeof(*c->vals));
+	if (!c->slots || !c->vals) {
+		consumer_free(c);
+		return kstats_fail(err, errlen, ENOMEM, "queue of %u records: out of memory",
+				   queue_len);
+	}
+	s->consumers[s->nconsumers] = c;
+	return (int)s->nconsumers++;
+}
+
+static void join_consumers(struct kstats_stream *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		atomic_store(&s->consumers[i]->closed, true);
+		wake_consumer(s->consumers[i]);
+		pthread_join(s->consumers[i]->thread, NULL);
+	}
+	s->running = false;
+}
+
+int kstats_stream_start(struct kstats_stream *s, char *err, size_t errlen)
+{
+	sigset_t all, old;
+	size_t i;
+	int ret = 0;
+
+	if (s->started)
+		return kstats_fail(err, errlen, EINVAL, "stream %s was started before; "
+				   "a stream starts once: open it again", s->name);
+	s->started = true;
+	/* Threads inherit the mask: signals go to the caller's thread only. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	s->running = true;
+	for (i = 0; i < s->nconsumers && !ret; i++)
+		ret = -pthread_create(&s->consumers[i]->thread, NULL, consumer_main,
+				      s->consumers[i]);
+	if (ret)
+		i--;
+	else
+		ret = -pthread_create(&s->reader, NULL, reader_main, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret) {
+		s->reader_err = ret;
+		join_consumers(s, i);
+		return kstats_fail(err, errlen, -ret, "cannot start threads: %s", strerror(-ret));
+	}
+	return 0;
+}
+
+int kstats_stream_stop(struct kstats_stream *s, char *err, size_t errlen)
+{
+	if (s->running) {
+		kstats_stream_request_stop(s);
+		pthread_join(s->reader, NULL);
+		join_consumers(s, s->nconsumers);
+	}
+	if (s->reader_err && err)
+		return kstats_fail(err, errlen, -s->reader_err, "stream %s: reading the ring: %s",
+				   s->name, strerror(-s->reader_err));
+	return s->reader_err;
+}
+
+/* Never read: stop_fd stays readable, so every later wait returns 0 too. */
+void kstats_stream_request_stop(struct kstats_stream *s)
+{
+	eventfd_write(s->stop_fd, 1);
+}
+
+int kstats_stream_wait(struct kstats_stream *s, const sigset_t *sigs, int timeout_ms)
+{
+	struct pollfd pfd[2] = { { .fd = s->stop_fd, .events = POLLIN },
+				 { .fd = -1, .events = POLLIN } };
+	struct signalfd_siginfo si;
+	int n;
+
+	if (sigs) {
+		pthread_sigmask(SIG_BLOCK, sigs, NULL);
+		n = signalfd(s->sig_fd, sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+		if (n < 0)
+			return -errno;
+		s->sig_fd = pfd[1].fd = n;
+	}
+	do
+		n = poll(pfd, 2, timeout_ms);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (!n)
+		return -ETIME;
+	if (pfd[0].revents & POLLIN)
+		return 0;
+	if (read(pfd[1].fd, &si, sizeof(si)) != sizeof(si))
+		return -errno;
+	return (int)si.ssi_signo;
 }

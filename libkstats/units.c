@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The unit table (kstats_units.h). */
+/* The unit table (kstats_tool.h). */
 #include <string.h>
 
 #include "kstats_meta.h"
-#include "kstats_units.h"
+#include "kstats_tool.h"
 
 static const char *const time_steps[] = { "µs", "ms", "s" };
 static const char *const size_steps[] = { "B", "KiB", "MiB", "GiB", "TiB" };

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Kernel version in force, and which objects are disabled.
+ * The loader's inputs: kernel version in force, which objects are disabled,
+ * and whether only root could have written the objects.
  *
  * loader.conf: one "key = value" per line, '#' starts a comment; a regular
  * file of text (no NUL) of at most CONFIG_MAX_BYTES, lines of any length.
@@ -9,11 +10,10 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 
 #include "kstats_fileio.h"
@@ -71,12 +71,13 @@ struct kver_buf kver_str(__u32 kver)
 	return b;
 }
 
-struct kver_buf kver_range_str(__u32 min, __u32 max)
+bool kver_in(__u32 kver, __u32 min, __u32 max, char *why, size_t len)
 {
-	struct kver_buf b;
-
-	snprintf(b.s, sizeof(b.s), "[%.16s, %.16s)", kver_str(min).s, kver_str(max).s);
-	return b;
+	if (kver >= min && kver < max)
+		return true;
+	snprintf(why, len, "kernel %s is outside [%s, %s)", kver_str(kver).s,
+		 kver_str(min).s, kver_str(max).s);
+	return false;
 }
 
 static char *trim(char *s)
@@ -115,11 +116,10 @@ static char **grow_list(struct loader_ctx *ctx)
 int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t errlen)
 {
 	char *copy = strdup(list), *tok, *save = NULL, **grown;
-	int ret = 0;
+	int ret = copy ? 0 : -ENOMEM;
 
-	if (!copy)
-		goto nomem;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok;
+	     tok = strtok_r(NULL, ",", &save)) {
 		tok = trim(tok);
 		if (!strcmp(tok, "all")) {
 			ctx->disable_all = true;
@@ -132,20 +132,18 @@ int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t err
 			break;
 		}
 		grown = grow_list(ctx);
+		if (grown)
+			ctx->disabled = grown;
 		if (!grown || !(grown[ctx->ndisabled] = strdup(tok))) {
-			if (grown)
-				ctx->disabled = grown;
-			free(copy);
-			goto nomem;
+			ret = -ENOMEM;
+			break;
 		}
-		ctx->disabled = grown;
 		ctx->ndisabled++;
 	}
+	if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
 	free(copy);
 	return ret;
-nomem:
-	snprintf(err, errlen, "out of memory");
-	return -ENOMEM;
 }
 
 static int config_line(struct loader_ctx *ctx, char *line, char *err, size_t errlen)
@@ -176,28 +174,6 @@ static int config_line(struct loader_ctx *ctx, char *line, char *err, size_t err
 	return add_disabled(ctx, val, err, errlen);
 }
 
-/*
- * The whole file, at most CONFIG_MAX_BYTES, so that no line is ever cut:
- * a cut would turn the tail of a long comment into a line of its own.
- */
-static int config_open_read(const char *path, bool must_exist, char **buf,
-			    size_t *len, char *err, size_t errlen)
-{
-	int ret = kstats_read_file(path, CONFIG_MAX_BYTES, buf, len);
-
-	if (ret == -ENOENT && !must_exist)
-		return 1;
-	if (ret == -EFBIG)
-		snprintf(err, errlen, "config %s is larger than %u bytes, the limit; "
-			 "shorten it", path, CONFIG_MAX_BYTES);
-	else if (ret)
-		snprintf(err, errlen, "cannot read config %s: %s", path,
-			 ret == -ELOOP ? "it is a symbolic link; name the file itself" :
-			 ret == -EINVAL ? "not a regular file; replace it with one" :
-			 strerror(-ret));
-	return ret;
-}
-
 /* buf holds len bytes of the file named path, and room for one more. */
 int parse_config(struct loader_ctx *ctx, char *buf, size_t len, const char *path,
 		 char *err, size_t errlen)
@@ -222,15 +198,29 @@ int parse_config(struct loader_ctx *ctx, char *buf, size_t len, const char *path
 	return ret;
 }
 
+/*
+ * The whole file, at most CONFIG_MAX_BYTES, so that no line is ever cut:
+ * a cut would turn the tail of a long comment into a line of its own.
+ */
 int read_config(struct loader_ctx *ctx, const char *path, bool must_exist,
 		char *err, size_t errlen)
 {
 	size_t len;
 	char *buf;
-	int ret = config_open_read(path, must_exist, &buf, &len, err, errlen);
+	int ret = kstats_read_file(path, CONFIG_MAX_BYTES, &buf, &len);
 
+	if (ret == -ENOENT && !must_exist)
+		return 0;
+	if (ret == -EFBIG)
+		snprintf(err, errlen, "config %s is larger than %u bytes, the limit; "
+			 "shorten it", path, CONFIG_MAX_BYTES);
+	else if (ret)
+		snprintf(err, errlen, "cannot read config %s: %s", path,
+			 ret == -ELOOP ? "it is a symbolic link; name the file itself" :
+			 ret == -EINVAL ? "not a regular file; replace it with one" :
+			 strerror(-ret));
 	if (ret)
-		return ret > 0 ? 0 : ret;
+		return ret;
 	ret = parse_config(ctx, buf, len, path, err, errlen);
 	free(buf);
 	return ret;
@@ -255,6 +245,61 @@ void free_config(struct loader_ctx *ctx)
 	for (i = 0; i < ctx->ndisabled; i++)
 		free(ctx->disabled[i]);
 	free(ctx->disabled);
-	ctx->disabled = NULL;
-	ctx->ndisabled = 0;
+}
+
+/*
+ * Whoever can write an object or any directory above it can put code into
+ * the kernel: every component, symlinks resolved, must be root's and
+ * writable by nobody else (kstats_check_private_dir() would also accept
+ * our own uid).  An object is judged on the descriptor it is read from:
+ * what is trusted is what is loaded, whatever a link pointed at before.
+ */
+static int judge(const char *path, const char *comp, int fd, bool leaf,
+		 char *why, size_t len)
+{
+	/* "dir/x.bpf: /abs/dir is ..." names the given path when they differ. */
+	const char *given = strcmp(path, comp) ? path : "", *sep = *given ? ": " : "";
+	struct stat st;
+
+	if (fd >= 0 ? fstat(fd, &st) : stat(comp, &st)) {
+		int ret = -errno;
+
+		snprintf(why, len, "%s%scannot stat %s: %s", given, sep, comp,
+			 strerror(errno));
+		return ret;
+	}
+	if (st.st_uid) {
+		snprintf(why, len, "%s%s%s is owned by uid %u, not root, so its owner "
+			 "could load code into the kernel; run: chown root %s",
+			 given, sep, comp, (unsigned int)st.st_uid, comp);
+		return -EPERM;
+	}
+	/* Above the leaf, a sticky root directory (/tmp) keeps root's entries. */
+	if (!leaf && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX))
+		return 0;
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(why, len, "%s%s%s is %s-writable (mode %04o), so others "
+			 "could load code into the kernel; run: chmod go-w %s", given,
+			 sep, comp, st.st_mode & S_IWOTH ? "world" : "group",
+			 (unsigned int)(st.st_mode & 07777), comp);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int check_component(const char *path, const char *comp, bool leaf,
+			   char *why, size_t len)
+{
+	return judge(path, comp, -1, leaf, why, len);
+}
+
+int check_trusted(const char *path, char *why, size_t len)
+{
+	return kstats_check_path_up(path, check_component, why, len);
+}
+
+int check_trusted_fd(const char *path, const char *real, int fd, char *why, size_t len)
+{
+	return judge(path, real, fd, true, why, len) ?:
+	       kstats_check_path_up(real, check_component, why, len);
 }

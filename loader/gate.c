@@ -6,7 +6,6 @@
  * one tracefs has is left to the load (attach_point_deferred()).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +16,6 @@
 #include "kstats_fileio.h"
 #include "loader.h"
 
-#define TRACEFS_ROOTS { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" }
 #define KPROBE_PMU "/sys/bus/event_source/devices/kprobe"
 #define EVENTS_MAX_BYTES (4u << 20)	/* about 64 KiB on 6.x kernels */
 
@@ -37,7 +35,8 @@ const char *variant_name(__u32 variant)
 /* The mounted tracefs, or NULL. */
 static const char *tracefs(void)
 {
-	static const char *const roots[] = TRACEFS_ROOTS;
+	static const char *const roots[] = { "/sys/kernel/tracing",
+					     "/sys/kernel/debug/tracing" };
 	char probe[64];
 	size_t i;
 
@@ -61,7 +60,6 @@ static const char *tracefs_events(int *err)
 	char path[64], *raw = NULL;
 	const char *root;
 	size_t len = 0;
-	int fd;
 
 	if (text || text_err) {
 		*err = text_err;
@@ -71,10 +69,7 @@ static const char *tracefs_events(int *err)
 	text_err = -ENOENT;
 	if (root) {
 		snprintf(path, sizeof(path), "%s/available_events", root);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		text_err = fd < 0 ? -errno : kstats_read_fd(fd, EVENTS_MAX_BYTES, &raw, &len);
-		if (fd >= 0)
-			close(fd);
+		text_err = kstats_read_file(path, EVENTS_MAX_BYTES, &raw, &len);
 	}
 	if (!text_err && (text = malloc(len + 3)))
 		snprintf(text, len + 3, "\n%s\n", raw);
@@ -219,50 +214,6 @@ static bool kprobe_exists(struct loader_ctx *ctx, const char *target,
 	return false;
 }
 
-/* tracefs first: it lists module tracepoints too, and costs no BTF parse. */
-static bool raw_tp_exists(struct loader_ctx *ctx, const char *tp,
-			  char *why, size_t len)
-{
-	int found = tracefs_has_event(tp);
-
-	if (found > 0 || btf_has(ctx, "btf_trace_", tp, BTF_KIND_TYPEDEF))
-		return true;
-	if (found < 0 && !vmlinux(ctx))
-		return true;	/* nothing to ask: let attach decide */
-	snprintf(why, len, "tracepoint %s does not exist in this kernel", tp);
-	return false;
-}
-
-static bool tp_btf_exists(struct loader_ctx *ctx, const char *tp,
-			  char *why, size_t len)
-{
-	if (!vmlinux(ctx)) {
-		snprintf(why, len, "no vmlinux BTF (/sys/kernel/btf/vmlinux) for tp_btf");
-		return false;
-	}
-	if (btf_has(ctx, "btf_trace_", tp, BTF_KIND_TYPEDEF))
-		return true;
-	snprintf(why, len, "tracepoint %s is not in vmlinux BTF (no btf_trace_%s)", tp, tp);
-	return false;
-}
-
-static bool func_exists(struct loader_ctx *ctx, const char *func,
-			char *why, size_t len)
-{
-	if (btf_has(ctx, "", func, BTF_KIND_FUNC))
-		return true;
-	snprintf(why, len, "function %s is not in vmlinux BTF", func);
-	return false;
-}
-
-static bool tracepoint_exists(const char *event, char *why, size_t len)
-{
-	if (tracefs_has_event(event))	/* no tracefs: let attach decide */
-		return true;
-	snprintf(why, len, "tracepoint %s does not exist in this kernel", event);
-	return false;
-}
-
 static const char *after(const char *section, const char *prefix)
 {
 	size_t n = strlen(prefix);
@@ -273,10 +224,8 @@ static const char *after(const char *section, const char *prefix)
 /*
  * Whether a tp_btf attach point can be left to bpf_object__load(), which
  * looks it up in the vmlinux BTF libbpf parses anyway (a failed load has
- * the gate check it, variant.c): yes when tracefs has the event, also once
- * the run has parsed vmlinux BTF (a lookup there scans every type).  A
- * tracepoint tracefs lacks may still be in BTF (a bare DECLARE_TRACE one),
- * so that is for the gate to check.
+ * the gate check it): yes when tracefs has the event.  One tracefs lacks
+ * may still be in BTF (a bare DECLARE_TRACE one): the gate checks that.
  */
 bool attach_point_deferred(const char *section)
 {
@@ -292,20 +241,46 @@ bool attach_point_deferred(const char *section)
 static bool exists(struct loader_ctx *ctx, const char *section, char *why, size_t len)
 {
 	const char *name;
+	int found;
 
-	if ((name = after(section, "tp_btf/")))
-		return tp_btf_exists(ctx, name, why, len);
+	if ((name = after(section, "tp_btf/"))) {
+		if (!vmlinux(ctx)) {
+			snprintf(why, len, "no vmlinux BTF (/sys/kernel/btf/vmlinux) for tp_btf");
+			return false;
+		}
+		if (btf_has(ctx, "btf_trace_", name, BTF_KIND_TYPEDEF))
+			return true;
+		snprintf(why, len, "tracepoint %s is not in vmlinux BTF (no btf_trace_%s)",
+			 name, name);
+		return false;
+	}
 	if ((name = after(section, "raw_tp/")) || (name = after(section, "raw_tracepoint/")) ||
-	    (name = after(section, "raw_tp.w/")) || (name = after(section, "raw_tracepoint.w/")))
-		return raw_tp_exists(ctx, name, why, len);
+	    (name = after(section, "raw_tp.w/")) || (name = after(section, "raw_tracepoint.w/"))) {
+		/* tracefs first: it lists module tracepoints too, and costs no BTF parse. */
+		found = tracefs_has_event(name);
+		if (found > 0 || btf_has(ctx, "btf_trace_", name, BTF_KIND_TYPEDEF))
+			return true;
+		if (found < 0 && !vmlinux(ctx))
+			return true;	/* nothing to ask: let attach decide */
+		snprintf(why, len, "tracepoint %s does not exist in this kernel", name);
+		return false;
+	}
 	if ((name = after(section, "kprobe/")) || (name = after(section, "kretprobe/")))
 		return kprobe_exists(ctx, name, why, len);
 	if ((name = after(section, "fentry/")) || (name = after(section, "fexit/")) ||
-	    (name = after(section, "fmod_ret/")))
-		return func_exists(ctx, name, why, len);
-	if ((name = after(section, "tp/")) || (name = after(section, "tracepoint/")))
-		return tracepoint_exists(name, why, len);
-	return true;	/* nothing to check before loading */
+	    (name = after(section, "fmod_ret/"))) {
+		if (btf_has(ctx, "", name, BTF_KIND_FUNC))
+			return true;
+		snprintf(why, len, "function %s is not in vmlinux BTF", name);
+		return false;
+	}
+	/* No tracefs: let attach decide. */
+	if (((name = after(section, "tp/")) || (name = after(section, "tracepoint/"))) &&
+	    !tracefs_has_event(name)) {
+		snprintf(why, len, "tracepoint %s does not exist in this kernel", name);
+		return false;
+	}
+	return true;	/* nothing (else) to check before loading */
 }
 
 bool attach_point_exists(struct loader_ctx *ctx, const char *section,

@@ -10,7 +10,7 @@
 #include <syslog.h>
 #include <bpf/libbpf.h>
 
-#include "kstats_meta.h"
+#include "kstats_objmeta.h"
 
 struct btf;
 struct kstats_status;
@@ -112,7 +112,7 @@ struct loader_ctx {
 	bool vmlinux_tried;
 	struct kstats_status *prev;	/* previous status file, or NULL */
 	double lock_timeout_s;		/* wait at most this for the run dir lock */
-	/* metric.c, under lock: objects load on several threads. */
+	/* object.c's metric claims, under lock: objects load on several threads. */
 	pthread_mutex_t lock;
 	pthread_cond_t turn_done;
 	struct metric_claim *claims;	/* metrics of loaded objects */
@@ -140,17 +140,23 @@ struct kver_buf {
 int parse_kver(const char *s, __u32 *kver);
 int running_kver(__u32 *kver, char *release, size_t len);
 struct kver_buf kver_str(__u32 kver);
-struct kver_buf kver_range_str(__u32 min, __u32 max);
+/* Else false, and "kernel X is outside [min, max)" in why. */
+bool kver_in(__u32 kver, __u32 min, __u32 max, char *why, size_t len);
 int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t errlen);
 int read_config(struct loader_ctx *ctx, const char *path, bool must_exist,
 		char *err, size_t errlen);
 int parse_config(struct loader_ctx *ctx, char *buf, size_t len, const char *path,
 		 char *err, size_t errlen);
 bool is_disabled(const struct loader_ctx *ctx, const char *obj);
-/* result.c: one warning per disabled name that matches no object. */
-void warn_unknown_disabled(const struct loader_ctx *ctx, const struct obj_result *res,
-			   size_t n);
 void free_config(struct loader_ctx *ctx);
+/*
+ * 0 when only root can change path or any directory above it (a sticky one
+ * such as /tmp may be shared); else -EPERM, or -errno when path cannot be
+ * resolved, with a one-line reason naming the fix in why.
+ */
+int check_trusted(const char *path, char *why, size_t len);
+/* The same for an object: fd, opened by its resolved path real, is judged itself. */
+int check_trusted_fd(const char *path, const char *real, int fd, char *why, size_t len);
 
 /* gate.c */
 bool attach_point_exists(struct loader_ctx *ctx, const char *section,
@@ -158,7 +164,9 @@ bool attach_point_exists(struct loader_ctx *ctx, const char *section,
 bool attach_point_deferred(const char *section);
 const char *variant_name(__u32 variant);
 
-/* result.c */
+/* result.c; warn_unknown_disabled: one warning per disabled name matching no object. */
+void warn_unknown_disabled(const struct loader_ctx *ctx, const struct obj_result *res,
+			   size_t n);
 const char *outcome_str(enum outcome o);
 int apply_owner(const char *path, const char *uid, const char *gid,
 		unsigned int mode);
@@ -173,27 +181,58 @@ bool is_pin_kind(const char *path, const char *kind);
 bool in_pin_dir(const struct loader_ctx *ctx, const char *path);
 int object_name_check(const char *name, char *fix, size_t len);
 bool pin_of(const struct loader_ctx *ctx, const char *path, const char *obj);
-struct kstats_objmeta;
 void adopt_prev_pins(struct loader_ctx *ctx, struct obj_result *res);
 void retire_programs(struct obj_result *res);
 void describe_kept_pins(struct loader_ctx *ctx, struct obj_result *res,
 			const struct kstats_objmeta *meta);
 void free_result(struct obj_result *res);
 
-/* metric.c */
-int metrics_init(struct loader_ctx *ctx, size_t nobjs);
-void metrics_free(struct loader_ctx *ctx);
+/* One object's load in progress (object.c). */
+struct prog_plan {
+	const struct kstats_prog_meta *meta;
+	struct bpf_program *prog;	/* in the current open of the object */
+	bool in_range;
+	bool available;
+	bool rejected;			/* failed to load in an earlier attempt */
+	bool deferred;			/* available unchecked: the load checks it */
+	bool chosen;
+	char why[256];			/* why not available */
+	char *log;			/* verifier log of the current attempt */
+	int kept_fd;			/* identical program already attached */
+};
+
+struct obj_load {
+	struct loader_ctx *ctx;
+	size_t idx;			/* in the run's sorted order */
+	struct obj_result *res;
+	void *elf;			/* the file's bytes, read once */
+	size_t elf_len;
+	int untrusted;			/* check_trusted_fd() of the file read */
+	struct kstats_objmeta meta;
+	struct bpf_object *obj;
+	struct prog_plan *pl;		/* parallel to res->progs */
+	__u64 created_boot_ns;
+	__u64 created_real_ns;
+	char libbpf_err[512];		/* libbpf's first warning of a step */
+};
+
+/* Larger than any object a build produces; bounds what one file costs. */
+#define OBJECT_MAX_BYTES (64u << 20)
 
 /* object.c: the idx-th object of the run, in sorted order. */
 void load_object(struct loader_ctx *ctx, size_t idx, const char *path,
 		 struct obj_result *res);
+int metrics_init(struct loader_ctx *ctx, size_t nobjs);
+void metrics_free(struct loader_ctx *ctx);
 
-/* probe.c */
+/* probe.c: libbpf opens an object in a child first. */
 void probe_start(void);
 /* argv[1] of the prober that replaces a crashed one (never for users). */
 #define PROBE_SERVER_ARG "--probe-server"
 #define PROBE_SERVER_FD 3	/* its socket */
 void probe_server_main(void) __attribute__((noreturn));
+struct bpf_object *obj_open_mem(const char *name, const void *elf, size_t len);
+int probe_open(struct obj_load *l);
 
 /* pin.c: shape checks, atomic publication, link replacement. */
 int pin_open(const char *path);
@@ -203,8 +242,11 @@ int map_shape_check(const struct btf *obj_btf, struct bpf_map *map, int pinned_f
 		    const struct map_types *known, char *why, size_t len);
 bool ring_consumable(struct bpf_map *map, int fd, char *why, size_t len);
 
-struct pin_txn;
-struct pin_txn *txn_new(const char *pin_dir);
+struct pin_txn {
+	const char *pin_dir;
+	struct pin_entry *e;
+	size_t n;
+};
 int txn_pin(struct pin_txn *txn, int fd, const char *final, const char *aside,
 	    const char *uid, const char *gid, unsigned int mode);
 int txn_commit(struct pin_txn *txn, char *why, size_t len);
@@ -213,9 +255,7 @@ void txn_free(struct pin_txn *txn);
 void txn_remove_stale(const char *pin_dir);
 
 struct link_swap;
-struct link_swap *swap_begin(const char *const *link_pins, size_t n,
-			     const char *const *prog_pins, size_t nprog,
-			     char *why, size_t len);
+struct link_swap *swap_begin(const struct obj_result *res, char *why, size_t len);
 int swap_keep(struct link_swap *sw, const char *link_pin, int new_prog_fd,
 	      __u32 *prog_id);
 int swap_detach(struct link_swap *sw, char *why, size_t len);
@@ -234,11 +274,5 @@ int prev_map_types(const struct loader_ctx *ctx, const char *obj, const char *ma
 		   __u32 map_id, struct map_types *types);
 int status_write(const struct loader_ctx *ctx, const struct obj_result *res,
 		 size_t n, __u64 started_ns, const char *error);
-
-/* main.c */
-struct dirent;
-
-/* unload.c */
-int unload_all(struct loader_ctx *ctx);
 
 #endif /* KSTATS_LOADER_H */

@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
-#include "kstats_escape.h"
+#include "kstats_tool.h"
 #include "loader.h"
 
 /* The kernel truncates longer kmsg records anyway. */

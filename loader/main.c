@@ -1,10 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * kstats-loader: loads every *.bpf of the object directory that this kernel
- * can run, pins its maps and links, and records what happened to each object
- * and program in the status file.  Generic: everything it knows about an
- * object comes from the object's own metadata.
- */
+/* kstats-loader: options, the run dir lock, objects loaded on a pool, --unload. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,19 +14,16 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
-#include "kstats_args.h"
+#include "kstats_tool.h"
 #include "kstats_fileio.h"
-#include "kstats_objmeta.h"
-#include "kstats_paths.h"
 #include "kstats_pins.h"
-#include "kstats_why.h"
+#include "kstats_status.h"
+#include "kstats_tool.h"
 #include "loader.h"
-#include "trust.h"
 
 #define DEFAULT_RUN_DIR "/run/kernelstats"
 #define DEFAULT_CONFIG "/etc/kernelstats/loader.conf"
@@ -85,7 +77,6 @@ static void usage(FILE *f)
 "  4  another kstats-loader held the lock for --lock-timeout seconds;\n"
 "     the status file is left to it\n", DEFAULT_LOCK_TIMEOUT);
 }
-
 
 /* Through log_msg: an argument or a config line may hold control bytes. */
 static int bad_usage(const char *fmt, const char *arg)
@@ -177,31 +168,15 @@ static int set_paths(struct loader_ctx *ctx, const struct options *o)
 /* --kver, else $KSTATS_KVER, else uname. */
 static int set_kver(struct loader_ctx *ctx, const struct options *o)
 {
-	const char *env = getenv("KSTATS_KVER");
+	const char *env = getenv("KSTATS_KVER"), *v = o->kver ?: (env && *env ? env : NULL);
 	int ret = running_kver(&ctx->kver, ctx->release, sizeof(ctx->release));
 
-	if (o->kver) {
-		if (parse_kver(o->kver, &ctx->kver))
-			return bad_usage("--kver '%s' is not a kernel version like 6.1.0",
-					 o->kver);
-	} else if (env && *env) {
-		if (parse_kver(env, &ctx->kver))
-			return bad_usage("KSTATS_KVER='%s' is not a kernel version like 6.1.0",
-					 env);
-	} else if (ret) {
+	if (v && parse_kver(v, &ctx->kver))
+		return bad_usage(o->kver ? "--kver '%s' is not a kernel version like 6.1.0" :
+				 "KSTATS_KVER='%s' is not a kernel version like 6.1.0", v);
+	if (!v && ret)
 		return bad_usage("cannot tell the kernel version from uname -r '%s'; "
 				 "pass --kver", ctx->release);
-	}
-	return EXIT_OK;
-}
-
-static int set_config(struct loader_ctx *ctx, const struct options *o)
-{
-	char err[512];
-
-	if (read_config(ctx, o->config ? o->config : DEFAULT_CONFIG, o->config,
-			err, sizeof(err)))
-		return bad_usage("%s", err);
 	return EXIT_OK;
 }
 
@@ -244,7 +219,6 @@ fail:
 	return ret;
 }
 
-/* Mounted bpffs, pin dir created. */
 static int prepare_pin_dir(const char *pin_dir, char *err, size_t len)
 {
 	int ret = kstats_ensure_bpffs(pin_dir, err, len);
@@ -267,37 +241,7 @@ static int prepare_pin_dir(const char *pin_dir, char *err, size_t len)
 	return ret;
 }
 
-/* Creates the run dir and removes a stale completion flag, first thing. */
-static int prepare_run_dir(const struct loader_ctx *ctx, char *flag, size_t len)
-{
-	int ret = kstats_mkdir_p(ctx->run_dir, 0755);
-
-	snprintf(flag, len, "%s/" FLAG_NAME, ctx->run_dir);
-	if (ret) {
-		log_msg(LOG_ERR, "cannot create run dir %s: %s; pass --run-dir",
-			ctx->run_dir, strerror(-ret));
-		return ret;
-	}
-	if (unlink(flag) && errno != ENOENT) {
-		ret = -errno;
-		log_msg(LOG_ERR, "cannot remove %s: %s; pass --run-dir", flag,
-			strerror(errno));
-	}
-	return ret;
-}
-
-static bool bpf_usable(char *err, size_t len)
-{
-	int ret = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARRAY, NULL);
-
-	if (ret == 1)
-		return true;
-	snprintf(err, len, "BPF is unusable here (%s): run as root on a kernel with "
-		 "CONFIG_BPF_SYSCALL", ret < 0 ? strerror(-ret) : "no array maps");
-	return false;
-}
-
-/* An unusable environment: logged, and recorded with nothing touched. */
+/* Recorded in the status file with nothing touched. */
 static int fail_env(struct loader_ctx *ctx, __u64 started, const char *fmt, ...)
 {
 	char err[1024];
@@ -342,10 +286,9 @@ static void report(const struct obj_result *r)
 }
 
 /*
- * The objects load on up to one thread per CPU (the kernel's verifier and
- * libbpf's vmlinux BTF parse are most of a load, and each runs on the
- * loading thread), taken in sorted order; their lines are written in that
- * order as they finish, each object's own diagnostics first.
+ * The objects load on up to one thread per CPU (the verifier and libbpf's
+ * vmlinux BTF parse run on the loading thread), taken in sorted order, and
+ * are reported in that order, each object's own diagnostics first.
  */
 #define LOADER_MAX_THREADS 4
 
@@ -363,16 +306,6 @@ struct pool {
 	pthread_cond_t cond;
 };
 
-static size_t pool_threads(size_t n)
-{
-	cpu_set_t set;
-	size_t cpus = sched_getaffinity(0, sizeof(set), &set) ? 1 : (size_t)CPU_COUNT(&set);
-
-	cpus = cpus < LOADER_MAX_THREADS ? cpus : LOADER_MAX_THREADS;
-	return n < cpus ? n : cpus;
-}
-
-/* Loads the next object not taken yet; false when none is left. */
 static bool load_next(struct pool *p)
 {
 	size_t i = atomic_fetch_add(&p->next, 1);
@@ -422,8 +355,12 @@ static void report_done(struct pool *p, bool wait)
 static void load_pool(struct pool *p)
 {
 	pthread_t tid[LOADER_MAX_THREADS];
-	size_t t, started = 0, want = pool_threads(p->n);
+	size_t t, started = 0, want;
+	cpu_set_t set;
 
+	want = sched_getaffinity(0, sizeof(set), &set) ? 1 : (size_t)CPU_COUNT(&set);
+	want = want < LOADER_MAX_THREADS ? want : LOADER_MAX_THREADS;
+	want = want < p->n ? want : p->n;
 	if (!p->ctx->disable_all && p->n)
 		probe_start();	/* forked before any thread exists */
 	/*
@@ -440,7 +377,7 @@ static void load_pool(struct pool *p)
 		pthread_join(tid[t], NULL);
 }
 
-/* EXIT_OK or EXIT_CRITICAL; -errno when no object could be tried. */
+/* -errno when no object could be tried. */
 static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nout)
 {
 	struct pool p = { .ctx = ctx, .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -474,24 +411,106 @@ static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nou
 	return p.critical ? EXIT_CRITICAL : EXIT_OK;
 }
 
-/* The status file, then the completion flag: returns the exit code. */
-static int finish_run(const struct loader_ctx *ctx, const struct obj_result *res,
-		      size_t n, __u64 started, const char *flag, int code)
-{
-	int ret = status_write(ctx, res, n, started, NULL);
 
-	if (ret) {
-		log_msg(LOG_ERR, "cannot write %s: %s; pass --run-dir; no completion "
-			"flag written", ctx->status_path, strerror(-ret));
+/*
+ * --unload: the pins the status file lists (without one, those named after
+ * the objects in --obj-dir), the status file, the flag, and the pin
+ * directory if nothing else is left in it; other pins are never touched.
+ */
+struct unload {
+	unsigned int removed;
+	unsigned int failed;
+};
+
+static void remove_pin(struct unload *u, const char *path)
+{
+	if (!unlink(path)) {
+		u->removed++;
+	} else if (errno != ENOENT) {
+		log_msg(LOG_ERR, "cannot remove %s: %m", path);
+		u->failed++;
+	}
+}
+
+/* Without a status file: the pins named after the objects in --obj-dir. */
+static int remove_named_pins(struct loader_ctx *ctx, struct unload *u)
+{
+	char path[LOADER_PATH_LEN], name[KSTATS_NAME_LEN];
+	struct dirent **objs, *e;
+	DIR *dir;
+	int n, i;
+
+	n = kstats_scan_objects(ctx->obj_dir, &objs);
+	if (n < 0)
+		return n;
+	dir = opendir(ctx->pin_dir);
+	while (dir && (e = readdir(dir))) {
+		snprintf(path, sizeof(path), "%s/%s", ctx->pin_dir, e->d_name);
+		for (i = 0; i < n; i++)
+			if (!kstats_obj_name(objs[i]->d_name, name, sizeof(name)) &&
+			    pin_of(ctx, path, name))
+				break;
+		if (i < n)
+			remove_pin(u, path);
+	}
+	if (dir)
+		closedir(dir);
+	for (i = 0; i < n; i++)
+		free(objs[i]);
+	free(objs);
+	return 0;
+}
+
+/* The objects as loaded (object.c): no pin is left to read with them. */
+static void remove_loaded_copies(const struct loader_ctx *ctx)
+{
+	char path[LOADER_PATH_LEN + 256];
+	struct dirent **ents;
+	int n, i;
+
+	if (!strcmp(ctx->run_dir, ctx->obj_dir))
+		return;	/* never the objects themselves */
+	n = kstats_scan_objects(ctx->run_dir, &ents);
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", ctx->run_dir, ents[i]->d_name);
+		if (unlink(path) && errno != ENOENT)
+			log_msg(LOG_WARNING, "warning: cannot remove %s: %m", path);
+		free(ents[i]);
+	}
+	if (n >= 0)
+		free(ents);
+}
+
+static int unload_all(struct loader_ctx *ctx, const char *flag)
+{
+	const struct kstats_status_obj *o;
+	struct unload u = {};
+	size_t i, j;
+
+	for (i = 0; ctx->prev && i < ctx->prev->nobjs; i++) {
+		o = &ctx->prev->objs[i];
+		for (j = 0; j < o->npins; j++)
+			if (pin_of(ctx, o->pins[j], o->name))
+				remove_pin(&u, o->pins[j]);
+			else
+				log_msg(LOG_WARNING, "warning: %s is not a pin of %s in %s; "
+					"left alone", o->pins[j], o->name, ctx->pin_dir);
+	}
+	if (!ctx->prev && remove_named_pins(ctx, &u)) {
+		log_msg(LOG_ERR, "no status file %s and cannot read %s: nothing known to "
+			"unload; pass --run-dir or --obj-dir", ctx->status_path, ctx->obj_dir);
 		return EXIT_ENV;
 	}
-	ret = kstats_file_replace(flag, "1\n", 2, 0644);
-	if (ret) {
-		log_msg(LOG_ERR, "cannot write completion flag %s: %s; pass --run-dir",
-			flag, strerror(-ret));
-		return EXIT_ENV;
-	}
-	return code;
+	remove_loaded_copies(ctx);
+	unlink(flag);
+	if (unlink(ctx->status_path) && errno != ENOENT)
+		log_msg(LOG_WARNING, "warning: cannot remove %s: %m", ctx->status_path);
+	if (rmdir(ctx->pin_dir) && errno != ENOENT)
+		log_msg(LOG_INFO, "%s stays: it holds pins that are not the loader's",
+			ctx->pin_dir);
+	log_result(LOG_INFO, "unloaded: %u pins removed%s", u.removed,
+		u.failed ? ", some could not be" : "");
+	return u.failed ? EXIT_CRITICAL : EXIT_OK;
 }
 
 static int run(struct loader_ctx *ctx, const struct options *o)
@@ -500,12 +519,25 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 	__u64 started = kstats_clock_ns(CLOCK_BOOTTIME);
 	char flag[LOADER_PATH_LEN + 16], err[2 * LOADER_PATH_LEN];
 	size_t n = 0, i;
-	int lock, ret;
+	int lock, ret, code;
 
-	if (prepare_run_dir(ctx, flag, sizeof(flag)))
+	snprintf(flag, sizeof(flag), "%s/" FLAG_NAME, ctx->run_dir);
+	ret = kstats_mkdir_p(ctx->run_dir, 0755);
+	if (ret) {
+		log_msg(LOG_ERR, "cannot create run dir %s: %s; pass --run-dir",
+			ctx->run_dir, strerror(-ret));
 		return EXIT_ENV;
-	if (!o->unload && !bpf_usable(err, sizeof(err)))
-		return fail_env(ctx, started, "%s", err);
+	}
+	/* First thing: a stale completion flag goes. */
+	if (unlink(flag) && errno != ENOENT) {
+		log_msg(LOG_ERR, "cannot remove %s: %m; pass --run-dir", flag);
+		return EXIT_ENV;
+	}
+	ret = o->unload ? 1 : libbpf_probe_bpf_map_type(BPF_MAP_TYPE_ARRAY, NULL);
+	if (ret != 1)
+		return fail_env(ctx, started, "BPF is unusable here (%s): run as root on a "
+				"kernel with CONFIG_BPF_SYSCALL",
+				ret < 0 ? strerror(-ret) : "no array maps");
 	lock = lock_run_dir(ctx, err, sizeof(err));
 	if (lock < 0) {
 		/* The status file is the lock holder's to write, or unwritable. */
@@ -520,7 +552,7 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 	status_load_prev(ctx);	/* under the lock: the last run's, complete */
 	txn_remove_stale(ctx->pin_dir);
 	if (o->unload) {
-		ret = unload_all(ctx);
+		ret = unload_all(ctx, flag);
 		goto out;
 	}
 	if (check_trusted(ctx->obj_dir, err, sizeof(err)) == -EPERM) {
@@ -534,7 +566,16 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 		goto out;
 	}
 	warn_unknown_disabled(ctx, res, n);
-	ret = finish_run(ctx, res, n, started, flag, ret);
+	/* The status file, then the completion flag. */
+	code = ret;
+	ret = status_write(ctx, res, n, started, NULL);
+	if (ret)
+		log_msg(LOG_ERR, "cannot write %s: %s; pass --run-dir; no completion "
+			"flag written", ctx->status_path, strerror(-ret));
+	else if ((ret = kstats_file_replace(flag, "1\n", 2, 0644)))
+		log_msg(LOG_ERR, "cannot write completion flag %s: %s; pass --run-dir",
+			flag, strerror(-ret));
+	ret = ret ? EXIT_ENV : code;
 out:
 	for (i = 0; i < n; i++)
 		free_result(&res[i]);
@@ -569,6 +610,7 @@ int main(int argc, char **argv)
 				  .lock = PTHREAD_MUTEX_INITIALIZER,
 				  .turn_done = PTHREAD_COND_INITIALIZER };
 	struct options o = {};
+	char err[512];
 	int ret;
 
 	fill_stdio();
@@ -576,9 +618,10 @@ int main(int argc, char **argv)
 		probe_server_main();
 	/* A closed stdout must not kill us before the status file is written. */
 	signal(SIGPIPE, SIG_IGN);
-	ret = parse_args(argc, argv, &ctx, &o);
-	ret = ret ?: set_kver(&ctx, &o);
-	ret = ret ?: set_config(&ctx, &o);
+	ret = parse_args(argc, argv, &ctx, &o) ?: set_kver(&ctx, &o);
+	if (!ret && read_config(&ctx, o.config ?: DEFAULT_CONFIG, o.config, err,
+				sizeof(err)))
+		ret = bad_usage("%s", err);
 	ret = ret ?: set_paths(&ctx, &o);
 	if (!ret) {
 		libbpf_set_print(libbpf_log);

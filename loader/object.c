@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * One object, start to end: its name checked, its file read once, gating
- * from its own metadata, variant choice (variant.c), load (retried without
- * a rejected variant or optional program), then
- * publication of its pins, all or nothing (publish.c).
+ * One object, start to end: its file read once, gated by its own metadata,
+ * one variant per attach point, one object per metric, the load (retried
+ * without a rejected variant), then its pins published all or nothing.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,40 +17,21 @@
 #include <bpf/libbpf.h>
 
 #include "kstats_fileio.h"
-#include "kstats_objmeta.h"
 #include "kstats_pins.h"
-#include "object.h"
-#include "trust.h"
+#include "loader.h"
 
 #define VERIFIER_LOG_SIZE (64 * 1024)
 #define LOG_TAIL_LINES 6
 #define LOG_TAIL_CHARS 1024
 
-/* ---- opening ---- */
-
-
-static const char *file_kind(mode_t mode)
-{
-	if (S_ISFIFO(mode))
-		return "a FIFO";
-	if (S_ISDIR(mode))
-		return "a directory";
-	if (S_ISSOCK(mode))
-		return "a socket";
-	if (S_ISCHR(mode))
-		return "a character device";
-	if (S_ISBLK(mode))
-		return "a block device";
-	if (S_ISLNK(mode))
-		return "a symbolic link";
-	return "not a regular file";
-}
-
 static int not_regular(struct obj_load *l, mode_t mode)
 {
 	set_outcome(l->res, OUT_FAILED_OBJECT, "%s is %s; only regular files are "
 		    "loaded: remove it from the object directory", l->res->path,
-		    file_kind(mode));
+		    S_ISFIFO(mode) ? "a FIFO" : S_ISDIR(mode) ? "a directory" :
+		    S_ISSOCK(mode) ? "a socket" : S_ISCHR(mode) ? "a character device" :
+		    S_ISBLK(mode) ? "a block device" : S_ISLNK(mode) ? "a symbolic link" :
+		    "not a regular file");
 	return -EINVAL;
 }
 
@@ -135,6 +116,536 @@ static int open_object(struct obj_load *l)
 	return 0;
 }
 
+static const char *attach_type_of(const char *section)
+{
+	static const char *const kinds[] = { "tp_btf", "raw_tp", "kprobe" };
+	size_t i, n;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		n = strlen(kinds[i]);
+		if (!strncmp(section, kinds[i], n) && section[n] == '/')
+			return kinds[i];
+	}
+	return "other";
+}
+
+/*
+ * After a failed load, or before an object is stopped: the deferred attach
+ * points checked now, and what the failed attempt concluded forgotten, so
+ * the next choice is the one a full check up front would have made.
+ * False when nothing was deferred.
+ */
+static bool check_deferred(struct obj_load *l)
+{
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < l->res->nprogs; i++) {
+		struct prog_plan *pl = &l->pl[i];
+
+		any |= pl->deferred;
+		if (pl->deferred)
+			pl->available = attach_point_exists(l->ctx, l->res->progs[i].section,
+							    pl->why, sizeof(pl->why));
+		pl->deferred = false;
+	}
+	if (!any)
+		return false;
+	for (i = 0; i < l->res->nprogs; i++)
+		l->pl[i].rejected = false;
+	l->res->outcome = OUT_LOADED;
+	l->res->reason[0] = 0;
+	return true;
+}
+
+static int init_progs(struct obj_load *l)
+{
+	const char *pin_dir = l->ctx->pin_dir;
+	struct bpf_program *prog;
+	struct prog_result *p;
+	struct prog_plan *pl;
+	size_t n = 0;
+
+	bpf_object__for_each_program(prog, l->obj)
+		n++;
+	l->res->progs = calloc(n ? n : 1, sizeof(*l->res->progs));
+	l->pl = calloc(n ? n : 1, sizeof(*l->pl));
+	if (!l->res->progs || !l->pl) {
+		set_outcome(l->res, OUT_FAILED_OBJECT, "out of memory");
+		return -ENOMEM;
+	}
+	bpf_object__for_each_program(prog, l->obj) {
+		p = &l->res->progs[l->res->nprogs];
+		pl = &l->pl[l->res->nprogs++];
+		pl->prog = prog;
+		pl->kept_fd = -1;
+		snprintf(p->name, sizeof(p->name), "%s", bpf_program__name(prog));
+		snprintf(p->section, sizeof(p->section), "%s", bpf_program__section_name(prog));
+		p->attach_type = attach_type_of(p->section);
+		if (kstats_pin_path(p->link_pin, sizeof(p->link_pin), pin_dir, "link",
+				    l->res->name, p->name) ||
+		    kstats_pin_path(p->prog_pin, sizeof(p->prog_pin), pin_dir, "prog",
+				    l->res->name, p->section)) {
+			set_outcome(l->res, OUT_FAILED_OBJECT, "pin path for %s is too long",
+				    p->name);
+			return -ENAMETOOLONG;
+		}
+		pl->meta = kstats_objmeta_prog(&l->meta, p->name);
+		if (!pl->meta) {
+			set_outcome(l->res, OUT_FAILED_OBJECT, "program %s has no metadata; "
+				    "declare it with DEFINE_BPF_PROG or DEFINE_BPF_TRACEPOINT",
+				    p->name);
+			return -EINVAL;
+		}
+		snprintf(p->attach, sizeof(p->attach), "%s", pl->meta->attach);
+		pl->in_range = kver_in(l->ctx->kver, pl->meta->min_kver, pl->meta->max_kver,
+				       pl->why, sizeof(pl->why));
+		if (pl->in_range && attach_point_deferred(p->section))
+			pl->available = pl->deferred = true;
+		else if (pl->in_range)
+			pl->available = attach_point_exists(l->ctx, p->section, pl->why,
+							    sizeof(pl->why));
+	}
+	return 0;
+}
+
+static bool same_group(const struct obj_load *l, size_t i, size_t j)
+{
+	return !strcmp(l->res->progs[i].attach, l->res->progs[j].attach);
+}
+
+/* The preferred usable variant in the group of program i, or -1. */
+static int best_variant(const struct obj_load *l, size_t i)
+{
+	int best = -1;
+	size_t j;
+
+	for (j = 0; j < l->res->nprogs; j++) {
+		if (!same_group(l, i, j) || !l->pl[j].available || l->pl[j].rejected)
+			continue;
+		if (best < 0 || l->pl[j].meta->variant < l->pl[best].meta->variant)
+			best = j;
+	}
+	return best;
+}
+
+static void explain_unchosen(struct obj_load *l, size_t i, int best)
+{
+	struct prog_result *p = &l->res->progs[i];
+	struct prog_plan *pl = &l->pl[i];
+
+	if (pl->rejected)
+		return;		/* keeps its FAILED_VERIFIER */
+	p->outcome = !pl->in_range ? OUT_SKIPPED_KERNEL_VERSION :
+		     !pl->available ? OUT_SKIPPED_NO_ATTACH_POINT : OUT_SKIPPED_VARIANT;
+	if (p->outcome == OUT_SKIPPED_VARIANT)
+		snprintf(p->reason, sizeof(p->reason), "%s variant %s preferred",
+			 variant_name(l->pl[best].meta->variant), l->res->progs[best].name);
+	else
+		snprintf(p->reason, sizeof(p->reason), "%s", pl->why);
+}
+
+/* "<attach>: <prog>: <why>; <prog>: <why>" over the group's in-range members. */
+static void group_why(struct obj_load *l, size_t i, char *buf, size_t len)
+{
+	size_t j, n = snprintf(buf, len, "%s", l->res->progs[i].attach);
+	const char *sep = ":";
+
+	for (j = 0; j < l->res->nprogs && n < len; j++) {
+		if (!same_group(l, i, j) || !l->pl[j].in_range)
+			continue;
+		n += snprintf(buf + n, len - n, "%s %s: %s", sep, l->res->progs[j].name,
+			      l->pl[j].rejected ? l->res->progs[j].reason : l->pl[j].why);
+		sep = ";";
+	}
+}
+
+/*
+ * A mandatory attach point none of whose variants can run stops the object:
+ * FAILED_VERIFIER when one was rejected, SKIPPED_NO_ATTACH_POINT when the
+ * kernel lacks it.  Programs outside their kernel range never stop it.
+ */
+static enum outcome group_stop(struct obj_load *l, size_t i)
+{
+	bool in_range = false, rejected = false;
+	size_t j;
+
+	for (j = 0; j < l->res->nprogs; j++) {
+		if (!same_group(l, i, j))
+			continue;
+		if (l->pl[j].meta->flags & KSTATS_PROG_OPTIONAL)
+			return OUT_LOADED;
+		rejected |= l->pl[j].rejected;
+		in_range |= l->pl[j].in_range;
+	}
+	if (!in_range)
+		return OUT_LOADED;
+	l->res->outcome = rejected ? OUT_FAILED_VERIFIER : OUT_SKIPPED_NO_ATTACH_POINT;
+	group_why(l, i, l->res->reason, sizeof(l->res->reason));
+	return l->res->outcome;
+}
+
+/* Returns what stops the object. */
+static enum outcome choose_variants(struct obj_load *l)
+{
+	struct obj_result *res = l->res;
+	enum outcome stop = OUT_LOADED;
+	bool any_in_range = false, any_chosen = false;
+	size_t i;
+	int best;
+
+	for (i = 0; i < res->nprogs; i++) {
+		best = best_variant(l, i);
+		l->pl[i].chosen = best == (int)i;
+		if (l->pl[i].chosen) {
+			res->progs[i].outcome = OUT_LOADED;
+			res->progs[i].reason[0] = 0;
+		} else {
+			explain_unchosen(l, i, best);
+		}
+		any_in_range |= l->pl[i].in_range;
+		any_chosen |= l->pl[i].chosen;
+		if (best < 0 && stop == OUT_LOADED)
+			stop = group_stop(l, i);
+	}
+	if (stop == OUT_LOADED && res->nprogs && !any_chosen) {
+		if (any_in_range)
+			set_outcome(res, OUT_SKIPPED_NO_ATTACH_POINT,
+				    "none of its attach points exists in this kernel");
+		else
+			set_outcome(res, OUT_SKIPPED_KERNEL_VERSION,
+				    "no program is for kernel %s", kver_str(l->ctx->kver).s);
+		stop = res->outcome;
+	}
+	return stop;
+}
+
+/*
+ * One object per metric name: two copies of an object (compaction.bpf,
+ * Compaction.bpf) would export it twice.  The first object in sorted order
+ * that loads, or still has a program attached after a failed re-run, claims
+ * its metrics; a later one declaring a claimed name is skipped (dump and
+ * pull keep the same one: kstats_snapshot_unique).  A corrupt copy claims
+ * nothing.  Objects load on several threads, so one waits, before its
+ * check, for each earlier one that shares a metric (or has not read its
+ * metadata yet) to finish: the outcome is that of a sequential run.
+ */
+struct metric_claim {
+	char metric[KSTATS_NAME_LEN];
+	char obj[KSTATS_NAME_LEN];
+	size_t idx;			/* of the object, in the run's order */
+};
+
+struct metric_turn {
+	const struct kstats_objmeta *meta;	/* read, and the object not done */
+	bool done;
+};
+
+int metrics_init(struct loader_ctx *ctx, size_t nobjs)
+{
+	ctx->turns = calloc(nobjs ? nobjs : 1, sizeof(*ctx->turns));
+	ctx->nturns = ctx->turns ? nobjs : 0;
+	return ctx->turns ? 0 : -ENOMEM;
+}
+
+/* The first claim of an object before idx, as a sequential run saw it. */
+static const struct metric_claim *claimed(const struct loader_ctx *ctx,
+					  const char *metric, size_t idx)
+{
+	const struct metric_claim *c, *first = NULL;
+
+	for (c = ctx->claims; c < ctx->claims + ctx->nclaims; c++)
+		if (c->idx < idx && (!first || c->idx < first->idx) &&
+		    kstats_metric_same(c->metric, metric))
+			first = c;
+	return first;
+}
+
+static bool share_metric(const struct kstats_objmeta *a, const struct kstats_objmeta *b)
+{
+	size_t i, j;
+
+	for (i = 0; i < a->nhists; i++)
+		for (j = 0; j < b->nhists; j++)
+			if (kstats_metric_same(a->hists[i].metric, b->hists[j].metric))
+				return true;
+	return false;
+}
+
+/* Under ctx->lock: until no earlier object can still claim l's metrics. */
+static void wait_earlier(struct obj_load *l)
+{
+	struct loader_ctx *ctx = l->ctx;
+	struct metric_turn *t;
+	size_t i;
+
+	for (i = 0; i < l->idx && i < ctx->nturns; i++) {
+		t = &ctx->turns[i];
+		while (!t->done && (!t->meta || share_metric(t->meta, &l->meta)))
+			pthread_cond_wait(&ctx->turn_done, &ctx->lock);
+	}
+}
+
+static void set_turn(struct obj_load *l, const struct kstats_objmeta *meta, bool done)
+{
+	if (l->idx >= l->ctx->nturns)
+		return;
+	l->ctx->turns[l->idx].meta = meta;
+	l->ctx->turns[l->idx].done = done;
+	pthread_cond_broadcast(&l->ctx->turn_done);
+}
+
+/* 0, or the object's outcome set: a metric twice, or claimed by another. */
+static int metrics_check(struct obj_load *l)
+{
+	const struct kstats_hist_meta *h = l->meta.hists, *o;
+	const struct metric_claim *c;
+	size_t i;
+	int ret = 0;
+
+	pthread_mutex_lock(&l->ctx->lock);
+	wait_earlier(l);
+	for (i = 0; !ret && i < l->meta.nhists; i++) {
+		for (o = h; o < &h[i] && !kstats_metric_same(o->metric, h[i].metric); o++)
+			;
+		if (o < &h[i]) {
+			set_outcome(l->res, OUT_FAILED_OBJECT, "maps %s and %s both declare "
+				    "metric %s; rebuild it with one", o->map, h[i].map,
+				    h[i].metric);
+			ret = -EEXIST;
+		} else if ((c = claimed(l->ctx, h[i].metric, l->idx))) {
+			set_outcome(l->res, OUT_SKIPPED_DUPLICATE_METRIC, "metric %s is "
+				    "exported by object %s, first in sorted order; remove "
+				    "%s or disable one of the two", h[i].metric, c->obj,
+				    l->res->path);
+			ret = -EEXIST;
+		}
+	}
+	pthread_mutex_unlock(&l->ctx->lock);
+	return ret;
+}
+
+/* After its turn: a loaded or still attached object's metrics are its own. */
+static void metrics_claim(struct obj_load *l)
+{
+	struct loader_ctx *ctx = l->ctx;
+	struct metric_claim *grown = NULL, *c;
+	bool attached = false;
+	size_t i;
+
+	for (i = 0; i < l->res->nprogs; i++)
+		attached |= l->res->progs[i].prog_id != 0;
+	pthread_mutex_lock(&ctx->lock);
+	/* Out of memory: the next object with a claimed name may load too. */
+	if ((l->res->outcome == OUT_LOADED || attached) && l->meta.nhists)
+		grown = realloc(ctx->claims, (ctx->nclaims + l->meta.nhists) * sizeof(*grown));
+	for (i = 0; grown && i < l->meta.nhists; i++) {
+		ctx->claims = grown;
+		c = &grown[ctx->nclaims++];
+		memcpy(c->metric, l->meta.hists[i].metric, sizeof(c->metric));
+		memcpy(c->obj, l->res->name, sizeof(c->obj));
+		c->idx = l->idx;
+	}
+	set_turn(l, NULL, true);
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+void metrics_free(struct loader_ctx *ctx)
+{
+	free(ctx->claims);
+	free(ctx->turns);
+}
+
+/* ---- publication ---- */
+
+static int stage_maps(struct obj_load *l, struct pin_txn *txn)
+{
+	const struct kstats_map_meta *mm;
+	char aside[LOADER_PATH_LEN];
+	const char *uid, *gid;
+	struct map_result *m;
+	struct bpf_map *map;
+	unsigned int mode;
+	int ret;
+
+	bpf_object__for_each_map(map, l->obj) {
+		if (bpf_map__is_internal(map))
+			continue;
+		m = add_map(l->res, bpf_map__name(map), l->ctx);
+		map_type_names(bpf_object__btf(l->obj), map, &m->types);
+		mm = kstats_objmeta_map(&l->meta, m->name);
+		uid = mm ? mm->uid : "root";
+		gid = mm ? mm->gid : "root";
+		mode = mm ? mm->mode : 0600;
+		if (m->reused) {
+			prev_map_created(l->ctx, l->res->name, m->name, m->map_id,
+					 &m->created_boottime_ns, &m->created_realtime_ns);
+			ret = apply_owner(m->pin, uid, gid, mode);
+		} else {
+			snprintf(aside, sizeof(aside), "%s/aside_%llu_%s", l->ctx->pin_dir,
+				 (unsigned long long)l->created_real_ns, strrchr(m->pin, '/') + 1);
+			m->map_id = kstats_fd_obj_id(bpf_map__fd(map));
+			m->created_boottime_ns = l->created_boot_ns;
+			m->created_realtime_ns = l->created_real_ns;
+			ret = txn_pin(txn, bpf_map__fd(map), m->pin, m->replaced ? aside : NULL,
+				      uid, gid, mode);
+			if (!ret && m->replaced)
+				ret = own_pin(l->res, aside);
+		}
+		if (ret) {
+			set_outcome(l->res, OUT_FAILED_PIN, "pin %s: %s", m->pin, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static int stage_progs(struct obj_load *l, struct link_swap *sw, struct pin_txn *txn)
+{
+	struct prog_result *p;
+	struct prog_plan *pl;
+	size_t i;
+	int fd, ret;
+
+	for (i = 0; i < l->res->nprogs; i++) {
+		p = &l->res->progs[i];
+		pl = &l->pl[i];
+		if (!pl->chosen)
+			continue;
+		fd = bpf_program__fd(pl->prog);
+		pl->kept_fd = swap_keep(sw, p->link_pin, fd, &p->prog_id);
+		p->kept = pl->kept_fd >= 0;
+		if (p->kept)
+			snprintf(p->reason, sizeof(p->reason),
+				 "kept: the same program was already attached");
+		else
+			p->prog_id = kstats_fd_obj_id(fd);
+		ret = txn_pin(txn, p->kept ? pl->kept_fd : fd, p->prog_pin, NULL,
+			      pl->meta->uid, pl->meta->gid, pl->meta->mode);
+		if (ret) {
+			set_outcome(l->res, OUT_FAILED_PIN, "pin %s: %s", p->prog_pin,
+				    strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Attaches every chosen program that is not kept; links go into txn. */
+static int attach_progs(struct obj_load *l, struct pin_txn *txn, struct bpf_link **links)
+{
+	struct prog_result *p;
+	struct prog_plan *pl;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < l->res->nprogs; i++) {
+		p = &l->res->progs[i];
+		pl = &l->pl[i];
+		if (!pl->chosen || p->kept)
+			continue;
+		links[i] = bpf_program__attach(pl->prog);
+		if (!links[i]) {
+			ret = -errno;
+			p->outcome = OUT_FAILED_ATTACH;
+			snprintf(p->reason, sizeof(p->reason), "attach: %s", strerror(-ret));
+			set_outcome(l->res, OUT_FAILED_ATTACH, "%s: attach: %s", p->name,
+				    strerror(-ret));
+			return ret;
+		}
+		ret = txn_pin(txn, bpf_link__fd(links[i]), p->link_pin, NULL,
+			      pl->meta->uid, pl->meta->gid, pl->meta->mode);
+		if (ret) {
+			set_outcome(l->res, OUT_FAILED_PIN, "pin %s: %s", p->link_pin,
+				    strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* After publication: own what exists now, drop pins of unchosen programs. */
+static void settle_pins(struct obj_load *l)
+{
+	struct obj_result *res = l->res;
+	size_t i, j;
+
+	for (i = 0; i < res->nmaps; i++)
+		own_pin(res, res->maps[i].pin);
+	for (i = 0; i < res->nprogs; i++) {
+		struct prog_result *p = &res->progs[i];
+
+		/* Unless a chosen program is pinned there (variants can share a section). */
+		for (j = 0; j < res->nprogs; j++)
+			if (l->pl[j].chosen && !strcmp(res->progs[j].prog_pin, p->prog_pin))
+				break;
+		if (!l->pl[i].chosen) {
+			if (owns_pin(res, p->prog_pin) && j == res->nprogs)
+				unlink(p->prog_pin);
+			p->prog_pin[0] = 0;
+		}
+		if (!l->pl[i].chosen || access(p->link_pin, F_OK))
+			p->link_pin[0] = 0;
+		if (*p->prog_pin)
+			own_pin(res, p->prog_pin);
+		if (*p->link_pin)
+			own_pin(res, p->link_pin);
+	}
+	prune_pins(res);
+}
+
+static void destroy_links(struct bpf_link **links, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		bpf_link__destroy(links[i]);	/* pinned ones stay attached */
+}
+
+/*
+ * Maps, programs and links are pinned under temporary names first.  Old
+ * links are detached just before the new ones attach (never two copies);
+ * if an attach fails, the new links go and the old programs come back.
+ */
+static void publish(struct obj_load *l)
+{
+	struct pin_txn txn = { .pin_dir = l->ctx->pin_dir };
+	struct bpf_link **links = calloc(l->res->nprogs + 1, sizeof(*links));
+	struct link_swap *sw = swap_begin(l->res, l->res->reason, sizeof(l->res->reason));
+	int ret = -ENOMEM;
+
+	if (!sw) {
+		l->res->outcome = OUT_FAILED_PIN;
+		goto out;
+	}
+	if (!links) {
+		set_outcome(l->res, OUT_FAILED_PIN, "out of memory");
+		goto out;
+	}
+	ret = stage_maps(l, &txn);
+	ret = ret ?: stage_progs(l, sw, &txn);
+	if (ret)
+		goto out;
+	ret = swap_detach(sw, l->res->reason, sizeof(l->res->reason));
+	ret = ret ?: attach_progs(l, &txn, links);
+	ret = ret ?: txn_commit(&txn, l->res->reason, sizeof(l->res->reason));
+	if (ret) {
+		if (l->res->outcome == OUT_LOADED)
+			l->res->outcome = OUT_FAILED_PIN;
+		txn_abort(&txn);
+		destroy_links(links, l->res->nprogs);
+		memset(links, 0, l->res->nprogs * sizeof(*links));
+		swap_rollback(sw);
+	}
+out:
+	if (!ret)
+		settle_pins(l);
+	destroy_links(links, links ? l->res->nprogs : 0);
+	swap_free(sw);
+	txn_free(&txn);
+	free(links);
+}
+
 /* ---- loading ---- */
 
 static enum outcome prepare_map(struct obj_load *l, struct bpf_map *map)
@@ -193,23 +704,6 @@ static enum outcome prepare_map(struct obj_load *l, struct bpf_map *map)
 	return OUT_LOADED;
 }
 
-/* Reuses every compatible pinned map; refuses incompatible ones. */
-static enum outcome prepare_maps(struct obj_load *l)
-{
-	struct bpf_map *map;
-	enum outcome o;
-
-	bpf_object__for_each_map(map, l->obj) {
-		/* .rodata/.bss belong to one load: never pinned, never reused. */
-		if (bpf_map__is_internal(map))
-			continue;
-		o = prepare_map(l, map);
-		if (o != OUT_LOADED)
-			return o;
-	}
-	return OUT_LOADED;
-}
-
 /* The last lines of a verifier log, joined into one line. */
 static void log_tail(const char *log, char *out, size_t len)
 {
@@ -255,33 +749,6 @@ static int failed_prog(const struct obj_load *l)
 	return -1;
 }
 
-static void reject_prog(struct obj_load *l, size_t i, int err)
-{
-	struct prog_result *p = &l->res->progs[i];
-	char tail[LOG_TAIL_CHARS + 1] = "";
-
-	if (l->pl[i].log && *l->pl[i].log)
-		log_tail(l->pl[i].log, tail, sizeof(tail));
-	l->pl[i].rejected = true;
-	p->outcome = OUT_FAILED_VERIFIER;
-	if (*tail)
-		snprintf(p->reason, sizeof(p->reason), "load: %s; verifier: %s",
-			 strerror(-err), tail);
-	else
-		snprintf(p->reason, sizeof(p->reason), "load: %s; libbpf: %s",
-			 strerror(-err), l->libbpf_err);
-}
-
-static void free_logs(struct obj_load *l)
-{
-	size_t i;
-
-	for (i = 0; i < l->res->nprogs; i++) {
-		free(l->pl[i].log);
-		l->pl[i].log = NULL;
-	}
-}
-
 /*
  * A limit of this process or machine, not the object's code: the verifier's
  * log then shows a program that passed, and no variant would load better.
@@ -302,6 +769,7 @@ static const char *limit_hit(int err)
 /* 0 loaded; -EAGAIN when a program was rejected and another try may work. */
 static int try_load(struct obj_load *l)
 {
+	char tail[LOG_TAIL_CHARS + 1] = "";
 	struct prog_plan *pl;
 	size_t i;
 	int ret, bad;
@@ -327,20 +795,32 @@ static int try_load(struct obj_load *l)
 			    strerror(-ret), limit_hit(ret), l->libbpf_err);
 	} else if (ret) {
 		bad = failed_prog(l);
-		if (bad >= 0)
-			reject_prog(l, bad, ret);
-		else
+		if (bad < 0) {
 			set_outcome(l->res, OUT_FAILED_OBJECT, "load: %s; libbpf: %s",
 				    strerror(-ret), l->libbpf_err);
-		ret = bad >= 0 ? -EAGAIN : ret;
+		} else {
+			pl = &l->pl[bad];
+			if (pl->log && *pl->log)
+				log_tail(pl->log, tail, sizeof(tail));
+			pl->rejected = true;
+			l->res->progs[bad].outcome = OUT_FAILED_VERIFIER;
+			snprintf(l->res->progs[bad].reason, sizeof(l->res->progs[bad].reason),
+				 "load: %s; %s: %s", strerror(-ret), *tail ? "verifier" : "libbpf",
+				 *tail ? tail : l->libbpf_err);
+			ret = -EAGAIN;
+		}
 	}
-	free_logs(l);
+	for (i = 0; i < l->res->nprogs; i++) {
+		free(l->pl[i].log);
+		l->pl[i].log = NULL;
+	}
 	return ret;
 }
 
 /* Loads, dropping rejected variants one at a time; returns the outcome. */
 static enum outcome load_loop(struct obj_load *l)
 {
+	struct bpf_map *map;
 	enum outcome o;
 	size_t attempt;
 	int ret;
@@ -358,9 +838,10 @@ static enum outcome load_loop(struct obj_load *l)
 			o = choose_variants(l);
 		if (o != OUT_LOADED)
 			return o;
-		o = prepare_maps(l);
-		if (o != OUT_LOADED)
-			return o;
+		/* .rodata/.bss belong to one load: never pinned, never reused. */
+		bpf_object__for_each_map(map, l->obj)
+			if (!bpf_map__is_internal(map) && (o = prepare_map(l, map)) != OUT_LOADED)
+				return o;
 		ret = try_load(l);
 		if (!ret)
 			return OUT_LOADED;
@@ -433,21 +914,10 @@ static void progs_from_meta(struct obj_load *l)
 	}
 }
 
-static bool obj_in_kver_range(struct obj_load *l)
-{
-	const struct kstats_obj_meta *om = &l->meta.obj;
-
-	if (l->ctx->kver >= om->min_kver && l->ctx->kver < om->max_kver)
-		return true;
-	set_outcome(l->res, OUT_SKIPPED_KERNEL_VERSION, "kernel %s is outside %s",
-		    kver_str(l->ctx->kver).s, kver_range_str(om->min_kver, om->max_kver).s);
-	return false;
-}
-
 static enum outcome run_object(struct obj_load *l)
 {
 	struct obj_result *res = l->res;
-	char fix[KSTATS_NAME_LEN];
+	char fix[KSTATS_NAME_LEN], why[128];
 
 	if (object_name_check(res->name, fix, sizeof(fix))) {
 		set_outcome(res, OUT_SKIPPED_OBJECT_NAME, "object name %s is not letters "
@@ -469,8 +939,12 @@ static enum outcome run_object(struct obj_load *l)
 		return OUT_FAILED_OBJECT;
 	if (read_meta(l))
 		return res->outcome;
-	metrics_known(l);
-	if (!obj_in_kver_range(l)) {
+	pthread_mutex_lock(&l->ctx->lock);
+	set_turn(l, &l->meta, false);	/* later objects that share no metric go on */
+	pthread_mutex_unlock(&l->ctx->lock);
+	if (!kver_in(l->ctx->kver, l->meta.obj.min_kver, l->meta.obj.max_kver, why,
+		     sizeof(why))) {
+		set_outcome(res, OUT_SKIPPED_KERNEL_VERSION, "%s", why);
 		progs_from_meta(l);
 		return res->outcome;
 	}

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Re-run safety: whether a pinned map can be reused, pins published all at
- * once (pinned under a temporary name, then renamed), and links replaced so
- * that one program is never attached twice and a failed attach puts the
- * previous program back.
+ * once, and links replaced so that one program is never attached twice.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -67,46 +65,14 @@ void map_type_names(const struct btf *obj_btf, struct bpf_map *map,
 		  sizeof(types->value));
 }
 
-/*
- * The pinned map's type names, from its own BTF; reading that by id needs
- * CAP_SYS_ADMIN, which the loader's unit does not grant, so else from what
- * the previous run recorded for this very map (known, or NULL).
- */
-static int pinned_type_names(const struct bpf_map_info *info,
-			     const struct map_types *known, struct map_types *have,
-			     char *why, size_t len)
-{
-	struct btf *btf = NULL;
-
-	if (info->btf_id) {
-		btf = btf__load_from_kernel_by_id(info->btf_id);
-		if (!btf && !known) {
-			snprintf(why, len, "its BTF cannot be read (%s) and no status file "
-				 "names its types", strerror(errno));
-			return -EACCES;
-		}
-	}
-	if (!btf && known) {
-		*have = *known;
-		return 0;
-	}
-	type_name(btf, info->btf_key_type_id, have->key, sizeof(have->key));
-	type_name(btf, info->btf_value_type_id, have->value, sizeof(have->value));
-	btf__free(btf);
-	return 0;
-}
-
-/*
- * 0 when the map pinned as pinned_fd has the shape the object declares:
- * type, key and value size, max_entries, flags, key and value type names.
- */
+/* 0 when the map pinned as pinned_fd has the shape the object declares. */
 int map_shape_check(const struct btf *obj_btf, struct bpf_map *map, int pinned_fd,
 		    const struct map_types *known, char *why, size_t len)
 {
 	struct bpf_map_info info = {};
 	__u32 info_len = sizeof(info);
 	struct map_types want, have;
-	int ret;
+	struct btf *btf = NULL;
 
 	if (bpf_obj_get_info_by_fd(pinned_fd, &info, &info_len) || !info.id) {
 		snprintf(why, len, "the pinned object is not a map");
@@ -125,9 +91,23 @@ int map_shape_check(const struct btf *obj_btf, struct bpf_map *map, int pinned_f
 	SAME("max_entries", info.max_entries, bpf_map__max_entries(map));
 	SAME("map flags", info.map_flags, bpf_map__map_flags(map));
 #undef SAME
-	ret = pinned_type_names(&info, known, &have, why, len);
-	if (ret)
+	/*
+	 * The pinned map's own BTF; reading that by id needs CAP_SYS_ADMIN,
+	 * which the loader's unit does not grant, so else the type names the
+	 * previous run recorded for this very map (known, or NULL).
+	 */
+	if (info.btf_id && !(btf = btf__load_from_kernel_by_id(info.btf_id)) && !known) {
+		snprintf(why, len, "its BTF cannot be read (%s) and no status file "
+			 "names its types", strerror(errno));
 		return -EINVAL;
+	}
+	if (!btf && known) {
+		have = *known;
+	} else {
+		type_name(btf, info.btf_key_type_id, have.key, sizeof(have.key));
+		type_name(btf, info.btf_value_type_id, have.value, sizeof(have.value));
+		btf__free(btf);
+	}
 	map_type_names(obj_btf, map, &want);
 	if (strcmp(want.key, have.key) || strcmp(want.value, have.value)) {
 		snprintf(why, len, "types are %s -> %s, the object wants %s -> %s",
@@ -158,7 +138,7 @@ bool ring_consumable(struct bpf_map *map, int fd, char *why, size_t len)
 	return false;
 }
 
-/* ---- pins published together ---- */
+/* ---- pins published together: pinned under a temporary name, then renamed ---- */
 
 struct pin_entry {
 	char tmp[LOADER_PATH_LEN];
@@ -167,22 +147,7 @@ struct pin_entry {
 	bool pinned;
 };
 
-struct pin_txn {
-	const char *pin_dir;
-	struct pin_entry *e;
-	size_t n;
-};
-
 static atomic_uint tmp_seq;
-
-struct pin_txn *txn_new(const char *pin_dir)
-{
-	struct pin_txn *txn = calloc(1, sizeof(*txn));
-
-	if (txn)
-		txn->pin_dir = pin_dir;
-	return txn;
-}
 
 /* Pins fd under a temporary name now; txn_commit() renames it to final. */
 int txn_pin(struct pin_txn *txn, int fd, const char *final, const char *aside,
@@ -204,15 +169,6 @@ int txn_pin(struct pin_txn *txn, int fd, const char *final, const char *aside,
 		return -errno;
 	e->pinned = true;
 	return apply_owner(e->tmp, uid, gid, mode);
-}
-
-/* Moves entry e back under its temporary name, and its aside back. */
-static void txn_unpublish(struct pin_entry *e)
-{
-	if (!rename(e->final, e->tmp))
-		e->pinned = true;
-	if (*e->aside)
-		rename(e->aside, e->final);
 }
 
 /*
@@ -243,8 +199,13 @@ int txn_commit(struct pin_txn *txn, char *why, size_t len)
 fail:
 	ret = -errno;
 	snprintf(why, len, "cannot publish %s: %s", e->final, strerror(-ret));
-	while (i--)
-		txn_unpublish(&txn->e[i]);
+	while (i--) {
+		e = &txn->e[i];
+		if (!rename(e->final, e->tmp))
+			e->pinned = true;
+		if (*e->aside)
+			rename(e->aside, e->final);
+	}
 	return ret;
 }
 
@@ -276,7 +237,7 @@ void txn_abort(struct pin_txn *txn)
 {
 	size_t i;
 
-	for (i = 0; txn && i < txn->n; i++)
+	for (i = 0; i < txn->n; i++)
 		if (txn->e[i].pinned && !unlink(txn->e[i].tmp))
 			txn->e[i].pinned = false;
 }
@@ -284,9 +245,7 @@ void txn_abort(struct pin_txn *txn)
 void txn_free(struct pin_txn *txn)
 {
 	txn_abort(txn);
-	if (txn)
-		free(txn->e);
-	free(txn);
+	free(txn->e);
 }
 
 /* ---- replacing the links of one attach point ---- */
@@ -340,17 +299,28 @@ static int prog_fingerprint(int prog_fd, struct prog_fp *fp)
 	return 0;
 }
 
+/* The i-th pin of kind res may have left: one per program, then owned ones; or "". */
+static const char *old_pin(const struct obj_result *res, const char *kind, size_t i)
+{
+	if (i < res->nprogs)
+		return !strcmp(kind, "link_") ? res->progs[i].link_pin : res->progs[i].prog_pin;
+	i -= res->nprogs;
+	return is_pin_kind(res->pins[i], kind) ? res->pins[i] : "";
+}
+
 /*
  * The program behind a link, through the prog pins: getting it by id needs
  * CAP_SYS_ADMIN, which the loader's unit does not grant.  -1 if neither.
  */
-static int prog_fd_of(__u32 prog_id, const char *const *prog_pins, size_t n)
+static int prog_fd_of(__u32 prog_id, const struct obj_result *res)
 {
+	const char *pin;
 	size_t i;
 	int fd;
 
-	for (i = 0; i < n; i++) {
-		fd = pin_open(prog_pins[i]);
+	for (i = 0; i < res->nprogs + res->npins; i++) {
+		pin = old_pin(res, "prog_", i);
+		fd = *pin ? pin_open(pin) : -1;
 		if (fd >= 0 && kstats_fd_obj_id(fd) == prog_id)
 			return fd;
 		if (fd >= 0)
@@ -359,7 +329,7 @@ static int prog_fd_of(__u32 prog_id, const char *const *prog_pins, size_t n)
 	return bpf_prog_get_fd_by_id(prog_id);
 }
 
-static int read_old_link(struct old_link *ol, const char *const *prog_pins, size_t n)
+static int read_old_link(struct old_link *ol, const struct obj_result *res)
 {
 	struct bpf_link_info info = {};
 	__u32 len = sizeof(info);
@@ -375,35 +345,24 @@ static int read_old_link(struct old_link *ol, const char *const *prog_pins, size
 	if (info.type != BPF_LINK_TYPE_RAW_TRACEPOINT)
 		ol->tp_name[0] = 0;
 	ol->fp.id = info.prog_id;
-	ol->prog_fd = prog_fd_of(info.prog_id, prog_pins, n);
+	ol->prog_fd = prog_fd_of(info.prog_id, res);
 	/* Without the program: never kept, not restorable, still detached. */
 	if (ol->prog_fd >= 0)
 		prog_fingerprint(ol->prog_fd, &ol->fp);
 	return 0;
 }
 
-static bool held(const struct link_swap *sw, const char *pin)
-{
-	size_t i;
-
-	for (i = 0; i < sw->n; i++)
-		if (!strcmp(sw->l[i].pin, pin))
-			return true;
-	return false;
-}
-
 /*
- * Holds every existing link of link_pins; prog_pins help find the programs
- * behind them.  A pin there that cannot be read as a link fails it all
- * (why says which): replacing it blind could attach a second copy.
+ * Holds every existing link res may have left; its prog pins help find the
+ * programs behind them.  A pin there that cannot be read as a link fails it
+ * all (why says which): replacing it blind could attach a second copy.
  */
-struct link_swap *swap_begin(const char *const *link_pins, size_t n,
-			     const char *const *prog_pins, size_t nprog,
-			     char *why, size_t len)
+struct link_swap *swap_begin(const struct obj_result *res, char *why, size_t len)
 {
 	struct link_swap *sw = calloc(1, sizeof(*sw));
+	size_t i, j, n = res->nprogs + res->npins;
 	struct old_link *ol;
-	size_t i;
+	const char *pin;
 	int ret;
 
 	if (!sw || !(sw->l = calloc(n ? n : 1, sizeof(*sw->l)))) {
@@ -412,12 +371,15 @@ struct link_swap *swap_begin(const char *const *link_pins, size_t n,
 		return NULL;
 	}
 	for (i = 0; i < n; i++) {
-		if (access(link_pins[i], F_OK) || held(sw, link_pins[i]))
+		pin = old_pin(res, "link_", i);
+		for (j = 0; j < sw->n && strcmp(sw->l[j].pin, pin); j++)
+			;
+		if (!*pin || access(pin, F_OK) || j < sw->n)
 			continue;
 		ol = &sw->l[sw->n++];
-		snprintf(ol->pin, sizeof(ol->pin), "%s", link_pins[i]);
+		snprintf(ol->pin, sizeof(ol->pin), "%s", pin);
 		ol->link_fd = ol->prog_fd = -1;
-		ret = read_old_link(ol, prog_pins, nprog);
+		ret = read_old_link(ol, res);
 		if (ret) {
 			snprintf(why, len, "cannot read %s as a BPF link: %s", ol->pin,
 				 strerror(-ret));
@@ -429,9 +391,8 @@ struct link_swap *swap_begin(const char *const *link_pins, size_t n,
 }
 
 /*
- * When link_pin holds a program identical to new_prog_fd (same instructions,
- * same maps), that link is kept: returns the attached program's fd (owned by
- * sw) and id.  Else -ENOENT.
+ * When link_pin holds a program identical to new_prog_fd (same instructions
+ * and maps), that link is kept: the old program's fd (sw's) and id, else -ENOENT.
  */
 int swap_keep(struct link_swap *sw, const char *link_pin, int new_prog_fd,
 	      __u32 *prog_id)

@@ -16,7 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "kstats_fileio.h"
-#include "object.h"
+#include "loader.h"
 
 struct bpf_object *obj_open_mem(const char *name, const void *elf, size_t len)
 {
@@ -27,16 +27,12 @@ struct bpf_object *obj_open_mem(const char *name, const void *elf, size_t len)
 
 /*
  * libbpf parses the ELF in a child first: a malformed file that crashes it
- * then costs one FAILED_OBJECT, not the whole boot-time run.  So each object
- * is parsed twice.  Measured (doc/loader.md): libFuzzer found a SEGV in
- * libbpf 1.1.2's bpf_object__open_mem() from three bit flips of a built
- * object in fewer than 33000 inputs.  One child (the prober) serves the
- * whole run over a socket, one object at a time (threads take turns): a
- * fork per run, not per object, and a new one only after a crash.  The
- * run forks it before its threads start (probe_start()).  A new one after
- * a crash, with threads running, is this binary executed afresh
- * (prober_spawn()): a forked child of threads can wait forever on a lock
- * one of them held at the fork, and it needs locks (malloc, libbpf).
+ * then costs one FAILED_OBJECT, not the boot-time run (libFuzzer found a
+ * SEGV in libbpf 1.1.2's bpf_object__open_mem() from three bit flips of a
+ * built object, doc/loader.md).  One child serves the whole run, forked
+ * before the threads start.  A new one after a crash is this binary
+ * executed afresh: a forked child of threads can wait forever on a lock
+ * one of them held at the fork (malloc, libbpf).
  */
 struct probe_req {
 	__u64 len;
@@ -65,23 +61,7 @@ static struct {
 	int start_err;		/* no prober could be started: in-process from then on */
 } prober = { PTHREAD_MUTEX_INITIALIZER, -1, -1, 0 };
 
-static int io_full(int fd, void *buf, size_t len, bool out)
-{
-	ssize_t n;
-
-	for (; len; buf = (char *)buf + n, len -= n) {
-		n = out ? write(fd, buf, len) : read(fd, buf, len);
-		if (n < 0 && errno == EINTR) {
-			n = 0;
-			continue;
-		}
-		if (n <= 0)
-			return -EPIPE;
-	}
-	return 0;
-}
-
-/* A read that ends within ms: -ETIMEDOUT, or -EPIPE when the peer is gone. */
+/* A read that ends within ms (< 0: no limit): -ETIMEDOUT, or -EPIPE when the peer is gone. */
 static int read_within(int fd, void *buf, size_t len, int ms)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
@@ -90,9 +70,9 @@ static int read_within(int fd, void *buf, size_t len, int ms)
 
 	while (len) {
 		now = kstats_clock_ns(CLOCK_MONOTONIC);
-		if (now >= end)
+		if (ms >= 0 && now >= end)
 			return -ETIMEDOUT;
-		n = poll(&pfd, 1, (end - now + 999999) / 1000000);
+		n = poll(&pfd, 1, ms < 0 ? -1 : (int)((end - now + 999999) / 1000000));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -119,10 +99,10 @@ static __attribute__((noreturn)) void probe_serve(int fd)
 	libbpf_set_print(libbpf_log);
 	log_unhold();
 	log_set_verbose(false);
-	while (!io_full(fd, &req, sizeof(req), false)) {
+	while (!read_within(fd, &req, sizeof(req), -1)) {
 		req.name[sizeof(req.name) - 1] = 0;
 		elf = req.len <= OBJECT_MAX_BYTES ? malloc(req.len ?: 1) : NULL;
-		if (!elf || io_full(fd, elf, req.len, false))
+		if (!elf || read_within(fd, elf, req.len, -1))
 			_exit(2);
 		memset(&rep, 0, sizeof(rep));
 		log_capture(rep.why, sizeof(rep.why));
@@ -132,7 +112,7 @@ static __attribute__((noreturn)) void probe_serve(int fd)
 			snprintf(rep.why, sizeof(rep.why), "%s", strerror(errno));
 		bpf_object__close(obj);
 		free(elf);
-		if (io_full(fd, &rep, sizeof(rep), true))
+		if (kstats_write_full(fd, &rep, sizeof(rep)))
 			_exit(2);
 	}
 	_exit(0);
@@ -155,7 +135,7 @@ void probe_server_main(void)
 	close_range(PROBE_SERVER_FD + 1, ~0U, 0);
 	/* Executed as /proc/self/exe, it would be "exe" in ps and crash reports. */
 	prctl(PR_SET_NAME, "kstats-loader");
-	if (io_full(PROBE_SERVER_FD, &hello, sizeof(hello), true))
+	if (kstats_write_full(PROBE_SERVER_FD, &hello, sizeof(hello)))
 		_exit(2);
 	probe_serve(PROBE_SERVER_FD);
 }
@@ -199,35 +179,28 @@ static int prober_spawn(int fd)
 	return -ret;
 }
 
-/*
- * An executed prober can die before it serves (a library it cannot load,
- * another binary at /proc/self/exe): then its objects are not to blame.
- */
-static int prober_hello(int fd)
-{
-	__u32 hello = 0;
-	int ret = read_within(fd, &hello, sizeof(hello), PROBER_HELLO_MS);
-
-	if (!ret && hello != PROBER_HELLO)
-		ret = -ECHILD;
-	if (ret) {
-		kill(prober.pid, SIGKILL);
-		waitpid(prober.pid, NULL, 0);
-	}
-	return ret;
-}
-
 static int prober_start(bool threads)
 {
 	static bool registered;
+	__u32 hello = 0;
 	int sv[2], ret;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return -errno;
 	ret = threads ? prober_spawn(sv[1]) : prober_fork(sv[1]);
 	close(sv[1]);
-	if (!ret && threads)
-		ret = prober_hello(sv[0]);
+	/*
+	 * An executed prober can die before it serves (a library it cannot load,
+	 * another binary at /proc/self/exe): then its objects are not to blame.
+	 */
+	if (!ret && threads) {
+		ret = read_within(sv[0], &hello, sizeof(hello), PROBER_HELLO_MS);
+		ret = ret ?: hello == PROBER_HELLO ? 0 : -ECHILD;
+		if (ret) {
+			kill(prober.pid, SIGKILL);
+			waitpid(prober.pid, NULL, 0);
+		}
+	}
 	if (ret) {
 		close(sv[0]);
 		return ret;
@@ -268,12 +241,13 @@ static void prober_lost(struct obj_load *l, int err)
 		set_outcome(l->res, OUT_FAILED_OBJECT, "libbpf cannot open it: unknown error");
 }
 
-/* 0 when the prober parsed it, or could not be started (then in-process). */
-static int probe_ask(struct obj_load *l, struct probe_reply *rep)
+int probe_open(struct obj_load *l)
 {
 	struct probe_req req = { .len = l->elf_len };
-	int ret;
+	struct probe_reply rep = { .ok = 1 };
+	int ret = 0;
 
+	pthread_mutex_lock(&prober.lock);
 	if (prober.fd < 0 && !prober.start_err) {
 		prober.start_err = prober_start(true);
 		if (prober.start_err)
@@ -281,29 +255,17 @@ static int probe_ask(struct obj_load *l, struct probe_reply *rep)
 				"parses %s and the objects after it in-process",
 				strerror(-prober.start_err), l->res->name);
 	}
-	if (prober.start_err)
-		return 0;	/* cannot isolate: open in-process */
-	snprintf(req.name, sizeof(req.name), "%s", l->res->name);
-	ret = io_full(prober.fd, &req, sizeof(req), true) ?:
-	      io_full(prober.fd, l->elf, l->elf_len, true) ?:
-	      read_within(prober.fd, rep, sizeof(*rep), PROBE_PARSE_MS);
-	if (ret) {
-		prober_lost(l, ret);
-		return -ENOEXEC;
+	if (!prober.start_err) {	/* else it cannot isolate: open in-process */
+		snprintf(req.name, sizeof(req.name), "%s", l->res->name);
+		ret = kstats_write_full(prober.fd, &req, sizeof(req)) ?:
+		      kstats_write_full(prober.fd, l->elf, l->elf_len) ?:
+		      read_within(prober.fd, &rep, sizeof(rep), PROBE_PARSE_MS);
+		if (ret)
+			prober_lost(l, ret);
 	}
-	return 0;
-}
-
-int probe_open(struct obj_load *l)
-{
-	struct probe_reply rep = { .ok = 1 };
-	int ret;
-
-	pthread_mutex_lock(&prober.lock);
-	ret = probe_ask(l, &rep);
 	pthread_mutex_unlock(&prober.lock);
 	if (ret)
-		return ret;
+		return -ENOEXEC;
 	if (rep.ok)
 		return 0;
 	rep.why[sizeof(rep.why) - 1] = 0;

@@ -2,5 +2,5 @@
 # validates --prometheus in make test.
 
 # The unit test of the histogram arithmetic links the code it tests.
-$(BUILD)/tests/unit/test_dump_hist: $(BUILD)/cli/hist.o
+$(BUILD)/tests/unit/test_dump_hist: $(BUILD)/cli/render.o $(BUILD)/cli/labels.o
 $(BUILD)/tests/unit/test_dump_hist.o: CFLAGS += -Icli

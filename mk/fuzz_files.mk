@@ -5,9 +5,9 @@
 FUZZ_FILE_BINS := $(FUZZ_DIR)/fuzz_state $(FUZZ_DIR)/fuzz_status
 
 $(FUZZ_DIR)/fuzz_state: fuzz/fuzz_state.c cli/state.c libkstats/fileio.c \
-			cli/pull.h libkstats/kstats_fileio.h
+			cli/pull.h libkstats/kstats_fileio.h $(BUILD)/proto/kernelstats_atoms.pb-c.h
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -D_GNU_SOURCE -Iinclude -Icli fuzz/fuzz_state.c cli/state.c \
+	$(FUZZ_CC) $(FUZZ_FLAGS) -D_GNU_SOURCE -Iinclude -Icli -I$(BUILD) fuzz/fuzz_state.c cli/state.c \
 		libkstats/fileio.c -o $@ $(LDLIBS)
 
 $(FUZZ_DIR)/fuzz_status: fuzz/fuzz_status.c libkstats/loader_status.c libkstats/fileio.c \

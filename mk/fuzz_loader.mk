@@ -3,7 +3,7 @@
 #   make test                                 runs it 10 s (tests/sh/fuzz_loader_status.sh)
 FUZZ_STATUS_BIN  := $(FUZZ_DIR)/fuzz_loader_status
 FUZZ_STATUS_SRCS := fuzz/fuzz_loader_status.c loader/status.c \
-		    loader/result.c loader/pin.c loader/log.c libkstats/escape.c libkstats/fileio.c libkstats/pins.c \
+		    loader/result.c loader/pin.c loader/log.c libkstats/tool.c libkstats/fileio.c libkstats/pins.c \
 		    libkstats/loader_status.c
 
 .PHONY: fuzz-loader-status

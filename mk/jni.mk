@@ -1,6 +1,6 @@
 # JNI binding (doc/jni.md): $(BUILD)/libkstats_jni.so and $(BUILD)/kstats.jar,
 # built by make when javac is found.  The .so links its own -fPIC build of
-# libkstats (its errors name the fixes kstats read's do: libkstats/fix.c);
+# libkstats (its errors name the fixes kstats read's do: libkstats/tool.c);
 # nobody else's objects change flags.
 JAVAC    ?= $(shell command -v javac 2>/dev/null)
 JDK_HOME := $(if $(JAVAC),$(patsubst %/bin/javac,%,$(realpath $(JAVAC))))

@@ -5,4 +5,4 @@ sepolicy:
 	tests/sepolicy/build.sh $(BUILD)/sepolicy
 
 $(BUILD)/tests/unit/test_trust.o: CFLAGS += -Iloader
-$(BUILD)/tests/unit/test_trust: $(BUILD)/loader/trust.o
+$(BUILD)/tests/unit/test_trust: $(BUILD)/loader/config.o

@@ -50,7 +50,7 @@ interrupted() {
 	exit "$1"
 }
 
-# The loader refuses objects that anyone but root could change (loader/trust.c),
+# The loader refuses objects that anyone but root could change (loader/config.c),
 # so a checkout owned by a user cannot be tested: say so once, not per test.
 untrusted_dir() {	# prints the first directory at or above $1 that fails
 	local d

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <jni.h>
 
-#include "kstats_fix.h"
+#include "kstats_tool.h"
 #include "kstats_reader.h"
 
 #define READER_CLASS "org/kernelstats/KernelTelemetryReader"

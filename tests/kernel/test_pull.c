@@ -32,7 +32,7 @@
 #include "kstats_reader.h"
 #include "kmain.h"
 #include "ktest.h"
-#include "atom_schema.h"
+#include "pull.h"
 #include "hist.h"
 #include "hooks.h"
 

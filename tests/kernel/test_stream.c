@@ -68,7 +68,7 @@ static int add_recorder(struct kstats_stream *s, struct krecorder *r, uint32_t q
 	char err[KSTATS_ERR_LEN];
 	int id;
 
-	krecorder_init(r, kstats_stream_ncols(s));
+	krecorder_init(r, kstats_map_ncols(kstats_stream_columns(s)));
 	id = kstats_stream_add_consumer(s, queue, krecorder_fn, r, err, sizeof(err));
 	assert_true(id >= 0);
 	return id;
@@ -152,8 +152,8 @@ static void test_drops_counted_exactly(void **state)
 {
 	const unsigned int before = 4000, during = 50000, total = before + during;
 	struct kstats_stream *s = open_stream("flood");
-	int seq_col = kstats_stream_column_index(s, "seq");
-	int neg_col = kstats_stream_column_index(s, "neg");
+	int seq_col = kstream_col(s, "seq");
+	int neg_col = kstream_col(s, "neg");
 	struct kstats_stream_stats st;
 	struct krecorder r;
 	size_t i;
@@ -479,16 +479,16 @@ static void test_columns_from_btf(void **state)
 	const struct kstats_column *c;
 
 	(void)state;
-	assert_int_equal(kstats_stream_ncols(s), 3);
+	assert_int_equal(kstats_map_ncols(kstats_stream_columns(s)), 3);
 	assert_int_equal(kstats_stream_record_size(s), 24);
-	c = kstats_stream_column(s, 0);
+	c = kstats_map_column(kstats_stream_columns(s), 0);
 	assert_string_equal(c->name, "seq");
 	assert_int_equal(c->offset, 8);
 	assert_int_equal(c->size, 8);
-	c = kstats_stream_column(s, 2);
+	c = kstats_map_column(kstats_stream_columns(s), 2);
 	assert_string_equal(c->name, "neg");
 	assert_true(c->is_signed);
-	assert_null(kstats_stream_column(s, 3));
+	assert_null(kstats_map_column(kstats_stream_columns(s), 3));
 	kstats_stream_close(s);
 }
 

@@ -83,7 +83,7 @@ static struct kstats_stream *open_stream(int cols[NR_COLS])
 	if (kstats_stream_open(&o, &s, err, sizeof(err)))
 		fail_msg("open: %s", err);
 	for (i = 0; i < NR_COLS; i++) {
-		cols[i] = kstats_stream_column_index(s, col_names[i]);
+		cols[i] = kstream_col(s, col_names[i]);
 		assert_true(cols[i] >= 0);
 	}
 	return s;
@@ -93,7 +93,7 @@ static void add_own_recorder(struct kstats_stream *s, struct krecorder *r, int p
 {
 	char err[KSTATS_ERR_LEN];
 
-	krecorder_init(r, kstats_stream_ncols(s));
+	krecorder_init(r, kstats_map_ncols(kstats_stream_columns(s)));
 	r->filter_col = pid_col;
 	r->filter_val = getpid();
 	assert_true(kstats_stream_add_consumer(s, 4096, krecorder_fn, r, err,

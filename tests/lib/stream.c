@@ -10,6 +10,17 @@
 #include "kstats_stream.h"
 #include "stream.h"
 
+int kstream_col(const struct kstats_stream *s, const char *name)
+{
+	const struct kstats_map *m = kstats_stream_columns(s);
+	size_t i;
+
+	for (i = 0; i < kstats_map_ncols(m); i++)
+		if (!strcmp(kstats_map_column(m, i)->name, name))
+			return (int)i;
+	return -ENOENT;
+}
+
 int kstream_flood_load(struct ktest *t, struct kstream_flood *f)
 {
 	struct bpf_map *map;

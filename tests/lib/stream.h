@@ -19,6 +19,7 @@
 #define KSTREAM_FLOOD_OBJ "stream_flood"
 
 struct bpf_object;
+struct kstats_stream;
 struct kstats_stream_record;
 
 struct kstream_flood {
@@ -32,6 +33,8 @@ int kstream_flood_load(struct ktest *t, struct kstream_flood *f);
 /* One BPF_PROG_TEST_RUN of prog with repeat runs: repeat attempted records. */
 int kstream_flood_run(struct kstream_flood *f, const char *prog, unsigned int repeat);
 void kstream_flood_close(struct kstream_flood *f);
+/* Index of the stream's column named name, or -ENOENT. */
+int kstream_col(const struct kstats_stream *s, const char *name);
 
 /* Consumer context: every record's seq, ts_ns and column values. */
 struct krecorder {

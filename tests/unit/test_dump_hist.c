@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The histogram arithmetic of kstats dump (cli/hist.c), on known buckets. */
+/* The histogram arithmetic of kstats dump (cli/render.c), on known buckets. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,7 +12,7 @@
 
 static void fmt(char *buf, double v, unsigned int unit)
 {
-	kstats_fmt_value(buf, 32, v, unit);
+	kstats_fmt_value(buf, 32, v, kstats_unit(unit));
 }
 
 static void test_units(void **state)

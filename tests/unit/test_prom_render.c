@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kstats dump --prometheus/--openmetrics (cli/render_openmetrics.c) on a
+ * kstats dump --prometheus/--openmetrics (cli/render.c) on a
  * snapshot built in memory: every le bound pinned, tied to the kernel's
  * bucket function, and Prometheus' histogram_quantile() over the rendered
  * buckets equal to kstats' own p50/p99.

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "atom_schema.h"
+#include "pull.h"
 #include "hist.h"
 
 static struct kstats_snapshot cat;

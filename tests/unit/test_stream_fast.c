@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The stream's per-record fast paths (libkstats/stream_queue.c), without a
+ * The stream's per-record fast paths (libkstats/stream.c), without a
  * kernel: decoding every column size and signedness with one 8-byte load,
  * the memcpy of back-to-back 8-byte columns, and the reader's runs of
  * records into a queue with its losses counted exactly.
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "stream_internal.h"
+#include "../../libkstats/stream.c"	/* its static fast paths */
 
 struct col {
 	const char *name;
@@ -33,8 +33,7 @@ static struct kstats_stream *fake_stream(const struct col *cols, size_t ncols, u
 	size_t i;
 
 	assert_non_null(s);
-	s->ring_fd = s->lock_fd = s->lock_dir_fd = s->epoll_fd = -1;
-	s->stop_fd = s->wake_fd = s->sig_fd = -1;
+	s->ring_fd = s->lock_fd = s->lock_dir_fd = s->stop_fd = s->sig_fd = -1;
 	s->layout.cols = calloc(ncols + 1, sizeof(*s->layout.cols));
 	assert_non_null(s->layout.cols);
 	s->layout.cols[0] = (struct kstats_column){ .name = "hdr.ts_ns", .size = 8 };
@@ -78,13 +77,13 @@ static void test_decode_every_size(void **state)
 	memset(rec, 0xff, sizeof(rec));
 	for (i = 0; i < 8; i++)
 		put(rec, cols[i].offset, (uint64_t)want[i], cols[i].size);
-	kstats_stream_decode(s->leaves, s->leaves + s->nleaves, s->leaves_flat, rec, vals);
+	kstats_stream_decode(s->leaves, s->leaves + s->cols.ncols, s->leaves_flat, rec, vals);
 	assert_memory_equal(vals, want, sizeof(want));
 	/* Small positive values: no sign where there is none. */
 	memset(rec, 0, sizeof(rec));
 	for (i = 0; i < 8; i++)
 		put(rec, cols[i].offset, 0x7f, cols[i].size);
-	kstats_stream_decode(s->leaves, s->leaves + s->nleaves, s->leaves_flat, rec, vals);
+	kstats_stream_decode(s->leaves, s->leaves + s->cols.ncols, s->leaves_flat, rec, vals);
 	for (i = 0; i < 8; i++)
 		assert_int_equal(vals[i], 0x7f);
 	kstats_stream_close(s);
@@ -101,7 +100,7 @@ static void test_decode_packed_tail(void **state)
 
 	(void)state;
 	assert_int_equal(ret, 0);
-	kstats_stream_decode(s->leaves, s->leaves + s->nleaves, s->leaves_flat, rec, vals);
+	kstats_stream_decode(s->leaves, s->leaves + s->cols.ncols, s->leaves_flat, rec, vals);
 	assert_int_equal(vals[0], -128);
 	assert_int_equal(vals[1], 0x1234);
 	kstats_stream_close(s);
@@ -120,7 +119,7 @@ static void test_decode_flat(void **state)
 	assert_int_equal(ret, 0);
 	assert_true(s->leaves_flat);
 	memcpy(rec + 8, want, sizeof(want));
-	kstats_stream_decode(s->leaves, s->leaves + s->nleaves, s->leaves_flat, rec, vals);
+	kstats_stream_decode(s->leaves, s->leaves + s->cols.ncols, s->leaves_flat, rec, vals);
 	assert_memory_equal(vals, want, sizeof(want));
 	kstats_stream_close(s);
 }

@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "ktest.h"
-#include "trust.h"
+#include "loader.h"
 
 #define OTHER_UID 4242
 

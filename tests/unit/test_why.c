@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The one "why not loaded" (libkstats/why.c) and the one parser of
- * command-line numbers (libkstats/args.c) that the loader, kstats status
+ * The one "why not loaded" (libkstats/tool.c) and the one parser of
+ * command-line numbers (libkstats/tool.c) that the loader, kstats status
  * and kstats dump share (issue 28).  Each case where two of the old copies
  * disagreed is here, with the rule that won.  No kernel needed.
  */
@@ -14,8 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kstats_args.h"
-#include "kstats_why.h"
+#include "kstats_tool.h"
 
 static const char *why(const char *outcome, const char *reason, bool critical,
 		       char *buf, size_t len)
