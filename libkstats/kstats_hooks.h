@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * Test hooks (crash points, a fixed clock, a fake boot id) exist only in the
- * test build (-DKSTATS_TEST_HOOKS, tests/hooks/hooks.c); shipped, each is empty.
- */
+/* Test hooks (tests/hooks/hooks.c, -DKSTATS_TEST_HOOKS); shipped, each is empty. */
 #ifndef KSTATS_HOOKS_H
 #define KSTATS_HOOKS_H
 

@@ -27,18 +27,11 @@ struct kstats_objmeta {
 #define KSTATS_WANT_META 1u	/* the .kstats.* sections */
 #define KSTATS_WANT_BTF 2u	/* the .BTF section, which must be there */
 
-/*
- * Returns 0, or -errno with a one-line reason in err: -ENOENT no such file,
- * -ENOEXEC not a (BPF) ELF object, -ENODATA no readable BTF.
- */
+/* -ENOENT no such file, -ENOEXEC not a (BPF) ELF object, -ENODATA no BTF. */
 int kstats_object_read(const char *path, unsigned int want, struct kstats_objmeta *meta,
 		       char *err, size_t errlen);
-static inline int kstats_objmeta_read(const char *path, struct kstats_objmeta *meta,
-				      char *err, size_t errlen)
-{
-	return kstats_object_read(path, KSTATS_WANT_META, meta, err, errlen);
-}
-/* The metadata of an object already in memory; what names it in err. */
+#define kstats_objmeta_read(path, meta, err, errlen) \
+	kstats_object_read(path, KSTATS_WANT_META, meta, err, errlen)
 int kstats_objmeta_read_mem(void *buf, size_t len, const char *what,
 			    struct kstats_objmeta *meta, char *err, size_t errlen);
 void kstats_objmeta_free(struct kstats_objmeta *meta);
@@ -67,17 +60,11 @@ struct kstats_enumerator {
 struct kstats_enumerator kstats_btf_enumerator(const struct btf *btf,
 					       const struct btf_type *t, int i);
 
-/*
- * Whether two metric names export as one (equal but for case and non-alnum
- * characters): the loader loads one object per name, dump and pull show one.
- */
+/* Whether two metric names export as one (equal but for case and non-alnum). */
 bool kstats_metric_same(const char *a, const char *b);
 
 struct dirent;
-/*
- * The *.bpf files of dir in sorted order (scandir); count or -errno.  A bare
- * ".bpf" is listed too: its empty name is for the caller to refuse.
- */
+/* dir's *.bpf, sorted; count or -errno.  A bare ".bpf" is the caller's to refuse. */
 int kstats_scan_objects(const char *dir, struct dirent ***ents);
 
 /* "compaction" from ".../compaction.bpf" into buf. */

@@ -16,18 +16,8 @@ int kstats_pin_path(char *buf, size_t len, const char *dir, const char *kind,
 
 bool kstats_is_bpffs(const char *path);
 
-/*
- * -EMEDIUMTYPE with the reason in err when pin holds no map (a directory, a
- * file off bpffs, a program or link), else 0; fd and get_errno are what
- * bpf_obj_get(pin) gave.
- */
-int kstats_pin_not_map(const char *pin, int fd, int get_errno, char *err, size_t errlen);
-
-/*
- * BPF_OBJ_GET of pin, and into st the pin's inode, the same before and
- * after: a replaced pin (unload and load) is a new inode.  The fd, or
- * -errno (-EAGAIN: replaced three times meanwhile).
- */
+/* The fd of pin, and its inode (the same before and after) into st; -EAGAIN:
+ * the pin was replaced (a new inode) three times meanwhile. */
 int kstats_pin_get(const char *pin, unsigned int file_flags, struct stat *st);
 /* 0 while pin is still the inode st, 1 when it is another one, or -errno. */
 int kstats_pin_changed(const char *pin, const struct stat *st);

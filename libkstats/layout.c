@@ -1,10 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Flattens a BTF type into scalar leaves with offsets and path names.
- * Every leaf is checked to lie inside the root type, so a malformed or
- * hostile BTF (an object file is not verified by the kernel) can never make
- * the reader load bytes outside the key or value.
- */
+/* A BTF type as scalar leaves.  Each leaf is checked to lie inside the root type:
+ * an object's BTF is not verified by the kernel, and may be hostile. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -47,7 +43,7 @@ static int add_leaf(struct walk *w, const char *path, uint64_t off,
 		    uint32_t type_id)
 {
 	struct kstats_layout *l = w->layout;
-	struct kstats_column *col, *cols;
+	struct kstats_column *cols;
 
 	if (size != 1 && size != 2 && size != 4 && size != 8)
 		return fail(w, EOPNOTSUPP, "%s: %u-byte scalar is not supported",
@@ -67,15 +63,10 @@ static int add_leaf(struct walk *w, const char *path, uint64_t off,
 			return fail(w, ENOMEM, "out of memory");
 		l->cols = cols;
 	}
-	col = &l->cols[l->ncols++];
-	memset(col, 0, sizeof(*col));
-	snprintf(col->name, sizeof(col->name), "%s", path);
-	col->offset = (uint32_t)off;
-	col->size = size;
-	col->is_signed = is_signed;
-	col->in_key = w->in_key;
-	col->kind = kind;
-	col->type_id = type_id;
+	l->cols[l->ncols] = (struct kstats_column){ .offset = (uint32_t)off, .size = size,
+		.is_signed = is_signed, .in_key = w->in_key, .kind = kind, .type_id = type_id };
+	snprintf(l->cols[l->ncols].name, KSTATS_PATH_LEN, "%s", path);
+	l->ncols++;
 	return 0;
 }
 
@@ -105,22 +96,17 @@ static int walk_int(struct walk *w, uint32_t id, const struct btf_type *t,
  * producer marks signedness and an unflagged enum is unsigned.  Older
  * producers (clang < 15, pahole < 1.24) never set it.
  */
-static bool btf_marks_enum_sign(struct walk *w)
+static bool btf_marks_enum_sign(const struct btf *btf)
 {
-	uint32_t id, n = btf__type_cnt(w->btf);
+	uint32_t id, n = btf__type_cnt(btf);
 
-	if (w->enum_kflag_known < 0) {
-		w->enum_kflag_known = 0;
-		for (id = 1; id < n; id++) {
-			const struct btf_type *t = btf__type_by_id(w->btf, id);
+	for (id = 1; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
 
-			if (t && (btf_is_enum(t) || btf_is_enum64(t)) && btf_kflag(t)) {
-				w->enum_kflag_known = 1;
-				break;
-			}
-		}
+		if (t && btf_is_any_enum(t) && btf_kflag(t))
+			return true;
 	}
-	return w->enum_kflag_known;
+	return false;
 }
 
 /* C enum constants are ints: without a sign flag, a negative one means signed. */
@@ -131,7 +117,9 @@ static bool enum_is_signed(struct walk *w, const struct btf_type *t)
 
 	if (btf_kflag(t) || btf_is_enum64(t))
 		return btf_kflag(t);
-	if (btf_marks_enum_sign(w))
+	if (w->enum_kflag_known < 0)
+		w->enum_kflag_known = btf_marks_enum_sign(w->btf);
+	if (w->enum_kflag_known)
 		return false;
 	for (i = 0; i < btf_vlen(t); i++)
 		if (e[i].val < 0)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* libkstats map reader internals: map_open.c opens and plans, read.c reads. */
+/* struct kstats_map (read.c), open to tests and bench for its counters. */
 #ifndef KSTATS_MAP_INTERNAL_H
 #define KSTATS_MAP_INTERNAL_H
 
@@ -10,11 +10,11 @@
 
 #include "kstats_reader.h"
 
-/* Writes the one-line reason into err; returns -errnum. */
 int kstats_fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-/* A map's key and value layouts, from the object's BTF or the map's own. */
+enum kstats_btf_source { KSTATS_BTF_OBJECT, KSTATS_BTF_MAP };
+
 struct kstats_types {
 	struct btf *btf;
 	__u32 key_type_id, value_type_id;	/* in btf: what a map made from it names */
@@ -22,10 +22,7 @@ struct kstats_types {
 	struct kstats_layout key, value;
 };
 
-/*
- * Leaves grouped for decoding: a run of 8-byte integers at consecutive
- * offsets (a counter array, say) is copied into the row in one memcpy.
- */
+/* Leaves to decode: 8-byte integers at consecutive offsets are one memcpy. */
 struct leaf_run {
 	uint32_t off;
 	uint32_t count;
@@ -59,25 +56,8 @@ struct kstats_map {
 	unsigned int syscalls;		/* the last read's (tests and bench count them) */
 };
 
-/*
- * A direct read asks for at most this many bytes of values per call, so
- * that spread_rows moves each chunk while it is still in the L2 the kernel
- * just wrote it to, not back from the L3 or memory (bench_read --chunk:
- * one call took 1.05x as long at 10k entries, 512 KiB calls 1.02x at 64k).
- */
+/* Values per direct read call: spread_rows moves them while still in the L2
+ * (bench_read --chunk: one call took 1.05x as long at 10k, 512 KiB 1.02x at 64k). */
 #define KSTATS_READ_CHUNK_BYTES (128u << 10)
-
-static inline bool map_type_array(__u32 type)
-{
-	return type == BPF_MAP_TYPE_ARRAY || type == BPF_MAP_TYPE_PERCPU_ARRAY;
-}
-
-/*
- * When the pin now names another map: reads that one from now on if its
- * columns are the same, else -ESTALE; -ENOENT when nothing is pinned.
- */
-int kstats_map_follow_pin(struct kstats_map *m, char *err, size_t errlen);
-/* Room for entries entries of keys and values. */
-int kstats_map_grow(struct kstats_map *m, size_t entries, char *err, size_t errlen);
 
 #endif /* KSTATS_MAP_INTERNAL_H */

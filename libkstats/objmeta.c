@@ -34,34 +34,29 @@ static int copy_section(Elf_Data *data, size_t rec, void **out, size_t *n)
 	return 0;
 }
 
-/* Forces NUL termination so a corrupt object cannot overrun a name. */
+/* Each name NUL-terminated, so a corrupt object cannot overrun one. */
+#define TERMINATE(arr, n, field) do {					\
+		for (size_t __i = 0; __i < (n); __i++)			\
+			(arr)[__i].field[sizeof((arr)->field) - 1] = 0;	\
+	} while (0)
+
 static void terminate_names(struct kstats_objmeta *m)
 {
-	size_t i;
-
-	for (i = 0; i < m->nmaps; i++) {
-		m->maps[i].name[KSTATS_NAME_LEN - 1] = 0;
-		m->maps[i].uid[KSTATS_OWNER_LEN - 1] = 0;
-		m->maps[i].gid[KSTATS_OWNER_LEN - 1] = 0;
-	}
-	for (i = 0; i < m->nprogs; i++) {
-		m->progs[i].name[KSTATS_NAME_LEN - 1] = 0;
-		m->progs[i].attach[KSTATS_NAME_LEN - 1] = 0;
-		m->progs[i].uid[KSTATS_OWNER_LEN - 1] = 0;
-		m->progs[i].gid[KSTATS_OWNER_LEN - 1] = 0;
-	}
-	for (i = 0; i < m->nhists; i++) {
-		m->hists[i].map[KSTATS_NAME_LEN - 1] = 0;
-		m->hists[i].metric[KSTATS_NAME_LEN - 1] = 0;
-		m->hists[i].names_map[KSTATS_NAME_LEN - 1] = 0;
-		m->hists[i].key_enum[KSTATS_NAME_LEN - 1] = 0;
-	}
-	for (i = 0; i < m->nstreams; i++) {
-		m->streams[i].name[KSTATS_NAME_LEN - 1] = 0;
-		m->streams[i].ringbuf[KSTATS_NAME_LEN - 1] = 0;
-		m->streams[i].drops[KSTATS_NAME_LEN - 1] = 0;
-		m->streams[i].record[KSTATS_NAME_LEN - 1] = 0;
-	}
+	TERMINATE(m->maps, m->nmaps, name);
+	TERMINATE(m->maps, m->nmaps, uid);
+	TERMINATE(m->maps, m->nmaps, gid);
+	TERMINATE(m->progs, m->nprogs, name);
+	TERMINATE(m->progs, m->nprogs, attach);
+	TERMINATE(m->progs, m->nprogs, uid);
+	TERMINATE(m->progs, m->nprogs, gid);
+	TERMINATE(m->hists, m->nhists, map);
+	TERMINATE(m->hists, m->nhists, metric);
+	TERMINATE(m->hists, m->nhists, names_map);
+	TERMINATE(m->hists, m->nhists, key_enum);
+	TERMINATE(m->streams, m->nstreams, name);
+	TERMINATE(m->streams, m->nstreams, ringbuf);
+	TERMINATE(m->streams, m->nstreams, drops);
+	TERMINATE(m->streams, m->nstreams, record);
 }
 
 #define FOREIGN_VERSION(arr, n, bad) do {				\
@@ -176,63 +171,51 @@ static int read_elf(Elf *elf, const char *what, unsigned int want,
 	return want & KSTATS_WANT_BTF ? read_btf(btf_scn, &btf_sh, what, hint, m, err, errlen) : 0;
 }
 
-static int objmeta_init(struct kstats_objmeta *m, char *err, size_t errlen)
+/* The object in buf, else in fd (non-blocking, a regular file: never its name again). */
+static int read_object(int fd, void *buf, size_t len, const char *what, unsigned int want,
+		       struct kstats_objmeta *m, char *err, size_t errlen)
 {
+	Elf *elf;
+	int ret;
+
 	memset(m, 0, sizeof(*m));
 	m->obj.max_kver = KSTATS_KVER_INF;
 	m->obj.version = KSTATS_META_VERSION;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return kstats_fail(err, errlen, EINVAL, "libelf: %s", elf_errmsg(-1));
-	return 0;
+	elf = buf ? elf_memory(buf, len) : elf_begin(fd, ELF_C_READ, NULL);
+	ret = read_elf(elf, what, want, m, err, errlen);
+	elf_end(elf);
+	if (ret)
+		kstats_objmeta_free(m);
+	return ret;
 }
 
-/*
- * Opens the object once: non-blocking (a FIFO must not hang the reader), a
- * regular file only, and everything after reads this fd, never the name
- * again, which could meanwhile name a FIFO or another file.
- */
+/* Non-blocking: a FIFO must not hang the reader. */
 int kstats_object_read(const char *path, unsigned int want, struct kstats_objmeta *m,
 		       char *err, size_t errlen)
 {
-	const char *hint = HINT(want);
 	struct stat st;
-	Elf *elf;
-	int fd, ret = objmeta_init(m, err, errlen);
+	int fd, ret;
 
-	if (ret)
-		return ret;
+	memset(m, 0, sizeof(*m));
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return kstats_fail(err, errlen, errno, "%s: %s", path, errno == ENOENT ?
 				   "no such file (a dangling link?)" : strerror(errno));
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return kstats_fail(err, errlen, ENOEXEC, "%s: not a regular file, so not a "
-				   "BPF object%s", path, hint);
-	}
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	ret = read_elf(elf, path, want, m, err, errlen);
-	elf_end(elf);
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		ret = kstats_fail(err, errlen, ENOEXEC, "%s: not a regular file, so not a "
+				  "BPF object%s", path, HINT(want));
+	else
+		ret = read_object(fd, NULL, 0, path, want, m, err, errlen);
 	close(fd);
-	if (ret)
-		kstats_objmeta_free(m);
 	return ret;
 }
 
 int kstats_objmeta_read_mem(void *buf, size_t len, const char *what,
 			    struct kstats_objmeta *m, char *err, size_t errlen)
 {
-	Elf *elf;
-	int ret = objmeta_init(m, err, errlen);
-
-	if (ret)
-		return ret;
-	elf = elf_memory(buf, len);
-	ret = read_elf(elf, what, KSTATS_WANT_META, m, err, errlen);
-	elf_end(elf);
-	if (ret)
-		kstats_objmeta_free(m);
-	return ret;
+	return read_object(-1, buf, len, what, KSTATS_WANT_META, m, err, errlen);
 }
 
 void kstats_objmeta_free(struct kstats_objmeta *m)
@@ -312,15 +295,16 @@ struct kstats_enumerator kstats_btf_enumerator(const struct btf *btf,
 					   (int64_t)btf_enum64_value(&btf_enum64(t)[i]) };
 }
 
-/* The entry of arr (n entries of size bytes) whose string at off is name. */
-static const void *find_named(const void *arr, size_t n, size_t size, size_t off,
-			      const char *name)
+/* The entry of arr (n entries of size bytes) named name: each begins with it. */
+_Static_assert(!offsetof(struct kstats_map_meta, name) && !offsetof(struct kstats_prog_meta, name)
+	       && !offsetof(struct kstats_stream_meta, name), "find_named: name comes first");
+static const void *find_named(const void *arr, size_t n, size_t size, const char *name)
 {
 	const char *e = arr;
 	size_t i;
 
 	for (i = 0; i < n; i++, e += size)
-		if (!strcmp(e + off, name))
+		if (!strcmp(e, name))
 			return e;
 	return NULL;
 }
@@ -328,15 +312,13 @@ static const void *find_named(const void *arr, size_t n, size_t size, size_t off
 const struct kstats_map_meta *
 kstats_objmeta_map(const struct kstats_objmeta *m, const char *name)
 {
-	return find_named(m->maps, m->nmaps, sizeof(*m->maps),
-			  offsetof(struct kstats_map_meta, name), name);
+	return find_named(m->maps, m->nmaps, sizeof(*m->maps), name);
 }
 
 const struct kstats_prog_meta *
 kstats_objmeta_prog(const struct kstats_objmeta *m, const char *name)
 {
-	return find_named(m->progs, m->nprogs, sizeof(*m->progs),
-			  offsetof(struct kstats_prog_meta, name), name);
+	return find_named(m->progs, m->nprogs, sizeof(*m->progs), name);
 }
 
 static const char *next_alnum(const char *s)
@@ -359,8 +341,7 @@ bool kstats_metric_same(const char *a, const char *b)
 const struct kstats_stream_meta *
 kstats_objmeta_stream(const struct kstats_objmeta *m, const char *name)
 {
-	return find_named(m->streams, m->nstreams, sizeof(*m->streams),
-			  offsetof(struct kstats_stream_meta, name), name);
+	return find_named(m->streams, m->nstreams, sizeof(*m->streams), name);
 }
 
 static int bpf_filter(const struct dirent *d)

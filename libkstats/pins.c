@@ -86,48 +86,6 @@ int kstats_ensure_bpffs(const char *pin_dir, char *err, size_t errlen)
 	return 0;
 }
 
-/* "program" or "link", from the fd's anon inode; NULL for a map or if /proc cannot say. */
-static const char *bpf_fd_kind(int fd)
-{
-	char path[64], target[64];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n < 0)
-		return NULL;
-	target[n] = 0;
-	if (!strcmp(target, "anon_inode:bpf-prog"))
-		return "program";
-	if (!strcmp(target, "anon_inode:bpf_link"))
-		return "link";
-	return NULL;
-}
-
-/*
- * The kernel says EACCES for a bpf_obj_get() of anything on or off bpffs
- * that is not a BPF object, and EINVAL for a read-only get of a link (and,
- * on some kernels, of a program).
- */
-int kstats_pin_not_map(const char *pin, int fd, int get_errno, char *err, size_t errlen)
-{
-	const char *kind = fd >= 0 ? bpf_fd_kind(fd) : NULL;
-	struct stat st;
-
-	if (kind)
-		snprintf(err, errlen, "%s: not a map (a pinned BPF %s); pass a map's pin", pin, kind);
-	else if (fd < 0 && get_errno == EINVAL && kstats_is_bpffs(pin))
-		snprintf(err, errlen, "%s: not a map (a pinned BPF link or program); pass a map's pin", pin);
-	else if (fd < 0 && get_errno == EACCES && !stat(pin, &st) && S_ISDIR(st.st_mode))
-		snprintf(err, errlen, "%s: a directory, not a pinned map", pin);
-	else if (fd < 0 && get_errno == EACCES && !stat(pin, &st) && !kstats_is_bpffs(pin))
-		snprintf(err, errlen, "%s: not on bpffs, so not a pinned map; pass a pin under a "
-			 "bpffs mount (such as /sys/fs/bpf/kernelstats)", pin);
-	else
-		return 0;
-	return -EMEDIUMTYPE;
-}
-
 __u32 kstats_fd_obj_id(int fd)
 {
 	struct { __u32 type, id; } info = {};

@@ -1,10 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * org.kernelstats.KernelTelemetryReader's native half: a handle is one open
- * kstats_map and a row buffer, kept across reads (kstats_map_read follows a
- * reload of the same columns).  The Java class serializes every call on a
- * handle and never passes a closed one, so nothing here locks.
- */
+/* KernelTelemetryReader's native half: a handle is an open kstats_map and its rows.
+ * The Java class serializes calls on a handle and never passes a closed one. */
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -86,27 +82,21 @@ static int alloc_rows(struct jni_reader *r, char *err, size_t errlen)
 static jlong JNICALL native_open(JNIEnv *env, jclass cls, jstring obj, jstring map,
 				 jstring pin)
 {
-	const char *obj_path = NULL, *map_name = NULL, *pin_path;
+	const char *pin_path = (*env)->GetStringUTFChars(env, pin, NULL);
+	const char *obj_path = obj ? (*env)->GetStringUTFChars(env, obj, NULL) : NULL;
+	const char *map_name = map ? (*env)->GetStringUTFChars(env, map, NULL) : NULL;
+	struct kstats_map_opts mo = { .obj_path = obj_path, .map_name = map_name,
+				      .pin_path = pin_path };
 	char err[KSTATS_ERR_LEN] = "";
 	struct jni_reader *r = NULL;
-	int ret = -ENOMEM;
+	int ret;
 
 	(void)cls;
-	pin_path = (*env)->GetStringUTFChars(env, pin, NULL);
-	if (obj)
-		obj_path = (*env)->GetStringUTFChars(env, obj, NULL);
-	if (map)
-		map_name = (*env)->GetStringUTFChars(env, map, NULL);
 	if (!pin_path || (obj && !obj_path) || (map && !map_name))
 		goto out;	/* OutOfMemoryError is pending */
 	r = calloc(1, sizeof(*r));
-	if (r) {
-		struct kstats_map_opts mo = { .obj_path = obj_path, .map_name = map_name,
-					      .pin_path = pin_path };
-
-		ret = kstats_map_open(&mo, &r->map, err, sizeof(err));
-		ret = ret ?: alloc_rows(r, err, sizeof(err));
-	}
+	ret = r ? kstats_map_open(&mo, &r->map, err, sizeof(err)) : -ENOMEM;
+	ret = ret ?: alloc_rows(r, err, sizeof(err));
 	if (ret) {
 		throw_error(env, ret, err, sizeof(err));
 		if (r)

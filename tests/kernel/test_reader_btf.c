@@ -170,7 +170,7 @@ static void read_ok(const char *obj_path, const char *pin, struct rtest_read *r,
 
 	if (rtest_read(&o, r))
 		fail_msg("%s: %s", pin, r->err);
-	assert_int_equal(kstats_map_btf_source(r->m), source);
+	assert_int_equal(r->m->source, source);
 	if (!note)
 		assert_string_equal(kstats_map_source_note(r->m), "");
 	else if (!strstr(kstats_map_source_note(r->m), note))
@@ -281,7 +281,7 @@ static int member_note(void *arg, char *msg, size_t len)
 		return -1;
 	}
 	note = kstats_map_source_note(m);
-	ok = kstats_map_btf_source(m) == KSTATS_BTF_OBJECT &&
+	ok = m->source == KSTATS_BTF_OBJECT &&
 	     (c->want ? strstr(note, c->want) != NULL : !*note);
 	if (!ok)
 		snprintf(msg, len, "member: %s with %s: note \"%s\", want %s", c->pin,

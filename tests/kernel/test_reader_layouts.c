@@ -28,7 +28,7 @@ static void read_map(const char *name, struct rtest_read *r)
 
 	if (rtest_read(&o, r))
 		fail_msg("%s: %s", name, r->err);
-	assert_int_equal(kstats_map_btf_source(r->m), KSTATS_BTF_OBJECT);
+	assert_int_equal(r->m->source, KSTATS_BTF_OBJECT);
 }
 
 static void expect_columns(const struct rtest_read *r, const char *const *names,
