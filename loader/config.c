@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Kernel version in force, disabled objects (loader.conf: "disable = all" or
- * "disable = a, b", '#' comments), and whether only root could write objects.
- */
+/* Kernel version in force, loader.conf's disabled objects, and object trust. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -240,9 +237,8 @@ void free_config(struct loader_ctx *ctx)
 
 /*
  * Whoever can write an object or a directory above it can put code into the
- * kernel: each component, symlinks resolved, must be root's and writable by
- * no one else (kstats_check_private_dir() would accept our own uid too).  An
- * object is judged on the descriptor it is read from: trusted is loaded.
+ * kernel: each component must be root's and writable by no one else
+ * (kstats_check_private_dir() would accept our own uid too).
  */
 static int judge(const char *path, const char *comp, int fd, bool leaf,
 		 char *why, size_t len)

@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Does this kernel have a program's attach point?  From the section name alone:
- * tracefs where it can tell, the run's vmlinux BTF, kallsyms for kprobes.
- */
+/* Does this kernel have a program's attach point?  Asked from its section name. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -45,10 +42,7 @@ static const char *tracefs(void)
 	return NULL;
 }
 
-/*
- * available_events ("system:event" lines) between two '\n's, read once per
- * run: each lookup in events/ cost a listing and a stat in ~100 systems.
- */
+/* Read once per run: each lookup in events/ cost a stat in ~100 systems. */
 static const char *tracefs_events(int *err)
 {
 	static char *text;
@@ -96,10 +90,7 @@ static int tracefs_has_event(const char *event)
 	return n < (int)sizeof(line) && strstr(text, line);
 }
 
-/*
- * Parsed on first use (about 2 ms).  libbpf 1.1 parses it again in each
- * bpf_object__load(): its options take a path, not a parsed struct btf.
- */
+/* On first use; libbpf 1.1 parses it again per load (its options take a path). */
 static const struct btf *vmlinux(struct loader_ctx *ctx)
 {
 	if (!ctx->vmlinux_btf && !ctx->vmlinux_tried) {
@@ -113,9 +104,8 @@ static const struct btf *vmlinux(struct loader_ctx *ctx)
 }
 
 /*
- * libbpf 1.1 answers a lookup by scanning every type (all of them for a
- * miss), and a missing tracepoint is asked for twice: tp_btf, then its
- * raw_tp fallback.  The run's answers are kept (under gate_lock).
+ * libbpf 1.1 scans every type per lookup, and a missing tracepoint is asked
+ * twice (tp_btf, then raw_tp): the run's answers are kept, under gate_lock.
  */
 #define BTF_ANSWERS 32
 
@@ -213,9 +203,8 @@ static const char *after(const char *section, const char *prefix)
 }
 
 /*
- * A tp_btf attach point tracefs has is left to bpf_object__load(), which looks
- * it up in the BTF libbpf parses anyway; one tracefs lacks may still be in BTF
- * (a bare DECLARE_TRACE one), so the gate checks that.
+ * A tp_btf one tracefs has is left to bpf_object__load(), which looks it up in
+ * the BTF libbpf parses anyway; one tracefs lacks may be a bare DECLARE_TRACE.
  */
 bool attach_point_deferred(const char *section)
 {

@@ -179,10 +179,7 @@ static int set_kver(struct loader_ctx *ctx, const struct options *o)
 	return EXIT_OK;
 }
 
-/*
- * One loader per run dir; a second waits at most lock_timeout_s.  The lock is
- * in the run dir, not the pin dir: group kstats opens that, so could lock it.
- */
+/* Not a lock on the pin dir: group kstats can open that, so could hold it. */
 static int lock_run_dir(const struct loader_ctx *ctx, char *err, size_t len)
 {
 	char path[LOADER_PATH_LEN + 16];
@@ -512,7 +509,6 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 			ctx->run_dir, strerror(-ret));
 		return EXIT_ENV;
 	}
-	/* First thing: a stale completion flag goes. */
 	if (unlink(flag) && errno != ENOENT) {
 		log_msg(LOG_ERR, "cannot remove %s: %m; pass --run-dir", flag);
 		return EXIT_ENV;
@@ -569,10 +565,7 @@ out:
 	return ret;
 }
 
-/*
- * With stdin, stdout or stderr closed, the next open or socket takes that
- * number, and log lines would go into it (the prober's socket among them).
- */
+/* A closed stdio fd goes to the next open or socket, and log lines would too. */
 static void fill_stdio(void)
 {
 	int fd;

@@ -57,9 +57,8 @@ static int read_fd(struct obj_load *l, int fd)
 }
 
 /*
- * A symlink is resolved once; the target is lstat()ed so that a FIFO, device
- * or socket is never opened, and opened unable to block or follow a link
- * swapped in meanwhile.  Trust judges that descriptor, so a later flip is moot.
+ * The target is lstat()ed so that a FIFO, device or socket is never opened, and
+ * opened unable to block or follow a link swapped in; trust judges that fd.
  */
 static int read_object(struct obj_load *l)
 {
@@ -123,10 +122,7 @@ static const char *attach_type_of(const char *section)
 	return "other";
 }
 
-/*
- * Checks the deferred attach points now and forgets the failed attempt, so the
- * next choice is what a full check up front makes.  False if none was deferred.
- */
+/* Checks deferred attach points and forgets the failed attempt; false if none. */
 static bool check_deferred(struct obj_load *l)
 {
 	bool any = false;
@@ -253,9 +249,8 @@ static void group_why(struct obj_load *l, size_t i, char *buf, size_t len)
 }
 
 /*
- * A mandatory attach point none of whose variants can run stops the object:
- * FAILED_VERIFIER when one was rejected, SKIPPED_NO_ATTACH_POINT when the
- * kernel lacks it.  Programs outside their kernel range never stop it.
+ * A mandatory attach point with no runnable variant stops the object, unless
+ * all its programs are outside their kernel range.
  */
 static enum outcome group_stop(struct obj_load *l, size_t i)
 {
@@ -588,10 +583,7 @@ static void destroy_links(struct bpf_link **links, size_t n)
 		bpf_link__destroy(links[i]);	/* pinned ones stay attached */
 }
 
-/*
- * Old links are detached just before the new ones attach (never two copies);
- * if an attach fails, the new links go and the old programs come back.
- */
+/* Old links detach just before the new ones attach; a failed attach restores them. */
 static void publish(struct obj_load *l)
 {
 	struct pin_txn txn = { .pin_dir = l->ctx->pin_dir };
@@ -931,10 +923,7 @@ static enum outcome run_object(struct obj_load *l)
 	return load_loop(l);
 }
 
-/*
- * Part of its pin names: never empty, short enough, without the '.' bpffs
- * refuses.  A bad one gets a name no good one can have (with a '.').
- */
+/* A bad name becomes one no good one can have: with a '.', which bpffs refuses. */
 static int name_object(struct obj_result *res)
 {
 	const char *base = strrchr(res->path, '/');
@@ -960,10 +949,7 @@ static int name_object(struct obj_result *res)
 	return -EINVAL;
 }
 
-/*
- * Readers decode the pinned maps with the bytes loaded, not a newer object
- * (REFUSED_INCOMPATIBLE_PIN keeps the old maps until the next boot).
- */
+/* Readers decode pinned maps with the bytes loaded, not a newer object on disk. */
 static void keep_loaded_copy(const struct obj_load *l)
 {
 	char path[LOADER_PATH_LEN + KSTATS_NAME_LEN + 8];

@@ -19,9 +19,8 @@
 #define MAX_PROG_MAPS 64
 
 /*
- * Read-write, the only way programs and links open.  Pins are often 0440, which
- * root opens only with CAP_DAC_OVERRIDE (the unit does not grant it); as the
- * owner it may lift its own write bit for the open.  The fd, or -1 with errno.
+ * Pins are often 0440, which root opens only with CAP_DAC_OVERRIDE (not
+ * granted); as the owner it lifts its own write bit for the open.
  */
 int pin_open(const char *path)
 {
@@ -87,10 +86,7 @@ int map_shape_check(const struct btf *obj_btf, struct bpf_map *map, int pinned_f
 	SAME("max_entries", info.max_entries, bpf_map__max_entries(map));
 	SAME("map flags", info.map_flags, bpf_map__map_flags(map));
 #undef SAME
-	/*
-	 * Reading BTF by id needs CAP_SYS_ADMIN, which the unit does not grant:
-	 * else the type names the previous run recorded for this map (known).
-	 */
+	/* BTF by id needs CAP_SYS_ADMIN, not granted: else the names the last run saw. */
 	if (info.btf_id && !(btf = btf__load_from_kernel_by_id(info.btf_id)) && !known) {
 		snprintf(why, len, "its BTF cannot be read (%s) and no status file "
 			 "names its types", strerror(errno));
@@ -161,10 +157,7 @@ int txn_pin(struct pin_txn *txn, int fd, const char *final, const char *aside,
 	return apply_owner(e->tmp, uid, gid, mode);
 }
 
-/*
- * All or nothing: on a failed rename, published entries go back under their
- * temporary names for txn_abort(); a link left would stay attached twice.
- */
+/* All or nothing: a link left published would stay attached beside the old one. */
 int txn_commit(struct pin_txn *txn, char *why, size_t len)
 {
 	struct pin_entry *e;
@@ -334,9 +327,8 @@ static int read_old_link(struct old_link *ol, const struct obj_result *res)
 }
 
 /*
- * Holds every existing link res may have left; its prog pins help find the
- * programs behind them.  A pin there that cannot be read as a link fails it
- * all (why says which): replacing it blind could attach a second copy.
+ * Every link res may have left.  One that cannot be read fails it all:
+ * replacing it blind could attach a second copy.
  */
 struct link_swap *swap_begin(const struct obj_result *res, char *why, size_t len)
 {
@@ -371,10 +363,7 @@ struct link_swap *swap_begin(const struct obj_result *res, char *why, size_t len
 	return sw;
 }
 
-/*
- * When link_pin holds a program identical to new_prog_fd (same instructions
- * and maps), that link is kept: the old program's fd (sw's) and id, else -ENOENT.
- */
+/* A link to an identical program (code, maps) is kept: its fd and id, or -ENOENT. */
 int swap_keep(struct link_swap *sw, const char *link_pin, int new_prog_fd,
 	      __u32 *prog_id)
 {

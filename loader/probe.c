@@ -26,11 +26,9 @@ struct bpf_object *obj_open_mem(const char *name, const void *elf, size_t len)
 }
 
 /*
- * libbpf parses the ELF in a child first, so a file that crashes it costs one
- * FAILED_OBJECT, not the boot-time run (libFuzzer found a SEGV in libbpf
- * 1.1.2's bpf_object__open_mem(), doc/loader.md).  One child, forked before
- * the threads, serves the run; a replacement is this binary executed afresh,
- * since a child forked from threads can wait forever on a lock held at fork.
+ * libbpf parses the ELF in a child first, so a crash costs one FAILED_OBJECT
+ * (libFuzzer found a SEGV in libbpf 1.1.2, doc/loader.md).  A replacement is
+ * this binary run afresh: a child forked from threads may hang on a held lock.
  */
 struct probe_req {
 	__u64 len;
