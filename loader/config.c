@@ -1,13 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * The loader's inputs: kernel version in force, which objects are disabled,
- * and whether only root could have written the objects.
- *
- * loader.conf: one "key = value" per line, '#' starts a comment; a regular
- * file of text (no NUL) of at most CONFIG_MAX_BYTES, lines of any length.
- *	disable = all			every object
- *	disable = compaction, cma	these objects (repeatable)
- */
+/* Kernel version in force, loader.conf's disabled objects, and object trust. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -112,7 +104,6 @@ static char **grow_list(struct loader_ctx *ctx)
 	return realloc(ctx->disabled, (n < 8 ? 8 : 2 * n) * sizeof(*ctx->disabled));
 }
 
-/* list: "all" or "obj[,obj...]". */
 int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t errlen)
 {
 	char *copy = strdup(list), *tok, *save = NULL, **grown;
@@ -198,10 +189,7 @@ int parse_config(struct loader_ctx *ctx, char *buf, size_t len, const char *path
 	return ret;
 }
 
-/*
- * The whole file, at most CONFIG_MAX_BYTES, so that no line is ever cut:
- * a cut would turn the tail of a long comment into a line of its own.
- */
+/* Read whole: a cut line would turn the tail of a long comment into a line. */
 int read_config(struct loader_ctx *ctx, const char *path, bool must_exist,
 		char *err, size_t errlen)
 {
@@ -248,11 +236,9 @@ void free_config(struct loader_ctx *ctx)
 }
 
 /*
- * Whoever can write an object or any directory above it can put code into
- * the kernel: every component, symlinks resolved, must be root's and
- * writable by nobody else (kstats_check_private_dir() would also accept
- * our own uid).  An object is judged on the descriptor it is read from:
- * what is trusted is what is loaded, whatever a link pointed at before.
+ * Whoever can write an object or a directory above it can put code into the
+ * kernel: each component must be root's and writable by no one else
+ * (kstats_check_private_dir() would accept our own uid too).
  */
 static int judge(const char *path, const char *comp, int fd, bool leaf,
 		 char *why, size_t len)

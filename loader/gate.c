@@ -1,10 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Does this kernel have a program's attach point?  Asked before loading, from
- * the section name alone: tracefs first where it can tell, the run's one
- * vmlinux BTF for tracepoints and functions, kallsyms for kprobes.  A tp_btf
- * one tracefs has is left to the load (attach_point_deferred()).
- */
+/* Does this kernel have a program's attach point?  Asked from its section name. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -32,7 +27,6 @@ const char *variant_name(__u32 variant)
 	}
 }
 
-/* The mounted tracefs, or NULL. */
 static const char *tracefs(void)
 {
 	static const char *const roots[] = { "/sys/kernel/tracing",
@@ -48,11 +42,7 @@ static const char *tracefs(void)
 	return NULL;
 }
 
-/*
- * tracefs's available_events ("system:event" lines) between two '\n's,
- * read once per run: one file read, where each lookup in events/ cost a
- * directory listing and a stat in each of about 100 systems.
- */
+/* Read once per run: each lookup in events/ cost a stat in ~100 systems. */
 static const char *tracefs_events(int *err)
 {
 	static char *text;
@@ -100,12 +90,7 @@ static int tracefs_has_event(const char *event)
 	return n < (int)sizeof(line) && strstr(text, line);
 }
 
-/*
- * The run's vmlinux BTF, parsed on first use (about 2 ms): a run whose
- * objects are all disabled or out of range never parses it.  libbpf 1.1
- * parses it again in each bpf_object__load(): its open options take a
- * path (btf_custom_path), not a parsed struct btf.
- */
+/* On first use; libbpf 1.1 parses it again per load (its options take a path). */
 static const struct btf *vmlinux(struct loader_ctx *ctx)
 {
 	if (!ctx->vmlinux_btf && !ctx->vmlinux_tried) {
@@ -119,9 +104,8 @@ static const struct btf *vmlinux(struct loader_ctx *ctx)
 }
 
 /*
- * libbpf 1.1 answers a lookup by scanning every type (all of them for a
- * miss), and a missing tracepoint is asked for twice: tp_btf, then its
- * raw_tp fallback.  The run's answers are kept (under gate_lock).
+ * libbpf 1.1 scans every type per lookup, and a missing tracepoint is asked
+ * twice (tp_btf, then raw_tp): the run's answers are kept, under gate_lock.
  */
 #define BTF_ANSWERS 32
 
@@ -156,10 +140,7 @@ static bool btf_has(struct loader_ctx *ctx, const char *prefix,
 	return found;
 }
 
-/*
- * 1 when func is the first word of a line (available_filter_functions) or
- * the third (kallsyms), 0 when not, -errno when the file is unreadable.
- */
+/* 1 when func is word field of a line (0: filter functions, 2: kallsyms), 0, or -errno. */
 static int symbol_listed(const char *path, int field, const char *func)
 {
 	char line[512], *tok, *save;
@@ -222,10 +203,8 @@ static const char *after(const char *section, const char *prefix)
 }
 
 /*
- * Whether a tp_btf attach point can be left to bpf_object__load(), which
- * looks it up in the vmlinux BTF libbpf parses anyway (a failed load has
- * the gate check it): yes when tracefs has the event.  One tracefs lacks
- * may still be in BTF (a bare DECLARE_TRACE one): the gate checks that.
+ * A tp_btf one tracefs has is left to bpf_object__load(), which looks it up in
+ * the BTF libbpf parses anyway; one tracefs lacks may be a bare DECLARE_TRACE.
  */
 bool attach_point_deferred(const char *section)
 {

@@ -140,7 +140,6 @@ struct kver_buf {
 int parse_kver(const char *s, __u32 *kver);
 int running_kver(__u32 *kver, char *release, size_t len);
 struct kver_buf kver_str(__u32 kver);
-/* Else false, and "kernel X is outside [min, max)" in why. */
 bool kver_in(__u32 kver, __u32 min, __u32 max, char *why, size_t len);
 int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t errlen);
 int read_config(struct loader_ctx *ctx, const char *path, bool must_exist,
@@ -149,11 +148,7 @@ int parse_config(struct loader_ctx *ctx, char *buf, size_t len, const char *path
 		 char *err, size_t errlen);
 bool is_disabled(const struct loader_ctx *ctx, const char *obj);
 void free_config(struct loader_ctx *ctx);
-/*
- * 0 when only root can change path or any directory above it (a sticky one
- * such as /tmp may be shared); else -EPERM, or -errno when path cannot be
- * resolved, with a one-line reason naming the fix in why.
- */
+/* 0 when only root can change path or a directory above it; else -EPERM or -errno. */
 int check_trusted(const char *path, char *why, size_t len);
 /* The same for an object: fd, opened by its resolved path real, is judged itself. */
 int check_trusted_fd(const char *path, const char *real, int fd, char *why, size_t len);

@@ -22,7 +22,6 @@
 #include "kstats_fileio.h"
 #include "kstats_pins.h"
 #include "kstats_status.h"
-#include "kstats_tool.h"
 #include "loader.h"
 
 #define DEFAULT_RUN_DIR "/run/kernelstats"
@@ -180,12 +179,7 @@ static int set_kver(struct loader_ctx *ctx, const struct options *o)
 	return EXIT_OK;
 }
 
-/*
- * One loader per pin dir (and its run dir) at a time: a second one waits,
- * but at most ctx->lock_timeout_s, so that nothing holds a boot-time run
- * forever.  The lock is a root-only file in the run dir, not the pin dir:
- * group kstats can open the pin dir, and so could hold a lock on it.
- */
+/* Not a lock on the pin dir: group kstats can open that, so could hold it. */
 static int lock_run_dir(const struct loader_ctx *ctx, char *err, size_t len)
 {
 	char path[LOADER_PATH_LEN + 16];
@@ -285,11 +279,7 @@ static void report(const struct obj_result *r)
 				outcome_str(r->progs[i].outcome), r->progs[i].reason);
 }
 
-/*
- * The objects load on up to one thread per CPU (the verifier and libbpf's
- * vmlinux BTF parse run on the loading thread), taken in sorted order, and
- * are reported in that order, each object's own diagnostics first.
- */
+/* Objects load on up to one thread per CPU, and are reported in sorted order. */
 #define LOADER_MAX_THREADS 4
 
 struct pool {
@@ -363,11 +353,7 @@ static void load_pool(struct pool *p)
 	want = want < p->n ? want : p->n;
 	if (!p->ctx->disable_all && p->n)
 		probe_start();	/* forked before any thread exists */
-	/*
-	 * This thread only reports, so each object's lines go out as soon as
-	 * the earlier ones have: a run stopped at boot (a hung load, the
-	 * unit's timeout) has named every object it finished.
-	 */
+	/* Only reporting here: a run stopped at boot has named every object it finished. */
 	for (t = 0; t < want; t++)
 		started += !pthread_create(&tid[started], NULL, load_thread, p);
 	while (!started && load_next(p))
@@ -411,12 +397,7 @@ static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nou
 	return p.critical ? EXIT_CRITICAL : EXIT_OK;
 }
 
-
-/*
- * --unload: the pins the status file lists (without one, those named after
- * the objects in --obj-dir), the status file, the flag, and the pin
- * directory if nothing else is left in it; other pins are never touched.
- */
+/* --unload removes only the loader's pins, its files, and the pin dir if empty. */
 struct unload {
 	unsigned int removed;
 	unsigned int failed;
@@ -528,7 +509,6 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 			ctx->run_dir, strerror(-ret));
 		return EXIT_ENV;
 	}
-	/* First thing: a stale completion flag goes. */
 	if (unlink(flag) && errno != ENOENT) {
 		log_msg(LOG_ERR, "cannot remove %s: %m; pass --run-dir", flag);
 		return EXIT_ENV;
@@ -566,7 +546,6 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 		goto out;
 	}
 	warn_unknown_disabled(ctx, res, n);
-	/* The status file, then the completion flag. */
 	code = ret;
 	ret = status_write(ctx, res, n, started, NULL);
 	if (ret)
@@ -586,11 +565,7 @@ out:
 	return ret;
 }
 
-/*
- * Started with stdin, stdout or stderr closed, the next open or socket
- * would take that number, and log lines would go into it (the prober's
- * socket among them).
- */
+/* A closed stdio fd goes to the next open or socket, and log lines would too. */
 static void fill_stdio(void)
 {
 	int fd;

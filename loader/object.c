@@ -1,9 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * One object, start to end: its file read once, gated by its own metadata,
- * one variant per attach point, one object per metric, the load (retried
- * without a rejected variant), then its pins published all or nothing.
- */
+/* One object: read once, gated, loaded (retried without a rejected variant), published. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -61,11 +57,8 @@ static int read_fd(struct obj_load *l, int fd)
 }
 
 /*
- * The object's bytes, read once: every later step parses them from memory.
- * A symlink is resolved once, here; the target is looked at before opening
- * (lstat), so that a FIFO, device or socket is never opened, and opened so
- * that it cannot block or follow a link swapped in meanwhile.  The trust
- * check judges that descriptor: a link flipped after it changes nothing.
+ * The target is lstat()ed so that a FIFO, device or socket is never opened, and
+ * opened unable to block or follow a link swapped in; trust judges that fd.
  */
 static int read_object(struct obj_load *l)
 {
@@ -129,12 +122,7 @@ static const char *attach_type_of(const char *section)
 	return "other";
 }
 
-/*
- * After a failed load, or before an object is stopped: the deferred attach
- * points checked now, and what the failed attempt concluded forgotten, so
- * the next choice is the one a full check up front would have made.
- * False when nothing was deferred.
- */
+/* Checks deferred attach points and forgets the failed attempt; false if none. */
 static bool check_deferred(struct obj_load *l)
 {
 	bool any = false;
@@ -261,9 +249,8 @@ static void group_why(struct obj_load *l, size_t i, char *buf, size_t len)
 }
 
 /*
- * A mandatory attach point none of whose variants can run stops the object:
- * FAILED_VERIFIER when one was rejected, SKIPPED_NO_ATTACH_POINT when the
- * kernel lacks it.  Programs outside their kernel range never stop it.
+ * A mandatory attach point with no runnable variant stops the object, unless
+ * all its programs are outside their kernel range.
  */
 static enum outcome group_stop(struct obj_load *l, size_t i)
 {
@@ -321,14 +308,11 @@ static enum outcome choose_variants(struct obj_load *l)
 }
 
 /*
- * One object per metric name: two copies of an object (compaction.bpf,
- * Compaction.bpf) would export it twice.  The first object in sorted order
- * that loads, or still has a program attached after a failed re-run, claims
- * its metrics; a later one declaring a claimed name is skipped (dump and
- * pull keep the same one: kstats_snapshot_unique).  A corrupt copy claims
- * nothing.  Objects load on several threads, so one waits, before its
- * check, for each earlier one that shares a metric (or has not read its
- * metadata yet) to finish: the outcome is that of a sequential run.
+ * One object per metric name (compaction.bpf and Compaction.bpf would export
+ * it twice): the first in sorted order that loads, or stays attached after a
+ * failed re-run, claims it; later ones are skipped, as kstats_snapshot_unique
+ * does.  On threads, an object waits for each earlier one sharing a metric
+ * (or with metadata unread), so the outcome is that of a sequential run.
  */
 struct metric_claim {
 	char metric[KSTATS_NAME_LEN];
@@ -456,8 +440,6 @@ void metrics_free(struct loader_ctx *ctx)
 	free(ctx->turns);
 }
 
-/* ---- publication ---- */
-
 static int stage_maps(struct obj_load *l, struct pin_txn *txn)
 {
 	const struct kstats_map_meta *mm;
@@ -531,7 +513,6 @@ static int stage_progs(struct obj_load *l, struct link_swap *sw, struct pin_txn 
 	return 0;
 }
 
-/* Attaches every chosen program that is not kept; links go into txn. */
 static int attach_progs(struct obj_load *l, struct pin_txn *txn, struct bpf_link **links)
 {
 	struct prog_result *p;
@@ -602,11 +583,7 @@ static void destroy_links(struct bpf_link **links, size_t n)
 		bpf_link__destroy(links[i]);	/* pinned ones stay attached */
 }
 
-/*
- * Maps, programs and links are pinned under temporary names first.  Old
- * links are detached just before the new ones attach (never two copies);
- * if an attach fails, the new links go and the old programs come back.
- */
+/* Old links detach just before the new ones attach; a failed attach restores them. */
 static void publish(struct obj_load *l)
 {
 	struct pin_txn txn = { .pin_dir = l->ctx->pin_dir };
@@ -645,8 +622,6 @@ out:
 	txn_free(&txn);
 	free(links);
 }
-
-/* ---- loading ---- */
 
 static enum outcome prepare_map(struct obj_load *l, struct bpf_map *map)
 {
@@ -704,7 +679,6 @@ static enum outcome prepare_map(struct obj_load *l, struct bpf_map *map)
 	return OUT_LOADED;
 }
 
-/* The last lines of a verifier log, joined into one line. */
 static void log_tail(const char *log, char *out, size_t len)
 {
 	const char *end = log + strlen(log), *start = end;
@@ -749,10 +723,7 @@ static int failed_prog(const struct obj_load *l)
 	return -1;
 }
 
-/*
- * A limit of this process or machine, not the object's code: the verifier's
- * log then shows a program that passed, and no variant would load better.
- */
+/* A limit of this process or machine: no variant would load better. */
 static const char *limit_hit(int err)
 {
 	switch (err) {
@@ -853,8 +824,6 @@ static enum outcome load_loop(struct obj_load *l)
 	return OUT_FAILED_VERIFIER;	/* not reached: each try rejects one */
 }
 
-/* ---- one object ---- */
-
 static void finish_not_loaded(struct obj_load *l)
 {
 	struct obj_result *res = l->res;
@@ -954,11 +923,7 @@ static enum outcome run_object(struct obj_load *l)
 	return load_loop(l);
 }
 
-/*
- * The object's name is its file name without .bpf, a part of its pin names:
- * never empty, short enough, and without the '.' that bpffs refuses.  A bad
- * one gets a name no good one can have (it contains a '.') and no pins.
- */
+/* A bad name becomes one no good one can have: with a '.', which bpffs refuses. */
 static int name_object(struct obj_result *res)
 {
 	const char *base = strrchr(res->path, '/');
@@ -984,11 +949,7 @@ static int name_object(struct obj_result *res)
 	return -EINVAL;
 }
 
-/*
- * The bytes as loaded, beside the status file: readers decode the pinned
- * maps with them, not with a newer object on disk whose layout may differ
- * (REFUSED_INCOMPATIBLE_PIN keeps the old maps until the next boot).
- */
+/* Readers decode pinned maps with the bytes loaded, not a newer object on disk. */
 static void keep_loaded_copy(const struct obj_load *l)
 {
 	char path[LOADER_PATH_LEN + KSTATS_NAME_LEN + 8];

@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Re-run safety: whether a pinned map can be reused, pins published all at
- * once, and links replaced so that one program is never attached twice.
- */
+/* Re-run safety: pinned maps reused, pins published at once, links swapped. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdatomic.h>
@@ -22,10 +19,8 @@
 #define MAX_PROG_MAPS 64
 
 /*
- * Opens one of the loader's pins read-write, the only way programs and links
- * open.  Pins are often 0440, which root opens only with CAP_DAC_OVERRIDE,
- * and the loader's unit does not grant it; as the owner it may lift its own
- * write bit for the open.  Returns the fd, or -1 with errno.
+ * Pins are often 0440, which root opens only with CAP_DAC_OVERRIDE (not
+ * granted); as the owner it lifts its own write bit for the open.
  */
 int pin_open(const char *path)
 {
@@ -91,11 +86,7 @@ int map_shape_check(const struct btf *obj_btf, struct bpf_map *map, int pinned_f
 	SAME("max_entries", info.max_entries, bpf_map__max_entries(map));
 	SAME("map flags", info.map_flags, bpf_map__map_flags(map));
 #undef SAME
-	/*
-	 * The pinned map's own BTF; reading that by id needs CAP_SYS_ADMIN,
-	 * which the loader's unit does not grant, so else the type names the
-	 * previous run recorded for this very map (known, or NULL).
-	 */
+	/* BTF by id needs CAP_SYS_ADMIN, not granted: else the names the last run saw. */
 	if (info.btf_id && !(btf = btf__load_from_kernel_by_id(info.btf_id)) && !known) {
 		snprintf(why, len, "its BTF cannot be read (%s) and no status file "
 			 "names its types", strerror(errno));
@@ -117,10 +108,7 @@ int map_shape_check(const struct btf *obj_btf, struct bpf_map *map, int pinned_f
 	return 0;
 }
 
-/*
- * A ring whose consumer position cannot be mapped writable can never be
- * read again: frozen (BPF_MAP_FREEZE), for one.  Other maps always pass.
- */
+/* A ring whose consumer page cannot map writable (BPF_MAP_FREEZE) is never read. */
 bool ring_consumable(struct bpf_map *map, int fd, char *why, size_t len)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -137,8 +125,6 @@ bool ring_consumable(struct bpf_map *map, int fd, char *why, size_t len)
 		 strerror(errno), errno == EPERM ? ": the ring was frozen" : "");
 	return false;
 }
-
-/* ---- pins published together: pinned under a temporary name, then renamed ---- */
 
 struct pin_entry {
 	char tmp[LOADER_PATH_LEN];
@@ -171,11 +157,7 @@ int txn_pin(struct pin_txn *txn, int fd, const char *final, const char *aside,
 	return apply_owner(e->tmp, uid, gid, mode);
 }
 
-/*
- * All or nothing: when one rename fails, the entries already published go
- * back under their temporary names, so txn_abort() removes them.  A link
- * left published would stay attached next to the restored old one.
- */
+/* All or nothing: a link left published would stay attached beside the old one. */
 int txn_commit(struct pin_txn *txn, char *why, size_t len)
 {
 	struct pin_entry *e;
@@ -209,10 +191,7 @@ fail:
 	return ret;
 }
 
-/*
- * Temporary pins of a loader that died between pinning and renaming.  Only
- * called with the pin dir locked, so no live loader owns any.
- */
+/* Temporary pins of a loader that died; with the pin dir locked, none is live. */
 void txn_remove_stale(const char *pin_dir)
 {
 	char path[LOADER_PATH_LEN];
@@ -247,8 +226,6 @@ void txn_free(struct pin_txn *txn)
 	txn_abort(txn);
 	free(txn->e);
 }
-
-/* ---- replacing the links of one attach point ---- */
 
 struct prog_fp {
 	__u32 id;
@@ -308,10 +285,7 @@ static const char *old_pin(const struct obj_result *res, const char *kind, size_
 	return is_pin_kind(res->pins[i], kind) ? res->pins[i] : "";
 }
 
-/*
- * The program behind a link, through the prog pins: getting it by id needs
- * CAP_SYS_ADMIN, which the loader's unit does not grant.  -1 if neither.
- */
+/* Through the prog pins: by id needs CAP_SYS_ADMIN, not granted.  -1 if neither. */
 static int prog_fd_of(__u32 prog_id, const struct obj_result *res)
 {
 	const char *pin;
@@ -353,9 +327,8 @@ static int read_old_link(struct old_link *ol, const struct obj_result *res)
 }
 
 /*
- * Holds every existing link res may have left; its prog pins help find the
- * programs behind them.  A pin there that cannot be read as a link fails it
- * all (why says which): replacing it blind could attach a second copy.
+ * Every link res may have left.  One that cannot be read fails it all:
+ * replacing it blind could attach a second copy.
  */
 struct link_swap *swap_begin(const struct obj_result *res, char *why, size_t len)
 {
@@ -390,10 +363,7 @@ struct link_swap *swap_begin(const struct obj_result *res, char *why, size_t len
 	return sw;
 }
 
-/*
- * When link_pin holds a program identical to new_prog_fd (same instructions
- * and maps), that link is kept: the old program's fd (sw's) and id, else -ENOENT.
- */
+/* A link to an identical program (code, maps) is kept: its fd and id, or -ENOENT. */
 int swap_keep(struct link_swap *sw, const char *link_pin, int new_prog_fd,
 	      __u32 *prog_id)
 {
@@ -417,10 +387,7 @@ int swap_keep(struct link_swap *sw, const char *link_pin, int new_prog_fd,
 	return -ENOENT;
 }
 
-/*
- * Detaches every held link that is not kept, synchronously.  Fails, and
- * the caller must not attach, if one stays attached.
- */
+/* Synchronously; fails, and the caller must not attach, if a link stays attached. */
 int swap_detach(struct link_swap *sw, char *why, size_t len)
 {
 	struct old_link *ol;
@@ -431,10 +398,7 @@ int swap_detach(struct link_swap *sw, char *why, size_t len)
 		ol = &sw->l[i];
 		if (ol->kept)
 			continue;
-		/*
-		 * Unpin first: closing the last reference then frees the link
-		 * in this call, not later from a workqueue.
-		 */
+		/* Unpin first: the last close then frees the link now, not from a workqueue. */
 		if (unlink(ol->pin)) {
 			ret = -errno;
 			snprintf(why, len, "cannot detach %s: %s", ol->pin, strerror(-ret));

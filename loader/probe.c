@@ -26,13 +26,9 @@ struct bpf_object *obj_open_mem(const char *name, const void *elf, size_t len)
 }
 
 /*
- * libbpf parses the ELF in a child first: a malformed file that crashes it
- * then costs one FAILED_OBJECT, not the boot-time run (libFuzzer found a
- * SEGV in libbpf 1.1.2's bpf_object__open_mem() from three bit flips of a
- * built object, doc/loader.md).  One child serves the whole run, forked
- * before the threads start.  A new one after a crash is this binary
- * executed afresh: a forked child of threads can wait forever on a lock
- * one of them held at the fork (malloc, libbpf).
+ * libbpf parses the ELF in a child first, so a crash costs one FAILED_OBJECT
+ * (libFuzzer found a SEGV in libbpf 1.1.2, doc/loader.md).  A replacement is
+ * this binary run afresh: a child forked from threads may hang on a held lock.
  */
 struct probe_req {
 	__u64 len;
@@ -47,11 +43,7 @@ struct probe_reply {
 /* What an executed prober says first: it got as far as serving. */
 #define PROBER_HELLO 0x6b737470u
 #define PROBER_HELLO_MS 10000
-/*
- * libbpf parses a built object in milliseconds, but loops forever on some
- * malformed BTF (a typedef of itself): such an object fails alone, after
- * this long, and the prober is replaced (doc/loader.md).
- */
+/* libbpf loops forever on some malformed BTF (a typedef of itself, doc/loader.md). */
 #define PROBE_PARSE_MS 5000
 
 static struct {
@@ -189,10 +181,7 @@ static int prober_start(bool threads)
 		return -errno;
 	ret = threads ? prober_spawn(sv[1]) : prober_fork(sv[1]);
 	close(sv[1]);
-	/*
-	 * An executed prober can die before it serves (a library it cannot load,
-	 * another binary at /proc/self/exe): then its objects are not to blame.
-	 */
+	/* An executed prober dying before it serves is not its objects' fault. */
 	if (!ret && threads) {
 		ret = read_within(sv[0], &hello, sizeof(hello), PROBER_HELLO_MS);
 		ret = ret ?: hello == PROBER_HELLO ? 0 : -ECHILD;
