@@ -1,37 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * kstats atoms and kstats report: the one reader of atoms files, atoms as
- * text, and the atoms summed per metric, key and UTC day drawn as heatmaps
- * (--heatmap on a terminal, the report as one HTML page).  Generic over the
- * schema: key fields and bucket arrays are found through the protobuf-c
- * descriptors, so a new metric needs nothing here.
- */
+/* kstats atoms and report: atoms files read, printed, and summed per metric, key and UTC day
+ * as heatmaps (terminal, HTML); keys and buckets come from the protobuf-c descriptors. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "bpf_telemetry.h"
 #include "hist.h"
 #include "kstats.h"
 #include "kstats_fileio.h"
 #include "kstats_meta.h"
-#include "kstats_tool.h"
 #include "proto/kernelstats_atoms.pb-c.h"
 #include "pull.h"	/* window_clock_step() */
 
-/* One atoms file in memory, its framing checked. */
-struct atoms_file {
+struct atoms_file {	/* in memory, its framing checked */
 	char *buf;
 	size_t len, count;
 };
@@ -82,6 +71,17 @@ static void budget_free(void *data, void *ptr)
 	free(p);
 }
 
+static void fputs_escaped(const char *s, FILE *f)
+{
+	size_t len = strlen(s), took;
+	char buf[256];
+
+	for (; len; s += took, len -= took) {
+		took = kstats_escape(buf, sizeof(buf), s, len);
+		fputs(buf, f);
+	}
+}
+
 static const void *field_ptr(const ProtobufCMessage *m, unsigned int offset)
 {
 	return (const char *)m + offset;
@@ -118,7 +118,7 @@ static void print_key_field(FILE *out, const ProtobufCMessage *m,
 		break;
 	case PROTOBUF_C_TYPE_STRING:
 		fprintf(out, " %s=", f->name);
-		kstats_fputs_escaped(*(char *const *)p, out);
+		fputs_escaped(*(char *const *)p, out);
 		break;
 	default:
 		fprintf(out, " %s=?", f->name);
@@ -227,7 +227,7 @@ static void print_atom(void *ctx, const Kernelstats__Atom *a)
 	printf("\n%s (atom %d) pull %" PRIu64 " boot ",
 	       payload ? payload->descriptor->short_name : "unknown payload",
 	       a->atom_id, a->pull_id);
-	kstats_fputs_escaped(a->boot_id ? a->boot_id : "?", stdout);
+	fputs_escaped(a->boot_id ? a->boot_id : "?", stdout);
 	printf("\n  window ");
 	print_window(a);
 	if (a->reset)
@@ -255,10 +255,9 @@ static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 }
 
 /*
- * One record (tag 0x0A, length, Atom) at a time, so that an atom this schema
- * cannot decode (a field whose type changed: see the proto's comments) does
- * not hide the others.  -EBADMSG when the framing itself is broken.  With
- * fn, each record that decodes goes to fn.
+ * Record by record (tag 0x0A, length, Atom), so that one this schema cannot
+ * decode (a field's type changed: see the proto) does not hide the others; each
+ * that decodes goes to fn (if any).  -EBADMSG when the framing is broken.
  */
 static int each_record(const uint8_t *p, size_t len, atoms_fn fn, void *ctx,
 		       size_t *count, size_t *skipped, size_t *too_big)
@@ -290,10 +289,7 @@ static int each_record(const uint8_t *p, size_t len, atoms_fn fn, void *ctx,
 	return 0;
 }
 
-/*
- * Reads path ("-": stdin) within the bounds (a regular file, no symlink or
- * FIFO, 64 MiB, 4 KiB per record).  0, or -errno with "path: why" in why.
- */
+/* path ("-": stdin): a regular file within the MAX_* bounds; -errno: "path: why" in why. */
 static int atoms_file_read(const char *path, struct atoms_file *f, char *why, size_t len)
 {
 	int fd = strcmp(path, "-") ? kstats_open_regular(path, O_RDONLY, 0) : STDIN_FILENO;
@@ -704,11 +700,9 @@ static void fold_group(struct day_series *s, size_t n, size_t share)
 	compact(NULL, other);
 }
 
-
 /*
- * Sorts, and marks the days some atom ends on.  Per metric, the keys past
- * its share of max_cells non-empty cells, the least busy, are summed into
- * one series (folded: how many).
+ * Sorts, and marks the days some atom ends on.  Per metric, the least busy keys
+ * past its share of max_cells non-empty cells are summed into one (folded: how many).
  */
 static void days_finish(struct days *d, size_t max_cells)
 {
@@ -897,11 +891,8 @@ static int heatmap_print(const char *dir, char *const *files, int n)
 #define PAGE_LABEL_W 64
 #define ROW_H 12
 #define TOP 10
-/*
- * About 130 bytes a cell: the busiest keys of a metric take its share of
- * these, the rest are summed into one heatmap, so that a year of 6 metrics
- * of 30 keys stays under 5 MB (bench/report.sh).
- */
+/* ~130 bytes a cell; the busiest keys take a metric's share, the rest are summed:
+ * a year of 6 metrics of 30 keys stays under 5 MB (bench/report.sh). */
 #define PAGE_CELLS 30000
 
 static const char *const viridis[] = { "#440154", "#472d7b", "#3b528b", "#2c728e",

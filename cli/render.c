@@ -1,16 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * kstats dump's outputs from one snapshot: the histogram arithmetic they
- * share, bcc-style ASCII, JSON (schema "kstats.dump/1", kstats(1)),
- * Prometheus text 0.0.4 and OpenMetrics 1.0, and the Prometheus rules.
- */
+/* kstats dump's outputs: shared histogram arithmetic, bcc-style ASCII, JSON ("kstats.dump/1"),
+ * Prometheus text 0.0.4 and OpenMetrics 1.0, and the Prometheus rules. */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <json-c/json.h>
 #include <json-c/printbuf.h>
 
@@ -19,6 +13,12 @@
 #include "kstats_meta.h"
 
 #define LAST_BUCKET (BPF_TELEMETRY_NR_BUCKETS - 1)
+
+/* An id this build does not know gets the plain count unit. */
+static const struct kstats_unit_info *kstats_unit_or_count(unsigned int id)
+{
+	return kstats_unit(id) ?: kstats_unit(KSTATS_UNIT_COUNT);
+}
 
 uint64_t kstats_add_sat(uint64_t a, uint64_t b)
 {
@@ -133,10 +133,8 @@ void kstats_put_padded(FILE *f, const char *s, size_t width, bool right)
 }
 
 /*
- * bcc-style log2 histograms.  Each row is [lo, hi) in a unit that fits;
- * zero rows before the first and after the last non-zero bucket are
- * elided (--all shows all 32).  Column widths follow the data, so counts
- * up to 2^64 - 1 never break the layout.
+ * bcc-style: zero rows outside the non-zero buckets are elided (--all shows all
+ * 32); column widths follow the data, so no count up to 2^64 - 1 breaks them.
  */
 #define BAR_WIDTH 40
 
@@ -231,10 +229,8 @@ void print_log2_hist(FILE *f, const uint64_t *b, const struct kstats_unit_info *
 		fprintf(f, "    no events\n");
 }
 
-/*
- * The metrics not loaded, and where their reasons are: kstats status, or,
- * when it does not name an object (or its map is gone), the loader to run.
- */
+/* The metrics not loaded, and where to look: kstats status, or the loader to run
+ * when it does not name an object (or its map is gone). */
 static void print_not_loaded(FILE *f, const struct kstats_snapshot *s,
 			     const struct kstats_status *st)
 {
@@ -449,18 +445,13 @@ int kstats_render_json(FILE *f, const struct kstats_snapshot *s,
 }
 
 /*
- * Prometheus text exposition 0.0.4 (kstats dump --prometheus: what
- * node_exporter's textfile collector reads) and OpenMetrics 1.0
- * (--openmetrics: for scrapers that read it directly).
- *
- * No _sum anywhere: log2 buckets do not record it.  node_exporter re-exposes
- * every TYPE histogram it reads with "_sum 0", which makes
- * rate(_sum)/rate(_count), the mean dashboards show, a false 0.  So the
- * Prometheus text declares _bucket and _count as untyped families of their
- * own: node_exporter passes them through as they are, histogram_quantile()
- * works on any series with an le label, and a query for the mean finds no
- * series instead of a wrong one.  OpenMetrics allows a histogram without
- * _sum (and then without _count), so there it is a real histogram.
+ * --prometheus: text 0.0.4, for node_exporter's textfile collector; --openmetrics:
+ * OpenMetrics 1.0.  No _sum: log2 buckets do not record it, and node_exporter
+ * re-exposes a TYPE histogram with "_sum 0", making the dashboards' mean
+ * rate(_sum)/rate(_count) a false 0.  So the text declares _bucket and _count as
+ * untyped families: passed through as they are, histogram_quantile() works on
+ * the le label, and a mean finds no series instead of a wrong one.  OpenMetrics
+ * allows a histogram without _sum (then without _count): a real one there.
  */
 
 /* CompactionDuration -> kstats_compaction_duration_seconds */
@@ -650,9 +641,8 @@ int kstats_render_prometheus(FILE *f, const struct kstats_snapshot *s, bool open
 }
 
 /*
- * Prometheus rules from the catalog (kstats dump --rules): recording rules
- * named level:metric:operations, level "fleet" (every host) or a key label;
- * alerts on the export's own gauges.  Nothing here names a metric.
+ * kstats dump --rules: recording rules level:metric:operations, level "fleet"
+ * or a key label, and alerts on the export's own gauges; none names a metric.
  */
 #define RULE_WINDOW "5m"
 #define P99_ALERT_SECONDS "1"
