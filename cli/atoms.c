@@ -168,25 +168,6 @@ static const ProtobufCFieldDescriptor *atom_buckets(const ProtobufCMessage *m, u
 	return NULL;
 }
 
-static void print_payload(const ProtobufCMessage *m)
-{
-	const ProtobufCFieldDescriptor *f;
-	uint64_t b[BPF_TELEMETRY_NR_BUCKETS];
-	const struct kstats_unit_info *unit;
-	unsigned int from = 0;
-	size_t n;
-
-	if (atom_key_print(stdout, m, " "))
-		printf("\n");
-	while ((f = atom_buckets(m, &from, b, &unit))) {
-		n = *(const size_t *)field_ptr(m, f->quantifier_offset);
-		if (n != BPF_TELEMETRY_NR_BUCKETS)
-			printf("  %s: %zu buckets, expected %d\n", f->name, n,
-			       BPF_TELEMETRY_NR_BUCKETS);
-		print_log2_hist(stdout, b, unit);
-	}
-}
-
 /* The window: its realtime start, boot-time length, and what went wrong with a clock. */
 static void print_window(const Kernelstats__Atom *a)
 {
@@ -222,6 +203,11 @@ static const ProtobufCMessage *atom_payload(const Kernelstats__Atom *a)
 static void print_atom(void *ctx, const Kernelstats__Atom *a)
 {
 	const ProtobufCMessage *payload = atom_payload(a);
+	const ProtobufCFieldDescriptor *f;
+	uint64_t b[BPF_TELEMETRY_NR_BUCKETS];
+	const struct kstats_unit_info *unit;
+	unsigned int from = 0;
+	size_t n;
 
 	(void)ctx;
 	printf("\n%s (atom %d) pull %" PRIu64 " boot ",
@@ -235,8 +221,17 @@ static void print_atom(void *ctx, const Kernelstats__Atom *a)
 	if (a->anomalies)
 		printf("  anomalies %u", a->anomalies);
 	printf("\n");
-	if (payload)
-		print_payload(payload);
+	if (!payload)
+		return;
+	if (atom_key_print(stdout, payload, " "))
+		printf("\n");
+	while ((f = atom_buckets(payload, &from, b, &unit))) {
+		n = *(const size_t *)field_ptr(payload, f->quantifier_offset);
+		if (n != BPF_TELEMETRY_NR_BUCKETS)
+			printf("  %s: %zu buckets, expected %d\n", f->name, n,
+			       BPF_TELEMETRY_NR_BUCKETS);
+		print_log2_hist(stdout, b, unit);
+	}
 }
 
 /* A base-128 varint at *p (at most 10 bytes before end); false if malformed. */
@@ -379,21 +374,6 @@ static int each_path(const char *dir, void (*fn)(void *ctx, const char *path), v
 static void print_path(void *failed, const char *path)
 {
 	*(bool *)failed |= print_file(path) != 0;
-}
-
-static int print_dir(const char *dir)
-{
-	bool failed = false;
-	int n = each_path(dir, print_path, &failed);
-
-	if (n < 0) {
-		fprintf(stderr, "kstats atoms: cannot read %s: %s; pass --out-dir or a FILE\n",
-			dir, strerror(errno));
-		return KSTATS_EXIT_USAGE;
-	}
-	if (!n)
-		fprintf(stderr, "kstats atoms: no atoms in %s yet; run kstats pull\n", dir);
-	return failed ? KSTATS_EXIT_ERROR : KSTATS_EXIT_OK;
 }
 
 #define DAYS_NB BPF_TELEMETRY_NR_BUCKETS
@@ -1273,8 +1253,8 @@ int cmd_atoms(int argc, char **argv)
 		{},
 	};
 	const char *dir = KSTATS_DEFAULT_ATOMS_DIR;
-	bool heatmap = false;
-	int c, failed = 0;
+	bool heatmap = false, failed = false;
+	int c, n;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -1286,8 +1266,16 @@ int cmd_atoms(int argc, char **argv)
 	}
 	if (heatmap)
 		return heatmap_print(dir, argv + optind, argc - optind);
-	if (optind == argc)
-		return print_dir(dir);
+	if (optind == argc) {
+		n = each_path(dir, print_path, &failed);
+		if (n < 0) {
+			fprintf(stderr, "kstats atoms: cannot read %s: %s; pass --out-dir or a FILE\n",
+				dir, strerror(errno));
+			return KSTATS_EXIT_USAGE;
+		}
+		if (!n)
+			fprintf(stderr, "kstats atoms: no atoms in %s yet; run kstats pull\n", dir);
+	}
 	for (; optind < argc; optind++)
 		failed |= print_file(argv[optind]) != 0;
 	return failed ? KSTATS_EXIT_ERROR : KSTATS_EXIT_OK;

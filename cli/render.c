@@ -138,15 +138,6 @@ void kstats_put_padded(FILE *f, const char *s, size_t width, bool right)
  */
 #define BAR_WIDTH 40
 
-static void print_quantile(FILE *f, const char *name, double v, bool open,
-			   const struct kstats_unit_info *u)
-{
-	char buf[32];
-
-	kstats_fmt_value(buf, sizeof(buf), v, u);
-	fprintf(f, ", %s %s%s", name, open ? ">=" : "~", buf);
-}
-
 static void print_title(FILE *f, const struct kstats_hist *h,
 			const struct kstats_series *s)
 {
@@ -210,8 +201,10 @@ static bool print_hist(FILE *f, const uint64_t *b, const struct kstats_unit_info
 	kstats_hist_stats(b, &st);
 	fprintf(f, "    count %" PRIu64, st.count);
 	if (st.count) {
-		print_quantile(f, "p50", st.p50, st.p50_open, u);
-		print_quantile(f, "p99", st.p99, st.p99_open, u);
+		kstats_fmt_value(lo, sizeof(lo), st.p50, u);
+		kstats_fmt_value(hi, sizeof(hi), st.p99, u);
+		fprintf(f, ", p50 %s%s, p99 %s%s", st.p50_open ? ">=" : "~", lo,
+			st.p99_open ? ">=" : "~", hi);
 	}
 	kstats_fmt_value(lo, sizeof(lo), st.total_min, u);
 	if (st.total_max < 0) {
@@ -334,14 +327,6 @@ static uint64_t ts_ns(const struct timespec *ts)
 	return (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
 }
 
-static void add_quantile(struct json_object *o, const char *name,
-			 const char *open_name, const struct kstats_hist_stats *st,
-			 double v, bool open)
-{
-	json_object_object_add(o, name, st->count ? json_num(v) : NULL);
-	json_object_object_add(o, open_name, json_object_new_boolean(open));
-}
-
 /* Series s of h; NULL when it is empty and all is not asked for (a keyed h). */
 static struct json_object *series_obj(const struct kstats_hist *h,
 				      const struct kstats_series *s, bool all)
@@ -366,8 +351,10 @@ static struct json_object *series_obj(const struct kstats_hist *h,
 	json_object_object_add(o, "labels", labels);
 	json_object_object_add(o, "key", key);
 	json_object_object_add(o, "count", json_object_new_uint64(st.count));
-	add_quantile(o, "p50", "p50_lower_bound", &st, st.p50, st.p50_open);
-	add_quantile(o, "p99", "p99_lower_bound", &st, st.p99, st.p99_open);
+	json_object_object_add(o, "p50", st.count ? json_num(st.p50) : NULL);
+	json_object_object_add(o, "p50_lower_bound", json_object_new_boolean(st.p50_open));
+	json_object_object_add(o, "p99", st.count ? json_num(st.p99) : NULL);
+	json_object_object_add(o, "p99_lower_bound", json_object_new_boolean(st.p99_open));
 	json_object_object_add(o, "total_min", json_num(st.total_min));
 	json_object_object_add(o, "total_max", st.total_max < 0 ? NULL : json_num(st.total_max));
 	json_object_object_add(o, "buckets", b);
