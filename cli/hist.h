@@ -79,7 +79,6 @@ int kstats_snapshot_read(struct kstats_snapshot *s, const char *pin_dir);
 int kstats_snapshot_declared(struct kstats_snapshot *s, char *err, size_t errlen);
 /* When kstats pull last committed: the mtime of state_dir's state file. */
 void kstats_snapshot_pulled(struct kstats_snapshot *s, const char *state_dir);
-/* Deep copy. */
 int kstats_snapshot_dup(struct kstats_snapshot *dst,
 			const struct kstats_snapshot *src);
 /*
@@ -106,7 +105,6 @@ int kstats_names_load(const struct kstats_hist *h, const char *pin_dir,
 int kstats_names_read(const char *obj_path, const char *obj, const char *names_map,
 		      const char *pin_dir, struct kstats_names **out, char *err,
 		      size_t errlen);
-/* The name of id, or NULL. */
 const char *kstats_names_find(const struct kstats_names *names, int64_t id);
 void kstats_names_free(struct kstats_names *names);
 void kstats_labels_resolve(const struct kstats_hist *h,

@@ -64,10 +64,8 @@ struct kstats_unit_info {
 	const char *atom_word;		/* bucket field <what>_log2_buckets_<atom_word> */
 	const char *prom_suffix;	/* metric name suffix: "_seconds", "" */
 	const char *prom_help;		/* "latencies in seconds" */
-	/* OpenMetrics value = base value / 10^prom_shift (us -> s: 6). */
-	unsigned int prom_shift;
-	/* Display scaling: steps[i + 1] is step times steps[i]. */
-	const char *const *steps;
+	unsigned int prom_shift;	/* OpenMetrics value = base / 10^prom_shift */
+	const char *const *steps;	/* display: steps[i + 1] is step times steps[i] */
 	size_t nsteps;
 	double step;
 };
