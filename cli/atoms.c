@@ -1,37 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * kstats atoms and kstats report: the one reader of atoms files, atoms as
- * text, and the atoms summed per metric, key and UTC day drawn as heatmaps
- * (--heatmap on a terminal, the report as one HTML page).  Generic over the
- * schema: key fields and bucket arrays are found through the protobuf-c
- * descriptors, so a new metric needs nothing here.
- */
+/* kstats atoms and report: atoms files read, printed, and summed per metric, key and UTC day
+ * as heatmaps (terminal, HTML); keys and buckets come from the protobuf-c descriptors. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "bpf_telemetry.h"
 #include "hist.h"
 #include "kstats.h"
 #include "kstats_fileio.h"
 #include "kstats_meta.h"
-#include "kstats_tool.h"
 #include "proto/kernelstats_atoms.pb-c.h"
 #include "pull.h"	/* window_clock_step() */
 
-/* One atoms file in memory, its framing checked. */
-struct atoms_file {
+struct atoms_file {	/* in memory, its framing checked */
 	char *buf;
 	size_t len, count;
 };
@@ -82,6 +71,17 @@ static void budget_free(void *data, void *ptr)
 	free(p);
 }
 
+static void fputs_escaped(const char *s, FILE *f)
+{
+	size_t len = strlen(s), took;
+	char buf[256];
+
+	for (; len; s += took, len -= took) {
+		took = kstats_escape(buf, sizeof(buf), s, len);
+		fputs(buf, f);
+	}
+}
+
 static const void *field_ptr(const ProtobufCMessage *m, unsigned int offset)
 {
 	return (const char *)m + offset;
@@ -118,7 +118,7 @@ static void print_key_field(FILE *out, const ProtobufCMessage *m,
 		break;
 	case PROTOBUF_C_TYPE_STRING:
 		fprintf(out, " %s=", f->name);
-		kstats_fputs_escaped(*(char *const *)p, out);
+		fputs_escaped(*(char *const *)p, out);
 		break;
 	default:
 		fprintf(out, " %s=?", f->name);
@@ -168,25 +168,6 @@ static const ProtobufCFieldDescriptor *atom_buckets(const ProtobufCMessage *m, u
 	return NULL;
 }
 
-static void print_payload(const ProtobufCMessage *m)
-{
-	const ProtobufCFieldDescriptor *f;
-	uint64_t b[BPF_TELEMETRY_NR_BUCKETS];
-	const struct kstats_unit_info *unit;
-	unsigned int from = 0;
-	size_t n;
-
-	if (atom_key_print(stdout, m, " "))
-		printf("\n");
-	while ((f = atom_buckets(m, &from, b, &unit))) {
-		n = *(const size_t *)field_ptr(m, f->quantifier_offset);
-		if (n != BPF_TELEMETRY_NR_BUCKETS)
-			printf("  %s: %zu buckets, expected %d\n", f->name, n,
-			       BPF_TELEMETRY_NR_BUCKETS);
-		print_log2_hist(stdout, b, unit);
-	}
-}
-
 /* The window: its realtime start, boot-time length, and what went wrong with a clock. */
 static void print_window(const Kernelstats__Atom *a)
 {
@@ -222,12 +203,17 @@ static const ProtobufCMessage *atom_payload(const Kernelstats__Atom *a)
 static void print_atom(void *ctx, const Kernelstats__Atom *a)
 {
 	const ProtobufCMessage *payload = atom_payload(a);
+	const ProtobufCFieldDescriptor *f;
+	uint64_t b[BPF_TELEMETRY_NR_BUCKETS];
+	const struct kstats_unit_info *unit;
+	unsigned int from = 0;
+	size_t n;
 
 	(void)ctx;
 	printf("\n%s (atom %d) pull %" PRIu64 " boot ",
 	       payload ? payload->descriptor->short_name : "unknown payload",
 	       a->atom_id, a->pull_id);
-	kstats_fputs_escaped(a->boot_id ? a->boot_id : "?", stdout);
+	fputs_escaped(a->boot_id ? a->boot_id : "?", stdout);
 	printf("\n  window ");
 	print_window(a);
 	if (a->reset)
@@ -235,8 +221,17 @@ static void print_atom(void *ctx, const Kernelstats__Atom *a)
 	if (a->anomalies)
 		printf("  anomalies %u", a->anomalies);
 	printf("\n");
-	if (payload)
-		print_payload(payload);
+	if (!payload)
+		return;
+	if (atom_key_print(stdout, payload, " "))
+		printf("\n");
+	while ((f = atom_buckets(payload, &from, b, &unit))) {
+		n = *(const size_t *)field_ptr(payload, f->quantifier_offset);
+		if (n != BPF_TELEMETRY_NR_BUCKETS)
+			printf("  %s: %zu buckets, expected %d\n", f->name, n,
+			       BPF_TELEMETRY_NR_BUCKETS);
+		print_log2_hist(stdout, b, unit);
+	}
 }
 
 /* A base-128 varint at *p (at most 10 bytes before end); false if malformed. */
@@ -255,10 +250,9 @@ static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 }
 
 /*
- * One record (tag 0x0A, length, Atom) at a time, so that an atom this schema
- * cannot decode (a field whose type changed: see the proto's comments) does
- * not hide the others.  -EBADMSG when the framing itself is broken.  With
- * fn, each record that decodes goes to fn.
+ * Record by record (tag 0x0A, length, Atom), so that one this schema cannot
+ * decode (a field's type changed: see the proto) does not hide the others; each
+ * that decodes goes to fn (if any).  -EBADMSG when the framing is broken.
  */
 static int each_record(const uint8_t *p, size_t len, atoms_fn fn, void *ctx,
 		       size_t *count, size_t *skipped, size_t *too_big)
@@ -290,10 +284,7 @@ static int each_record(const uint8_t *p, size_t len, atoms_fn fn, void *ctx,
 	return 0;
 }
 
-/*
- * Reads path ("-": stdin) within the bounds (a regular file, no symlink or
- * FIFO, 64 MiB, 4 KiB per record).  0, or -errno with "path: why" in why.
- */
+/* path ("-": stdin): a regular file within the MAX_* bounds; -errno: "path: why" in why. */
 static int atoms_file_read(const char *path, struct atoms_file *f, char *why, size_t len)
 {
 	int fd = strcmp(path, "-") ? kstats_open_regular(path, O_RDONLY, 0) : STDIN_FILENO;
@@ -383,21 +374,6 @@ static int each_path(const char *dir, void (*fn)(void *ctx, const char *path), v
 static void print_path(void *failed, const char *path)
 {
 	*(bool *)failed |= print_file(path) != 0;
-}
-
-static int print_dir(const char *dir)
-{
-	bool failed = false;
-	int n = each_path(dir, print_path, &failed);
-
-	if (n < 0) {
-		fprintf(stderr, "kstats atoms: cannot read %s: %s; pass --out-dir or a FILE\n",
-			dir, strerror(errno));
-		return KSTATS_EXIT_USAGE;
-	}
-	if (!n)
-		fprintf(stderr, "kstats atoms: no atoms in %s yet; run kstats pull\n", dir);
-	return failed ? KSTATS_EXIT_ERROR : KSTATS_EXIT_OK;
 }
 
 #define DAYS_NB BPF_TELEMETRY_NR_BUCKETS
@@ -704,11 +680,9 @@ static void fold_group(struct day_series *s, size_t n, size_t share)
 	compact(NULL, other);
 }
 
-
 /*
- * Sorts, and marks the days some atom ends on.  Per metric, the keys past
- * its share of max_cells non-empty cells, the least busy, are summed into
- * one series (folded: how many).
+ * Sorts, and marks the days some atom ends on.  Per metric, the least busy keys
+ * past its share of max_cells non-empty cells are summed into one (folded: how many).
  */
 static void days_finish(struct days *d, size_t max_cells)
 {
@@ -897,11 +871,8 @@ static int heatmap_print(const char *dir, char *const *files, int n)
 #define PAGE_LABEL_W 64
 #define ROW_H 12
 #define TOP 10
-/*
- * About 130 bytes a cell: the busiest keys of a metric take its share of
- * these, the rest are summed into one heatmap, so that a year of 6 metrics
- * of 30 keys stays under 5 MB (bench/report.sh).
- */
+/* ~130 bytes a cell; the busiest keys take a metric's share, the rest are summed:
+ * a year of 6 metrics of 30 keys stays under 5 MB (bench/report.sh). */
 #define PAGE_CELLS 30000
 
 static const char *const viridis[] = { "#440154", "#472d7b", "#3b528b", "#2c728e",
@@ -1282,8 +1253,8 @@ int cmd_atoms(int argc, char **argv)
 		{},
 	};
 	const char *dir = KSTATS_DEFAULT_ATOMS_DIR;
-	bool heatmap = false;
-	int c, failed = 0;
+	bool heatmap = false, failed = false;
+	int c, n;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -1295,8 +1266,16 @@ int cmd_atoms(int argc, char **argv)
 	}
 	if (heatmap)
 		return heatmap_print(dir, argv + optind, argc - optind);
-	if (optind == argc)
-		return print_dir(dir);
+	if (optind == argc) {
+		n = each_path(dir, print_path, &failed);
+		if (n < 0) {
+			fprintf(stderr, "kstats atoms: cannot read %s: %s; pass --out-dir or a FILE\n",
+				dir, strerror(errno));
+			return KSTATS_EXIT_USAGE;
+		}
+		if (!n)
+			fprintf(stderr, "kstats atoms: no atoms in %s yet; run kstats pull\n", dir);
+	}
 	for (; optind < argc; optind++)
 		failed |= print_file(argv[optind]) != 0;
 	return failed ? KSTATS_EXIT_ERROR : KSTATS_EXIT_OK;

@@ -1,15 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * The histograms kstats dump shows: a catalog of every .kstats.hists entry of
- * every object with the series read from its map, and their outputs (render.c).
- */
+/* kstats dump's histograms: every object's .kstats.hists entries, their series
+ * read from the maps, and their outputs (render.c). */
 #ifndef KSTATS_HIST_H
 #define KSTATS_HIST_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <time.h>
 
 #include "bpf_telemetry.h"
@@ -19,8 +13,6 @@
 #define KSTATS_MAX_LABELS 8
 #define KSTATS_LABEL_LEN 64
 #define KSTATS_OBJ_LEN 64
-
-struct kstats_status;
 
 /* One key of one histogram map. */
 struct kstats_series {
@@ -74,10 +66,9 @@ int kstats_each_object(const char *obj_dir, const char *tool,
 int kstats_snapshot_init(struct kstats_snapshot *s, const char *obj_dir,
 			 char *err, size_t errlen);
 /*
- * Keeps one histogram per metric name (kstats_metric_same): the one whose
- * object the loader status st (NULL: none) calls LOADED, else one with a
- * program still attached, else the first;
- * warns on stderr as "kstats <tool>: warning: ..." for each one dropped.
+ * One histogram per metric name (kstats_metric_same): the one st (or NULL) calls
+ * LOADED, else one still attached, else the first; "kstats <tool>: warning: ..."
+ * on stderr for each one dropped.
  */
 void kstats_snapshot_unique(struct kstats_snapshot *s, const struct kstats_status *st,
 			    const char *tool);
@@ -88,16 +79,14 @@ int kstats_snapshot_select(struct kstats_snapshot *s, char *const *names,
 void kstats_snapshot_as_loaded(struct kstats_snapshot *s, const struct kstats_status *st,
 			       const char *status_file, const char *pin_dir);
 /*
- * Reads the selected histograms' pinned maps; an unpinned one is !loaded,
- * an unreadable one has read_err and is named on stderr.  Returns the first
- * error; the others are read all the same.
+ * Reads the selected pinned maps (unpinned: !loaded, unreadable: read_err and
+ * named on stderr); returns the first error, the others are read all the same.
  */
 int kstats_snapshot_read(struct kstats_snapshot *s, const char *pin_dir);
 /* The label names of every selected histogram, from its object alone. */
 int kstats_snapshot_declared(struct kstats_snapshot *s, char *err, size_t errlen);
 /* When kstats pull last committed: the mtime of state_dir's state file. */
 void kstats_snapshot_pulled(struct kstats_snapshot *s, const char *state_dir);
-/* Deep copy. */
 int kstats_snapshot_dup(struct kstats_snapshot *dst,
 			const struct kstats_snapshot *src);
 /*
@@ -119,7 +108,6 @@ int kstats_labels_init(struct kstats_hist *h, const struct kstats_map *m,
 int kstats_names_read(const char *obj_path, const char *obj, const char *names_map,
 		      const char *pin_dir, struct kstats_names **out, char *err,
 		      size_t errlen);
-/* The name of id, or NULL. */
 const char *kstats_names_find(const struct kstats_names *names, int64_t id);
 void kstats_names_free(struct kstats_names *names);
 void kstats_labels_resolve(const struct kstats_hist *h,

@@ -2,9 +2,6 @@
 #ifndef KSTATS_CLI_H
 #define KSTATS_CLI_H
 
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <time.h>
 
 #include "kstats_tool.h"
@@ -35,13 +32,9 @@ int cmd_status(int argc, char **argv);
 /* Log2 histogram of 32 buckets, as kstats dump shows one. */
 void print_log2_hist(FILE *f, const uint64_t *buckets, const struct kstats_unit_info *u);
 
-/* diag.c: what went wrong and how to fix it. */
-/* Exit code for a -errno: permission, not loaded, or runtime. */
+/* diag.c: the exit code for a -errno: permission, not loaded, or runtime. */
 int kstats_exit_code(int err);
-/*
- * 0 when pin_dir is a directory on bpffs; else -ENOENT (nothing loaded),
- * -ENODEV (no bpffs mounted there) or -EACCES, with the fix in msg.
- */
+/* 0: pin_dir is on bpffs; else -ENOENT (nothing loaded), -ENODEV (no bpffs) or -EACCES. */
 int kstats_check_pin_dir(const char *pin_dir, char *msg, size_t len);
 
 static inline struct timespec kstats_timespec(double secs)

@@ -1,16 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * kstats dump's outputs from one snapshot: the histogram arithmetic they
- * share, bcc-style ASCII, JSON (schema "kstats.dump/1", kstats(1)),
- * Prometheus text 0.0.4 and OpenMetrics 1.0, and the Prometheus rules.
- */
+/* kstats dump's outputs: shared histogram arithmetic, bcc-style ASCII, JSON ("kstats.dump/1"),
+ * Prometheus text 0.0.4 and OpenMetrics 1.0, and the Prometheus rules. */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <json-c/json.h>
 #include <json-c/printbuf.h>
 
@@ -19,6 +13,12 @@
 #include "kstats_meta.h"
 
 #define LAST_BUCKET (BPF_TELEMETRY_NR_BUCKETS - 1)
+
+/* An id this build does not know gets the plain count unit. */
+static const struct kstats_unit_info *kstats_unit_or_count(unsigned int id)
+{
+	return kstats_unit(id) ?: kstats_unit(KSTATS_UNIT_COUNT);
+}
 
 uint64_t kstats_add_sat(uint64_t a, uint64_t b)
 {
@@ -133,21 +133,10 @@ void kstats_put_padded(FILE *f, const char *s, size_t width, bool right)
 }
 
 /*
- * bcc-style log2 histograms.  Each row is [lo, hi) in a unit that fits;
- * zero rows before the first and after the last non-zero bucket are
- * elided (--all shows all 32).  Column widths follow the data, so counts
- * up to 2^64 - 1 never break the layout.
+ * bcc-style: zero rows outside the non-zero buckets are elided (--all shows all
+ * 32); column widths follow the data, so no count up to 2^64 - 1 breaks them.
  */
 #define BAR_WIDTH 40
-
-static void print_quantile(FILE *f, const char *name, double v, bool open,
-			   const struct kstats_unit_info *u)
-{
-	char buf[32];
-
-	kstats_fmt_value(buf, sizeof(buf), v, u);
-	fprintf(f, ", %s %s%s", name, open ? ">=" : "~", buf);
-}
 
 static void print_title(FILE *f, const struct kstats_hist *h,
 			const struct kstats_series *s)
@@ -212,8 +201,10 @@ static bool print_hist(FILE *f, const uint64_t *b, const struct kstats_unit_info
 	kstats_hist_stats(b, &st);
 	fprintf(f, "    count %" PRIu64, st.count);
 	if (st.count) {
-		print_quantile(f, "p50", st.p50, st.p50_open, u);
-		print_quantile(f, "p99", st.p99, st.p99_open, u);
+		kstats_fmt_value(lo, sizeof(lo), st.p50, u);
+		kstats_fmt_value(hi, sizeof(hi), st.p99, u);
+		fprintf(f, ", p50 %s%s, p99 %s%s", st.p50_open ? ">=" : "~", lo,
+			st.p99_open ? ">=" : "~", hi);
 	}
 	kstats_fmt_value(lo, sizeof(lo), st.total_min, u);
 	if (st.total_max < 0) {
@@ -231,10 +222,8 @@ void print_log2_hist(FILE *f, const uint64_t *b, const struct kstats_unit_info *
 		fprintf(f, "    no events\n");
 }
 
-/*
- * The metrics not loaded, and where their reasons are: kstats status, or,
- * when it does not name an object (or its map is gone), the loader to run.
- */
+/* The metrics not loaded, and where to look: kstats status, or the loader to run
+ * when it does not name an object (or its map is gone). */
 static void print_not_loaded(FILE *f, const struct kstats_snapshot *s,
 			     const struct kstats_status *st)
 {
@@ -338,14 +327,6 @@ static uint64_t ts_ns(const struct timespec *ts)
 	return (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
 }
 
-static void add_quantile(struct json_object *o, const char *name,
-			 const char *open_name, const struct kstats_hist_stats *st,
-			 double v, bool open)
-{
-	json_object_object_add(o, name, st->count ? json_num(v) : NULL);
-	json_object_object_add(o, open_name, json_object_new_boolean(open));
-}
-
 /* Series s of h; NULL when it is empty and all is not asked for (a keyed h). */
 static struct json_object *series_obj(const struct kstats_hist *h,
 				      const struct kstats_series *s, bool all)
@@ -370,8 +351,10 @@ static struct json_object *series_obj(const struct kstats_hist *h,
 	json_object_object_add(o, "labels", labels);
 	json_object_object_add(o, "key", key);
 	json_object_object_add(o, "count", json_object_new_uint64(st.count));
-	add_quantile(o, "p50", "p50_lower_bound", &st, st.p50, st.p50_open);
-	add_quantile(o, "p99", "p99_lower_bound", &st, st.p99, st.p99_open);
+	json_object_object_add(o, "p50", st.count ? json_num(st.p50) : NULL);
+	json_object_object_add(o, "p50_lower_bound", json_object_new_boolean(st.p50_open));
+	json_object_object_add(o, "p99", st.count ? json_num(st.p99) : NULL);
+	json_object_object_add(o, "p99_lower_bound", json_object_new_boolean(st.p99_open));
 	json_object_object_add(o, "total_min", json_num(st.total_min));
 	json_object_object_add(o, "total_max", st.total_max < 0 ? NULL : json_num(st.total_max));
 	json_object_object_add(o, "buckets", b);
@@ -449,18 +432,13 @@ int kstats_render_json(FILE *f, const struct kstats_snapshot *s,
 }
 
 /*
- * Prometheus text exposition 0.0.4 (kstats dump --prometheus: what
- * node_exporter's textfile collector reads) and OpenMetrics 1.0
- * (--openmetrics: for scrapers that read it directly).
- *
- * No _sum anywhere: log2 buckets do not record it.  node_exporter re-exposes
- * every TYPE histogram it reads with "_sum 0", which makes
- * rate(_sum)/rate(_count), the mean dashboards show, a false 0.  So the
- * Prometheus text declares _bucket and _count as untyped families of their
- * own: node_exporter passes them through as they are, histogram_quantile()
- * works on any series with an le label, and a query for the mean finds no
- * series instead of a wrong one.  OpenMetrics allows a histogram without
- * _sum (and then without _count), so there it is a real histogram.
+ * --prometheus: text 0.0.4, for node_exporter's textfile collector; --openmetrics:
+ * OpenMetrics 1.0.  No _sum: log2 buckets do not record it, and node_exporter
+ * re-exposes a TYPE histogram with "_sum 0", making the dashboards' mean
+ * rate(_sum)/rate(_count) a false 0.  So the text declares _bucket and _count as
+ * untyped families: passed through as they are, histogram_quantile() works on
+ * the le label, and a mean finds no series instead of a wrong one.  OpenMetrics
+ * allows a histogram without _sum (then without _count): a real one there.
  */
 
 /* CompactionDuration -> kstats_compaction_duration_seconds */
@@ -650,9 +628,8 @@ int kstats_render_prometheus(FILE *f, const struct kstats_snapshot *s, bool open
 }
 
 /*
- * Prometheus rules from the catalog (kstats dump --rules): recording rules
- * named level:metric:operations, level "fleet" (every host) or a key label;
- * alerts on the export's own gauges.  Nothing here names a metric.
+ * kstats dump --rules: recording rules level:metric:operations, level "fleet"
+ * or a key label, and alerts on the export's own gauges; none names a metric.
  */
 #define RULE_WINDOW "5m"
 #define P99_ALERT_SECONDS "1"

@@ -1,9 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * What every tool (kstats, kstats-loader, the JNI binding) says and parses
- * the same way: fixes, why an object is not loaded, command-line numbers,
- * escaped text, the object directory and the unit table.
- */
+/* What kstats, kstats-loader and the JNI binding say and parse the same way:
+ * fixes, why not loaded, numbers, escaped text, the object dir, the units. */
 #ifndef KSTATS_TOOL_H
 #define KSTATS_TOOL_H
 
@@ -28,28 +25,19 @@ void kstats_add_fix(char *msg, size_t len, int err);
 #define KSTATS_WHY_LEN 4096
 
 /*
- * Object o's outcome line into buf: "OUTCOME: reason (critical)", or for o
- * NULL (not in the status) "its map is not pinned".  Returns the fix for a
- * metric of o that is not loaded: "" when skipped (SKIPPED_*: this kernel's
- * doing), KSTATS_FIX_STATUS when it failed, else KSTATS_FIX_LOAD.
+ * o's outcome into buf: "OUTCOME: reason (critical)", or for o NULL (not in the
+ * status) "its map is not pinned".  Returns the fix for its metrics: "" when
+ * SKIPPED_* (this kernel's doing), KSTATS_FIX_STATUS when failed, else _LOAD.
  */
 const char *kstats_why(const struct kstats_status_obj *o, char *buf, size_t len);
 
-/*
- * Command-line numbers: decimal digits, no sign, blanks, exponent or hex.
- * The digits at s, *rest past them; -EINVAL: no digit, -ERANGE: too big.
- */
+/* Decimal digits at s (no sign, blank, exponent or hex), *rest past them;
+ * -EINVAL: no digit, -ERANGE: too big. */
 int kstats_strtou64(const char *s, uint64_t *out, const char **rest);
-/*
- * Seconds, fractions allowed ("5", "0.3"), in (0, max]: 0, or -EINVAL with
- * "OPT takes seconds in (0, MAX], not 'ARG'" in err.
- */
+/* Seconds in (0, max], fractions allowed ("0.3"): 0, or -EINVAL with the message in err. */
 int kstats_parse_seconds(const char *opt, const char *arg, double max, double *secs,
 			 char *err, size_t errlen);
-/*
- * A whole number in 1..max: 0, or -EINVAL with "OPT takes a positive
- * number[ up to MAX], not 'ARG'" in err.
- */
+/* A whole number in 1..max: 0, or -EINVAL with the message in err. */
 int kstats_parse_count(const char *opt, const char *arg, uint64_t max, uint64_t *out,
 		       char *err, size_t errlen);
 
@@ -62,20 +50,13 @@ int kstats_parse_count(const char *opt, const char *arg, uint64_t max, uint64_t 
  */
 #define KSTATS_ESCAPED_SIZE(n) (4 * (n) + 1)
 size_t kstats_escape(char *out, size_t outlen, const char *s, size_t len);
-void kstats_fputs_escaped(const char *s, FILE *f);
 
 #define KSTATS_INSTALLED_OBJ_DIR "/usr/lib/kernelstats/bpf"
 #define KSTATS_OBJ_DIR_HELP "bpf/ beside the binary, else ../lib/kernelstats/bpf from it"
-/*
- * bpf/ beside the binary (a build tree), else ../lib/kernelstats/bpf from
- * it (an installed PREFIX), else KSTATS_INSTALLED_OBJ_DIR.
- */
+/* KSTATS_OBJ_DIR_HELP (a build tree, an installed PREFIX), else KSTATS_INSTALLED_OBJ_DIR. */
 const char *kstats_default_obj_dir(void);
 
-/*
- * The units of a histogram's values (enum kstats_unit of kstats_meta.h):
- * one table, so a unit is named the same way in every output and the atoms.
- */
+/* One table of units (enum kstats_unit), named the same in every output and the atoms. */
 struct kstats_unit_info {
 	unsigned int id;		/* enum kstats_unit */
 	const char *name;		/* JSON "unit": "us", "bytes", "count" */
@@ -83,18 +64,14 @@ struct kstats_unit_info {
 	const char *atom_word;		/* bucket field <what>_log2_buckets_<atom_word> */
 	const char *prom_suffix;	/* metric name suffix: "_seconds", "" */
 	const char *prom_help;		/* "latencies in seconds" */
-	/* OpenMetrics value = base value / 10^prom_shift (us -> s: 6). */
-	unsigned int prom_shift;
-	/* Display scaling: steps[i + 1] is step times steps[i]. */
-	const char *const *steps;
+	unsigned int prom_shift;	/* OpenMetrics value = base / 10^prom_shift */
+	const char *const *steps;	/* display: steps[i + 1] is step times steps[i] */
 	size_t nsteps;
 	double step;
 };
 
 /* The unit with id, or NULL when this build does not know it. */
 const struct kstats_unit_info *kstats_unit(unsigned int id);
-/* Like kstats_unit(), but an unknown id gets the plain count unit. */
-const struct kstats_unit_info *kstats_unit_or_count(unsigned int id);
 /* The unit whose atom_word is word, or NULL. */
 const struct kstats_unit_info *kstats_unit_by_atom_word(const char *word);
 /* The known units, for iteration: *n gets their count. */

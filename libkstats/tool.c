@@ -4,8 +4,6 @@
 #include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -151,17 +149,6 @@ size_t kstats_escape(char *out, size_t outlen, const char *s, size_t len)
 	}
 	out[n] = 0;
 	return i;
-}
-
-void kstats_fputs_escaped(const char *s, FILE *f)
-{
-	size_t len = strlen(s), took;
-	char buf[256];
-
-	for (; len; s += took, len -= took) {
-		took = kstats_escape(buf, sizeof(buf), s, len);
-		fputs(buf, f);
-	}
 }
 
 const char *kstats_default_obj_dir(void)

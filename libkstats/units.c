@@ -47,8 +47,3 @@ const struct kstats_unit_info *kstats_units(size_t *n)
 	*n = NUNITS;
 	return units;
 }
-
-const struct kstats_unit_info *kstats_unit_or_count(unsigned int id)
-{
-	return kstats_unit(id) ?: kstats_unit(KSTATS_UNIT_COUNT);
-}
