@@ -52,10 +52,7 @@ struct status_view {
 	const char *gone_example;
 };
 
-/*
- * The program by id (needs CAP_SYS_ADMIN), else by its prog_ pin: the one
- * the status names, or the one next to its link pin.
- */
+/* By id (needs CAP_SYS_ADMIN), else by its prog_ pin: named, or next to its link pin. */
 static int prog_fd(const struct kstats_status_prog *p, const char *obj)
 {
 	char dir[PATH_MAX], pin[PATH_MAX];
@@ -73,7 +70,6 @@ static int prog_fd(const struct kstats_status_prog *p, const char *obj)
 	return fd >= 0 ? fd : err;
 }
 
-/* The live values of every program, in status-file order. */
 static struct prog_live *probe_progs(const struct kstats_status *st, size_t *n)
 {
 	struct prog_live *pl, *l;
@@ -139,7 +135,6 @@ static uint64_t count_entries(int fd, __u32 key_size, __u32 max)
 	return n;
 }
 
-/* Sum of every value leaf of every entry, read generically. */
 static int sum_values(const char *obj_path, const char *map, const char *pin,
 		      uint64_t *sum)
 {
@@ -160,11 +155,7 @@ static int sum_values(const char *obj_path, const char *map, const char *pin,
 	return ret;
 }
 
-/*
- * Drops are counted for event streams (.kstats.streams): the records their
- * ring buffer had no room for, shown on the ring buffer and on the counter.
- * Counts a denied or gone map in v.
- */
+/* Drops of event streams: records their ring buffer had no room for (on both maps). */
 static void probe_map(struct status_view *v, const struct kstats_status_obj *o,
 		      const struct kstats_objmeta *meta,
 		      const struct kstats_status_map *mp, struct map_live *ml)
@@ -217,7 +208,6 @@ static void probe_map(struct status_view *v, const struct kstats_status_obj *o,
 	}
 }
 
-/* Why there are no live values: "root-only", "gone", ... */
 static const char *probe_error(int err, bool root_only)
 {
 	return root_only ? "root-only" : err == -EPERM || err == -EACCES ?
@@ -233,7 +223,7 @@ struct table {
 	char (*cells)[TABLE_COLS][CELL_LEN];
 };
 
-/* A new row, its cells names (NULL-ended) or empty; false without memory. */
+/* A new row: names (NULL-ended) or empty cells. */
 static bool table_row(struct table *t, const char *const *names)
 {
 	void *c = realloc(t->cells, (t->nrows + 1) * sizeof(*t->cells));
@@ -368,7 +358,6 @@ static void annotate_map(struct json_object *mp, const struct map_live *ml)
 			       json_object_new_string(probe_error(ml->err, ml->root_only)) : NULL);
 }
 
-/* Per object a program and a map table, or the live values in its JSON. */
 static void show(FILE *f, struct status_view *v, bool json)
 {
 	static const char *const prog_cols[] = { "program", "attach", "type", "outcome",
@@ -462,7 +451,6 @@ static void usage(FILE *f)
 		"file is bad (FAILED_OBJECT, not critical) is a warning, not a failure.\n");
 }
 
-
 /* Run counts over the v->window seconds from now. */
 static int measure(struct status_view *v)
 {
@@ -492,12 +480,9 @@ static int measure(struct status_view *v)
 	return 0;
 }
 
-
 /*
- * A denied or gone map first; then whether an object failed in a way that
- * breaks the pipeline: a bad file (FAILED_OBJECT: empty, garbage, a dangling
- * link) that is not critical is skipped with one warning, as dump, pull and
- * watch skip it.
+ * A denied or gone map first; then a failed object, except a bad file
+ * (FAILED_OBJECT) that is not critical: a warning, as dump, pull and watch skip it.
  */
 static int verdict(struct status_view *v)
 {

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The loader's status file (doc/loader.md): kstats-loader writes these
- * structs, everyone reads them.  Only version and objects are required; a
- * member missing or of another type reads as "" or 0, unknown ones are
- * ignored, so the writer may add fields.
+ * The loader's status file (doc/loader.md): kstats-loader writes these structs,
+ * everyone reads them.  Only version and objects are required; a member missing
+ * or mistyped reads as "" or 0, unknown ones are ignored (the writer may add some).
  */
 #ifndef KSTATS_STATUS_H
 #define KSTATS_STATUS_H
@@ -57,9 +56,8 @@ struct kstats_status {
 };
 
 /*
- * Reads path (a regular file, never followed through a symlink): 0, or
- * -ENOENT / -EACCES / -EINVAL (not a status file of this version) with a
- * one-line reason naming the fix in err.
+ * Reads path (a regular file, never through a symlink): 0, or -ENOENT / -EACCES /
+ * -EINVAL (not a status file of this version) with the fix in err.
  */
 int kstats_status_read(const char *path, struct kstats_status *st,
 		       char *err, size_t errlen);

@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * One line per object on stdout, diagnostics on stderr, both to /dev/kmsg at
- * boot.  A loading thread's lines are held and written in object order.
- */
+/* Results on stdout, diagnostics on stderr, both to /dev/kmsg at boot; held per thread. */
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -38,9 +38,8 @@ const char *outcome_str(enum outcome o)
 }
 
 /*
- * Each owner is looked up once per run (a run uses two or three): a lookup
- * reads /etc/passwd or /etc/group, then asks every NSS module (systemd's
- * userdb) about a name those lack.
+ * Each owner is looked up once per run: a lookup reads /etc/passwd or /etc/group,
+ * then asks every NSS module (systemd's userdb) about a name those lack.
  */
 #define OWNERS_CACHED 4
 static struct {
@@ -181,9 +180,8 @@ static bool ascii_alnum(char c)
 }
 
 /*
- * Pin names are flat, <kind>_<object>_<name>: an object name of letters and
- * digits, starting with a letter (AOSP's camelCase), makes the object of
- * every pin plain.  0 for such a name; else -EINVAL with one in fix.
+ * Pin names are flat, <kind>_<object>_<name>: an object name of letters and digits,
+ * starting with a letter (AOSP's camelCase), keeps them plain.  Else -EINVAL, fix.
  */
 int object_name_check(const char *name, char *fix, size_t len)
 {
@@ -279,10 +277,8 @@ struct map_result *add_map(struct obj_result *res, const char *name,
 }
 
 /*
- * For an object that did not load: what stays pinned from earlier runs,
- * the maps the previous run recorded and those the metadata declares.
- * Maps we own keep their id and creation time; programs show the one still
- * attached, if any.
+ * For an object that did not load: the maps pinned from earlier runs (recorded
+ * or declared) keep their id and creation time; programs show the one attached.
  */
 void describe_kept_pins(struct loader_ctx *ctx, struct obj_result *res,
 			const struct kstats_objmeta *meta)
@@ -353,11 +349,7 @@ static void unpin(const char *path)
 		log_msg(LOG_WARNING, "warning: cannot unpin %s: %m", path);
 }
 
-/*
- * A clean skip: the object must not run, so its links and program pins go
- * (listed ones, and links named after its programs); its maps stay pinned
- * with their counts.
- */
+/* A clean skip: its links and program pins go, its maps stay pinned with their counts. */
 void retire_programs(struct obj_result *res)
 {
 	size_t i;

@@ -128,9 +128,8 @@ static int to_status(const struct obj_result *r, struct kstats_status_obj *o)
 }
 
 /*
- * Previous objects this run did not process: after an environment error,
- * as they were; an object gone from the object directory keeps its pins
- * until --unload.
+ * Previous objects this run did not process: after an environment error, as they
+ * were; one gone from the object directory keeps its pins until --unload.
  */
 static void carry_prev(const struct loader_ctx *ctx, const struct obj_result *res,
 		       size_t n, bool as_they_were, struct json_object *objs)
