@@ -18,9 +18,6 @@
 #include "kstats.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
-#include "kstats_reader.h"
-#include "kstats_status.h"
-#include "kstats_tool.h"
 
 struct prog_live {
 	bool have;			/* bpf_prog_info was read */
@@ -223,7 +220,6 @@ struct table {
 	char (*cells)[TABLE_COLS][CELL_LEN];
 };
 
-/* A new row: names (NULL-ended) or empty cells. */
 static bool table_row(struct table *t, const char *const *names)
 {
 	void *c = realloc(t->cells, (t->nrows + 1) * sizeof(*t->cells));
@@ -480,10 +476,7 @@ static int measure(struct status_view *v)
 	return 0;
 }
 
-/*
- * A denied or gone map first; then a failed object, except a bad file
- * (FAILED_OBJECT) that is not critical: a warning, as dump, pull and watch skip it.
- */
+/* Denied or gone maps, then failed objects; a non-critical FAILED_OBJECT only warns. */
 static int verdict(struct status_view *v)
 {
 	char why[KSTATS_WHY_LEN];

@@ -135,7 +135,6 @@ static int put_in(int dfd, const char *name, const void *buf, size_t len, mode_t
 	return sync_close_dir(dfd, ret);
 }
 
-/* path's directory into dir, its last component into name. */
 static int split_path(const char *path, char *dir, char *name)
 {
 	char bcopy[PATH_MAX];

@@ -45,10 +45,7 @@ int kstats_mkdir_p(const char *path, mode_t mode);
 int kstats_mkdir_private(const char *dir, mode_t mode, bool create, char *msg,
 			 size_t len);
 
-/*
- * Calls check on the real path of path, then on each directory above it up
- * to "/" (leaf is true only for the first); stops at the first error.
- */
+/* check on path's real path, then each directory above up to "/" (leaf: the first). */
 typedef int (*kstats_path_check_fn)(const char *given, const char *comp, bool leaf,
 				    char *msg, size_t len);
 int kstats_check_path_up(const char *path, kstats_path_check_fn check,

@@ -55,10 +55,7 @@ struct kstats_status {
 	struct json_object *json;	/* the whole file, for pass-through output */
 };
 
-/*
- * Reads path (a regular file, never through a symlink): 0, or -ENOENT / -EACCES /
- * -EINVAL (not a status file of this version) with the fix in err.
- */
+/* A regular file, no symlink; -ENOENT/-EACCES/-EINVAL (not this version), fix in err. */
 int kstats_status_read(const char *path, struct kstats_status *st,
 		       char *err, size_t errlen);
 /* The same from a buffer (the fuzzer's entry); name is used in err. */

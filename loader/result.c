@@ -3,7 +3,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <grp.h>
-#include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +11,6 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 
-#include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "kstats_status.h"
 #include "loader.h"
@@ -37,10 +35,7 @@ const char *outcome_str(enum outcome o)
 	return names[o];
 }
 
-/*
- * Each owner is looked up once per run: a lookup reads /etc/passwd or /etc/group,
- * then asks every NSS module (systemd's userdb) about a name those lack.
- */
+/* Owners cached per run: a lookup reads /etc/passwd or /etc/group, then every NSS module. */
 #define OWNERS_CACHED 4
 static struct {
 	char uid[64], gid[64];
