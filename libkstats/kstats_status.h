@@ -71,7 +71,6 @@ const struct kstats_status_map *kstats_status_obj_map(const struct kstats_status
 						     const char *name);
 const struct kstats_status_map *kstats_status_map_by_id(const struct kstats_status *st,
 							uint32_t map_id);
-/* FAILED_* */
 bool kstats_status_failed(const struct kstats_status_obj *o);
 
 #endif /* KSTATS_STATUS_H */

@@ -187,28 +187,27 @@ int kstats_status_parse(const char *buf, size_t len, const char *name,
 	jerr = json_tokener_get_error(tok);
 	json_tokener_free(tok);
 	st->json = io.j;
+	version = json_object_get_int64(member(io.j, "version", json_type_int));
 	if (!io.j || jerr != json_tokener_success ||
 	    !json_object_is_type(io.j, json_type_object)) {
 		snprintf(err, errlen, "%s is not a loader status file: %s; " KSTATS_FIX_LOAD
 			 " to rewrite it", name, jerr == json_tokener_continue ? "truncated" :
 			 io.j && jerr == json_tokener_success ? "not a JSON object" :
 			 json_tokener_error_desc(jerr));
-		kstats_status_free(st);
-		return -EINVAL;
-	}
-	version = json_object_get_int64(member(io.j, "version", json_type_int));
-	if (version != KSTATS_STATUS_VERSION || !member(io.j, "objects", json_type_array)) {
+		ret = -EINVAL;
+	} else if (version != KSTATS_STATUS_VERSION ||
+		   !member(io.j, "objects", json_type_array)) {
 		snprintf(err, errlen, "%s: status version %lld, this kstats reads version %d "
 			 "with an objects array; " KSTATS_FIX_LOAD " from the same release", name,
 			 (long long)version, KSTATS_STATUS_VERSION);
-		kstats_status_free(st);
-		return -EINVAL;
+		ret = -EINVAL;
+	} else {
+		ret = status_io(&io, st);
+		if (ret)
+			snprintf(err, errlen, "%s: %s", name, strerror(-ret));
 	}
-	ret = status_io(&io, st);
-	if (ret) {
-		snprintf(err, errlen, "%s: %s", name, strerror(-ret));
+	if (ret)
 		kstats_status_free(st);
-	}
 	return ret;
 }
 
