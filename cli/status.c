@@ -175,8 +175,7 @@ static void probe_map(struct status_view *v, const struct kstats_status_obj *o,
 		ml->id = info.id;
 		ml->max_entries = info.max_entries;
 		ml->memlock = fdinfo_memlock(fd);
-		ml->counted = info.type == BPF_MAP_TYPE_HASH ||
-			      info.type == BPF_MAP_TYPE_LRU_HASH ||
+		ml->counted = info.type == BPF_MAP_TYPE_HASH || info.type == BPF_MAP_TYPE_LRU_HASH ||
 			      info.type == BPF_MAP_TYPE_PERCPU_HASH ||
 			      info.type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
 		if (ml->counted)

@@ -96,7 +96,6 @@ void prev_map_created(const struct loader_ctx *ctx, const char *obj, const char 
 	*real_ns = m ? m->created_real_ns : 0;
 }
 
-/* The type names the previous run recorded for the very same map. */
 int prev_map_types(const struct loader_ctx *ctx, const char *obj, const char *map,
 		   __u32 map_id, struct map_types *types)
 {
