@@ -18,9 +18,6 @@
 #include "kstats.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
-#include "kstats_reader.h"
-#include "kstats_status.h"
-#include "kstats_tool.h"
 
 struct prog_live {
 	bool have;			/* bpf_prog_info was read */
@@ -52,10 +49,7 @@ struct status_view {
 	const char *gone_example;
 };
 
-/*
- * The program by id (needs CAP_SYS_ADMIN), else by its prog_ pin: the one
- * the status names, or the one next to its link pin.
- */
+/* By id (needs CAP_SYS_ADMIN), else by its prog_ pin: named, or next to its link pin. */
 static int prog_fd(const struct kstats_status_prog *p, const char *obj)
 {
 	char dir[PATH_MAX], pin[PATH_MAX];
@@ -73,7 +67,6 @@ static int prog_fd(const struct kstats_status_prog *p, const char *obj)
 	return fd >= 0 ? fd : err;
 }
 
-/* The live values of every program, in status-file order. */
 static struct prog_live *probe_progs(const struct kstats_status *st, size_t *n)
 {
 	struct prog_live *pl, *l;
@@ -139,7 +132,6 @@ static uint64_t count_entries(int fd, __u32 key_size, __u32 max)
 	return n;
 }
 
-/* Sum of every value leaf of every entry, read generically. */
 static int sum_values(const char *obj_path, const char *map, const char *pin,
 		      uint64_t *sum)
 {
@@ -160,11 +152,7 @@ static int sum_values(const char *obj_path, const char *map, const char *pin,
 	return ret;
 }
 
-/*
- * Drops are counted for event streams (.kstats.streams): the records their
- * ring buffer had no room for, shown on the ring buffer and on the counter.
- * Counts a denied or gone map in v.
- */
+/* Drops of event streams: records their ring buffer had no room for (on both maps). */
 static void probe_map(struct status_view *v, const struct kstats_status_obj *o,
 		      const struct kstats_objmeta *meta,
 		      const struct kstats_status_map *mp, struct map_live *ml)
@@ -187,8 +175,7 @@ static void probe_map(struct status_view *v, const struct kstats_status_obj *o,
 		ml->id = info.id;
 		ml->max_entries = info.max_entries;
 		ml->memlock = fdinfo_memlock(fd);
-		ml->counted = info.type == BPF_MAP_TYPE_HASH ||
-			      info.type == BPF_MAP_TYPE_LRU_HASH ||
+		ml->counted = info.type == BPF_MAP_TYPE_HASH || info.type == BPF_MAP_TYPE_LRU_HASH ||
 			      info.type == BPF_MAP_TYPE_PERCPU_HASH ||
 			      info.type == BPF_MAP_TYPE_LRU_PERCPU_HASH;
 		if (ml->counted)
@@ -217,7 +204,6 @@ static void probe_map(struct status_view *v, const struct kstats_status_obj *o,
 	}
 }
 
-/* Why there are no live values: "root-only", "gone", ... */
 static const char *probe_error(int err, bool root_only)
 {
 	return root_only ? "root-only" : err == -EPERM || err == -EACCES ?
@@ -233,7 +219,6 @@ struct table {
 	char (*cells)[TABLE_COLS][CELL_LEN];
 };
 
-/* A new row, its cells names (NULL-ended) or empty; false without memory. */
 static bool table_row(struct table *t, const char *const *names)
 {
 	void *c = realloc(t->cells, (t->nrows + 1) * sizeof(*t->cells));
@@ -368,7 +353,6 @@ static void annotate_map(struct json_object *mp, const struct map_live *ml)
 			       json_object_new_string(probe_error(ml->err, ml->root_only)) : NULL);
 }
 
-/* Per object a program and a map table, or the live values in its JSON. */
 static void show(FILE *f, struct status_view *v, bool json)
 {
 	static const char *const prog_cols[] = { "program", "attach", "type", "outcome",
@@ -462,7 +446,6 @@ static void usage(FILE *f)
 		"file is bad (FAILED_OBJECT, not critical) is a warning, not a failure.\n");
 }
 
-
 /* Run counts over the v->window seconds from now. */
 static int measure(struct status_view *v)
 {
@@ -492,13 +475,7 @@ static int measure(struct status_view *v)
 	return 0;
 }
 
-
-/*
- * A denied or gone map first; then whether an object failed in a way that
- * breaks the pipeline: a bad file (FAILED_OBJECT: empty, garbage, a dangling
- * link) that is not critical is skipped with one warning, as dump, pull and
- * watch skip it.
- */
+/* Denied or gone maps, then failed objects; a non-critical FAILED_OBJECT only warns. */
 static int verdict(struct status_view *v)
 {
 	char why[KSTATS_WHY_LEN];

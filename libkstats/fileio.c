@@ -135,7 +135,6 @@ static int put_in(int dfd, const char *name, const void *buf, size_t len, mode_t
 	return sync_close_dir(dfd, ret);
 }
 
-/* path's directory into dir, its last component into name. */
 static int split_path(const char *path, char *dir, char *name)
 {
 	char bcopy[PATH_MAX];
@@ -152,9 +151,8 @@ static int file_put(const char *path, const void *buf, size_t len, mode_t mode,
 		    bool noreplace)
 {
 	char dir[PATH_MAX], name[NAME_MAX + 1];
-	int dfd = split_path(path, dir, name);
+	int dfd = split_path(path, dir, name) ?: open_dir(dir);
 
-	dfd = dfd ?: open_dir(dir);
 	return dfd < 0 ? dfd : put_in(dfd, name, buf, len, mode, noreplace);
 }
 
@@ -321,7 +319,7 @@ int kstats_open_regular(const char *path, int flags, mode_t mode)
 		close(fd);
 		return -EINVAL;
 	}
-	/* Regular files ignore O_NONBLOCK; clear it for clarity of later I/O. */
+	/* Regular files ignore O_NONBLOCK; cleared for later I/O. */
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	return fd;
 }
@@ -336,12 +334,11 @@ static bool dir_owned(int dfd)
 }
 
 /*
- * The components of path past skip opened under dfd (taken over), never
- * through a symlink; with mode, each made first and each must be dir_owned
- * (someone may have made it meanwhile in a sticky /tmp), else the last one
- * must.  *bad: the length of path up to the one that failed.  The ones above
- * the last are opened O_PATH: search permission only, as a lookup by name
- * (an SELinux domain may not read /var).
+ * The components of path past skip opened under dfd (taken over), never through
+ * a symlink; with mode, each made first and each must be dir_owned (someone may
+ * have made it meanwhile in a sticky /tmp), else the last one must.  *bad: length
+ * of path up to the one that failed.  Those above the last are opened O_PATH, a
+ * lookup by name (an SELinux domain may not read /var).
  */
 static int open_below(int dfd, char *path, size_t skip, mode_t mode, size_t *bad)
 {

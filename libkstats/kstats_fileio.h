@@ -11,67 +11,47 @@
 /* fsync(2) of a directory: its new entries survive a crash; 0 or -errno. */
 int kstats_fsync_dir(const char *dir);
 /*
- * The one crash-safe writer: buf into a new ".NAME.XXXXXX.tmp" (O_EXCL,
- * O_NOFOLLOW, mode less the umask), fsynced, renamed over NAME, directory
- * fsynced: readers see the old file or the new one.  Only a regular file is
- * replaced (anything else at path: -EINVAL, left alone).  0 or -errno.
+ * The one crash-safe writer: buf into a new ".NAME.XXXXXX.tmp" (O_EXCL, O_NOFOLLOW,
+ * mode less the umask), fsynced, renamed over NAME, directory fsynced: readers see
+ * the old file or the new one.  Only a regular file is replaced (else -EINVAL).
  */
 int kstats_file_replace(const char *path, const void *buf, size_t len, mode_t mode);
 /* Like kstats_file_replace(), but -EEXIST rather than replace anything at path. */
 int kstats_file_create(const char *path, const void *buf, size_t len, mode_t mode);
 /*
- * kstats_file_replace() into a directory opened from "/" (or ".") one
- * component at a time, never through a symlink, and only if root or the
- * caller owns it and no one else may write it: the write never lands in a
- * directory of someone else's.  0, or -errno (-EPERM: the directory is
- * refused) with a one-line reason in msg.
+ * kstats_file_replace() into a directory opened from "/" (or ".") one component
+ * at a time, never through a symlink, and only if root or the caller owns it and
+ * no one else may write it.  -EPERM: the directory is refused; reason in msg.
  */
 int kstats_file_replace_owned(const char *path, const void *buf, size_t len, mode_t mode,
 			      char *msg, size_t msglen);
-/*
- * dir/from renamed to dir/to, then dir fsynced.  noreplace: -EEXIST when
- * to exists (link + unlink where the filesystem has no RENAME_NOREPLACE).
- */
+/* dir/from renamed to dir/to, dir fsynced; noreplace: -EEXIST when to exists. */
 int kstats_rename_in(const char *dir, const char *from, const char *to, bool noreplace);
 /* dir/name removed, then dir fsynced; 0 or -errno. */
 int kstats_unlink_in(const char *dir, const char *name);
-/* write(2) until all of buf is written; 0 or -errno. */
 int kstats_write_full(int fd, const void *buf, size_t len);
 /* fd read to its end into *buf (malloc'ed, NUL-terminated); -EFBIG past max bytes. */
 int kstats_read_fd(int fd, size_t max, char **buf, size_t *len);
 /* kstats_open_regular(path, O_RDONLY) then kstats_read_fd(); 0 or -errno. */
 int kstats_read_file(const char *path, size_t max, char **buf, size_t *len);
-/* mkdir -p with mode for each directory it creates; 0 or -errno. */
 int kstats_mkdir_p(const char *path, mode_t mode);
 /*
- * mkdir -p that creates nothing it would refuse: dir and every directory
- * above must be the caller's (euid) or root's and writable by no one else
- * (above it, a sticky one like /tmp may be).  The deepest existing one is
- * checked first, the rest made by mkdirat() under opened parents (no
- * symlink followed), then dir checked whole.  Without create, only the
- * checks.  0, or -EPERM (or -errno) with a one-line fix in msg.
+ * mkdir -p that creates nothing it would refuse: dir and every directory above
+ * must be the caller's (euid) or root's and writable by no one else (above it, a
+ * sticky one like /tmp may be).  The rest is made by mkdirat() under opened
+ * parents (no symlink followed).  Without create, only the checks.  Fix in msg.
  */
 int kstats_mkdir_private(const char *dir, mode_t mode, bool create, char *msg,
 			 size_t len);
 
-/*
- * Calls check on the real path of path, then on each directory above it up
- * to "/" (leaf is true only for the first); stops at the first error.
- */
+/* check on path's real path, then each directory above up to "/" (leaf: the first). */
 typedef int (*kstats_path_check_fn)(const char *given, const char *comp, bool leaf,
 				    char *msg, size_t len);
 int kstats_check_path_up(const char *path, kstats_path_check_fn check,
 			 char *msg, size_t len);
-/*
- * Opens path without following a symlink or blocking on a FIFO, and only
- * if it is a regular file (-EINVAL otherwise).  flags are open(2)'s; with
- * O_CREAT, mode.  Returns the fd or -errno.
- */
+/* open(2) of a regular file only (else -EINVAL), never via a symlink or blocking on a FIFO. */
 int kstats_open_regular(const char *path, int flags, mode_t mode);
-/*
- * flock(LOCK_EX) on fd, retried every 50 ms for at most timeout_ns: nothing
- * holds a caller forever.  0, -EWOULDBLOCK when the time ran out, or -errno.
- */
+/* flock(LOCK_EX) retried every 50 ms for at most timeout_ns, then -EWOULDBLOCK. */
 int kstats_flock_wait(int fd, uint64_t timeout_ns);
 uint64_t kstats_clock_ns(clockid_t id);
 /* /proc/sys/kernel/random/boot_id, its newline dropped; 0 or -errno. */

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The loader's status file (doc/loader.md): kstats-loader writes these
- * structs, everyone reads them.  Only version and objects are required; a
- * member missing or of another type reads as "" or 0, unknown ones are
- * ignored, so the writer may add fields.
+ * The loader's status file (doc/loader.md): kstats-loader writes these structs,
+ * everyone reads them.  Only version and objects are required; a member missing
+ * or mistyped reads as "" or 0, unknown ones are ignored (the writer may add some).
  */
 #ifndef KSTATS_STATUS_H
 #define KSTATS_STATUS_H
@@ -56,11 +55,7 @@ struct kstats_status {
 	struct json_object *json;	/* the whole file, for pass-through output */
 };
 
-/*
- * Reads path (a regular file, never followed through a symlink): 0, or
- * -ENOENT / -EACCES / -EINVAL (not a status file of this version) with a
- * one-line reason naming the fix in err.
- */
+/* A regular file, no symlink; -ENOENT/-EACCES/-EINVAL (not this version), fix in err. */
 int kstats_status_read(const char *path, struct kstats_status *st,
 		       char *err, size_t errlen);
 /* The same from a buffer (the fuzzer's entry); name is used in err. */
@@ -76,7 +71,6 @@ const struct kstats_status_map *kstats_status_obj_map(const struct kstats_status
 						     const char *name);
 const struct kstats_status_map *kstats_status_map_by_id(const struct kstats_status *st,
 							uint32_t map_id);
-/* FAILED_* */
 bool kstats_status_failed(const struct kstats_status_obj *o);
 
 #endif /* KSTATS_STATUS_H */

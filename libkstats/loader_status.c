@@ -42,34 +42,26 @@ static void io_str(struct io *io, const char *key, const char **v)
 /* Reads non-negative integers up to max; anything else reads as 0. */
 static uint64_t io_uint(struct io *io, const char *key, uint64_t v, uint64_t max)
 {
-	json_object *m;
 	int64_t n;
 
 	if (io->write) {
 		json_object_object_add(io->j, key, json_object_new_uint64(v));
 		return v;
 	}
-	m = member(io->j, key, json_type_int);
-	n = m ? json_object_get_int64(m) : 0;
+	n = json_object_get_int64(member(io->j, key, json_type_int));	/* NULL: 0 */
 	return n > 0 && (uint64_t)n <= max ? (uint64_t)n : 0;
 }
 
 static bool io_bool(struct io *io, const char *key, bool v)
 {
-	json_object *m;
-
 	if (io->write) {
 		json_object_object_add(io->j, key, json_object_new_boolean(v));
 		return v;
 	}
-	m = member(io->j, key, json_type_boolean);
-	return m && json_object_get_boolean(m);
+	return json_object_get_boolean(member(io->j, key, json_type_boolean));
 }
 
-/*
- * The array key of n structs of size bytes, each through fn; reading skips
- * members that are not JSON objects (or, without fn, not strings).
- */
+/* n structs of size bytes through fn; reading skips non-objects (without fn, non-strings). */
 static void *io_array(struct io *io, const char *key, void *arr, size_t *n, size_t size,
 		      void (*fn)(struct io *, void *))
 {
@@ -195,29 +187,27 @@ int kstats_status_parse(const char *buf, size_t len, const char *name,
 	jerr = json_tokener_get_error(tok);
 	json_tokener_free(tok);
 	st->json = io.j;
+	version = json_object_get_int64(member(io.j, "version", json_type_int));
 	if (!io.j || jerr != json_tokener_success ||
 	    !json_object_is_type(io.j, json_type_object)) {
 		snprintf(err, errlen, "%s is not a loader status file: %s; " KSTATS_FIX_LOAD
 			 " to rewrite it", name, jerr == json_tokener_continue ? "truncated" :
 			 io.j && jerr == json_tokener_success ? "not a JSON object" :
 			 json_tokener_error_desc(jerr));
-		kstats_status_free(st);
-		return -EINVAL;
-	}
-	version = member(io.j, "version", json_type_int) ?
-		  json_object_get_int64(member(io.j, "version", json_type_int)) : 0;
-	if (version != KSTATS_STATUS_VERSION || !member(io.j, "objects", json_type_array)) {
+		ret = -EINVAL;
+	} else if (version != KSTATS_STATUS_VERSION ||
+		   !member(io.j, "objects", json_type_array)) {
 		snprintf(err, errlen, "%s: status version %lld, this kstats reads version %d "
 			 "with an objects array; " KSTATS_FIX_LOAD " from the same release", name,
 			 (long long)version, KSTATS_STATUS_VERSION);
-		kstats_status_free(st);
-		return -EINVAL;
+		ret = -EINVAL;
+	} else {
+		ret = status_io(&io, st);
+		if (ret)
+			snprintf(err, errlen, "%s: %s", name, strerror(-ret));
 	}
-	ret = status_io(&io, st);
-	if (ret) {
-		snprintf(err, errlen, "%s: %s", name, strerror(-ret));
+	if (ret)
 		kstats_status_free(st);
-	}
 	return ret;
 }
 

@@ -257,11 +257,9 @@ int swap_detach(struct link_swap *sw, char *why, size_t len);
 void swap_rollback(struct link_swap *sw);
 void swap_free(struct link_swap *sw);
 
-/* status.c */
+/* result.c: the status file */
 void status_parse_prev(struct loader_ctx *ctx, const char *buf, size_t len);
 void status_free_prev(struct loader_ctx *ctx);
-const struct kstats_status_obj *prev_object(const struct loader_ctx *ctx,
-					    const char *name);
 void prev_map_created(const struct loader_ctx *ctx, const char *obj, const char *map,
 		      __u32 map_id, __u64 *boot_ns, __u64 *real_ns);
 int prev_map_types(const struct loader_ctx *ctx, const char *obj, const char *map,

@@ -1,16 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * One line per object on stdout, diagnostics on stderr, both to /dev/kmsg at
- * boot.  A loading thread's lines are held and written in object order.
- */
+/* Results on stdout, diagnostics on stderr, both to /dev/kmsg at boot; held per thread. */
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <syslog.h>
 #include <unistd.h>
-#include <bpf/libbpf.h>
 
 #include "kstats_tool.h"
 #include "loader.h"

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* An object run's outcome, the pins the loader made for it, and those kept from earlier runs. */
+/* An object run's outcome and pins, those kept from earlier runs, and the status file. */
 #include <ctype.h>
 #include <errno.h>
 #include <grp.h>
-#include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,8 +10,9 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
+#include <json-c/json.h>
 
-#include "kstats_objmeta.h"
+#include "kstats_fileio.h"
 #include "kstats_pins.h"
 #include "kstats_status.h"
 #include "loader.h"
@@ -37,11 +37,193 @@ const char *outcome_str(enum outcome o)
 	return names[o];
 }
 
+/* The previous status (from buf, the fuzzer's, else the file) if about this pin dir. */
+void status_parse_prev(struct loader_ctx *ctx, const char *buf, size_t len)
+{
+	struct kstats_status *st = calloc(1, sizeof(*st));
+	char err[1024];
+	int ret;
+
+	status_free_prev(ctx);
+	if (!st)
+		return;
+	ret = buf ? kstats_status_parse(buf, len, ctx->status_path, st, err, sizeof(err)) :
+	      kstats_status_read(ctx->status_path, st, err, sizeof(err));
+	if (ret && ret != -ENOENT)
+		log_msg(LOG_WARNING, "warning: ignoring unreadable status: %s; its pins are "
+			"not known to this run", err);
+	else if (!ret && strcmp(st->pin_dir, ctx->pin_dir))
+		log_msg(LOG_WARNING, "warning: ignoring %s: it is about pin dir %s, not %s",
+			ctx->status_path, *st->pin_dir ? st->pin_dir : "(none)", ctx->pin_dir);
+	else if (!ret) {
+		ctx->prev = st;
+		return;
+	}
+	kstats_status_free(st);
+	free(st);
+}
+
+void status_free_prev(struct loader_ctx *ctx)
+{
+	if (ctx->prev)
+		kstats_status_free(ctx->prev);
+	free(ctx->prev);
+	ctx->prev = NULL;
+}
+
+static const struct kstats_status_obj *prev_object(const struct loader_ctx *ctx,
+						   const char *name)
+{
+	return ctx->prev ? kstats_status_obj(ctx->prev, name) : NULL;
+}
+
+static const struct kstats_status_map *prev_map(const struct loader_ctx *ctx,
+						const char *obj, const char *map,
+						__u32 map_id)
+{
+	const struct kstats_status_map *m = kstats_status_obj_map(prev_object(ctx, obj), map);
+
+	return m && m->map_id == map_id ? m : NULL;
+}
+
+/* Creation times carry over only for the very same map. */
+void prev_map_created(const struct loader_ctx *ctx, const char *obj, const char *map,
+		      __u32 map_id, __u64 *boot_ns, __u64 *real_ns)
+{
+	const struct kstats_status_map *m = prev_map(ctx, obj, map, map_id);
+
+	*boot_ns = m ? m->created_boot_ns : 0;
+	*real_ns = m ? m->created_real_ns : 0;
+}
+
+int prev_map_types(const struct loader_ctx *ctx, const char *obj, const char *map,
+		   __u32 map_id, struct map_types *types)
+{
+	const struct kstats_status_map *m = prev_map(ctx, obj, map, map_id);
+
+	if (!m || !*m->key_type || !*m->value_type)
+		return -ENOENT;
+	snprintf(types->key, sizeof(types->key), "%s", m->key_type);
+	snprintf(types->value, sizeof(types->value), "%s", m->value_type);
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Its strings stay the result's. */
+static int to_status(const struct obj_result *r, struct kstats_status_obj *o)
+{
+	size_t i;
+
+	*o = (struct kstats_status_obj){
+		.name = r->name, .path = r->path, .outcome = outcome_str(r->outcome),
+		.reason = r->reason, .critical = r->critical,
+		.progs = calloc(r->nprogs + 1, sizeof(*o->progs)), .nprogs = r->nprogs,
+		.maps = calloc(r->nmaps + 1, sizeof(*o->maps)), .nmaps = r->nmaps,
+		.pins = calloc(r->npins + 1, sizeof(*o->pins)), .npins = r->npins };
+	if (!o->progs || !o->maps || !o->pins)
+		return -ENOMEM;
+	for (i = 0; i < r->nprogs; i++) {
+		const struct prog_result *p = &r->progs[i];
+
+		o->progs[i] = (struct kstats_status_prog){
+			.name = p->name, .section = p->section, .attach = p->attach,
+			.attach_type = p->attach_type ? p->attach_type : "other",
+			.outcome = outcome_str(p->outcome), .reason = p->reason,
+			.prog_id = p->prog_id, .link_pin = p->link_pin,
+			.prog_pin = p->prog_pin, .kept = p->kept };
+	}
+	for (i = 0; i < r->nmaps; i++) {
+		const struct map_result *m = &r->maps[i];
+
+		o->maps[i] = (struct kstats_status_map){
+			.name = m->name, .pin = m->pin, .map_id = m->map_id,
+			.reused = m->reused, .created_boot_ns = m->created_boottime_ns,
+			.created_real_ns = m->created_realtime_ns,
+			.key_type = m->types.key, .value_type = m->types.value };
+	}
+	for (i = 0; i < r->npins; i++)
+		o->pins[i] = r->pins[i];
+	qsort(o->pins, r->npins, sizeof(*o->pins), cmp_str);
+	return 0;
+}
+
 /*
- * Each owner is looked up once per run (a run uses two or three): a lookup
- * reads /etc/passwd or /etc/group, then asks every NSS module (systemd's
- * userdb) about a name those lack.
+ * Previous objects this run did not process: after an environment error, as they
+ * were; one gone from the object directory keeps its pins until --unload.
  */
+static void carry_prev(const struct loader_ctx *ctx, const struct obj_result *res,
+		       size_t n, bool as_they_were, struct json_object *objs)
+{
+	const struct kstats_status_obj *o;
+	struct json_object *kept, *copy;
+	size_t i, j;
+
+	for (i = 0; ctx->prev && i < ctx->prev->nobjs; i++) {
+		o = &ctx->prev->objs[i];
+		for (j = 0; j < n && strcmp(res[j].name, o->name); j++)
+			;
+		if (!*o->name || j < n)
+			continue;
+		if (as_they_were) {
+			json_object_array_add(objs, json_object_get(o->json));
+			continue;
+		}
+		kept = json_object_new_array();
+		for (j = 0; j < o->npins; j++)
+			if (pin_of(ctx, o->pins[j], o->name) && !access(o->pins[j], F_OK))
+				json_object_array_add(kept, json_object_new_string(o->pins[j]));
+		copy = NULL;
+		if (!json_object_array_length(kept) ||
+		    json_object_deep_copy(o->json, &copy, NULL)) {
+			json_object_put(kept);
+			continue;
+		}
+		json_object_object_add(copy, "pins", kept);
+		json_object_object_add(copy, "outcome", json_object_new_string("ABSENT"));
+		json_object_object_add(copy, "reason", json_object_new_string(
+			"no longer in the object directory; its pins stay until "
+			"kstats-loader --unload"));
+		json_object_array_add(objs, copy);
+	}
+}
+
+int status_write(const struct loader_ctx *ctx, const struct obj_result *res,
+		 size_t n, __u64 started_ns, const char *error)
+{
+	char boot_id[64];
+	struct kstats_status st = {
+		.kernel_release = ctx->release, .kernel_version = ctx->kver,
+		.boot_id = boot_id, .started_boot_ns = started_ns,
+		.finished_boot_ns = kstats_clock_ns(CLOCK_BOOTTIME),
+		.obj_dir = ctx->obj_dir, .pin_dir = ctx->pin_dir, .error = error ? error : "",
+		.objs = calloc(n + 1, sizeof(*st.objs)), .nobjs = n };
+	struct json_object *root = NULL, *objs;
+	const char *text;
+	size_t i;
+	int ret = st.objs ? 0 : -ENOMEM;
+
+	kstats_boot_id(boot_id, sizeof(boot_id));
+	for (i = 0; !ret && i < n; i++)
+		ret = to_status(&res[i], &st.objs[i]);
+	if (!ret)
+		root = kstats_status_json(&st);
+	if (root && json_object_object_get_ex(root, "objects", &objs)) {
+		carry_prev(ctx, res, n, error, objs);
+		text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+						      JSON_C_TO_STRING_NOSLASHESCAPE);
+		ret = kstats_file_replace(ctx->status_path, text, strlen(text), 0644);
+	} else {
+		ret = ret ?: -ENOMEM;
+	}
+	kstats_status_free(&st);	/* and root */
+	return ret;
+}
+
+/* Owners cached per run: a lookup reads /etc/passwd or /etc/group, then every NSS module. */
 #define OWNERS_CACHED 4
 static struct {
 	char uid[64], gid[64];
@@ -181,9 +363,8 @@ static bool ascii_alnum(char c)
 }
 
 /*
- * Pin names are flat, <kind>_<object>_<name>: an object name of letters and
- * digits, starting with a letter (AOSP's camelCase), makes the object of
- * every pin plain.  0 for such a name; else -EINVAL with one in fix.
+ * Pin names are flat, <kind>_<object>_<name>: an object name of letters and digits,
+ * starting with a letter (AOSP's camelCase), keeps them plain.  Else -EINVAL, fix.
  */
 int object_name_check(const char *name, char *fix, size_t len)
 {
@@ -279,10 +460,8 @@ struct map_result *add_map(struct obj_result *res, const char *name,
 }
 
 /*
- * For an object that did not load: what stays pinned from earlier runs,
- * the maps the previous run recorded and those the metadata declares.
- * Maps we own keep their id and creation time; programs show the one still
- * attached, if any.
+ * For an object that did not load: the maps pinned from earlier runs (recorded
+ * or declared) keep their id and creation time; programs show the one attached.
  */
 void describe_kept_pins(struct loader_ctx *ctx, struct obj_result *res,
 			const struct kstats_objmeta *meta)
@@ -353,11 +532,7 @@ static void unpin(const char *path)
 		log_msg(LOG_WARNING, "warning: cannot unpin %s: %m", path);
 }
 
-/*
- * A clean skip: the object must not run, so its links and program pins go
- * (listed ones, and links named after its programs); its maps stay pinned
- * with their counts.
- */
+/* A clean skip: its links and program pins go, its maps stay pinned with their counts. */
 void retire_programs(struct obj_result *res)
 {
 	size_t i;

@@ -1,8 +1,8 @@
-# libFuzzer on the loader's reading of its previous status file (loader/status.c).
+# libFuzzer on the loader's reading of its previous status file (loader/result.c).
 #   make fuzz-loader-status [FUZZ_ARGS=...]   runs until stopped
 #   make test                                 runs it 10 s (tests/sh/fuzz_loader_status.sh)
 FUZZ_STATUS_BIN  := $(FUZZ_DIR)/fuzz_loader_status
-FUZZ_STATUS_SRCS := fuzz/fuzz_loader_status.c loader/status.c \
+FUZZ_STATUS_SRCS := fuzz/fuzz_loader_status.c \
 		    loader/result.c loader/pin.c loader/log.c libkstats/tool.c libkstats/fileio.c libkstats/pins.c \
 		    libkstats/loader_status.c
 
