@@ -38,7 +38,7 @@ SYSTEM_PKGS := mmdebstrap e2fsprogs qemu-utils qemu-system-x86 acl
 BENCH_PKGS := strace valgrind
 
 CFLAGS  := -std=c11 -D_GNU_SOURCE -O2 -g -Wall -Wextra -Werror \
-	   -Iinclude -Ilibkstats -I$(BUILD) $(shell pkg-config --cflags libbpf 2>/dev/null) \
+	   -Iinclude -Ibtfreader -Icli -Ipuller -I$(BUILD) $(shell pkg-config --cflags libbpf 2>/dev/null) \
 	   -MMD -MP
 # One pkg-config for every binary: libkstats needs json-c (loader status).
 LDLIBS  := $(shell pkg-config --libs libbpf libelf zlib json-c 2>/dev/null || echo -lbpf -lelf -lz -ljson-c)
@@ -54,9 +54,9 @@ BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
 
 BPF_SRCS  := $(wildcard bpfprogs/*.c)
 BPF_OBJS  := $(patsubst bpfprogs/%.c,$(BUILD)/bpf/%.bpf,$(BPF_SRCS))
-LIB_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard libkstats/*.c))
+LIB_OBJS  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard btfreader/*.c))
 LOADER_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard loader/*.c))
-KSTATS_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/*.c))
+KSTATS_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/*.c puller/*.c))
 TEST_LIB  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/lib/*.c))
 TEST_BINS := $(patsubst %.c,$(BUILD)/%,$(wildcard tests/unit/*.c tests/kernel/*.c))
 TEST_BPF  := $(patsubst %.c,$(BUILD)/%.bpf,$(wildcard tests/bpf/*.c))

@@ -6,7 +6,7 @@
  * alike):
  *
  *   libbpf   ring_buffer__consume, a callback that only counts: the floor
- *   ours     libkstats/stream.c: reader thread + 2 consumer threads
+ *   ours     btfreader/stream.c: reader thread + 2 consumer threads
  *   batch    the same threads over mutex+condvar queues, one lock and one
  *            signal per batch of records per consumer (the fair baseline)
  *   record   the same, one lock and one signal per record per consumer

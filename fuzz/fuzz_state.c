@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target: the pull state parser (cli/state.c).  Each input is
+ * libFuzzer target: the pull state parser (puller/state.c).  Each input is
  * decoded twice: as a whole file (the header checks), and as the JSON body
  * behind a header with the right length and CRC, so that mutations reach
  * the field checks instead of dying at the checksum.  A state that decodes

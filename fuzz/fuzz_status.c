@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target: the typed loader-status reader (libkstats/loader_status.c).
+ * libFuzzer target: the typed loader-status reader (btfreader/loader_status.c).
  * Every string of a parsed status must be readable and every lookup safe.
  */
 #include <stdint.h>

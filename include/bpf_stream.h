@@ -2,7 +2,7 @@
 /*
  * Event streams (doc/design.md "Two consumption models"): typed, timestamped
  * records in a BPF_MAP_TYPE_RINGBUF, read by exactly one userspace reader
- * (libkstats/kstats_stream.h).  A record that finds the ring full is not
+ * (btfreader/kstats_stream.h).  A record that finds the ring full is not
  * hidden: it is counted in the stream's drops map.
  *
  *	struct my_event {

@@ -72,7 +72,7 @@ struct kstats_obj_meta {
 	__u32 version;
 };
 
-/* Units of histogram values; libkstats/units.c names each for every output. */
+/* Units of histogram values; btfreader/units.c names each for every output. */
 enum kstats_unit {
 	KSTATS_UNIT_USEC = 1,
 	KSTATS_UNIT_BYTES = 2,

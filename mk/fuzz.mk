@@ -1,4 +1,4 @@
-# libFuzzer on the BTF layout resolver (libkstats/layout.c).
+# libFuzzer on the BTF layout resolver (btfreader/layout.c).
 #   make fuzz [FUZZ_CORPUS=dir] [FUZZ_ARGS=...]  runs until stopped
 #   make test                                     runs it 20 s (tests/sh/fuzz.sh)
 FUZZ_CC     ?= $(CLANG)
@@ -7,14 +7,14 @@ FUZZ_BIN    := $(FUZZ_DIR)/fuzz_layout
 FUZZ_SEEDS  := $(FUZZ_DIR)/seeds
 FUZZ_CORPUS ?= $(FUZZ_DIR)/corpus
 FUZZ_FLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	       -Ilibkstats $(shell pkg-config --cflags libbpf 2>/dev/null)
+	       -Ibtfreader $(shell pkg-config --cflags libbpf 2>/dev/null)
 # Options shared with the bounded runs in tests/sh/fuzz.sh.
 FUZZ_OPTS   := -max_len=65536 -timeout=10 -rss_limit_mb=2048
 
 .PHONY: fuzz
-$(FUZZ_BIN): fuzz/fuzz_layout.c libkstats/layout.c libkstats/kstats_reader.h libkstats/map_internal.h
+$(FUZZ_BIN): fuzz/fuzz_layout.c btfreader/layout.c btfreader/kstats_reader.h btfreader/map_internal.h
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/fuzz_layout.c libkstats/layout.c -o $@ $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) fuzz/fuzz_layout.c btfreader/layout.c -o $@ $(LDLIBS)
 
 $(FUZZ_DIR)/make_seeds: fuzz/make_seeds.c
 	@mkdir -p $(@D)

@@ -1,20 +1,20 @@
-# libFuzzer on the file parsers: the pull state (cli/state.c) and the
-# loader status (libkstats/loader_status.c).  make test runs each briefly
+# libFuzzer on the file parsers: the pull state (puller/state.c) and the
+# loader status (btfreader/loader_status.c).  make test runs each briefly
 # (tests/sh/fuzz.sh); `make fuzz-state` / `make fuzz-status` run one
 # until stopped.  FUZZ_CC, FUZZ_FLAGS and FUZZ_OPTS come from fuzz.mk.
 FUZZ_FILE_BINS := $(FUZZ_DIR)/fuzz_state $(FUZZ_DIR)/fuzz_status
 
-$(FUZZ_DIR)/fuzz_state: fuzz/fuzz_state.c cli/state.c libkstats/fileio.c \
-			cli/pull.h libkstats/kstats_fileio.h $(BUILD)/proto/kernelstats_atoms.pb-c.h
+$(FUZZ_DIR)/fuzz_state: fuzz/fuzz_state.c puller/state.c btfreader/fileio.c \
+			puller/pull.h btfreader/kstats_fileio.h $(BUILD)/proto/kernelstats_atoms.pb-c.h
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -D_GNU_SOURCE -Iinclude -Icli -I$(BUILD) fuzz/fuzz_state.c cli/state.c \
-		libkstats/fileio.c -o $@ $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -D_GNU_SOURCE -Iinclude -Icli -Ipuller -I$(BUILD) fuzz/fuzz_state.c puller/state.c \
+		btfreader/fileio.c -o $@ $(LDLIBS)
 
-$(FUZZ_DIR)/fuzz_status: fuzz/fuzz_status.c libkstats/loader_status.c libkstats/fileio.c \
-			 libkstats/kstats_status.h
+$(FUZZ_DIR)/fuzz_status: fuzz/fuzz_status.c btfreader/loader_status.c btfreader/fileio.c \
+			 btfreader/kstats_status.h
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -D_GNU_SOURCE fuzz/fuzz_status.c libkstats/loader_status.c \
-		libkstats/fileio.c -o $@ $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -D_GNU_SOURCE fuzz/fuzz_status.c btfreader/loader_status.c \
+		btfreader/fileio.c -o $@ $(LDLIBS)
 
 test-build: $(FUZZ_FILE_BINS)
 

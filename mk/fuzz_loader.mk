@@ -3,13 +3,13 @@
 #   make test                                 runs it 10 s (tests/sh/fuzz_loader_status.sh)
 FUZZ_STATUS_BIN  := $(FUZZ_DIR)/fuzz_loader_status
 FUZZ_STATUS_SRCS := fuzz/fuzz_loader_status.c \
-		    loader/result.c loader/pin.c loader/log.c libkstats/tool.c libkstats/fileio.c libkstats/pins.c \
-		    libkstats/loader_status.c
+		    loader/result.c loader/pin.c loader/log.c btfreader/tool.c btfreader/fileio.c btfreader/pins.c \
+		    btfreader/loader_status.c
 
 .PHONY: fuzz-loader-status
 $(FUZZ_STATUS_BIN): $(FUZZ_STATUS_SRCS) loader/loader.h
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -D_GNU_SOURCE -Iinclude -Ilibkstats -Iloader \
+	$(FUZZ_CC) $(FUZZ_FLAGS) -D_GNU_SOURCE -Iinclude -Ibtfreader -Iloader \
 		$(FUZZ_STATUS_SRCS) -o $@ \
 		$(LDLIBS)
 
@@ -23,12 +23,12 @@ fuzz-loader-status: $(FUZZ_STATUS_BIN)
 # libFuzzer on loader.conf (loader/config.c): make fuzz-loader-config runs it
 # until stopped; make test runs it 10 s (tests/sh/fuzz_loader_config.sh).
 FUZZ_CONFIG_BIN  := $(FUZZ_DIR)/fuzz_loader_config
-FUZZ_CONFIG_SRCS := fuzz/fuzz_loader_config.c loader/config.c libkstats/fileio.c
+FUZZ_CONFIG_SRCS := fuzz/fuzz_loader_config.c loader/config.c btfreader/fileio.c
 
 .PHONY: fuzz-loader-config
 $(FUZZ_CONFIG_BIN): $(FUZZ_CONFIG_SRCS) loader/loader.h
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -D_GNU_SOURCE -Iinclude -Ilibkstats -Iloader \
+	$(FUZZ_CC) $(FUZZ_FLAGS) -D_GNU_SOURCE -Iinclude -Ibtfreader -Iloader \
 		$(FUZZ_CONFIG_SRCS) -o $@ $(LDLIBS)
 
 test-build: $(FUZZ_CONFIG_BIN)

@@ -1,15 +1,15 @@
 # JNI binding (doc/jni.md): $(BUILD)/libkstats_jni.so and $(BUILD)/kstats.jar,
 # built by make when javac is found.  The .so links its own -fPIC build of
-# libkstats (its errors name the fixes kstats read's do: libkstats/tool.c);
+# libkstats (its errors name the fixes kstats read's do: btfreader/tool.c);
 # nobody else's objects change flags.
 JAVAC    ?= $(shell command -v javac 2>/dev/null)
 JDK_HOME := $(if $(JAVAC),$(patsubst %/bin/javac,%,$(realpath $(JAVAC))))
 JNI_DIR  := $(BUILD)/jni
 JNI_SO   := $(BUILD)/libkstats_jni.so
 JNI_JAR  := $(BUILD)/kstats.jar
-JNI_SRCS := $(shell find libkstats/jni/java -name '*.java')
-JNI_PIC_OBJS := $(patsubst %.c,$(JNI_DIR)/pic/%.o,$(wildcard libkstats/*.c) \
-		libkstats/jni/kstats_jni.c)
+JNI_SRCS := $(shell find btfreader/jni/java -name '*.java')
+JNI_PIC_OBJS := $(patsubst %.c,$(JNI_DIR)/pic/%.o,$(wildcard btfreader/*.c) \
+		btfreader/jni/kstats_jni.c)
 JNI_TESTS := $(JNI_DIR)/tests/.stamp $(JNI_DIR)/libjnilayouts.so
 
 .PHONY: jni bench-jni

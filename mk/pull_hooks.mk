@@ -1,10 +1,10 @@
 # The test build of kstats: its sources compiled again with
 # -DKSTATS_TEST_HOOKS and linked with tests/hooks/ (crash points, a fixed
-# clock, a fake boot id: libkstats/kstats_hooks.h), as $(BUILD)/hooks/kstats.
+# clock, a fake boot id: btfreader/kstats_hooks.h), as $(BUILD)/hooks/kstats.
 # Only the tests that need a hook run it; the shipped kstats has none.
 # After proto.mk (sorted order): the objects need the generated headers.
 HOOKS_DIR   := $(BUILD)/hooks
-HOOKS_OBJS  := $(patsubst %.c,$(HOOKS_DIR)/%.o,$(wildcard cli/*.c) libkstats/fileio.c)
+HOOKS_OBJS  := $(patsubst %.c,$(HOOKS_DIR)/%.o,$(wildcard cli/*.c puller/*.c) btfreader/fileio.c)
 HOOKS_IMPL := $(patsubst %.c,$(BUILD)/%.o,$(wildcard tests/hooks/*.c))
 
 $(HOOKS_DIR)/%.o: %.c

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The test hooks of kstats (libkstats/kstats_hooks.h), linked only into the
+ * The test hooks of kstats (btfreader/kstats_hooks.h), linked only into the
  * test build, $(BUILD)/hooks/kstats (mk/pull_hooks.mk):
  *   KSTATS_FAULT=POINT           SIGKILL at a crash point (fault_points.c)
  *   KSTATS_CLOCK=BOOT_NS:REAL_NS the clocks' readings

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The crash points of the test build of kstats (libkstats/kstats_hooks.h):
+ * The crash points of the test build of kstats (btfreader/kstats_hooks.h):
  * KSTATS_FAULT=POINT SIGKILLs its pull there.  "needs" tells a test what
  * the pull must see to get there: "events" (atoms to write), "quiet"
  * (none), "always", or "after:P" (a previous pull killed at P).

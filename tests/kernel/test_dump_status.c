@@ -3,7 +3,7 @@
  * kstats status against real loaded programs and pinned maps.  The loader
  * loads compaction.bpf and the test object dumpLabels.bpf into a private
  * pin dir; the test writes the loader status file itself (the consumer side
- * of the contract in libkstats/kstats_status.h) from what the kernel holds: the real
+ * of the contract in btfreader/kstats_status.h) from what the kernel holds: the real
  * program ids, map pins and link pins.  Run counts come from real
  * compaction events while `kstats status --stats` has BPF stats on.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The event-stream consumer (libkstats/stream.c) against real ring buffers:
+ * The event-stream consumer (btfreader/stream.c) against real ring buffers:
  * tests/bpf/stream_flood.c fed by BPF_PROG_TEST_RUN with repeat, one
  * attempted record per run, each carrying its producer sequence number.
  */

@@ -23,7 +23,7 @@ dev=$(df --output=source "$TMP" | tail -1)
 # The copy: what a fresh clone builds from, then the two-file change.
 SRC=$TMP/src
 mkdir -p "$SRC/build"
-cp -a Makefile mk include bpfprogs libkstats cli proto loader "$SRC"/ || fail "copy"
+cp -a Makefile mk include bpfprogs btfreader cli puller proto loader "$SRC"/ || fail "copy"
 cp "$BUILD/vmlinux.h" "$SRC/build/" 2>/dev/null	# saves a bpftool dump
 cp -a "$SRC" "$TMP/orig"
 cp "$NEW/blockIo.c" "$SRC/bpfprogs/blockIo.c"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The typed loader-status reader (libkstats/kstats_status.h): tolerant of
+ * The typed loader-status reader (btfreader/kstats_status.h): tolerant of
  * what a newer writer may add or change in type, strict about the version,
  * and hostile-file safe (no symlink followed, no FIFO opened blocking).
  * No kernel needed.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The stream's per-record fast paths (libkstats/stream.c), without a
+ * The stream's per-record fast paths (btfreader/stream.c), without a
  * kernel: decoding every column size and signedness with one 8-byte load,
  * the memcpy of back-to-back 8-byte columns, and the reader's runs of
  * records into a queue with its losses counted exactly.
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../libkstats/stream.c"	/* its static fast paths */
+#include "../../btfreader/stream.c"	/* its static fast paths */
 
 struct col {
 	const char *name;

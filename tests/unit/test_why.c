@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The one "why not loaded" (libkstats/tool.c) and the one parser of
- * command-line numbers (libkstats/tool.c) that the loader, kstats status
+ * The one "why not loaded" (btfreader/tool.c) and the one parser of
+ * command-line numbers (btfreader/tool.c) that the loader, kstats status
  * and kstats dump share (issue 28).  Each case where two of the old copies
  * disagreed is here, with the rule that won.  No kernel needed.
  */

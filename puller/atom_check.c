@@ -145,7 +145,7 @@ static bool check_unit(struct atom_check *c, const struct kstats_hist *h,
 	const struct kstats_unit_info *u = kstats_unit(h->unit);
 
 	if (!u) {
-		warn(c, "%s (%s/%s): unit %u is not in libkstats/units.c: use "
+		warn(c, "%s (%s/%s): unit %u is not in btfreader/units.c: use "
 		     "KSTATS_UNIT_USEC, KSTATS_UNIT_BYTES or KSTATS_UNIT_COUNT",
 		     h->metric, h->obj, h->map, h->unit);
 		return false;

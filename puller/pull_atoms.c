@@ -53,7 +53,7 @@ static int add_field(struct atom_shape *s, const ProtobufCFieldDescriptor *f,
 		s->unit = kstats_unit_by_atom_word(word);
 		if (!s->unit) {
 			snprintf(why, len, "bucket field %s: unit '%s' is not one of "
-				 "libkstats/units.c (micros, bytes, count)", f->name, word);
+				 "btfreader/units.c (micros, bytes, count)", f->name, word);
 			return -EINVAL;
 		}
 		return 0;
