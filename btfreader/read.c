@@ -466,6 +466,18 @@ const char *kstats_column_enum_name(const struct kstats_map *m,
 	return NULL;
 }
 
+size_t kstats_column_string(const struct kstats_column *col, const int64_t *vals,
+			    char *buf, size_t len)
+{
+	size_t n;
+
+	for (n = 0; n < col->str_len && n + 1 < len && vals[n]; n++)
+		buf[n] = (char)vals[n];
+	if (len)
+		buf[n] = 0;
+	return n;
+}
+
 #ifndef ENOTSUPP
 #define ENOTSUPP 524	/* kernel-internal, seen by old kernels' batch ops */
 #endif
