@@ -230,14 +230,12 @@ static int catalog_load(struct catalog_entry *e, const char *path, unsigned int 
 	if (fstat(fd, &e->st) || !S_ISREG(e->st.st_mode))
 		ret = kstats_fail(err, errlen, ENOEXEC, "%s: not a regular file, so not a "
 				  "BPF object%s", path, HINT(want));
-	else
-		ret = kstats_read_fd(fd, OBJECT_MAX_BYTES, &e->buf, &e->len);
+	else if ((ret = kstats_read_fd(fd, OBJECT_MAX_BYTES, &e->buf, &e->len)) == -EFBIG)
+		ret = kstats_fail(err, errlen, EFBIG, "%s: more than %u bytes, so not a BPF "
+				  "object%s", path, OBJECT_MAX_BYTES, HINT(want));
+	else if (ret)
+		ret = kstats_fail(err, errlen, -ret, "%s: %s", path, strerror(-ret));
 	close(fd);
-	if (ret == -EFBIG)
-		return kstats_fail(err, errlen, EFBIG, "%s: more than %u bytes, so not a BPF "
-				   "object%s", path, OBJECT_MAX_BYTES, HINT(want));
-	if (ret && !*err)
-		return kstats_fail(err, errlen, -ret, "%s: %s", path, strerror(-ret));
 	return ret;
 }
 
