@@ -24,6 +24,7 @@ struct kstats_column {
 	bool in_key;
 	enum kstats_leaf_kind kind;
 	uint32_t type_id;		/* leaf type in kstats_map_btf() */
+	uint32_t str_len;		/* the first char of a char array: its length */
 };
 
 struct kstats_layout {
@@ -89,6 +90,11 @@ int kstats_map_read(struct kstats_map *map, int64_t *rows, size_t max_rows,
 		    size_t *nrows, char *err, size_t errlen);
 
 uint32_t kstats_map_id(const struct kstats_map *map);
+
+/* The char array at column col of a row (str_len columns) into buf, up to its
+ * first NUL and len - 1 chars; the chars copied. */
+size_t kstats_column_string(const struct kstats_column *col, const int64_t *vals,
+			    char *buf, size_t len);
 
 /* Every row of m into *rows (malloc'd, max_rows * ncols); 0 or -errno. */
 int kstats_read_rows(struct kstats_map *m, int64_t **rows, size_t *nrows,

@@ -146,6 +146,7 @@ static int walk_array(struct walk *w, const struct btf_type *t, uint64_t off,
 			    shown, (unsigned long long)w->root_size);
 	for (i = 0; i < arr->nelems; i++) {
 		size_t before = w->layout->ncols, per;
+		struct kstats_column *first;
 
 		if ((size_t)snprintf(sub, sizeof(sub), "%s[%u]", shown, i) >= sizeof(sub))
 			return fail(w, ENAMETOOLONG, "%s: path too long", shown);
@@ -161,6 +162,10 @@ static int walk_array(struct walk *w, const struct btf_type *t, uint64_t off,
 		if ((uint64_t)per * arr->nelems > KSTATS_MAX_LEAVES - before)
 			return fail(w, E2BIG, "%s: more than %u scalar leaves", shown,
 				    KSTATS_MAX_LEAVES);
+		/* A char array is one string, decided here at its type. */
+		first = &w->layout->cols[before];
+		if (per == 1 && first->kind == KSTATS_LEAF_CHAR && first->size == 1)
+			first->str_len = arr->nelems;
 	}
 	return 0;
 }
@@ -285,7 +290,7 @@ bool kstats_layout_equal(const struct kstats_layout *a,
 
 		if (x->offset != y->offset || x->size != y->size ||
 		    x->is_signed != y->is_signed || x->kind != y->kind ||
-		    strcmp(x->name, y->name))
+		    x->str_len != y->str_len || strcmp(x->name, y->name))
 			return false;
 	}
 	return true;

@@ -56,6 +56,16 @@ struct kstats_map {
 	unsigned int syscalls;		/* the last read's (tests and bench count them) */
 };
 
+static inline bool kstats_map_type_array(__u32 type)
+{
+	return type == BPF_MAP_TYPE_ARRAY || type == BPF_MAP_TYPE_PERCPU_ARRAY;
+}
+
+/* Key and value buffers for entries (read_rows.c); 0 or -errno with err. */
+int kstats_map_grow(struct kstats_map *m, size_t entries, char *err, size_t errlen);
+/* The map the pin names now, when its columns are the same (read.c); else -ESTALE. */
+int kstats_map_follow_pin(struct kstats_map *m, char *err, size_t errlen);
+
 /* Values per direct read call: spread_rows moves them while still in the L2
  * (bench_read --chunk: one call took 1.05x as long at 10k, 512 KiB 1.02x at 64k). */
 #define KSTATS_READ_CHUNK_BYTES (128u << 10)

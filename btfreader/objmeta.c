@@ -13,13 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <bpf/btf.h>
 
+#include "kstats_fileio.h"
 #include "kstats_objmeta.h"
 #include "map_internal.h"
 
 #define BTF_MAX_BYTES (16u << 20)	/* the kernel's own limit */
+#define OBJECT_MAX_BYTES (64u << 20)	/* its BTF and the rest */
 #define HINT(want) ((want) & KSTATS_WANT_BTF ? "; pass the .bpf the map was loaded from" : "")
 
 static int copy_section(Elf_Data *data, size_t rec, void **out, size_t *n)
@@ -171,8 +174,8 @@ static int read_elf(Elf *elf, const char *what, unsigned int want,
 	return want & KSTATS_WANT_BTF ? read_btf(btf_scn, &btf_sh, what, hint, m, err, errlen) : 0;
 }
 
-/* The object in buf, else in fd (non-blocking, a regular file: never its name again). */
-static int read_object(int fd, void *buf, size_t len, const char *what, unsigned int want,
+/* The object in buf; what names it in errors. */
+static int read_object(void *buf, size_t len, const char *what, unsigned int want,
 		       struct kstats_objmeta *m, char *err, size_t errlen)
 {
 	Elf *elf;
@@ -183,7 +186,7 @@ static int read_object(int fd, void *buf, size_t len, const char *what, unsigned
 	m->obj.version = KSTATS_META_VERSION;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return kstats_fail(err, errlen, EINVAL, "libelf: %s", elf_errmsg(-1));
-	elf = buf ? elf_memory(buf, len) : elf_begin(fd, ELF_C_READ, NULL);
+	elf = elf_memory(buf, len);
 	ret = read_elf(elf, what, want, m, err, errlen);
 	elf_end(elf);
 	if (ret)
@@ -191,31 +194,112 @@ static int read_object(int fd, void *buf, size_t len, const char *what, unsigned
 	return ret;
 }
 
-/* Non-blocking: a FIFO must not hang the reader. */
-int kstats_object_read(const char *path, unsigned int want, struct kstats_objmeta *m,
-		       char *err, size_t errlen)
-{
-	struct stat st;
-	int fd, ret;
+/*
+ * The process's catalog: each object's bytes, read once (non-blocking: a FIFO
+ * must not hang the reader; a regular file, never reopened by name) and parsed
+ * from memory by every later reader.  An entry is read again only when the
+ * path names another file now (an update renamed over it): stat(), no open.
+ */
+struct catalog_entry {
+	struct catalog_entry *next;
+	char *path;
+	struct stat st;		/* of the file read */
+	char *buf;
+	size_t len;
+};
 
-	memset(m, 0, sizeof(*m));
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+static struct catalog_entry *catalog;
+static pthread_mutex_t catalog_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+static int catalog_load(struct catalog_entry *e, const char *path, unsigned int want,
+			char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), ret;
+
 	if (fd < 0)
 		return kstats_fail(err, errlen, errno, "%s: %s", path, errno == ENOENT ?
 				   "no such file (a dangling link?)" : strerror(errno));
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+	if (fstat(fd, &e->st) || !S_ISREG(e->st.st_mode))
 		ret = kstats_fail(err, errlen, ENOEXEC, "%s: not a regular file, so not a "
 				  "BPF object%s", path, HINT(want));
-	else
-		ret = read_object(fd, NULL, 0, path, want, m, err, errlen);
+	else if ((ret = kstats_read_fd(fd, OBJECT_MAX_BYTES, &e->buf, &e->len)) == -EFBIG)
+		ret = kstats_fail(err, errlen, EFBIG, "%s: more than %u bytes, so not a BPF "
+				  "object%s", path, OBJECT_MAX_BYTES, HINT(want));
+	else if (ret)
+		ret = kstats_fail(err, errlen, -ret, "%s: %s", path, strerror(-ret));
 	close(fd);
+	return ret;
+}
+
+/* The entry of path, read now unless it is the file read before; under catalog_lock. */
+static int catalog_entry(const char *path, unsigned int want, struct catalog_entry **out,
+			 char *err, size_t errlen)
+{
+	struct catalog_entry *e, fresh = {};
+	struct stat st;
+	int ret;
+
+	for (e = catalog; e && strcmp(e->path, path); e = e->next)
+		;
+	if (e && !stat(path, &st) && same_file(&st, &e->st)) {
+		*out = e;
+		return 0;
+	}
+	ret = catalog_load(&fresh, path, want, err, errlen);
+	if (ret)
+		return ret;
+	if (!e) {
+		e = calloc(1, sizeof(*e));
+		if (!e || !(e->path = strdup(path))) {
+			free(e);
+			free(fresh.buf);
+			return kstats_fail(err, errlen, ENOMEM, "out of memory");
+		}
+		e->next = catalog;
+		catalog = e;
+	}
+	free(e->buf);
+	e->st = fresh.st;
+	e->buf = fresh.buf;
+	e->len = fresh.len;
+	*out = e;
+	return 0;
+}
+
+int kstats_object_read(const char *path, unsigned int want, struct kstats_objmeta *m,
+		       char *err, size_t errlen)
+{
+	struct catalog_entry *e;
+	char *copy = NULL;
+	size_t len = 0;
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	pthread_mutex_lock(&catalog_lock);
+	ret = catalog_entry(path, want, &e, err, errlen);
+	if (!ret && (copy = malloc(e->len ?: 1)))
+		memcpy(copy, e->buf, len = e->len);
+	pthread_mutex_unlock(&catalog_lock);
+	if (!ret && !copy)
+		ret = kstats_fail(err, errlen, ENOMEM, "out of memory");
+	if (!ret)
+		ret = read_object(copy, len, path, want, m, err, errlen);
+	free(copy);
 	return ret;
 }
 
 int kstats_objmeta_read_mem(void *buf, size_t len, const char *what,
 			    struct kstats_objmeta *m, char *err, size_t errlen)
 {
-	return read_object(-1, buf, len, what, KSTATS_WANT_META, m, err, errlen);
+	return read_object(buf, len, what, KSTATS_WANT_META, m, err, errlen);
 }
 
 void kstats_objmeta_free(struct kstats_objmeta *m)

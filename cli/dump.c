@@ -15,7 +15,7 @@
 #include "kstats_pins.h"
 #include "kstats_status.h"
 #include "kstats_tool.h"
-#include "pull.h"
+#include "delta.h"
 
 enum dump_format { FMT_ASCII, FMT_JSON, FMT_PROMETHEUS, FMT_OPENMETRICS, FMT_RULES };
 

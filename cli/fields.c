@@ -7,51 +7,25 @@
 #include "fields.h"
 #include "kstats_tool.h"
 
-/* "name[0]", "name[1]", ... up to end, chars at adjacent offsets: one string. */
-static size_t char_run(const struct kstats_map *m, size_t c, size_t end,
-		       struct kstats_field *f)
-{
-	const struct kstats_column *first = kstats_map_column(m, c);
-	const char *br = strrchr(first->name, '[');
-	size_t base = br ? (size_t)(br - first->name) : 0, n;
-	char want[KSTATS_PATH_LEN + 16];
-
-	if (!br || strcmp(br, "[0]") || first->kind != KSTATS_LEAF_CHAR)
-		return 0;
-	for (n = 0; c + n < end; n++) {
-		const struct kstats_column *col = kstats_map_column(m, c + n);
-
-		snprintf(want, sizeof(want), "%.*s[%zu]", (int)base, first->name, n);
-		if (col->kind != KSTATS_LEAF_CHAR || strcmp(col->name, want) ||
-		    col->offset != first->offset + n)
-			break;
-	}
-	snprintf(f->name, sizeof(f->name), "%.*s", (int)base, first->name);
-	f->len = n;
-	f->is_string = true;
-	return n;
-}
-
 int kstats_fields_build(struct kstats_fields *fs, const struct kstats_map *m)
 {
-	size_t c = 0, ncols = kstats_map_ncols(m), nkey = kstats_map_nkey_cols(m);
+	size_t c = 0, ncols = kstats_map_ncols(m);
 
 	memset(fs, 0, sizeof(*fs));
 	fs->m = m;
 	fs->f = calloc(ncols ?: 1, sizeof(*fs->f));
 	if (!fs->f)
 		return -ENOMEM;
-	while (c < ncols) {
-		struct kstats_field *f = &fs->f[fs->n++];
-		size_t run = char_run(m, c, c < nkey ? nkey : ncols, f);
+	for (; c < ncols; c += fs->f[fs->n++].len) {
+		struct kstats_field *f = &fs->f[fs->n];
 
 		f->col = c;
 		f->c = kstats_map_column(m, c);
-		if (!run) {
-			snprintf(f->name, sizeof(f->name), "%s", f->c->name);
-			f->len = run = 1;
-		}
-		c += run;
+		f->is_string = f->c->str_len > 0;
+		f->len = f->is_string ? f->c->str_len : 1;
+		/* "comm[0]": the array's first char names the string "comm". */
+		snprintf(f->name, sizeof(f->name), "%.*s", (int)strlen(f->c->name) -
+			 (f->is_string ? 3 : 0), f->c->name);
 	}
 	return 0;
 }
@@ -73,13 +47,12 @@ json_object *kstats_field_json(const struct kstats_fields *fs, size_t i,
 	size_t n;
 
 	if (f->is_string) {	/* up to the first NUL, escaped */
-		raw = malloc(f->len + KSTATS_ESCAPED_SIZE(f->len));
+		raw = malloc(f->len + 1 + KSTATS_ESCAPED_SIZE(f->len));
 		if (!raw)
 			return NULL;
-		for (n = 0; n < f->len && vals[f->col + n]; n++)
-			raw[n] = (char)vals[f->col + n];
-		kstats_escape(raw + f->len, KSTATS_ESCAPED_SIZE(f->len), raw, n);
-		j = json_object_new_string(raw + f->len);
+		n = kstats_column_string(f->c, vals + f->col, raw, f->len + 1);
+		kstats_escape(raw + f->len + 1, KSTATS_ESCAPED_SIZE(f->len), raw, n);
+		j = json_object_new_string(raw + f->len + 1);
 		free(raw);
 		return j;
 	}

@@ -35,6 +35,8 @@ struct kstats_hist {
 	bool detached;				/* the loader status says: no program */
 	uint32_t map_id;			/* a new id means a new map */
 	struct kstats_histmap hm;		/* kept open between reads */
+	struct kstats_names *names;		/* names_map's, kept open; NULL: none */
+	uint32_t labels_of;			/* the map id the labels are of; 0: none */
 	unsigned int width;			/* bytes per bucket counter */
 	size_t nlabels;				/* 0: one system-wide series */
 	char label[KSTATS_MAX_LABELS][KSTATS_LABEL_LEN];	/* label names */
@@ -90,7 +92,7 @@ void kstats_snapshot_pulled(struct kstats_snapshot *s, const char *state_dir);
 int kstats_snapshot_dup(struct kstats_snapshot *dst,
 			const struct kstats_snapshot *src);
 /*
- * cur - prev per series and bucket, with the pull's rule (delta.c): a
+ * cur - prev per series and bucket, with the pull's rule (state.c): a
  * recreated map counts from zero, a counter narrower than u64 wraps, a u64
  * bucket below prev shows 0 and is an anomaly, warned about on stderr.
  */
@@ -100,20 +102,26 @@ void kstats_snapshot_free(struct kstats_snapshot *s);
 
 struct kstats_map;
 
+/*
+ * h's map under pin_dir into h->hm, its handle kept: 0, 1 not pinned (the
+ * handle let go), or -errno with err.
+ */
+int kstats_hist_fetch(struct kstats_hist *h, const char *pin_dir, char *err, size_t errlen);
+
 /* Labels (labels.c): names and values of a histogram map's keys. */
 struct kstats_names;
 int kstats_labels_init(struct kstats_hist *h, const struct kstats_map *m,
 		       char *err, size_t errlen);
-/* The id -> struct kstats_name dictionary names_map of obj; NULL if unpinned. */
-int kstats_names_read(const char *obj_path, const char *obj, const char *names_map,
-		      const char *pin_dir, struct kstats_names **out, char *err,
+/* The labels of h from its object alone, in *m (the caller closes it). */
+int kstats_labels_declared(struct kstats_hist *h, struct kstats_map **m,
+			   char *err, size_t errlen);
+/* h's id -> struct kstats_name dictionary into h->names (NULL if unpinned),
+ * its map kept open for the next read. */
+int kstats_hist_names(struct kstats_hist *h, const char *pin_dir, char *err,
 		      size_t errlen);
 const char *kstats_names_find(const struct kstats_names *names, int64_t id);
 void kstats_names_free(struct kstats_names *names);
-void kstats_labels_resolve(const struct kstats_hist *h,
-			   const struct kstats_map *m,
-			   const struct kstats_names *names,
-			   struct kstats_series *s);
+void kstats_labels_resolve(const struct kstats_hist *h, struct kstats_series *s);
 struct btf;
 /* A label that holds a NUMA node id: shown as "node N". */
 bool kstats_label_is_node(const char *name);

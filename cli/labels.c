@@ -22,6 +22,7 @@
 #include "kstats_reader.h"
 
 struct kstats_names {
+	struct kstats_map *m;	/* kept open: a later read opens nothing */
 	size_t n;
 	struct {
 		int64_t id;
@@ -227,53 +228,65 @@ int kstats_labels_init(struct kstats_hist *h, const struct kstats_map *m,
 	return 0;
 }
 
-int kstats_names_read(const char *obj_path, const char *obj, const char *names_map,
-		      const char *pin_dir, struct kstats_names **out, char *err,
-		      size_t errlen)
+int kstats_labels_declared(struct kstats_hist *h, struct kstats_map **m,
+			   char *err, size_t errlen)
 {
-	struct kstats_map_opts mo = { .obj_path = obj_path, .map_name = names_map };
-	char pin[4096];
-	struct kstats_map *m = NULL;
-	struct kstats_names *d = NULL;
-	int64_t *rows = NULL;
-	size_t nrows, ncols, nkey, r, c, k;
-	int ret;
+	struct kstats_map_opts mo = { .obj_path = h->obj_path, .map_name = h->map };
 
-	*out = NULL;
-	ret = kstats_pin_path(pin, sizeof(pin), pin_dir, "map", obj, names_map);
-	if (ret || access(pin, F_OK))
-		return 0;	/* no dictionary: ids show as numbers */
-	mo.pin_path = pin;
-	ret = kstats_map_open(&mo, &m, err, errlen);
-	if (ret)
-		return ret;
-	d = calloc(1, sizeof(*d));
-	ret = d ? kstats_read_rows(m, &rows, &nrows, err, errlen) : -ENOMEM;
-	if (!ret && !(d->e = calloc(nrows ?: 1, sizeof(*d->e))))
+	*m = NULL;
+	return kstats_map_open(&mo, m, err, errlen) ?: kstats_labels_init(h, *m, err, errlen);
+}
+
+/* The entries of the names map d->m holds now. */
+static int names_fill(struct kstats_names *d, char *err, size_t errlen)
+{
+	size_t nrows, ncols = kstats_map_ncols(d->m), nkey = kstats_map_nkey_cols(d->m), r, c, k;
+	int64_t *rows = NULL;
+	int ret = kstats_read_rows(d->m, &rows, &nrows, err, errlen);
+
+	free(d->e);
+	d->n = 0;
+	d->e = ret ? NULL : calloc(nrows ?: 1, sizeof(*d->e));
+	if (!ret && !d->e)
 		ret = -ENOMEM;
-	ncols = kstats_map_ncols(m);
-	nkey = kstats_map_nkey_cols(m);
 	for (r = 0; !ret && r < nrows; r++) {
 		const int64_t *row = rows + r * ncols;
 		char *name = d->e[r].name;
 
 		d->e[r].id = row[0];
-		for (c = nkey, k = 0; c < ncols && k < KSTATS_NAME_MAX; c++) {
-			if (kstats_map_column(m, c)->size != 1)
-				continue;
-			if (!row[c])
-				break;
-			name[k++] = isprint((int)(unsigned char)row[c]) ? (char)row[c] : '?';
-		}
-		name[k] = 0;
+		for (c = nkey; c < ncols && !kstats_map_column(d->m, c)->str_len; c++)
+			;
+		k = c < ncols ? kstats_column_string(kstats_map_column(d->m, c), row + c, name,
+						     sizeof(d->e[r].name)) : 0;
+		while (k--)
+			name[k] = isprint((unsigned char)name[k]) ? name[k] : '?';
 		d->n++;
 	}
-	if (ret)
-		kstats_names_free(d);
-	else
-		*out = d;
 	free(rows);
-	kstats_map_close(m);
+	return ret;
+}
+
+int kstats_hist_names(struct kstats_hist *h, const char *pin_dir, char *err, size_t errlen)
+{
+	struct kstats_map_opts mo = { .obj_path = h->obj_path, .map_name = h->names_map };
+	struct kstats_names *d = h->names;
+	char pin[4096];
+	int ret = kstats_pin_path(pin, sizeof(pin), pin_dir, "map", h->obj, h->names_map);
+
+	if (ret || access(pin, F_OK)) {
+		kstats_names_free(d);
+		h->names = NULL;
+		return 0;	/* no dictionary: ids show as numbers */
+	}
+	if (!d && !(d = h->names = calloc(1, sizeof(*d))))
+		return -ENOMEM;
+	mo.pin_path = pin;
+	ret = d->m ? 0 : kstats_map_open(&mo, &d->m, err, errlen);
+	ret = ret ?: names_fill(d, err, errlen);
+	if (ret) {
+		kstats_names_free(d);
+		h->names = NULL;
+	}
 	return ret;
 }
 
@@ -281,6 +294,7 @@ void kstats_names_free(struct kstats_names *d)
 {
 	if (!d)
 		return;
+	kstats_map_close(d->m);
 	free(d->e);
 	free(d);
 }
@@ -295,9 +309,10 @@ const char *kstats_names_find(const struct kstats_names *d, int64_t id)
 	return NULL;
 }
 
-void kstats_labels_resolve(const struct kstats_hist *h, const struct kstats_map *m,
-			   const struct kstats_names *names, struct kstats_series *s)
+void kstats_labels_resolve(const struct kstats_hist *h, struct kstats_series *s)
 {
+	const struct kstats_map *m = h->hm.map;
+	const struct kstats_names *names = h->names;
 	size_t i;
 
 	for (i = 0; i < h->nlabels; i++) {

@@ -14,7 +14,7 @@
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "kstats_status.h"
-#include "pull.h"
+#include "delta.h"
 
 int kstats_each_object(const char *obj_dir, const char *tool,
 		       int (*fn)(void *ctx, const char *path, const char *obj,
@@ -193,68 +193,68 @@ int kstats_snapshot_select(struct kstats_snapshot *s, char *const *names, int n,
 	return 0;
 }
 
-static int key_cmp(const void *a, const void *b, void *nkeys)
+int kstats_hist_fetch(struct kstats_hist *h, const char *pin_dir, char *err, size_t errlen)
 {
-	const struct kstats_series *x = a, *y = b;
-	size_t i, n = *(const size_t *)nkeys;
-
-	for (i = 0; i < n; i++)
-		if (x->key[i] != y->key[i])
-			return x->key[i] < y->key[i] ? -1 : 1;
-	return 0;
-}
-
-static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
-		     size_t errlen)
-{
-	struct kstats_names *names = NULL;
-	const int64_t *row;
-	size_t ncols, nkey, r, i;
 	char pin[4096];
-	int ret;
+	int ret = kstats_pin_path(pin, sizeof(pin), pin_dir, "map", h->obj, h->map);
 
-	free(h->series);
-	h->series = NULL;
-	h->nseries = 0;
-	h->loaded = false;
-	ret = kstats_pin_path(pin, sizeof(pin), pin_dir, "map", h->obj, h->map);
 	if (ret)
 		return ret;
 	if (access(pin, F_OK)) {
 		ret = -errno;
 		kstats_histmap_free(&h->hm);	/* holds no unloaded map alive */
 		if (ret == -ENOENT)
-			return 0;	/* not loaded */
+			return 1;	/* not loaded */
 		snprintf(err, errlen, "%s: %s", pin, strerror(-ret));
 		return ret;
 	}
 	ret = kstats_histmap_read(h->obj_path, h->map, pin, &h->hm, err, errlen);
+	if (ret && !*err)
+		snprintf(err, errlen, "%s: %s", pin, strerror(-ret));
 	h->map_id = h->hm.map_id;
 	h->width = h->hm.width;
-	ret = ret ?: kstats_labels_init(h, h->hm.map, err, errlen);
+	return ret;
+}
+
+/* Labels once per map: a reload with other columns is another map id. */
+static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
+		     size_t errlen)
+{
+	const int64_t *row;
+	size_t r, i;
+	int ret = kstats_hist_fetch(h, pin_dir, err, errlen);
+
+	free(h->series);
+	h->series = NULL;
+	h->nseries = 0;
+	h->loaded = false;
+	if (ret == 1) {
+		kstats_names_free(h->names);
+		h->names = NULL;
+	}
+	if (!ret && h->labels_of != h->map_id) {
+		ret = kstats_labels_init(h, h->hm.map, err, errlen);
+		h->labels_of = ret ? 0 : h->map_id;
+	}
 	if (!ret && *h->names_map && h->nlabels)
-		ret = kstats_names_read(h->obj_path, h->obj, h->names_map, pin_dir,
-					&names, err, errlen);
+		ret = kstats_hist_names(h, pin_dir, err, errlen);
 	if (!ret && !(h->series = calloc(h->hm.nrows ?: 1, sizeof(*h->series))))
 		ret = -ENOMEM;
 	for (r = 0; !ret && r < h->hm.nrows; r++) {
-		ncols = kstats_map_ncols(h->hm.map);
-		nkey = kstats_map_nkey_cols(h->hm.map);
-		row = h->hm.rows + r * ncols;
+		row = h->hm.rows + r * h->hm.ncols;
 		for (i = 0; i < h->nlabels; i++)
 			h->series[r].key[i] = row[i];
 		for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++)
-			h->series[r].buckets[i] = (uint64_t)row[nkey + i];
-		kstats_labels_resolve(h, h->hm.map, names, &h->series[r]);
+			h->series[r].buckets[i] = (uint64_t)row[h->hm.nkey + i];
+		kstats_labels_resolve(h, &h->series[r]);
 		h->nseries++;
 	}
 	if (!ret)
-		qsort_r(h->series, h->nseries, sizeof(*h->series), key_cmp, &h->nlabels);
+		keyed_sort(h->series, h->nseries, sizeof(*h->series), h->nlabels);
 	h->loaded = !ret;
-	if (ret && !*err)
-		snprintf(err, errlen, "%s: %s", pin, strerror(-ret));
-	kstats_names_free(names);
-	return ret;
+	if (ret < 0 && !*err)
+		snprintf(err, errlen, "%s: %s", h->map, strerror(-ret));
+	return ret < 0 ? ret : 0;
 }
 
 /* A pin directory missing or not on bpffs: nothing loaded; unreadable: all read_err. */
@@ -296,14 +296,11 @@ int kstats_snapshot_declared(struct kstats_snapshot *s, char *err, size_t errlen
 	int ret = 0;
 
 	for (i = 0; i < s->nhists && !ret; i++) {
-		struct kstats_hist *h = &s->hists[i];
-		struct kstats_map_opts mo = { .obj_path = h->obj_path, .map_name = h->map };
-		struct kstats_map *m = NULL;
+		struct kstats_map *m;
 
-		if (!h->selected)
+		if (!s->hists[i].selected)
 			continue;
-		ret = kstats_map_open(&mo, &m, err, errlen);
-		ret = ret ?: kstats_labels_init(h, m, err, errlen);
+		ret = kstats_labels_declared(&s->hists[i], &m, err, errlen);
 		kstats_map_close(m);
 	}
 	return ret;
@@ -332,7 +329,8 @@ int kstats_snapshot_dup(struct kstats_snapshot *d, const struct kstats_snapshot 
 		struct kstats_hist *h = &d->hists[i];
 
 		*h = s->hists[i];
-		memset(&h->hm, 0, sizeof(h->hm));	/* the handle stays s's */
+		memset(&h->hm, 0, sizeof(h->hm));	/* the handles stay s's */
+		h->names = NULL;
 		h->series = calloc(h->nseries ?: 1, sizeof(*h->series));
 		if (!h->series) {
 			d->nhists = i;
@@ -343,26 +341,6 @@ int kstats_snapshot_dup(struct kstats_snapshot *d, const struct kstats_snapshot 
 			memcpy(h->series, s->hists[i].series, h->nseries * sizeof(*h->series));
 	}
 	return 0;
-}
-
-static const struct kstats_series *
-find_series(const struct kstats_series *key, const struct kstats_series *v,
-	    size_t n, size_t nlabels)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = key_cmp(key, &v[mid], &nlabels);
-
-		if (!c)
-			return &v[mid];
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return NULL;
 }
 
 void kstats_snapshot_subtract(struct kstats_snapshot *cur,
@@ -384,12 +362,12 @@ void kstats_snapshot_subtract(struct kstats_snapshot *cur,
 		anomalies = 0;
 		for (j = 0; j < c->nseries; j++) {
 			const struct kstats_series *ps =
-				find_series(&c->series[j], p->series, p->nseries,
-					    c->nlabels);
+				keyed_find(p->series, p->nseries, sizeof(*ps), c->nlabels,
+					   c->series[j].key);
 
 			if (!ps)
 				continue;
-			/* The pull's per-bucket deltas (delta.c). */
+			/* The pull's per-bucket deltas (state.c). */
 			delta_begin(&dk, c->series[j].buckets, ps->buckets, c->width);
 			memcpy(c->series[j].buckets, dk.pending, sizeof(c->series[j].buckets));
 			anomalies += dk.anomalies;
@@ -408,6 +386,7 @@ void kstats_snapshot_free(struct kstats_snapshot *s)
 	for (i = 0; i < s->nhists; i++) {
 		free(s->hists[i].series);
 		kstats_histmap_free(&s->hists[i].hm);
+		kstats_names_free(s->hists[i].names);
 	}
 	free(s->hists);
 	memset(s, 0, sizeof(*s));

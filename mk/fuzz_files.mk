@@ -5,7 +5,7 @@
 FUZZ_FILE_BINS := $(FUZZ_DIR)/fuzz_state $(FUZZ_DIR)/fuzz_status
 
 $(FUZZ_DIR)/fuzz_state: fuzz/fuzz_state.c puller/state.c btfreader/fileio.c \
-			puller/pull.h btfreader/kstats_fileio.h $(BUILD)/proto/kernelstats_atoms.pb-c.h
+			puller/pull.h puller/delta.h btfreader/kstats_fileio.h $(BUILD)/proto/kernelstats_atoms.pb-c.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -D_GNU_SOURCE -Iinclude -Icli -Ipuller -I$(BUILD) fuzz/fuzz_state.c puller/state.c \
 		btfreader/fileio.c -o $@ $(LDLIBS)

@@ -91,18 +91,16 @@ static void compare_enums(struct atom_check *c, const struct kstats_hist *h, siz
 static bool check_keys(struct atom_check *c, const struct kstats_hist *h,
 		       const struct atom_shape *s)
 {
-	struct kstats_map_opts mo = { .obj_path = h->obj_path, .map_name = h->map };
 	char err[KSTATS_ERR_LEN];
-	struct kstats_map *m = NULL;
+	struct kstats_map *m;
 	struct kstats_map_def def;
 	struct kstats_hist k = *h;	/* its labels, as dump names them */
 	bool ok = true;
 	size_t i;
 
 	/* No BTF for the key: nothing to compare with, build from the rows. */
-	if (kstats_map_open(&mo, &m, err, sizeof(err)) ||
-	    kstats_btf_map_def(kstats_map_btf(m), h->map, &def) ||
-	    kstats_labels_init(&k, m, err, sizeof(err)))
+	if (kstats_labels_declared(&k, &m, err, sizeof(err)) ||
+	    kstats_btf_map_def(kstats_map_btf(m), h->map, &def))
 		goto out;
 	if (s->nkeys != k.nlabels) {
 		warn(c, "%s has %zu key field(s) but %s/%s has %zu key column(s): make "

@@ -18,7 +18,7 @@
 #include "kstats_fileio.h"
 #include "kstats_meta.h"
 #include "proto/kernelstats_atoms.pb-c.h"
-#include "pull.h"	/* window_clock_step() */
+#include "delta.h"	/* window_clock_step() */
 
 struct atoms_file {	/* in memory, its framing checked */
 	char *buf;

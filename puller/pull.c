@@ -81,7 +81,7 @@ static int take_lock(struct pull_run *r)
 	char path[4096], pid[32] = "";
 	int fd, n;
 
-	snprintf(path, sizeof(path), "%s/lock", r->state_dir);
+	snprintf(path, sizeof(path), "%s/lock", r->o->state_dir);
 	/* Closed by cmd_pull(), after everything else. */
 	fd = r->lock_fd = kstats_open_regular(path, O_RDWR | O_CREAT, 0640);
 	if (fd < 0) {
@@ -90,14 +90,14 @@ static int take_lock(struct pull_run *r)
 			"a symlink or not a regular file; remove it" : strerror(-fd));
 		return fd;
 	}
-	n = kstats_flock_wait(fd, r->lock_timeout_s * 1000000000ull);
+	n = kstats_flock_wait(fd, r->o->lock_timeout_s * 1000000000ull);
 	if (n == -EWOULDBLOCK) {
 		n = pread(fd, pid, sizeof(pid) - 1, 0);
 		pid[n > 0 ? n : 0] = 0;
 		pid[strcspn(pid, "\n")] = 0;
 		fprintf(stderr, "kstats pull: another pull (pid %s) holds %s; gave up "
 			"after %us (raise --lock-timeout)\n", *pid ? pid : "?", path,
-			r->lock_timeout_s);
+			r->o->lock_timeout_s);
 		return -EBUSY;
 	}
 	if (n) {
@@ -134,14 +134,14 @@ static void remove_temps(const char *dir)
 static int reconcile(struct pull_run *r)
 {
 	struct pull_state pend;
-	int ret = state_load(r->state_dir, PULL_PENDING_FILE, &pend);
+	int ret = state_load(r->o->state_dir, PULL_PENDING_FILE, &pend);
 
 	if (ret)
 		return ret == -ENOENT || ret == -EBADMSG ? 0 : ret;
-	if (pend.pull_id > r->old.pull_id && pull_atoms_exist(r->out_dir, pend.pull_id)) {
-		ret = kstats_rename_in(r->state_dir, PULL_PENDING_FILE, PULL_STATE_FILE, false);
+	if (pend.pull_id > r->old.pull_id && pull_atoms_exist(r->o->out_dir, pend.pull_id)) {
+		ret = kstats_rename_in(r->o->state_dir, PULL_PENDING_FILE, PULL_STATE_FILE, false);
 		if (!ret) {
-			if (r->verbose)
+			if (r->o->verbose)
 				fprintf(stderr, "kstats pull: completed interrupted pull %" PRIu64
 					"\n", pend.pull_id);
 			kstats_hook_point("promoted");
@@ -151,7 +151,7 @@ static int reconcile(struct pull_run *r)
 			return 0;
 		}
 	} else {
-		ret = kstats_unlink_in(r->state_dir, PULL_PENDING_FILE);
+		ret = kstats_unlink_in(r->o->state_dir, PULL_PENDING_FILE);
 		if (!ret)
 			kstats_hook_point("discarded");
 	}
@@ -164,9 +164,9 @@ static int load_state(struct pull_run *r)
 	uint64_t atoms_id, last;
 	int ret;
 
-	remove_temps(r->state_dir);
-	remove_temps(r->out_dir);
-	ret = state_load(r->state_dir, PULL_STATE_FILE, &r->old);
+	remove_temps(r->o->state_dir);
+	remove_temps(r->o->out_dir);
+	ret = state_load(r->o->state_dir, PULL_STATE_FILE, &r->old);
 	if (ret == -EBADMSG) {
 		r->lost = true;
 		fprintf(stderr, "kstats pull: re-baselining every map from its creation "
@@ -178,13 +178,13 @@ static int load_state(struct pull_run *r)
 	if (ret)
 		return ret;
 	r->boot_changed = *r->old.boot_id && strcmp(r->old.boot_id, r->boot_id);
-	atoms_id = pull_max_atoms_id(r->out_dir);
+	atoms_id = pull_max_atoms_id(r->o->out_dir);
 	last = r->old.pull_id > atoms_id ? r->old.pull_id : atoms_id;
 	/* Pull ids stop at the last one: wrapping would overwrite atoms-0000000000.pb. */
 	if (last == UINT64_MAX) {
 		fprintf(stderr, "kstats pull: pull ids are used up (the state or an atoms "
 			"file in %s has id %" PRIu64 "); move the atoms away and remove %s/"
-			PULL_STATE_FILE "\n", r->out_dir, UINT64_MAX, r->state_dir);
+			PULL_STATE_FILE "\n", r->o->out_dir, UINT64_MAX, r->o->state_dir);
 		return -EOVERFLOW;
 	}
 	r->pull_id = last + 1;
@@ -199,19 +199,19 @@ static int commit(struct pull_run *r, char *atoms_file, size_t len)
 	r->new.pull_id = r->pull_id;
 	snprintf(r->new.boot_id, sizeof(r->new.boot_id), "%s", r->boot_id);
 	if (!r->natoms)
-		return state_save(r->state_dir, PULL_STATE_FILE, &r->new);
-	ret = state_save(r->state_dir, PULL_PENDING_FILE, &r->new);
+		return state_save(r->o->state_dir, PULL_STATE_FILE, &r->new);
+	ret = state_save(r->o->state_dir, PULL_PENDING_FILE, &r->new);
 	if (ret)
 		return ret;
 	kstats_hook_point("pending");
 	ret = pull_write_atoms(r, atoms_file, len);
 	/* Someone else's atoms-N: else the next pull would take it as ours. */
 	if (ret == -EEXIST)
-		kstats_unlink_in(r->state_dir, PULL_PENDING_FILE);
+		kstats_unlink_in(r->o->state_dir, PULL_PENDING_FILE);
 	if (ret)
 		return ret;
 	kstats_hook_point("atoms");
-	return kstats_rename_in(r->state_dir, PULL_PENDING_FILE, PULL_STATE_FILE, false);
+	return kstats_rename_in(r->o->state_dir, PULL_PENDING_FILE, PULL_STATE_FILE, false);
 }
 
 static void warn_line(void *ctx, const char *line)
@@ -225,18 +225,18 @@ static int catalog(struct pull_run *r)
 	struct atom_check c = { .atom = &kernelstats__atom__descriptor,
 				.warn = warn_line };
 	char err[KSTATS_ERR_LEN] = "", serr[1024];
-	int ret = kstats_snapshot_init(&r->cat, r->obj_dir, err, sizeof(err));
+	int ret = kstats_snapshot_init(&r->cat, r->o->obj_dir, err, sizeof(err));
 
 	if (ret) {
 		fprintf(stderr, "kstats pull: %s\n", err);
 		return ret;
 	}
 	/* Map creation times and loaded objects only: a missing status is no error. */
-	ret = kstats_status_read(r->status_file, &r->status, serr, sizeof(serr));
+	ret = kstats_status_read(r->o->status_file, &r->status, serr, sizeof(serr));
 	if (ret && ret != -ENOENT)
 		fprintf(stderr, "kstats pull: warning: %s; using program load times\n", serr);
 	kstats_snapshot_unique(&r->cat, &r->status, "pull");
-	kstats_snapshot_as_loaded(&r->cat, &r->status, r->status_file, r->pin_dir);
+	kstats_snapshot_as_loaded(&r->cat, &r->status, r->o->status_file, r->o->pin_dir);
 	r->shapes = calloc(r->cat.nhists ?: 1, sizeof(*r->shapes));
 	if (!r->shapes)
 		return -ENOMEM;
@@ -247,7 +247,7 @@ static int catalog(struct pull_run *r)
 static int run(struct pull_run *r)
 {
 	char atoms_file[64] = "";
-	const struct kstats_hist *h;
+	struct kstats_hist *h;
 	uint64_t now_boot, now_real;
 	size_t i;
 	int ret = kstats_boot_id(r->boot_id, sizeof(r->boot_id));
@@ -279,7 +279,7 @@ static int run(struct pull_run *r)
 	kstats_hook_point("read");
 	if (!r->maps_read && !r->maps_failed) {
 		fprintf(stderr, "kstats pull: no histogram map is pinned under %s; "
-			KSTATS_FIX_LOAD "\n", r->pin_dir);
+			KSTATS_FIX_LOAD "\n", r->o->pin_dir);
 		return KSTATS_EXIT_NOT_LOADED;
 	}
 	ret = commit(r, atoms_file, sizeof(atoms_file));
@@ -291,7 +291,7 @@ static int run(struct pull_run *r)
 	kstats_hook_point("committed");
 	if (r->natoms)
 		printf("kstats pull: pull %" PRIu64 ": %zu atoms from %u maps -> %s/%s\n",
-		       r->pull_id, r->natoms, r->maps_read, r->out_dir, atoms_file);
+		       r->pull_id, r->natoms, r->maps_read, r->o->out_dir, atoms_file);
 	else
 		printf("kstats pull: pull %" PRIu64 ": no new counts in %u maps\n",
 		       r->pull_id, r->maps_read);
@@ -318,13 +318,13 @@ int cmd_pull(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	struct pull_run r = {
+	struct pull_opts o = {
 		.obj_dir = kstats_default_obj_dir(), .pin_dir = KSTATS_DEFAULT_PIN_DIR,
 		.state_dir = PULL_DEFAULT_STATE_DIR, .out_dir = KSTATS_DEFAULT_ATOMS_DIR,
 		.status_file = KSTATS_DEFAULT_STATUS_FILE, .max_age_s = 7 * 86400,
 		.max_files = 1000, .max_bytes = 50ull << 20, .lock_timeout_s = 60,
-		.lock_fd = -1,
 	};
+	struct pull_run r = { .o = &o, .lock_fd = -1 };
 	char msg[1024];
 	uint64_t v;
 	size_t i;
@@ -332,29 +332,29 @@ int cmd_pull(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'o': r.obj_dir = optarg; break;
-		case 'p': r.pin_dir = optarg; break;
-		case 's': r.state_dir = optarg; break;
-		case 'O': r.out_dir = optarg; break;
-		case 'S': r.status_file = optarg; break;
+		case 'o': o.obj_dir = optarg; break;
+		case 'p': o.pin_dir = optarg; break;
+		case 's': o.state_dir = optarg; break;
+		case 'O': o.out_dir = optarg; break;
+		case 'S': o.status_file = optarg; break;
 		case 'a':
-			if (parse_scaled(optarg, "smhd", secs_scale, &r.max_age_s))
+			if (parse_scaled(optarg, "smhd", secs_scale, &o.max_age_s))
 				return bad_arg("--max-age", optarg, "a duration like 7d");
 			break;
 		case 'n':
-			if (parse_scaled(optarg, "", NULL, &r.max_files))
+			if (parse_scaled(optarg, "", NULL, &o.max_files))
 				return bad_arg("--max-files", optarg, "a file count");
 			break;
 		case 'b':
-			if (parse_scaled(optarg, "KMG", size_scale, &r.max_bytes))
+			if (parse_scaled(optarg, "KMG", size_scale, &o.max_bytes))
 				return bad_arg("--max-bytes", optarg, "a size like 50M");
 			break;
 		case 't':
 			if (parse_scaled(optarg, "smhd", secs_scale, &v) || v > 86400)
 				return bad_arg("--lock-timeout", optarg, "seconds, at most 1d");
-			r.lock_timeout_s = (unsigned int)v;
+			o.lock_timeout_s = (unsigned int)v;
 			break;
-		case 'v': r.verbose = true; break;
+		case 'v': o.verbose = true; break;
 		case 'h': usage(stdout); return KSTATS_EXIT_OK;
 		default: usage(stderr); return KSTATS_EXIT_USAGE;
 		}
@@ -362,10 +362,10 @@ int cmd_pull(int argc, char **argv)
 	if (optind < argc)
 		return bad_arg("argument", argv[optind], "no arguments; see --help");
 	/* Both checked before either is made: a refusal leaves nothing behind. */
-	if (kstats_mkdir_private(r.state_dir, 0750, false, msg, sizeof(msg)) ||
-	    kstats_mkdir_private(r.out_dir, 0750, false, msg, sizeof(msg)) ||
-	    kstats_mkdir_private(r.state_dir, 0750, true, msg, sizeof(msg)) ||
-	    kstats_mkdir_private(r.out_dir, 0750, true, msg, sizeof(msg))) {
+	if (kstats_mkdir_private(o.state_dir, 0750, false, msg, sizeof(msg)) ||
+	    kstats_mkdir_private(o.out_dir, 0750, false, msg, sizeof(msg)) ||
+	    kstats_mkdir_private(o.state_dir, 0750, true, msg, sizeof(msg)) ||
+	    kstats_mkdir_private(o.out_dir, 0750, true, msg, sizeof(msg))) {
 		/* Root on the packaged layout (a kstats-owned /var/lib/kernelstats). */
 		fprintf(stderr, "kstats pull: refusing %s%s\n", msg,
 			!geteuid() && strstr(msg, " is owned by uid ") ? ", or run the pull "

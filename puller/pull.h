@@ -1,52 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * kstats pull: arguments and the run (pull.c), map deltas (pull_map.c), the
- * state and the delta arithmetic dump --interval shares (state.c), atoms
- * (pull_atoms.c).  Crash safety: doc/pull.md.
+ * state (state.c), atoms (pull_atoms.c).  Crash safety: doc/pull.md.
  */
 #ifndef KSTATS_PULL_H
 #define KSTATS_PULL_H
 
+#include "delta.h"
 #include "hist.h"
 #include "kstats_keys.h"
 #include "kstats_status.h"
 #include "proto/kernelstats_atoms.pb-c.h"
 
-#define PULL_NR_BUCKETS BPF_TELEMETRY_NR_BUCKETS
 #define PULL_MAX_KEY_COLS 4
 /* Atoms one key may emit per pull when a delta exceeds INT32_MAX. */
 #define PULL_MAX_SPLIT 64
-#define PULL_DEFAULT_STATE_DIR "/var/lib/kernelstats/state"
-#define PULL_STATE_FILE "state"
-#define ATOM_BUCKETS_WORD "_log2_buckets_"
-
-struct delta_key {
-	uint64_t pending[PULL_NR_BUCKETS];
-	unsigned int anomalies;	/* buckets that went backwards */
-	unsigned int chunks;	/* atoms taken so far */
-};
-
-/* Narrower counters wrap (modular delta); a u64 below base (NULL: 0) is an anomaly. */
-void delta_begin(struct delta_key *dk, const uint64_t *cur, const uint64_t *base,
-		 unsigned int width);
-/* INT32_MAX per bucket at most; true once for anomalies alone, at most PULL_MAX_SPLIT. */
-bool delta_next_atom(struct delta_key *dk, int32_t *buckets);
-/* cur minus what was not emitted (carried over). */
-void delta_new_base(const struct delta_key *dk, const uint64_t *cur,
-		    unsigned int width, uint64_t *base);
-
-/* A pull window on both clocks (CLOCK_BOOTTIME, CLOCK_REALTIME), ns. */
-struct window {
-	uint64_t start_boot, start_real, end_boot, end_real;
-	int64_t clock_step;	/* the wall clock was stepped by this much */
-	bool reset;
-};
-
-/* Realtime minus boot-time change, 0 within max(1 s, 0.1%) (NTP slews <= 0.05%). */
-int64_t window_clock_step(uint64_t start_boot, uint64_t end_boot, uint64_t start_real,
-			  uint64_t end_real);
-/* A stepped wall clock: the realtime start is end minus the boot-time length. */
-void window_settle(struct window *w);
 
 /* One key of one map: its key columns and the counts already emitted. */
 struct pull_key {
@@ -129,11 +97,16 @@ struct atom_check {
 void atom_check_catalog(struct atom_check *c, const struct kstats_snapshot *s,
 			struct atom_shape *shapes);
 
-struct pull_run {
+/* The command line, fixed before the run starts. */
+struct pull_opts {
 	const char *obj_dir, *pin_dir, *state_dir, *out_dir, *status_file;
 	uint64_t max_age_s, max_files, max_bytes;
 	unsigned int lock_timeout_s;
 	bool verbose;
+};
+
+struct pull_run {
+	const struct pull_opts *o;
 	struct pull_state old, new;
 	bool lost;			/* state was corrupt: moved aside */
 	bool boot_changed;
@@ -149,7 +122,7 @@ struct pull_run {
 };
 
 void pull_now(uint64_t *boot, uint64_t *real);
-int pull_map(struct pull_run *r, const struct kstats_hist *h, const struct atom_shape *shape);
+int pull_map(struct pull_run *r, struct kstats_hist *h, const struct atom_shape *shape);
 int pull_carry_over(struct pull_run *r, const char *obj, const char *map);
 
 int pull_emit_atom(struct pull_run *r, const struct atom_shape *shape,

@@ -252,7 +252,7 @@ int pull_write_atoms(struct pull_run *r, char *name, size_t len)
 		return -ENOMEM;
 	kernelstats__atom_list__pack(&list, buf);
 	snprintf(name, len, ATOMS_NAME, r->pull_id);
-	ret = snprintf(path, sizeof(path), "%s/%s", r->out_dir, name) >= (int)sizeof(path) ?
+	ret = snprintf(path, sizeof(path), "%s/%s", r->o->out_dir, name) >= (int)sizeof(path) ?
 	      -ENAMETOOLONG : kstats_file_create(path, buf, size, ATOMS_MODE);
 	free(buf);
 	return ret;
@@ -319,7 +319,7 @@ int pull_apply_retention(const struct pull_run *r, uint64_t now_boot)
 	char path[4096];
 	int n, i, removed = 0, ret = 0;
 
-	n = scandir(r->out_dir, &ents, kstats_atoms_filter, alphasort);
+	n = scandir(r->o->out_dir, &ents, kstats_atoms_filter, alphasort);
 	if (n < 0)
 		return -errno;
 	f = calloc(n ? n : 1, sizeof(*f));
@@ -328,7 +328,7 @@ int pull_apply_retention(const struct pull_run *r, uint64_t now_boot)
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		read_head(r->out_dir, ents[i]->d_name, &f[i]);
+		read_head(r->o->out_dir, ents[i]->d_name, &f[i]);
 		total += f[i].size;
 	}
 	/* Newest first: later is the up time of later boots, ref the newest window end of boot's. */
@@ -345,13 +345,13 @@ int pull_apply_retention(const struct pull_run *r, uint64_t now_boot)
 	}
 	/* Oldest first; the newest file is always kept, one of unknown age ages not. */
 	for (i = 0; i < n - 1; i++) {
-		bool too_many = r->max_files && (uint64_t)(n - removed) > r->max_files;
-		bool too_big = r->max_bytes && total > r->max_bytes;
-		bool too_old = r->max_age_s && f[i].age_ns / 1000000000ull > r->max_age_s;
+		bool too_many = r->o->max_files && (uint64_t)(n - removed) > r->o->max_files;
+		bool too_big = r->o->max_bytes && total > r->o->max_bytes;
+		bool too_old = r->o->max_age_s && f[i].age_ns / 1000000000ull > r->o->max_age_s;
 
 		if (!too_many && !too_big && !too_old)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", r->out_dir, ents[i]->d_name);
+		snprintf(path, sizeof(path), "%s/%s", r->o->out_dir, ents[i]->d_name);
 		if (unlink(path)) {
 			ret = -errno;
 			break;
@@ -363,7 +363,7 @@ int pull_apply_retention(const struct pull_run *r, uint64_t now_boot)
 	if (removed) {
 		fprintf(stderr, "kstats pull: retention removed %d atom file(s), %" PRIu64
 			" bytes (--max-age/--max-files/--max-bytes)\n", removed, removed_bytes);
-		kstats_fsync_dir(r->out_dir);
+		kstats_fsync_dir(r->o->out_dir);
 	}
 out:
 	for (i = 0; i < n; i++)

@@ -17,9 +17,8 @@
 struct metric_read {
 	const struct kstats_hist *h;
 	const struct atom_shape *shape;
-	struct kstats_histmap hm;
+	const struct kstats_histmap *hm;
 	uint64_t end_boot, end_real;
-	struct kstats_names *names;	/* NULL: ids have no names */
 };
 
 void pull_now(uint64_t *boot, uint64_t *real)
@@ -70,14 +69,14 @@ static bool prog_created(const char *pin_dir, const char *obj, uint32_t map_id,
 static void creation_time(const struct pull_run *r, const struct metric_read *mr,
 			  uint64_t *boot, uint64_t *real)
 {
-	const struct kstats_status_map *m = kstats_status_map_by_id(&r->status, mr->hm.map_id);
+	const struct kstats_status_map *m = kstats_status_map_by_id(&r->status, mr->hm->map_id);
 	const char *how = "the loader status";
 
 	*real = 0;
 	if (m && m->created_boot_ns) {
 		*boot = m->created_boot_ns;
 		*real = m->created_real_ns;
-	} else if (prog_created(r->pin_dir, mr->h->obj, mr->hm.map_id, boot)) {
+	} else if (prog_created(r->o->pin_dir, mr->h->obj, mr->hm->map_id, boot)) {
 		how = "its programs' load time";
 	} else {
 		how = "boot (creation time unknown)";
@@ -87,20 +86,20 @@ static void creation_time(const struct pull_run *r, const struct metric_read *mr
 		*boot = mr->end_boot;
 	if (!*real)
 		*real = mr->end_real - (mr->end_boot - *boot);
-	if (r->verbose)
+	if (r->o->verbose)
 		fprintf(stderr, "kstats pull: %s/%s: map id %u, window starts at %s\n",
-			mr->h->obj, mr->h->map, mr->hm.map_id, how);
+			mr->h->obj, mr->h->map, mr->hm->map_id, how);
 }
 
 static int process_map(struct pull_run *r, const struct metric_read *mr)
 {
 	const struct pull_map_state *old = state_find_map(&r->old, mr->h->obj, mr->h->map);
-	struct pull_map_state ms = { .map_id = mr->hm.map_id, .nkey_cols = mr->hm.nkey,
+	struct pull_map_state ms = { .map_id = mr->hm->map_id, .nkey_cols = mr->hm->nkey,
 				     .start_boot_ns = mr->end_boot,
 				     .start_real_ns = mr->end_real };
 	struct window w = { .end_boot = mr->end_boot, .end_real = mr->end_real };
 	static const uint64_t zero[PULL_NR_BUCKETS];
-	size_t nkey = mr->hm.nkey, i, b;
+	size_t nkey = mr->hm->nkey, i, b;
 	uint64_t cur[PULL_NR_BUCKETS];
 	int32_t buckets[PULL_NR_BUCKETS];
 	const struct pull_key *prev;
@@ -110,7 +109,7 @@ static int process_map(struct pull_run *r, const struct metric_read *mr)
 	const char *name;
 	int ret = 0;
 
-	if (old && !r->boot_changed && old->map_id == mr->hm.map_id && old->nkey_cols == nkey) {
+	if (old && !r->boot_changed && old->map_id == mr->hm->map_id && old->nkey_cols == nkey) {
 		w.start_boot = old->start_boot_ns;
 		w.start_real = old->start_real_ns;
 	} else {
@@ -121,23 +120,23 @@ static int process_map(struct pull_run *r, const struct metric_read *mr)
 	window_settle(&w);
 	snprintf(ms.obj, sizeof(ms.obj), "%s", mr->h->obj);
 	snprintf(ms.map, sizeof(ms.map), "%s", mr->h->map);
-	ms.keys = calloc(mr->hm.nrows ?: 1, sizeof(*ms.keys));
+	ms.keys = calloc(mr->hm->nrows ?: 1, sizeof(*ms.keys));
 	if (!ms.keys)
 		return -ENOMEM;
-	for (i = 0; i < mr->hm.nrows && !ret; i++) {
-		row = mr->hm.rows + i * mr->hm.ncols;
+	for (i = 0; i < mr->hm->nrows && !ret; i++) {
+		row = mr->hm->rows + i * mr->hm->ncols;
 		k = &ms.keys[ms.nkeys];
 		memset(k, 0, sizeof(*k));
 		memcpy(k->key, row, nkey * sizeof(*row));
 		for (b = 0; b < PULL_NR_BUCKETS; b++)
 			cur[b] = (uint64_t)row[nkey + b];
-		name = kstats_names_find(mr->names, k->key[0]) ?: "";
+		name = kstats_names_find(mr->h->names, k->key[0]) ?: "";
 		prev = old ? state_find_key(old, k->key) : NULL;
-		delta_begin(&dk, cur, prev ? prev->base : NULL, mr->hm.width);
+		delta_begin(&dk, cur, prev ? prev->base : NULL, mr->hm->width);
 		while (!ret && delta_next_atom(&dk, buckets))
 			ret = pull_emit_atom(r, mr->shape, &w, k->key, nkey, name, buckets,
 					     dk.chunks == 1 ? dk.anomalies : 0);
-		delta_new_base(&dk, cur, mr->hm.width, k->base);
+		delta_new_base(&dk, cur, mr->hm->width, k->base);
 		/* An all-zero baseline is the same as none: keep the state small. */
 		if (!ret && memcmp(k->base, zero, sizeof(zero)))
 			ms.nkeys++;
@@ -182,30 +181,24 @@ static int map_failed(struct pull_run *r, const struct kstats_hist *h, int err,
 	return pull_carry_over(r, h->obj, h->map);
 }
 
-int pull_map(struct pull_run *r, const struct kstats_hist *h, const struct atom_shape *shape)
+int pull_map(struct pull_run *r, struct kstats_hist *h, const struct atom_shape *shape)
 {
-	struct metric_read mr = { .h = h, .shape = shape };
-	char pin[4096], err[KSTATS_ERR_LEN] = "", nerr[KSTATS_ERR_LEN] = "";
-	int ret;
+	struct metric_read mr = { .h = h, .shape = shape, .hm = &h->hm };
+	char err[KSTATS_ERR_LEN] = "", nerr[KSTATS_ERR_LEN] = "";
+	int ret = kstats_hist_fetch(h, r->o->pin_dir, err, sizeof(err));
 
-	ret = kstats_pin_path(pin, sizeof(pin), r->pin_dir, "map", h->obj, h->map);
-	if (ret)
-		return ret;
+	pull_now(&mr.end_boot, &mr.end_real);
 	/* Gone while its map lives on (a loader swap): keep the baseline, or the next pull
 	 * would emit again what was already emitted. */
-	if (access(pin, F_OK)) {
-		if (errno != ENOENT)
-			return map_failed(r, h, -errno, err, sizeof(err));
-		if (r->verbose)
+	if (ret == 1) {
+		if (r->o->verbose)
 			fprintf(stderr, "kstats pull: %s/%s: not pinned (object not loaded), "
 				"skipped\n", h->obj, h->map);
 		return pull_carry_over(r, h->obj, h->map);
 	}
-	ret = kstats_histmap_read(h->obj_path, h->map, pin, &mr.hm, err, sizeof(err));
-	pull_now(&mr.end_boot, &mr.end_real);
-	if (!ret && (!mr.hm.nkey || mr.hm.nkey > PULL_MAX_KEY_COLS)) {
+	if (!ret && (!h->hm.nkey || h->hm.nkey > PULL_MAX_KEY_COLS)) {
 		snprintf(err, sizeof(err), "a histogram with %zu key columns: atoms take 1..%d",
-			 mr.hm.nkey, PULL_MAX_KEY_COLS);
+			 h->hm.nkey, PULL_MAX_KEY_COLS);
 		ret = -EINVAL;
 	}
 	if (ret) {
@@ -214,13 +207,13 @@ int pull_map(struct pull_run *r, const struct kstats_hist *h, const struct atom_
 	}
 	r->maps_read++;
 	/* A missing or unreadable id -> name dictionary only loses names. */
-	if (*h->names_map && kstats_names_read(h->obj_path, h->obj, h->names_map, r->pin_dir,
-					       &mr.names, nerr, sizeof(nerr)) && r->verbose)
+	if (*h->names_map && kstats_hist_names(h, r->o->pin_dir, nerr, sizeof(nerr)) && r->o->verbose)
 		fprintf(stderr, "kstats pull: %s/%s: names unavailable: %s\n", h->obj,
 			h->names_map, nerr);
 	ret = process_map(r, &mr);
 out:
-	kstats_histmap_free(&mr.hm);
-	kstats_names_free(mr.names);
+	kstats_histmap_free(&h->hm);
+	kstats_names_free(h->names);
+	h->names = NULL;
 	return ret;
 }

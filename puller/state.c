@@ -30,15 +30,40 @@ void state_free(struct pull_state *st)
 	memset(st, 0, sizeof(*st));
 }
 
-static int key_cmp(const void *a, const void *b)
+static int keyed_cmp(const void *a, const void *b, void *nkey)
 {
 	const int64_t *x = a, *y = b;
-	int i;
+	size_t i;
 
-	for (i = 0; i < PULL_MAX_KEY_COLS; i++)
+	for (i = 0; i < *(const size_t *)nkey; i++)
 		if (x[i] != y[i])
 			return x[i] < y[i] ? -1 : 1;
 	return 0;
+}
+
+void keyed_sort(void *rows, size_t n, size_t size, size_t nkey)
+{
+	qsort_r(rows, n, size, keyed_cmp, &nkey);
+}
+
+void *keyed_find(const void *rows, size_t n, size_t size, size_t nkey, const int64_t *key)
+{
+	size_t lo = 0, hi = n, mid;
+	const char *row;
+	int c;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		row = (const char *)rows + mid * size;
+		c = keyed_cmp(key, row, &nkey);
+		if (!c)
+			return (void *)row;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
 }
 
 int state_add_map(struct pull_state *st, struct pull_map_state *ms)
@@ -48,8 +73,7 @@ int state_add_map(struct pull_state *st, struct pull_map_state *ms)
 	if (!maps)
 		return -ENOMEM;
 	st->maps = maps;
-	if (ms->nkeys)
-		qsort(ms->keys, ms->nkeys, sizeof(*ms->keys), key_cmp);
+	keyed_sort(ms->keys, ms->nkeys, sizeof(*ms->keys), PULL_MAX_KEY_COLS);
 	st->maps[st->nmaps++] = *ms;
 	memset(ms, 0, sizeof(*ms));
 	return 0;
@@ -69,12 +93,7 @@ const struct pull_map_state *state_find_map(const struct pull_state *st,
 const struct pull_key *state_find_key(const struct pull_map_state *ms,
 				      const int64_t *key)
 {
-	int64_t k[PULL_MAX_KEY_COLS] = { 0 };
-
-	if (!ms->nkeys)
-		return NULL;
-	memcpy(k, key, ms->nkey_cols * sizeof(*k));
-	return bsearch(k, ms->keys, ms->nkeys, sizeof(*ms->keys), key_cmp);
+	return keyed_find(ms->keys, ms->nkeys, sizeof(*ms->keys), ms->nkey_cols, key);
 }
 
 static json_object *map_json(const struct pull_map_state *ms)

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <cmocka.h>
@@ -1195,6 +1196,40 @@ static void test_nothing_pinned(void **state)
 	assert_int_not_equal(access(state_file, F_OK), 0);
 }
 
+/* One pull reads each object once (issue 48): the scan, the key check, the
+ * maps and the names maps all read it through the library's catalog. */
+static void test_object_read_once(void **state)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	const struct inotify_event *ev;
+	char names[MAX_METRICS * 2][64];
+	int opens[MAX_METRICS * 2] = { 0 }, ifd;
+	size_t n = 0, i;
+	ssize_t got;
+	char *p;
+
+	(void)state;
+	ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(ifd >= 0);
+	/* Closes between opens: two opens in a row would merge into one event. */
+	assert_true(inotify_add_watch(ifd, e.t.obj_dir, IN_OPEN | IN_CLOSE) >= 0);
+	assert_int_equal(pull_ok(), 0);
+	while ((got = read(ifd, buf, sizeof(buf))) > 0)
+		for (p = buf; p < buf + got; p += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)p;
+			if (!(ev->mask & IN_OPEN) || !ev->len || !strstr(ev->name, ".bpf"))
+				continue;
+			for (i = 0; i < n && strcmp(names[i], ev->name); i++)
+				;
+			if (i == n && n < MAX_METRICS * 2)
+				snprintf(names[n++], sizeof(names[0]), "%s", ev->name);
+			if (i < n && ++opens[i] > 1)
+				fail_msg("%s opened %d times in one pull", ev->name, opens[i]);
+		}
+	close(ifd);
+	assert_true(n > 0);
+}
+
 /* libbpf warns about the .kstats.* metadata sections it rightly skips. */
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -1220,6 +1255,7 @@ int main(void)
 		T(test_kept_baseline_across_boot),
 		T(test_upgrade_keeps_state),
 		T(test_nothing_pinned),
+		T(test_object_read_once),
 	};
 
 	libbpf_set_print(libbpf_quiet);
