@@ -35,6 +35,7 @@ struct kstats_status_prog {
 
 struct kstats_status_obj {
 	const char *name, *path, *outcome, *reason;
+	const char *copy;		/* its bytes as loaded (run dir), "": none */
 	bool critical;
 	struct kstats_status_prog *progs;
 	size_t nprogs;

@@ -27,12 +27,53 @@ static json_object *member(json_object *o, const char *key, json_type type)
 	       v : NULL;
 }
 
+/* Bytes of the UTF-8 sequence at s (RFC 3629: no overlong, surrogate or > U+10FFFF), or 0. */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned int n = s[0] < 0x80 ? 1 : s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 :
+			 s[0] >= 0xc2 ? 2 : 0, cp = s[0] & (0xff >> (n + 1)), i;
+
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* A file name may be any bytes: those that are not UTF-8 are written as the text \xNN. */
+static json_object *utf8_string(const char *s)
+{
+	size_t i, n, len = strlen(s), out = 0;
+	json_object *j;
+	char *buf;
+
+	for (i = 0; i < len && (n = utf8_len((const unsigned char *)s + i)); i += n)
+		;
+	if (i >= len || !(buf = malloc(4 * len + 1)))
+		return json_object_new_string(i >= len ? s : "");
+	for (i = 0; i < len; i += n ? n : 1) {
+		n = utf8_len((const unsigned char *)s + i);
+		if (n)
+			memcpy(buf + out, s + i, n);
+		else
+			sprintf(buf + out, "\\x%02x", (unsigned char)s[i]);
+		out += n ? n : 4;
+	}
+	j = json_object_new_string_len(buf, out);
+	free(buf);
+	return j;
+}
+
 static void io_str(struct io *io, const char *key, const char **v)
 {
 	json_object *m;
 
 	if (io->write) {
-		json_object_object_add(io->j, key, json_object_new_string(*v));
+		json_object_object_add(io->j, key, utf8_string(*v));
 		return;
 	}
 	m = member(io->j, key, json_type_string);
@@ -135,6 +176,8 @@ static void obj_io(struct io *io, void *s)
 	o->json = io->j;
 	io_str(io, "name", &o->name);
 	io_str(io, "path", &o->path);
+	if (!io->write || (o->copy && *o->copy))
+		io_str(io, "copy", &o->copy);
 	io_str(io, "outcome", &o->outcome);
 	io_str(io, "reason", &o->reason);
 	o->critical = io_bool(io, "critical", o->critical);

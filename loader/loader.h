@@ -86,6 +86,7 @@ struct map_result {
 struct obj_result {
 	char name[KSTATS_NAME_LEN];
 	char path[LOADER_PATH_LEN];
+	char copy[LOADER_PATH_LEN];	/* its bytes as loaded, kept in the run dir */
 	enum outcome outcome;
 	char reason[LOADER_REASON_LEN];
 	bool critical;
@@ -176,6 +177,8 @@ bool is_pin_kind(const char *path, const char *kind);
 bool in_pin_dir(const struct loader_ctx *ctx, const char *path);
 int object_name_check(const char *name, char *fix, size_t len);
 bool pin_of(const struct loader_ctx *ctx, const char *path, const char *obj);
+int copy_path(const struct loader_ctx *ctx, const char *obj, char *buf, size_t len);
+int unload_all(struct loader_ctx *ctx, const char *flag);
 void adopt_prev_pins(struct loader_ctx *ctx, struct obj_result *res);
 void retire_programs(struct obj_result *res);
 void describe_kept_pins(struct loader_ctx *ctx, struct obj_result *res,
@@ -214,6 +217,15 @@ struct obj_load {
 /* Larger than any object a build produces; bounds what one file costs. */
 #define OBJECT_MAX_BYTES (64u << 20)
 
+/* variants.c: a program's gating, and the variant chosen per attach point. */
+int init_progs(struct obj_load *l);
+bool check_deferred(struct obj_load *l);
+enum outcome choose_variants(struct obj_load *l);
+
+/* publish.c: a pinned map's reuse, then the object's pins and links at once. */
+enum outcome prepare_map(struct obj_load *l, struct bpf_map *map);
+void publish(struct obj_load *l);
+
 /* object.c: the idx-th object of the run, in sorted order. */
 void load_object(struct loader_ctx *ctx, size_t idx, const char *path,
 		 struct obj_result *res);
@@ -221,7 +233,7 @@ int metrics_init(struct loader_ctx *ctx, size_t nobjs);
 void metrics_free(struct loader_ctx *ctx);
 
 /* probe.c: libbpf opens an object in a child first. */
-void probe_start(void);
+void probe_start(size_t nobjs);
 /* argv[1] of the prober that replaces a crashed one (never for users). */
 #define PROBE_SERVER_ARG "--probe-server"
 #define PROBE_SERVER_FD 3	/* its socket */

@@ -235,6 +235,15 @@ static int prepare_pin_dir(const char *pin_dir, char *err, size_t len)
 	return ret;
 }
 
+/* By identity, not by spelling: "dir/", "./dir" or a symlink name the same one. */
+static bool same_dir(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
 /* Recorded in the status file with nothing touched. */
 static int fail_env(struct loader_ctx *ctx, __u64 started, const char *fmt, ...)
 {
@@ -352,7 +361,7 @@ static void load_pool(struct pool *p)
 	want = want < LOADER_MAX_THREADS ? want : LOADER_MAX_THREADS;
 	want = want < p->n ? want : p->n;
 	if (!p->ctx->disable_all && p->n)
-		probe_start();	/* forked before any thread exists */
+		probe_start(p->n);	/* forked before any thread exists */
 	/* Only reporting here: a run stopped at boot has named every object it finished. */
 	for (t = 0; t < want; t++)
 		started += !pthread_create(&tid[started], NULL, load_thread, p);
@@ -397,103 +406,6 @@ static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nou
 	return p.critical ? EXIT_CRITICAL : EXIT_OK;
 }
 
-/* --unload removes only the loader's pins, its files, and the pin dir if empty. */
-struct unload {
-	unsigned int removed;
-	unsigned int failed;
-};
-
-static void remove_pin(struct unload *u, const char *path)
-{
-	if (!unlink(path)) {
-		u->removed++;
-	} else if (errno != ENOENT) {
-		log_msg(LOG_ERR, "cannot remove %s: %m", path);
-		u->failed++;
-	}
-}
-
-/* Without a status file: the pins named after the objects in --obj-dir. */
-static int remove_named_pins(struct loader_ctx *ctx, struct unload *u)
-{
-	char path[LOADER_PATH_LEN], name[KSTATS_NAME_LEN];
-	struct dirent **objs, *e;
-	DIR *dir;
-	int n, i;
-
-	n = kstats_scan_objects(ctx->obj_dir, &objs);
-	if (n < 0)
-		return n;
-	dir = opendir(ctx->pin_dir);
-	while (dir && (e = readdir(dir))) {
-		snprintf(path, sizeof(path), "%s/%s", ctx->pin_dir, e->d_name);
-		for (i = 0; i < n; i++)
-			if (!kstats_obj_name(objs[i]->d_name, name, sizeof(name)) &&
-			    pin_of(ctx, path, name))
-				break;
-		if (i < n)
-			remove_pin(u, path);
-	}
-	if (dir)
-		closedir(dir);
-	for (i = 0; i < n; i++)
-		free(objs[i]);
-	free(objs);
-	return 0;
-}
-
-/* The objects as loaded (object.c): no pin is left to read with them. */
-static void remove_loaded_copies(const struct loader_ctx *ctx)
-{
-	char path[LOADER_PATH_LEN + 256];
-	struct dirent **ents;
-	int n, i;
-
-	if (!strcmp(ctx->run_dir, ctx->obj_dir))
-		return;	/* never the objects themselves */
-	n = kstats_scan_objects(ctx->run_dir, &ents);
-	for (i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/%s", ctx->run_dir, ents[i]->d_name);
-		if (unlink(path) && errno != ENOENT)
-			log_msg(LOG_WARNING, "warning: cannot remove %s: %m", path);
-		free(ents[i]);
-	}
-	if (n >= 0)
-		free(ents);
-}
-
-static int unload_all(struct loader_ctx *ctx, const char *flag)
-{
-	const struct kstats_status_obj *o;
-	struct unload u = {};
-	size_t i, j;
-
-	for (i = 0; ctx->prev && i < ctx->prev->nobjs; i++) {
-		o = &ctx->prev->objs[i];
-		for (j = 0; j < o->npins; j++)
-			if (pin_of(ctx, o->pins[j], o->name))
-				remove_pin(&u, o->pins[j]);
-			else
-				log_msg(LOG_WARNING, "warning: %s is not a pin of %s in %s; "
-					"left alone", o->pins[j], o->name, ctx->pin_dir);
-	}
-	if (!ctx->prev && remove_named_pins(ctx, &u)) {
-		log_msg(LOG_ERR, "no status file %s and cannot read %s: nothing known to "
-			"unload; pass --run-dir or --obj-dir", ctx->status_path, ctx->obj_dir);
-		return EXIT_ENV;
-	}
-	remove_loaded_copies(ctx);
-	unlink(flag);
-	if (unlink(ctx->status_path) && errno != ENOENT)
-		log_msg(LOG_WARNING, "warning: cannot remove %s: %m", ctx->status_path);
-	if (rmdir(ctx->pin_dir) && errno != ENOENT)
-		log_msg(LOG_INFO, "%s stays: it holds pins that are not the loader's",
-			ctx->pin_dir);
-	log_result(LOG_INFO, "unloaded: %u pins removed%s", u.removed,
-		u.failed ? ", some could not be" : "");
-	return u.failed ? EXIT_CRITICAL : EXIT_OK;
-}
-
 static int run(struct loader_ctx *ctx, const struct options *o)
 {
 	struct obj_result *res = NULL;
@@ -503,12 +415,15 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 	int lock, ret, code;
 
 	snprintf(flag, sizeof(flag), "%s/" FLAG_NAME, ctx->run_dir);
-	ret = kstats_mkdir_p(ctx->run_dir, 0755);
-	if (ret) {
-		log_msg(LOG_ERR, "cannot create run dir %s: %s; pass --run-dir",
-			ctx->run_dir, strerror(-ret));
+	/* Checked as the object dir is: its owner could forge the status, unlink the lock. */
+	if (kstats_mkdir_private(ctx->run_dir, 0755, true, err, sizeof(err))) {
+		log_msg(LOG_ERR, "unusable run dir: %s; pass --run-dir", err);
 		return EXIT_ENV;
 	}
+	if (same_dir(ctx->run_dir, ctx->obj_dir))
+		return bad_usage("run dir %s is the object directory: its copies would "
+				 "replace, and --unload delete, the objects; pass another "
+				 "--run-dir", ctx->run_dir);
 	if (unlink(flag) && errno != ENOENT) {
 		log_msg(LOG_ERR, "cannot remove %s: %m; pass --run-dir", flag);
 		return EXIT_ENV;

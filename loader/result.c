@@ -119,7 +119,7 @@ static int to_status(const struct obj_result *r, struct kstats_status_obj *o)
 	size_t i;
 
 	*o = (struct kstats_status_obj){
-		.name = r->name, .path = r->path, .outcome = outcome_str(r->outcome),
+		.name = r->name, .path = r->path, .copy = r->copy, .outcome = outcome_str(r->outcome),
 		.reason = r->reason, .critical = r->critical,
 		.progs = calloc(r->nprogs + 1, sizeof(*o->progs)), .nprogs = r->nprogs,
 		.maps = calloc(r->nmaps + 1, sizeof(*o->maps)), .nmaps = r->nmaps,
@@ -524,6 +524,21 @@ void adopt_prev_pins(struct loader_ctx *ctx, struct obj_result *res)
 	for (i = 0; o && i < o->npins; i++)
 		if (pin_of(ctx, o->pins[i], res->name) && !access(o->pins[i], F_OK))
 			own_pin(res, o->pins[i]);
+	if (o && *o->copy && !copy_path(ctx, res->name, res->copy, sizeof(res->copy)) &&
+	    (strcmp(res->copy, o->copy) || access(res->copy, F_OK)))
+		res->copy[0] = 0;
+}
+
+/* <run-dir>/<obj>.bpf, for a valid object name only; -EINVAL else. */
+int copy_path(const struct loader_ctx *ctx, const char *obj, char *buf, size_t len)
+{
+	char fix[KSTATS_NAME_LEN];
+
+	*buf = 0;
+	if (object_name_check(obj, fix, sizeof(fix)) ||
+	    (size_t)snprintf(buf, len, "%s/%s.bpf", ctx->run_dir, obj) >= len)
+		return -EINVAL;
+	return 0;
 }
 
 static void unpin(const char *path)
