@@ -68,7 +68,7 @@ static json_object *utf8_string(const char *s)
 	return j;
 }
 
-static void io_str(struct io *io, const char *key, const char **v)
+static void io_str(struct io *io, const char *key, char **v)
 {
 	json_object *m;
 
@@ -77,7 +77,49 @@ static void io_str(struct io *io, const char *key, const char **v)
 		return;
 	}
 	m = member(io->j, key, json_type_string);
-	*v = m ? json_object_get_string(m) : "";
+	*v = strdup(m ? json_object_get_string(m) : "");
+	if (!*v)
+		io->err = -ENOMEM;
+}
+
+static const char *const outcome_names[KSTATS_OUTCOME_COUNT] = {
+	[KSTATS_UNKNOWN] = "UNKNOWN",
+	[KSTATS_LOADED] = "LOADED",
+	[KSTATS_SKIPPED_DISABLED] = "SKIPPED_DISABLED",
+	[KSTATS_SKIPPED_KERNEL_VERSION] = "SKIPPED_KERNEL_VERSION",
+	[KSTATS_SKIPPED_NO_ATTACH_POINT] = "SKIPPED_NO_ATTACH_POINT",
+	[KSTATS_SKIPPED_VARIANT] = "SKIPPED_VARIANT",
+	[KSTATS_SKIPPED_DUPLICATE_METRIC] = "SKIPPED_DUPLICATE_METRIC",
+	[KSTATS_SKIPPED_OBJECT_NAME] = "SKIPPED_OBJECT_NAME",
+	[KSTATS_FAILED_OBJECT] = "FAILED_OBJECT",
+	[KSTATS_FAILED_VERIFIER] = "FAILED_VERIFIER",
+	[KSTATS_FAILED_ATTACH] = "FAILED_ATTACH",
+	[KSTATS_FAILED_PIN] = "FAILED_PIN",
+	[KSTATS_REFUSED_INCOMPATIBLE_PIN] = "REFUSED_INCOMPATIBLE_PIN",
+	[KSTATS_ABSENT] = "ABSENT",
+};
+
+const char *kstats_outcome_name(enum kstats_outcome o)
+{
+	return o < KSTATS_OUTCOME_COUNT ? outcome_names[o] : outcome_names[KSTATS_UNKNOWN];
+}
+
+/* Named in the file, a value everywhere else. */
+static enum kstats_outcome io_outcome(struct io *io, enum kstats_outcome o)
+{
+	json_object *m;
+	int i;
+
+	if (io->write) {
+		json_object_object_add(io->j, "outcome",
+				       json_object_new_string(kstats_outcome_name(o)));
+		return o;
+	}
+	m = member(io->j, "outcome", json_type_string);
+	for (i = KSTATS_OUTCOME_COUNT - 1; m && i > KSTATS_UNKNOWN; i--)
+		if (!strcmp(json_object_get_string(m), outcome_names[i]))
+			break;
+	return m ? (enum kstats_outcome)i : KSTATS_UNKNOWN;
 }
 
 /* Reads non-negative integers up to max; anything else reads as 0. */
@@ -118,7 +160,7 @@ static void *io_array(struct io *io, const char *key, void *arr, size_t *n, size
 		io->err = -ENOMEM;
 	for (i = 0; p && i < len && !sub.err; i++) {
 		if (io->write && !fn) {
-			json_object_array_add(a, json_object_new_string(((char **)p)[i]));
+			json_object_array_add(a, utf8_string(((char **)p)[i]));
 		} else if (io->write) {
 			sub.j = json_object_new_object();
 			json_object_array_add(a, sub.j);
@@ -127,8 +169,9 @@ static void *io_array(struct io *io, const char *key, void *arr, size_t *n, size
 			sub.j = json_object_array_get_idx(a, i);
 			if (fn && json_object_is_type(sub.j, json_type_object))
 				fn(&sub, p + (*n)++ * size);
-			else if (!fn && json_object_is_type(sub.j, json_type_string))
-				((const char **)p)[(*n)++] = json_object_get_string(sub.j);
+			else if (!fn && json_object_is_type(sub.j, json_type_string) &&
+				 !(((char **)p)[(*n)++] = strdup(json_object_get_string(sub.j))))
+				sub.err = -ENOMEM;
 		}
 	}
 	io->err = io->err ?: sub.err;
@@ -144,7 +187,7 @@ static void prog_io(struct io *io, void *s)
 	io_str(io, "section", &p->section);
 	io_str(io, "attach", &p->attach);
 	io_str(io, "attach_type", &p->attach_type);
-	io_str(io, "outcome", &p->outcome);
+	p->outcome = io_outcome(io, p->outcome);
 	io_str(io, "reason", &p->reason);
 	p->prog_id = io_uint(io, "prog_id", p->prog_id, UINT32_MAX);
 	io_str(io, "link_pin", &p->link_pin);
@@ -161,6 +204,8 @@ static void map_io(struct io *io, void *s)
 	io_str(io, "pin", &m->pin);
 	m->map_id = io_uint(io, "map_id", m->map_id, UINT32_MAX);
 	m->reused = io_bool(io, "reused", m->reused);
+	if (!io->write || m->replaced)
+		m->replaced = io_bool(io, "replaced", m->replaced);
 	m->created_boot_ns = io_uint(io, "created_boottime_ns", m->created_boot_ns, INT64_MAX);
 	m->created_real_ns = io_uint(io, "created_realtime_ns", m->created_real_ns, INT64_MAX);
 	if (!io->write || *m->key_type) {
@@ -176,9 +221,9 @@ static void obj_io(struct io *io, void *s)
 	o->json = io->j;
 	io_str(io, "name", &o->name);
 	io_str(io, "path", &o->path);
-	if (!io->write || (o->copy && *o->copy))
+	if (!io->write || *o->copy)
 		io_str(io, "copy", &o->copy);
-	io_str(io, "outcome", &o->outcome);
+	o->outcome = io_outcome(io, o->outcome);
 	io_str(io, "reason", &o->reason);
 	o->critical = io_bool(io, "critical", o->critical);
 	o->progs = io_array(io, "programs", o->progs, &o->nprogs, sizeof(*o->progs), prog_io);
@@ -279,16 +324,34 @@ int kstats_status_read(const char *path, struct kstats_status *st,
 	return ret;
 }
 
+void kstats_status_obj_free(struct kstats_status_obj *o)
+{
+	struct kstats_status_prog *p;
+	struct kstats_status_map *m;
+	size_t i;
+
+	for (p = o->progs; p && p < o->progs + o->nprogs; p++) {
+		free(p->name), free(p->section), free(p->attach), free(p->attach_type);
+		free(p->reason), free(p->prog_pin), free(p->link_pin);
+	}
+	for (m = o->maps; m && m < o->maps + o->nmaps; m++) {
+		free(m->name), free(m->pin), free(m->key_type), free(m->value_type);
+	}
+	for (i = 0; o->pins && i < o->npins; i++)
+		free(o->pins[i]);
+	free(o->name), free(o->path), free(o->reason), free(o->copy);
+	free(o->progs), free(o->maps), free(o->pins);
+	memset(o, 0, sizeof(*o));
+}
+
 void kstats_status_free(struct kstats_status *st)
 {
 	size_t i;
 
-	for (i = 0; st->objs && i < st->nobjs; i++) {
-		free(st->objs[i].progs);
-		free(st->objs[i].maps);
-		free(st->objs[i].pins);
-	}
-	free(st->objs);
+	for (i = 0; st->objs && i < st->nobjs; i++)
+		kstats_status_obj_free(&st->objs[i]);
+	free(st->kernel_release), free(st->boot_id), free(st->obj_dir), free(st->pin_dir);
+	free(st->error), free(st->objs);
 	json_object_put(st->json);
 	memset(st, 0, sizeof(*st));
 }
@@ -327,7 +390,4 @@ const struct kstats_status_map *kstats_status_map_by_id(const struct kstats_stat
 	return NULL;
 }
 
-bool kstats_status_failed(const struct kstats_status_obj *o)
-{
-	return !strncmp(o->outcome, "FAILED", 6);
-}
+

@@ -261,31 +261,29 @@ static int fail_env(struct loader_ctx *ctx, __u64 started, const char *fmt, ...)
 	return EXIT_ENV;
 }
 
-static void report(const struct obj_result *r)
+static void report(const struct kstats_status_obj *r)
 {
-	struct kstats_status_obj o = { .outcome = outcome_str(r->outcome),
-				       .reason = r->reason, .critical = r->critical };
 	unsigned int progs = 0, kept = 0, reused = 0;
 	char why[KSTATS_WHY_LEN];
 	size_t i;
 
 	for (i = 0; i < r->nprogs; i++) {
-		progs += r->progs[i].outcome == OUT_LOADED;
+		progs += r->progs[i].outcome == KSTATS_LOADED;
 		kept += r->progs[i].kept;
 	}
 	for (i = 0; i < r->nmaps; i++)
 		reused += r->maps[i].reused;
-	kstats_why(&o, why, sizeof(why));
-	if (r->outcome == OUT_LOADED)
+	kstats_why(r, why, sizeof(why));
+	if (r->outcome == KSTATS_LOADED)
 		log_result(LOG_INFO, "%-16s LOADED: %u programs attached (%u kept), %zu "
 			   "maps pinned (%u reused)", r->name, progs, kept, r->nmaps, reused);
 	else
 		log_result(!outcome_failed(r->outcome) ? LOG_INFO :
 			   r->critical ? LOG_ERR : LOG_WARNING, "%-16s %s", r->name, why);
-	for (i = 0; r->outcome == OUT_LOADED && i < r->nprogs; i++)
+	for (i = 0; r->outcome == KSTATS_LOADED && i < r->nprogs; i++)
 		if (outcome_failed(r->progs[i].outcome))
 			log_msg(LOG_WARNING, "%s: %s %s: %s", r->name, r->progs[i].name,
-				outcome_str(r->progs[i].outcome), r->progs[i].reason);
+				kstats_outcome_name(r->progs[i].outcome), r->progs[i].reason);
 }
 
 /* Objects load on up to one thread per CPU, and are reported in sorted order. */
@@ -294,7 +292,7 @@ static void report(const struct obj_result *r)
 struct pool {
 	struct loader_ctx *ctx;
 	struct dirent **ents;
-	struct obj_result *res;
+	struct kstats_status_obj *res;
 	struct log_held **held;		/* each object's lines until reported */
 	bool *done;
 	size_t n;
@@ -333,7 +331,7 @@ static void *load_thread(void *arg)
 /* Reports the finished objects next in order; with wait, all of them. */
 static void report_done(struct pool *p, bool wait)
 {
-	struct obj_result *r;
+	struct kstats_status_obj *r;
 
 	pthread_mutex_lock(&p->lock);
 	while (p->reported < p->n) {
@@ -373,7 +371,7 @@ static void load_pool(struct pool *p)
 }
 
 /* -errno when no object could be tried. */
-static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nout)
+static int load_all(struct loader_ctx *ctx, struct kstats_status_obj **out, size_t *nout)
 {
 	struct pool p = { .ctx = ctx, .lock = PTHREAD_MUTEX_INITIALIZER,
 			  .cond = PTHREAD_COND_INITIALIZER };
@@ -386,9 +384,11 @@ static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nou
 	p.res = calloc(n ? n : 1, sizeof(*p.res));
 	p.held = calloc(n ? n : 1, sizeof(*p.held));
 	p.done = calloc(n ? n : 1, sizeof(*p.done));
-	if (!p.res || !p.held || !p.done || metrics_init(ctx, n))
+	for (i = 0; p.res && i < n && !ret; i++)
+		ret = obj_init(&p.res[i]);
+	if (!ret && (!p.res || !p.held || !p.done || metrics_init(ctx, n)))
 		ret = -ENOMEM;
-	else
+	if (!ret)
 		load_pool(&p);
 	for (i = 0; i < n; i++)
 		free(p.ents[i]);
@@ -396,6 +396,8 @@ static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nou
 	free(p.held);
 	free(p.done);
 	if (ret) {
+		for (i = 0; p.res && i < n; i++)
+			kstats_status_obj_free(&p.res[i]);
 		free(p.res);
 		return ret;
 	}
@@ -408,7 +410,7 @@ static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nou
 
 static int run(struct loader_ctx *ctx, const struct options *o)
 {
-	struct obj_result *res = NULL;
+	struct kstats_status_obj *res = NULL;
 	__u64 started = kstats_clock_ns(CLOCK_BOOTTIME);
 	char flag[LOADER_PATH_LEN + 16], err[2 * LOADER_PATH_LEN];
 	size_t n = 0, i;
@@ -472,7 +474,7 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 	ret = ret ? EXIT_ENV : code;
 out:
 	for (i = 0; i < n; i++)
-		free_result(&res[i]);
+		kstats_status_obj_free(&res[i]);
 	free(res);
 	btf__free(ctx->vmlinux_btf);
 	metrics_free(ctx);

@@ -22,7 +22,7 @@
 
 static int not_regular(struct obj_load *l, mode_t mode)
 {
-	set_outcome(l->res, OUT_FAILED_OBJECT, "%s is %s; only regular files are "
+	set_outcome(l->res, KSTATS_FAILED_OBJECT, "%s is %s; only regular files are "
 		    "loaded: remove it from the object directory", l->res->path,
 		    S_ISFIFO(mode) ? "a FIFO" : S_ISDIR(mode) ? "a directory" :
 		    S_ISSOCK(mode) ? "a socket" : S_ISCHR(mode) ? "a character device" :
@@ -41,7 +41,7 @@ static int read_fd(struct obj_load *l, int fd)
 	if (!S_ISREG(st.st_mode))
 		return not_regular(l, st.st_mode);
 	if (!st.st_size || st.st_size > OBJECT_MAX_BYTES) {
-		set_outcome(l->res, OUT_FAILED_OBJECT, "%s is %s (%lld bytes); rebuild "
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "%s is %s (%lld bytes); rebuild "
 			    "it", l->res->path, st.st_size ? "too large" : "empty",
 			    (long long)st.st_size);
 		return -EINVAL;
@@ -67,7 +67,7 @@ static int read_object(struct obj_load *l)
 	int fd, ret;
 
 	if (!real) {
-		set_outcome(l->res, OUT_FAILED_OBJECT, "cannot resolve %s: %s; remove it "
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "cannot resolve %s: %s; remove it "
 			    "from the object directory", l->res->path, strerror(errno));
 		return -ENOENT;
 	}
@@ -81,12 +81,12 @@ static int read_object(struct obj_load *l)
 		ret = read_fd(l, fd);
 		if (!ret)
 			l->untrusted = check_trusted_fd(l->res->path, real, fd, l->res->reason,
-							sizeof(l->res->reason));
+							LOADER_REASON_LEN);
 		close(fd);
 	}
 	free(real);
 	if (ret && !outcome_failed(l->res->outcome))
-		set_outcome(l->res, OUT_FAILED_OBJECT, "cannot read %s: %s", l->res->path,
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "cannot read %s: %s", l->res->path,
 			    strerror(-ret));
 	return ret;
 }
@@ -99,7 +99,7 @@ static int open_object(struct obj_load *l)
 	log_capture(l->libbpf_err, sizeof(l->libbpf_err));
 	l->obj = obj_open_mem(l->res->name, l->elf, l->elf_len);
 	if (!l->obj) {
-		set_outcome(l->res, OUT_FAILED_OBJECT, "libbpf cannot open it: %s",
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "libbpf cannot open it: %s",
 			    l->libbpf_err);
 		return -ENOEXEC;
 	}
@@ -195,12 +195,12 @@ static int metrics_check(struct obj_load *l)
 		for (o = h; o < &h[i] && !kstats_metric_same(o->metric, h[i].metric); o++)
 			;
 		if (o < &h[i]) {
-			set_outcome(l->res, OUT_FAILED_OBJECT, "maps %s and %s both declare "
+			set_outcome(l->res, KSTATS_FAILED_OBJECT, "maps %s and %s both declare "
 				    "metric %s; rebuild it with one", o->map, h[i].map,
 				    h[i].metric);
 			ret = -EEXIST;
 		} else if ((c = claimed(l->ctx, h[i].metric, l->idx))) {
-			set_outcome(l->res, OUT_SKIPPED_DUPLICATE_METRIC, "metric %s is "
+			set_outcome(l->res, KSTATS_SKIPPED_DUPLICATE_METRIC, "metric %s is "
 				    "exported by object %s, first in sorted order; remove "
 				    "%s or disable one of the two", h[i].metric, c->obj,
 				    l->res->path);
@@ -223,13 +223,13 @@ static void metrics_claim(struct obj_load *l)
 		attached |= l->res->progs[i].prog_id != 0;
 	pthread_mutex_lock(&ctx->lock);
 	/* Out of memory: the next object with a claimed name may load too. */
-	if ((l->res->outcome == OUT_LOADED || attached) && l->meta.nhists)
+	if ((l->res->outcome == KSTATS_LOADED || attached) && l->meta.nhists)
 		grown = realloc(ctx->claims, (ctx->nclaims + l->meta.nhists) * sizeof(*grown));
 	for (i = 0; grown && i < l->meta.nhists; i++) {
 		ctx->claims = grown;
 		c = &grown[ctx->nclaims++];
 		memcpy(c->metric, l->meta.hists[i].metric, sizeof(c->metric));
-		memcpy(c->obj, l->res->name, sizeof(c->obj));
+		snprintf(c->obj, sizeof(c->obj), "%s", l->res->name);
 		c->idx = l->idx;
 	}
 	set_turn(l, NULL, true);
@@ -325,20 +325,20 @@ static int try_load(struct obj_load *l)
 	l->created_boot_ns = kstats_clock_ns(CLOCK_BOOTTIME);
 	l->created_real_ns = kstats_clock_ns(CLOCK_REALTIME);
 	if (ret && limit_hit(ret)) {
-		set_outcome(l->res, OUT_FAILED_OBJECT, "load: %s: raise %s; libbpf: %s",
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "load: %s: raise %s; libbpf: %s",
 			    strerror(-ret), limit_hit(ret), l->libbpf_err);
 	} else if (ret) {
 		bad = failed_prog(l);
 		if (bad < 0) {
-			set_outcome(l->res, OUT_FAILED_OBJECT, "load: %s; libbpf: %s",
+			set_outcome(l->res, KSTATS_FAILED_OBJECT, "load: %s; libbpf: %s",
 				    strerror(-ret), l->libbpf_err);
 		} else {
 			pl = &l->pl[bad];
 			if (pl->log && *pl->log)
 				log_tail(pl->log, tail, sizeof(tail));
 			pl->rejected = true;
-			l->res->progs[bad].outcome = OUT_FAILED_VERIFIER;
-			snprintf(l->res->progs[bad].reason, sizeof(l->res->progs[bad].reason),
+			l->res->progs[bad].outcome = KSTATS_FAILED_VERIFIER;
+			snprintf(l->res->progs[bad].reason, LOADER_REASON_LEN,
 				 "load: %s; %s: %s", strerror(-ret), *tail ? "verifier" : "libbpf",
 				 *tail ? tail : l->libbpf_err);
 			ret = -EAGAIN;
@@ -352,10 +352,10 @@ static int try_load(struct obj_load *l)
 }
 
 /* Loads, dropping rejected variants one at a time; returns the outcome. */
-static enum outcome load_loop(struct obj_load *l)
+static enum kstats_outcome load_loop(struct obj_load *l)
 {
 	struct bpf_map *map;
-	enum outcome o;
+	enum kstats_outcome o;
 	size_t attempt;
 	int ret;
 
@@ -365,44 +365,44 @@ static enum outcome load_loop(struct obj_load *l)
 			bpf_object__close(l->obj);
 			l->obj = NULL;
 			if (open_object(l))
-				return OUT_FAILED_OBJECT;
+				return KSTATS_FAILED_OBJECT;
 		}
 		o = choose_variants(l);
-		if (o != OUT_LOADED && check_deferred(l))
+		if (o != KSTATS_LOADED && check_deferred(l))
 			o = choose_variants(l);
-		if (o != OUT_LOADED)
+		if (o != KSTATS_LOADED)
 			return o;
 		/* .rodata/.bss belong to one load: never pinned, never reused. */
 		bpf_object__for_each_map(map, l->obj)
-			if (!bpf_map__is_internal(map) && (o = prepare_map(l, map)) != OUT_LOADED)
+			if (!bpf_map__is_internal(map) && (o = prepare_map(l, map)) != KSTATS_LOADED)
 				return o;
 		ret = try_load(l);
 		if (!ret)
-			return OUT_LOADED;
+			return KSTATS_LOADED;
 		if (check_deferred(l))
 			continue;
 		if (ret != -EAGAIN)
-			return OUT_FAILED_OBJECT;
+			return KSTATS_FAILED_OBJECT;
 	}
-	return OUT_FAILED_VERIFIER;	/* not reached: each try rejects one */
+	return KSTATS_FAILED_VERIFIER;	/* not reached: each try rejects one */
 }
 
 static void finish_not_loaded(struct obj_load *l)
 {
-	struct obj_result *res = l->res;
+	struct kstats_status_obj *res = l->res;
 	size_t i;
 
 	/* A clean skip stops the object; a failure leaves it as it was. */
 	if (!outcome_failed(res->outcome))
 		retire_programs(res);
 	for (i = 0; i < res->nprogs; i++) {
-		struct prog_result *p = &res->progs[i];
+		struct kstats_status_prog *p = &res->progs[i];
 
-		if (p->outcome != OUT_LOADED)
+		if (p->outcome != KSTATS_LOADED)
 			continue;
 		p->outcome = res->outcome;
-		snprintf(p->reason, sizeof(p->reason), "not loaded: the object is %s",
-			 outcome_str(res->outcome));
+		snprintf(p->reason, LOADER_REASON_LEN, "not loaded: the object is %s",
+			 kstats_outcome_name(res->outcome));
 	}
 	describe_kept_pins(l->ctx, res, &l->meta);
 }
@@ -414,7 +414,7 @@ static int read_meta(struct obj_load *l)
 					  err, sizeof(err));
 
 	if (ret) {
-		set_outcome(l->res, OUT_FAILED_OBJECT, "%s", err);
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "%s", err);
 		return ret;
 	}
 	l->res->critical = l->meta.obj.flags & KSTATS_OBJ_CRITICAL;
@@ -424,9 +424,9 @@ static int read_meta(struct obj_load *l)
 /* An object skipped unopened: its programs as its metadata lists them. */
 static void progs_from_meta(struct obj_load *l)
 {
-	struct obj_result *res = l->res;
+	struct kstats_status_obj *res = l->res;
 	const struct kstats_prog_meta *pm;
-	struct prog_result *p;
+	struct kstats_status_prog *p;
 	size_t i;
 
 	res->progs = calloc(l->meta.nprogs ? l->meta.nprogs : 1, sizeof(*res->progs));
@@ -434,25 +434,28 @@ static void progs_from_meta(struct obj_load *l)
 		return;
 	for (i = 0; i < l->meta.nprogs; i++) {
 		pm = &l->meta.progs[i];
-		p = &res->progs[res->nprogs++];
-		snprintf(p->name, sizeof(p->name), "%s", pm->name);
-		snprintf(p->attach, sizeof(p->attach), "%s", pm->attach);
-		p->attach_type = variant_name(pm->variant);
+		p = &res->progs[res->nprogs];
+		if (prog_init(p))
+			return;
+		res->nprogs++;
+		snprintf(p->name, KSTATS_NAME_LEN, "%s", pm->name);
+		snprintf(p->attach, KSTATS_NAME_LEN, "%s", pm->attach);
+		snprintf(p->attach_type, LOADER_TYPE_LEN, "%s", variant_name(pm->variant));
 		p->outcome = res->outcome;
-		snprintf(p->reason, sizeof(p->reason), "%s", res->reason);
-		if (kstats_pin_path(p->link_pin, sizeof(p->link_pin), l->ctx->pin_dir,
+		snprintf(p->reason, LOADER_REASON_LEN, "%s", res->reason);
+		if (kstats_pin_path(p->link_pin, LOADER_PATH_LEN, l->ctx->pin_dir,
 				    "link", res->name, p->name))
 			p->link_pin[0] = 0;
 	}
 }
 
-static enum outcome run_object(struct obj_load *l)
+static enum kstats_outcome run_object(struct obj_load *l)
 {
-	struct obj_result *res = l->res;
+	struct kstats_status_obj *res = l->res;
 	char fix[KSTATS_NAME_LEN], why[128];
 
 	if (object_name_check(res->name, fix, sizeof(fix))) {
-		set_outcome(res, OUT_SKIPPED_OBJECT_NAME, "object name %s is not letters "
+		set_outcome(res, KSTATS_SKIPPED_OBJECT_NAME, "object name %s is not letters "
 			    "and digits after a letter, so its pin names could be another "
 			    "object's; rename the file to %s.bpf", res->name, fix);
 		return res->outcome;
@@ -461,14 +464,14 @@ static enum outcome run_object(struct obj_load *l)
 		return res->outcome;
 	if (is_disabled(l->ctx, res->name)) {
 		read_meta(l);	/* only to list its programs */
-		set_outcome(res, OUT_SKIPPED_DISABLED, "disabled by %s",
+		set_outcome(res, KSTATS_SKIPPED_DISABLED, "disabled by %s",
 			    l->ctx->disable_all ? "disable = all" : "configuration");
 		progs_from_meta(l);
 		return res->outcome;
 	}
 	/* Code anyone but root could have written never reaches the kernel. */
 	if (l->untrusted)
-		return OUT_FAILED_OBJECT;
+		return KSTATS_FAILED_OBJECT;
 	if (read_meta(l))
 		return res->outcome;
 	pthread_mutex_lock(&l->ctx->lock);
@@ -476,7 +479,7 @@ static enum outcome run_object(struct obj_load *l)
 	pthread_mutex_unlock(&l->ctx->lock);
 	if (!kver_in(l->ctx->kver, l->meta.obj.min_kver, l->meta.obj.max_kver, why,
 		     sizeof(why))) {
-		set_outcome(res, OUT_SKIPPED_KERNEL_VERSION, "%s", why);
+		set_outcome(res, KSTATS_SKIPPED_KERNEL_VERSION, "%s", why);
 		progs_from_meta(l);
 		return res->outcome;
 	}
@@ -487,27 +490,27 @@ static enum outcome run_object(struct obj_load *l)
 }
 
 /* A bad name becomes one no good one can have: with a '.', which bpffs refuses. */
-static int name_object(struct obj_result *res)
+static int name_object(struct kstats_status_obj *res)
 {
 	const char *base = strrchr(res->path, '/');
 	size_t n;
 
 	base = base ? base + 1 : res->path;
 	n = strlen(base) - 4;	/* the scan lists only names ending in .bpf */
-	if (n && !kstats_obj_name(res->path, res->name, sizeof(res->name)) &&
+	if (n && !kstats_obj_name(res->path, res->name, KSTATS_NAME_LEN) &&
 	    !strchr(res->name, '.'))
 		return 0;
-	snprintf(res->name, sizeof(res->name), "%.*s%s",
-		 (int)(n < sizeof(res->name) ? n : sizeof(res->name) - 4), base,
-		 n >= sizeof(res->name) ? "..." : "");
+	snprintf(res->name, KSTATS_NAME_LEN, "%.*s%s",
+		 (int)(n < KSTATS_NAME_LEN ? n : KSTATS_NAME_LEN - 4), base,
+		 n >= KSTATS_NAME_LEN ? "..." : "");
 	if (!n)
-		set_outcome(res, OUT_FAILED_OBJECT, "%s: an object needs a name before "
+		set_outcome(res, KSTATS_FAILED_OBJECT, "%s: an object needs a name before "
 			    ".bpf; rename it", res->path);
-	else if (n >= sizeof(res->name))
-		set_outcome(res, OUT_FAILED_OBJECT, "object name is %zu bytes, the limit "
-			    "is %zu; rename it", n, sizeof(res->name) - 1);
+	else if (n >= KSTATS_NAME_LEN)
+		set_outcome(res, KSTATS_FAILED_OBJECT, "object name is %zu bytes, the limit "
+			    "is %d; rename it", n, KSTATS_NAME_LEN - 1);
 	else
-		set_outcome(res, OUT_FAILED_OBJECT, "object name %s has a '.', which "
+		set_outcome(res, KSTATS_FAILED_OBJECT, "object name %s has a '.', which "
 			    "bpffs refuses in pin names; rename it", res->name);
 	return -EINVAL;
 }
@@ -518,7 +521,7 @@ static void keep_loaded_copy(const struct obj_load *l)
 	char *path = l->res->copy;
 	int ret;
 
-	ret = copy_path(l->ctx, l->res->name, path, sizeof(l->res->copy)) ?:
+	ret = copy_path(l->ctx, l->res->name, path, LOADER_PATH_LEN) ?:
 	      kstats_file_replace(path, l->elf, l->elf_len, 0644);
 	if (ret)
 		log_msg(LOG_WARNING, "warning: cannot write %s: %s; after an upgrade "
@@ -529,18 +532,17 @@ static void keep_loaded_copy(const struct obj_load *l)
 }
 
 void load_object(struct loader_ctx *ctx, size_t idx, const char *path,
-		 struct obj_result *res)
+		 struct kstats_status_obj *res)
 {
 	struct obj_load l = { .ctx = ctx, .idx = idx, .res = res };
 
-	memset(res, 0, sizeof(*res));
-	snprintf(res->path, sizeof(res->path), "%s", path);
+	snprintf(res->path, LOADER_PATH_LEN, "%s", path);	/* obj_init() made res */
 	if (!name_object(res)) {
 		adopt_prev_pins(ctx, res);
 		res->outcome = run_object(&l);
-		if (res->outcome == OUT_LOADED)
+		if (res->outcome == KSTATS_LOADED)
 			publish(&l);
-		if (res->outcome == OUT_LOADED)
+		if (res->outcome == KSTATS_LOADED)
 			keep_loaded_copy(&l);
 		else
 			finish_not_loaded(&l);

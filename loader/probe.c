@@ -237,13 +237,13 @@ static void prober_lost(struct obj_load *l, int err, int ms)
 	if (waitpid(prober.pid, &status, 0) != prober.pid)
 		status = 0;
 	if (err == -ETIMEDOUT)
-		set_outcome(l->res, OUT_FAILED_OBJECT, "libbpf did not finish parsing "
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "libbpf did not finish parsing "
 			    "it within %d ms (malformed BTF?); rebuild it", ms);
 	else if (WIFSIGNALED(status))
-		set_outcome(l->res, OUT_FAILED_OBJECT, "libbpf crashed parsing it (%s)",
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "libbpf crashed parsing it (%s)",
 			    strsignal(WTERMSIG(status)));
 	else
-		set_outcome(l->res, OUT_FAILED_OBJECT, "libbpf cannot open it: unknown error");
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "libbpf cannot open it: unknown error");
 }
 
 int probe_open(struct obj_load *l)
@@ -267,7 +267,7 @@ int probe_open(struct obj_load *l)
 		ret = 0;
 	}
 	if (!ms) {
-		set_outcome(l->res, OUT_FAILED_OBJECT, "not parsed: the run has %d s to "
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "not parsed: the run has %d s to "
 			    "parse objects, and objects that hang took them; remove those "
 			    "(FAILED_OBJECT)", PROBE_BUDGET_MS / 1000);
 		ret = -ETIME;
@@ -288,7 +288,7 @@ int probe_open(struct obj_load *l)
 	if (rep.ok)
 		return 0;
 	rep.why[sizeof(rep.why) - 1] = 0;
-	set_outcome(l->res, OUT_FAILED_OBJECT, "libbpf cannot open it: %s",
+	set_outcome(l->res, KSTATS_FAILED_OBJECT, "libbpf cannot open it: %s",
 		    *rep.why ? rep.why : "unknown error");
 	return -ENOEXEC;
 }

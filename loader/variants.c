@@ -41,7 +41,7 @@ bool check_deferred(struct obj_load *l)
 		return false;
 	for (i = 0; i < l->res->nprogs; i++)
 		l->pl[i].rejected = false;
-	l->res->outcome = OUT_LOADED;
+	l->res->outcome = KSTATS_LOADED;
 	l->res->reason[0] = 0;
 	return true;
 }
@@ -50,7 +50,7 @@ int init_progs(struct obj_load *l)
 {
 	const char *pin_dir = l->ctx->pin_dir;
 	struct bpf_program *prog;
-	struct prog_result *p;
+	struct kstats_status_prog *p;
 	struct prog_plan *pl;
 	size_t n = 0;
 
@@ -59,33 +59,38 @@ int init_progs(struct obj_load *l)
 	l->res->progs = calloc(n ? n : 1, sizeof(*l->res->progs));
 	l->pl = calloc(n ? n : 1, sizeof(*l->pl));
 	if (!l->res->progs || !l->pl) {
-		set_outcome(l->res, OUT_FAILED_OBJECT, "out of memory");
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "out of memory");
 		return -ENOMEM;
 	}
 	bpf_object__for_each_program(prog, l->obj) {
 		p = &l->res->progs[l->res->nprogs];
-		pl = &l->pl[l->res->nprogs++];
+		pl = &l->pl[l->res->nprogs];
+		if (prog_init(p)) {
+			set_outcome(l->res, KSTATS_FAILED_OBJECT, "out of memory");
+			return -ENOMEM;
+		}
+		l->res->nprogs++;
 		pl->prog = prog;
 		pl->kept_fd = -1;
-		snprintf(p->name, sizeof(p->name), "%s", bpf_program__name(prog));
-		snprintf(p->section, sizeof(p->section), "%s", bpf_program__section_name(prog));
-		p->attach_type = attach_type_of(p->section);
-		if (kstats_pin_path(p->link_pin, sizeof(p->link_pin), pin_dir, "link",
+		snprintf(p->name, KSTATS_NAME_LEN, "%s", bpf_program__name(prog));
+		snprintf(p->section, LOADER_SECTION_LEN, "%s", bpf_program__section_name(prog));
+		snprintf(p->attach_type, LOADER_TYPE_LEN, "%s", attach_type_of(p->section));
+		if (kstats_pin_path(p->link_pin, LOADER_PATH_LEN, pin_dir, "link",
 				    l->res->name, p->name) ||
-		    kstats_pin_path(p->prog_pin, sizeof(p->prog_pin), pin_dir, "prog",
+		    kstats_pin_path(p->prog_pin, LOADER_PATH_LEN, pin_dir, "prog",
 				    l->res->name, p->section)) {
-			set_outcome(l->res, OUT_FAILED_OBJECT, "pin path for %s is too long",
+			set_outcome(l->res, KSTATS_FAILED_OBJECT, "pin path for %s is too long",
 				    p->name);
 			return -ENAMETOOLONG;
 		}
 		pl->meta = kstats_objmeta_prog(&l->meta, p->name);
 		if (!pl->meta) {
-			set_outcome(l->res, OUT_FAILED_OBJECT, "program %s has no metadata; "
+			set_outcome(l->res, KSTATS_FAILED_OBJECT, "program %s has no metadata; "
 				    "declare it with DEFINE_BPF_PROG or DEFINE_BPF_TRACEPOINT",
 				    p->name);
 			return -EINVAL;
 		}
-		snprintf(p->attach, sizeof(p->attach), "%s", pl->meta->attach);
+		snprintf(p->attach, KSTATS_NAME_LEN, "%s", pl->meta->attach);
 		pl->in_range = kver_in(l->ctx->kver, pl->meta->min_kver, pl->meta->max_kver,
 				       pl->why, sizeof(pl->why));
 		if (pl->in_range && attach_point_deferred(p->section))
@@ -119,18 +124,18 @@ static int best_variant(const struct obj_load *l, size_t i)
 
 static void explain_unchosen(struct obj_load *l, size_t i, int best)
 {
-	struct prog_result *p = &l->res->progs[i];
+	struct kstats_status_prog *p = &l->res->progs[i];
 	struct prog_plan *pl = &l->pl[i];
 
 	if (pl->rejected)
 		return;		/* keeps its FAILED_VERIFIER */
-	p->outcome = !pl->in_range ? OUT_SKIPPED_KERNEL_VERSION :
-		     !pl->available ? OUT_SKIPPED_NO_ATTACH_POINT : OUT_SKIPPED_VARIANT;
-	if (p->outcome == OUT_SKIPPED_VARIANT)
-		snprintf(p->reason, sizeof(p->reason), "%s variant %s preferred",
+	p->outcome = !pl->in_range ? KSTATS_SKIPPED_KERNEL_VERSION :
+		     !pl->available ? KSTATS_SKIPPED_NO_ATTACH_POINT : KSTATS_SKIPPED_VARIANT;
+	if (p->outcome == KSTATS_SKIPPED_VARIANT)
+		snprintf(p->reason, LOADER_REASON_LEN, "%s variant %s preferred",
 			 variant_name(l->pl[best].meta->variant), l->res->progs[best].name);
 	else
-		snprintf(p->reason, sizeof(p->reason), "%s", pl->why);
+		snprintf(p->reason, LOADER_REASON_LEN, "%s", pl->why);
 }
 
 /* "<attach>: <prog>: <why>; <prog>: <why>" over the group's in-range members. */
@@ -152,7 +157,7 @@ static void group_why(struct obj_load *l, size_t i, char *buf, size_t len)
  * A mandatory attach point with no runnable variant stops the object, unless
  * all its programs are outside their kernel range.
  */
-static enum outcome group_stop(struct obj_load *l, size_t i)
+static enum kstats_outcome group_stop(struct obj_load *l, size_t i)
 {
 	bool in_range = false, rejected = false;
 	size_t j;
@@ -161,22 +166,22 @@ static enum outcome group_stop(struct obj_load *l, size_t i)
 		if (!same_group(l, i, j))
 			continue;
 		if (l->pl[j].meta->flags & KSTATS_PROG_OPTIONAL)
-			return OUT_LOADED;
+			return KSTATS_LOADED;
 		rejected |= l->pl[j].rejected;
 		in_range |= l->pl[j].in_range;
 	}
 	if (!in_range)
-		return OUT_LOADED;
-	l->res->outcome = rejected ? OUT_FAILED_VERIFIER : OUT_SKIPPED_NO_ATTACH_POINT;
-	group_why(l, i, l->res->reason, sizeof(l->res->reason));
+		return KSTATS_LOADED;
+	l->res->outcome = rejected ? KSTATS_FAILED_VERIFIER : KSTATS_SKIPPED_NO_ATTACH_POINT;
+	group_why(l, i, l->res->reason, LOADER_REASON_LEN);
 	return l->res->outcome;
 }
 
 /* Returns what stops the object. */
-enum outcome choose_variants(struct obj_load *l)
+enum kstats_outcome choose_variants(struct obj_load *l)
 {
-	struct obj_result *res = l->res;
-	enum outcome stop = OUT_LOADED;
+	struct kstats_status_obj *res = l->res;
+	enum kstats_outcome stop = KSTATS_LOADED;
 	bool any_in_range = false, any_chosen = false;
 	size_t i;
 	int best;
@@ -185,22 +190,22 @@ enum outcome choose_variants(struct obj_load *l)
 		best = best_variant(l, i);
 		l->pl[i].chosen = best == (int)i;
 		if (l->pl[i].chosen) {
-			res->progs[i].outcome = OUT_LOADED;
+			res->progs[i].outcome = KSTATS_LOADED;
 			res->progs[i].reason[0] = 0;
 		} else {
 			explain_unchosen(l, i, best);
 		}
 		any_in_range |= l->pl[i].in_range;
 		any_chosen |= l->pl[i].chosen;
-		if (best < 0 && stop == OUT_LOADED)
+		if (best < 0 && stop == KSTATS_LOADED)
 			stop = group_stop(l, i);
 	}
-	if (stop == OUT_LOADED && res->nprogs && !any_chosen) {
+	if (stop == KSTATS_LOADED && res->nprogs && !any_chosen) {
 		if (any_in_range)
-			set_outcome(res, OUT_SKIPPED_NO_ATTACH_POINT,
+			set_outcome(res, KSTATS_SKIPPED_NO_ATTACH_POINT,
 				    "none of its attach points exists in this kernel");
 		else
-			set_outcome(res, OUT_SKIPPED_KERNEL_VERSION,
+			set_outcome(res, KSTATS_SKIPPED_KERNEL_VERSION,
 				    "no program is for kernel %s", kver_str(l->ctx->kver).s);
 		stop = res->outcome;
 	}
