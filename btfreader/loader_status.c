@@ -30,8 +30,8 @@ static json_object *member(json_object *o, const char *key, json_type type)
 /* Bytes of the UTF-8 sequence at s (RFC 3629: no overlong, surrogate or > U+10FFFF), or 0. */
 static size_t utf8_len(const unsigned char *s)
 {
-	unsigned int n = s[0] < 0x80 ? 1 : s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 :
-			 s[0] >= 0xc2 ? 2 : 0, cp = s[0] & (0xff >> (n + 1)), i;
+	unsigned int n = s[0] < 0x80 ? 1 : s[0] > 0xf4 ? 0 : s[0] >= 0xf0 ? 4 :
+			 s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0, cp = s[0] & (0xff >> (n + 1)), i;
 
 	for (i = 1; i < n; i++) {
 		if ((s[i] & 0xc0) != 0x80)
@@ -44,10 +44,10 @@ static size_t utf8_len(const unsigned char *s)
 	return n;
 }
 
-/* A file name may be any bytes: those that are not UTF-8 are written as the text \xNN. */
+/* A file name may be any bytes: one that is not UTF-8 is escaped as the log escapes it. */
 static json_object *utf8_string(const char *s)
 {
-	size_t i, n, len = strlen(s), out = 0;
+	size_t i, n, len = strlen(s);
 	json_object *j;
 	char *buf;
 
@@ -55,15 +55,8 @@ static json_object *utf8_string(const char *s)
 		;
 	if (i >= len || !(buf = malloc(4 * len + 1)))
 		return json_object_new_string(i >= len ? s : "");
-	for (i = 0; i < len; i += n ? n : 1) {
-		n = utf8_len((const unsigned char *)s + i);
-		if (n)
-			memcpy(buf + out, s + i, n);
-		else
-			sprintf(buf + out, "\\x%02x", (unsigned char)s[i]);
-		out += n ? n : 4;
-	}
-	j = json_object_new_string_len(buf, out);
+	kstats_escape(buf, 4 * len + 1, s, len);
+	j = json_object_new_string(buf);
 	free(buf);
 	return j;
 }
