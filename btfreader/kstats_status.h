@@ -15,24 +15,18 @@
 
 struct json_object;
 
-/* Each object's and program's outcome (doc/loader.md); named in the file. */
-enum kstats_outcome {
-	KSTATS_UNKNOWN,			/* in a file: missing, or of a newer release */
-	KSTATS_LOADED,
-	KSTATS_SKIPPED_DISABLED,
-	KSTATS_SKIPPED_KERNEL_VERSION,
-	KSTATS_SKIPPED_NO_ATTACH_POINT,
-	KSTATS_SKIPPED_VARIANT,		/* a preferred variant was chosen */
-	KSTATS_SKIPPED_DUPLICATE_METRIC,	/* an earlier object exports its metric */
-	KSTATS_SKIPPED_OBJECT_NAME,	/* not letters and digits: pin names would be ambiguous */
-	KSTATS_FAILED_OBJECT,
-	KSTATS_FAILED_VERIFIER,
-	KSTATS_FAILED_ATTACH,
-	KSTATS_FAILED_PIN,
-	KSTATS_REFUSED_INCOMPATIBLE_PIN,
-	KSTATS_ABSENT,			/* gone from the object dir; its pins stay */
-	KSTATS_OUTCOME_COUNT,
-};
+/*
+ * Each object's and program's outcome (doc/loader.md), a value everywhere but
+ * in the file, which spells it: KSTATS_LOADED is "LOADED".  UNKNOWN: missing
+ * in a file, or of a newer release; ABSENT: gone from the object dir.
+ */
+#define KSTATS_OUTCOMES(X) X(UNKNOWN) X(LOADED) X(SKIPPED_DISABLED)		\
+	X(SKIPPED_KERNEL_VERSION) X(SKIPPED_NO_ATTACH_POINT) X(SKIPPED_VARIANT)	\
+	X(SKIPPED_DUPLICATE_METRIC) X(SKIPPED_OBJECT_NAME) X(FAILED_OBJECT)	\
+	X(FAILED_VERIFIER) X(FAILED_ATTACH) X(FAILED_PIN)			\
+	X(REFUSED_INCOMPATIBLE_PIN) X(ABSENT)
+#define KSTATS_OUTCOME_VALUE(name) KSTATS_##name,
+enum kstats_outcome { KSTATS_OUTCOMES(KSTATS_OUTCOME_VALUE) KSTATS_OUTCOME_COUNT };
 
 /*
  * One struct family, from the loader to its readers: the loader fills them,
