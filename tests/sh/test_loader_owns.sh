@@ -51,7 +51,15 @@ cp "$B/bpf/kswapd.bpf" "$tmp/run/kswapd.bpf"
 ld unload --obj-dir "$tmp/obj" --run-dir "$tmp/run" --unload
 [ "$rc" = 0 ] && [ ! -e "$tmp/run/compaction.bpf" ] && [ -f "$tmp/run/kswapd.bpf" ] ||
 	fail "--unload: exit $rc, run dir holds: $(ls "$tmp/run")"
-pass "--unload removes the copy it recorded and leaves another *.bpf in the run dir"
+# --status-file X/status.json alone: X is not a run dir to delete from either.
+mkdir -p "$tmp/sx"
+cp "$B/bpf/kswapd.bpf" "$tmp/sx/kswapd.bpf"
+ld sfile --obj-dir "$tmp/obj" --status-file "$tmp/sx/status.json"
+[ "$rc" = 0 ] && [ -f "$tmp/sx/compaction.bpf" ] || fail "--status-file: exit $rc: $(head -2 "$tmp/sfile.out")"
+ld sfileu --obj-dir "$tmp/obj" --status-file "$tmp/sx/status.json" --unload
+[ "$rc" = 0 ] && [ ! -e "$tmp/sx/compaction.bpf" ] && [ -f "$tmp/sx/kswapd.bpf" ] ||
+	fail "--unload --status-file: exit $rc, its dir holds: $(ls "$tmp/sx")"
+pass "--unload removes the copy it recorded and leaves another *.bpf in the run dir (--run-dir or --status-file's)"
 
 # 3. A run dir another user owns, or may write, or a symlink to one: refused,
 # nothing written there.
