@@ -160,6 +160,7 @@ struct obj_load {
 	__u64 created_boot_ns;
 	__u64 created_real_ns;
 	char libbpf_err[512];		/* libbpf's first warning of a step */
+	bool probed;			/* had its share of the probing budget */
 };
 
 /* Larger than any object a build produces; bounds what one file costs. */
@@ -188,6 +189,8 @@ void probe_start(size_t nobjs);
 void probe_server_main(void) __attribute__((noreturn));
 struct bpf_object *obj_open_mem(const char *name, const void *elf, size_t len);
 int probe_open(struct obj_load *l);
+/* An object done without probe_open(): the budget is shared by those left. */
+void probe_skip(void);
 
 /* pin.c: shape checks, atomic publication, link replacement. */
 int pin_open(const char *path);

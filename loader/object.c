@@ -549,6 +549,8 @@ void load_object(struct loader_ctx *ctx, size_t idx, const char *path,
 		prune_pins(res);
 	}
 	metrics_claim(&l);	/* on every path: later objects may wait for it */
+	if (!l.probed)
+		probe_skip();
 	bpf_object__close(l.obj);
 	log_capture(NULL, 0);	/* l.libbpf_err ends with this frame */
 	free(l.pl);

@@ -246,6 +246,13 @@ static void prober_lost(struct obj_load *l, int err, int ms)
 		set_outcome(l->res, KSTATS_FAILED_OBJECT, "libbpf cannot open it: unknown error");
 }
 
+void probe_skip(void)
+{
+	pthread_mutex_lock(&prober.lock);
+	prober.left -= !!prober.left;
+	pthread_mutex_unlock(&prober.lock);
+}
+
 int probe_open(struct obj_load *l)
 {
 	struct probe_req req = { .len = l->elf_len };
@@ -253,6 +260,7 @@ int probe_open(struct obj_load *l)
 	__u64 start;
 	int ret = 0, ms;
 
+	l->probed = true;
 	pthread_mutex_lock(&prober.lock);
 	start = kstats_clock_ns(CLOCK_MONOTONIC);	/* not the wait for the lock */
 	ms = probe_share_ms();
