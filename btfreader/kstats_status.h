@@ -15,41 +15,63 @@
 
 struct json_object;
 
-/* Strings are never NULL and live as long as the kstats_status. */
+/*
+ * Each object's and program's outcome (doc/loader.md), a value everywhere but
+ * in the file, which spells it: KSTATS_LOADED is "LOADED".  UNKNOWN: missing
+ * in a file, or of a newer release; ABSENT: gone from the object dir.
+ */
+#define KSTATS_OUTCOMES(X) X(UNKNOWN) X(LOADED) X(SKIPPED_DISABLED)		\
+	X(SKIPPED_KERNEL_VERSION) X(SKIPPED_NO_ATTACH_POINT) X(SKIPPED_VARIANT)	\
+	X(SKIPPED_DUPLICATE_METRIC) X(SKIPPED_OBJECT_NAME) X(FAILED_OBJECT)	\
+	X(FAILED_VERIFIER) X(FAILED_ATTACH) X(FAILED_PIN)			\
+	X(REFUSED_INCOMPATIBLE_PIN) X(ABSENT)
+#define KSTATS_OUTCOME_VALUE(name) KSTATS_##name,
+enum kstats_outcome { KSTATS_OUTCOMES(KSTATS_OUTCOME_VALUE) KSTATS_OUTCOME_COUNT };
+
+/*
+ * One struct family, from the loader to its readers: the loader fills them,
+ * kstats_status_json() writes them, kstats_status_read() reads them back.
+ * Strings are never NULL, and each is its own allocation (the loader's have
+ * room to be written in place); kstats_status_free() frees them.
+ */
 struct kstats_status_map {
-	const char *name, *pin;
+	char *name, *pin;
 	uint32_t map_id;
 	bool reused;
+	bool replaced;			/* moved aside for a new map (written when true) */
 	uint64_t created_boot_ns, created_real_ns;	/* 0: unknown */
-	const char *key_type, *value_type;		/* BTF names; "": unknown */
+	char *key_type, *value_type;	/* BTF names; "": unknown */
 	struct json_object *json;	/* its member of the file, for --json */
 };
 
 struct kstats_status_prog {
-	const char *name, *section, *attach, *attach_type, *outcome, *reason;
-	const char *prog_pin, *link_pin;
+	char *name, *section, *attach, *attach_type, *reason;
+	enum kstats_outcome outcome;
+	char *prog_pin, *link_pin;
 	uint32_t prog_id;		/* 0: not loaded */
 	bool kept;			/* the same program was already attached */
 	struct json_object *json;
 };
 
 struct kstats_status_obj {
-	const char *name, *path, *outcome, *reason;
+	char *name, *path, *reason;
+	char *copy;			/* its bytes as loaded (run dir), "": none */
+	enum kstats_outcome outcome;
 	bool critical;
 	struct kstats_status_prog *progs;
 	size_t nprogs;
 	struct kstats_status_map *maps;
 	size_t nmaps;
-	const char **pins;		/* every pin the loader made for it */
+	char **pins;			/* every pin the loader made for it */
 	size_t npins;
 	struct json_object *json;
 };
 
 struct kstats_status {
-	const char *kernel_release, *boot_id, *obj_dir, *pin_dir;
+	char *kernel_release, *boot_id, *obj_dir, *pin_dir;
 	uint32_t kernel_version;	/* KSTATS_KVER of the version in force */
 	uint64_t started_boot_ns, finished_boot_ns;
-	const char *error;		/* "": the environment was usable */
+	char *error;			/* "": the environment was usable */
 	struct kstats_status_obj *objs;
 	size_t nobjs;
 	struct json_object *json;	/* the whole file, for pass-through output */
@@ -71,6 +93,16 @@ const struct kstats_status_map *kstats_status_obj_map(const struct kstats_status
 						     const char *name);
 const struct kstats_status_map *kstats_status_map_by_id(const struct kstats_status *st,
 							uint32_t map_id);
-bool kstats_status_failed(const struct kstats_status_obj *o);
+const char *kstats_outcome_name(enum kstats_outcome o);
+/* FAILED_*: the object's own fault (a refused pin and skips are not). */
+static inline bool kstats_outcome_failed(enum kstats_outcome o)
+{
+	return o >= KSTATS_FAILED_OBJECT && o <= KSTATS_FAILED_PIN;
+}
+static inline bool kstats_outcome_skipped(enum kstats_outcome o)
+{
+	return o >= KSTATS_SKIPPED_DISABLED && o <= KSTATS_SKIPPED_OBJECT_NAME;
+}
+void kstats_status_obj_free(struct kstats_status_obj *o);
 
 #endif /* KSTATS_STATUS_H */

@@ -27,16 +27,78 @@ static json_object *member(json_object *o, const char *key, json_type type)
 	       v : NULL;
 }
 
-static void io_str(struct io *io, const char *key, const char **v)
+/* Bytes of the UTF-8 sequence at s (RFC 3629: no overlong, surrogate or > U+10FFFF), or 0. */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned int n = s[0] < 0x80 ? 1 : s[0] > 0xf4 ? 0 : s[0] >= 0xf0 ? 4 :
+			 s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0, cp = s[0] & (0xff >> (n + 1)), i;
+
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* A file name may be any bytes: one that is not UTF-8 is escaped as the log escapes it. */
+static json_object *utf8_string(const char *s)
+{
+	size_t i, n, len = strlen(s);
+	json_object *j;
+	char *buf;
+
+	for (i = 0; i < len && (n = utf8_len((const unsigned char *)s + i)); i += n)
+		;
+	if (i >= len || !(buf = malloc(4 * len + 1)))
+		return json_object_new_string(i >= len ? s : "");
+	kstats_escape(buf, 4 * len + 1, s, len);
+	j = json_object_new_string(buf);
+	free(buf);
+	return j;
+}
+
+static void io_str(struct io *io, const char *key, char **v)
 {
 	json_object *m;
 
 	if (io->write) {
-		json_object_object_add(io->j, key, json_object_new_string(*v));
+		json_object_object_add(io->j, key, utf8_string(*v));
 		return;
 	}
 	m = member(io->j, key, json_type_string);
-	*v = m ? json_object_get_string(m) : "";
+	*v = strdup(m ? json_object_get_string(m) : "");
+	if (!*v)
+		io->err = -ENOMEM;
+}
+
+#define OUTCOME_NAME(name) #name,
+static const char *const outcome_names[] = { KSTATS_OUTCOMES(OUTCOME_NAME) };
+
+const char *kstats_outcome_name(enum kstats_outcome o)
+{
+	return o < KSTATS_OUTCOME_COUNT ? outcome_names[o] : outcome_names[KSTATS_UNKNOWN];
+}
+
+/* Named in the file, a value everywhere else. */
+static enum kstats_outcome io_outcome(struct io *io, enum kstats_outcome o)
+{
+	json_object *m;
+	int i;
+
+	if (io->write) {
+		json_object_object_add(io->j, "outcome",
+				       json_object_new_string(kstats_outcome_name(o)));
+		return o;
+	}
+	m = member(io->j, "outcome", json_type_string);
+	for (i = KSTATS_OUTCOME_COUNT - 1; m && i > KSTATS_UNKNOWN; i--)
+		if (!strcmp(json_object_get_string(m), outcome_names[i]))
+			break;
+	return m ? (enum kstats_outcome)i : KSTATS_UNKNOWN;
 }
 
 /* Reads non-negative integers up to max; anything else reads as 0. */
@@ -77,7 +139,7 @@ static void *io_array(struct io *io, const char *key, void *arr, size_t *n, size
 		io->err = -ENOMEM;
 	for (i = 0; p && i < len && !sub.err; i++) {
 		if (io->write && !fn) {
-			json_object_array_add(a, json_object_new_string(((char **)p)[i]));
+			json_object_array_add(a, utf8_string(((char **)p)[i]));
 		} else if (io->write) {
 			sub.j = json_object_new_object();
 			json_object_array_add(a, sub.j);
@@ -86,8 +148,9 @@ static void *io_array(struct io *io, const char *key, void *arr, size_t *n, size
 			sub.j = json_object_array_get_idx(a, i);
 			if (fn && json_object_is_type(sub.j, json_type_object))
 				fn(&sub, p + (*n)++ * size);
-			else if (!fn && json_object_is_type(sub.j, json_type_string))
-				((const char **)p)[(*n)++] = json_object_get_string(sub.j);
+			else if (!fn && json_object_is_type(sub.j, json_type_string) &&
+				 !(((char **)p)[(*n)++] = strdup(json_object_get_string(sub.j))))
+				sub.err = -ENOMEM;
 		}
 	}
 	io->err = io->err ?: sub.err;
@@ -103,7 +166,7 @@ static void prog_io(struct io *io, void *s)
 	io_str(io, "section", &p->section);
 	io_str(io, "attach", &p->attach);
 	io_str(io, "attach_type", &p->attach_type);
-	io_str(io, "outcome", &p->outcome);
+	p->outcome = io_outcome(io, p->outcome);
 	io_str(io, "reason", &p->reason);
 	p->prog_id = io_uint(io, "prog_id", p->prog_id, UINT32_MAX);
 	io_str(io, "link_pin", &p->link_pin);
@@ -120,6 +183,8 @@ static void map_io(struct io *io, void *s)
 	io_str(io, "pin", &m->pin);
 	m->map_id = io_uint(io, "map_id", m->map_id, UINT32_MAX);
 	m->reused = io_bool(io, "reused", m->reused);
+	if (!io->write || m->replaced)
+		m->replaced = io_bool(io, "replaced", m->replaced);
 	m->created_boot_ns = io_uint(io, "created_boottime_ns", m->created_boot_ns, INT64_MAX);
 	m->created_real_ns = io_uint(io, "created_realtime_ns", m->created_real_ns, INT64_MAX);
 	if (!io->write || *m->key_type) {
@@ -135,7 +200,9 @@ static void obj_io(struct io *io, void *s)
 	o->json = io->j;
 	io_str(io, "name", &o->name);
 	io_str(io, "path", &o->path);
-	io_str(io, "outcome", &o->outcome);
+	if (!io->write || *o->copy)
+		io_str(io, "copy", &o->copy);
+	o->outcome = io_outcome(io, o->outcome);
 	io_str(io, "reason", &o->reason);
 	o->critical = io_bool(io, "critical", o->critical);
 	o->progs = io_array(io, "programs", o->progs, &o->nprogs, sizeof(*o->progs), prog_io);
@@ -236,16 +303,34 @@ int kstats_status_read(const char *path, struct kstats_status *st,
 	return ret;
 }
 
+void kstats_status_obj_free(struct kstats_status_obj *o)
+{
+	struct kstats_status_prog *p;
+	struct kstats_status_map *m;
+	size_t i;
+
+	for (p = o->progs; p && p < o->progs + o->nprogs; p++) {
+		free(p->name), free(p->section), free(p->attach), free(p->attach_type);
+		free(p->reason), free(p->prog_pin), free(p->link_pin);
+	}
+	for (m = o->maps; m && m < o->maps + o->nmaps; m++) {
+		free(m->name), free(m->pin), free(m->key_type), free(m->value_type);
+	}
+	for (i = 0; o->pins && i < o->npins; i++)
+		free(o->pins[i]);
+	free(o->name), free(o->path), free(o->reason), free(o->copy);
+	free(o->progs), free(o->maps), free(o->pins);
+	memset(o, 0, sizeof(*o));
+}
+
 void kstats_status_free(struct kstats_status *st)
 {
 	size_t i;
 
-	for (i = 0; st->objs && i < st->nobjs; i++) {
-		free(st->objs[i].progs);
-		free(st->objs[i].maps);
-		free(st->objs[i].pins);
-	}
-	free(st->objs);
+	for (i = 0; st->objs && i < st->nobjs; i++)
+		kstats_status_obj_free(&st->objs[i]);
+	free(st->kernel_release), free(st->boot_id), free(st->obj_dir), free(st->pin_dir);
+	free(st->error), free(st->objs);
 	json_object_put(st->json);
 	memset(st, 0, sizeof(*st));
 }
@@ -284,7 +369,4 @@ const struct kstats_status_map *kstats_status_map_by_id(const struct kstats_stat
 	return NULL;
 }
 
-bool kstats_status_failed(const struct kstats_status_obj *o)
-{
-	return !strncmp(o->outcome, "FAILED", 6);
-}
+

@@ -70,11 +70,11 @@ const char *kstats_why(const struct kstats_status_obj *o, char *buf, size_t len)
 		snprintf(buf, len, "its map is not pinned");
 		return KSTATS_FIX_LOAD;
 	}
-	snprintf(buf, len, "%s%s%s%s", o->outcome, *o->reason ? ": " : "", o->reason,
-		 o->critical ? " (critical)" : "");
-	if (!strncmp(o->outcome, "SKIPPED", 7))
+	snprintf(buf, len, "%s%s%s%s", kstats_outcome_name(o->outcome),
+		 *o->reason ? ": " : "", o->reason, o->critical ? " (critical)" : "");
+	if (kstats_outcome_skipped(o->outcome))
 		return "";
-	return kstats_status_failed(o) ? KSTATS_FIX_STATUS : KSTATS_FIX_LOAD;
+	return kstats_outcome_failed(o->outcome) ? KSTATS_FIX_STATUS : KSTATS_FIX_LOAD;
 }
 
 int kstats_strtou64(const char *s, uint64_t *out, const char **rest)

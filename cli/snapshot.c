@@ -99,7 +99,7 @@ static int load_rank(const struct kstats_status *st, const char *obj)
 	const struct kstats_status_obj *o = st ? kstats_status_obj(st, obj) : NULL;
 	size_t i;
 
-	if (o && !strcmp(o->outcome, "LOADED"))
+	if (o && o->outcome == KSTATS_LOADED)
 		return 2;
 	for (i = 0; o && i < o->nprogs; i++)
 		if (o->progs[i].prog_id)

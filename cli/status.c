@@ -198,7 +198,7 @@ static void probe_map(struct status_view *v, const struct kstats_status_obj *o,
 	ml->root_only = denied && mm && !(mm->mode & 0044) && geteuid();
 	v->perm_denied |= denied && !ml->root_only;
 	/* A loaded object's map must be there: its pin gone is a broken pipeline. */
-	if (ml->err == -ENOENT && !strcmp(o->outcome, "LOADED")) {
+	if (ml->err == -ENOENT && o->outcome == KSTATS_LOADED) {
 		v->maps_gone++;
 		v->gone_example = mp->pin;
 	}
@@ -270,7 +270,7 @@ static void prog_row(struct table *t, const struct kstats_status_prog *p,
 	CELL(t, 0, "%s", p->name);
 	CELL(t, 1, "%s", p->attach);
 	CELL(t, 2, "%s", *p->attach_type ? p->attach_type : "-");
-	CELL(t, 3, "%s%s", p->outcome, pl->detached ? ",DETACHED" : "");
+	CELL(t, 3, "%s%s", kstats_outcome_name(p->outcome), pl->detached ? ",DETACHED" : "");
 	if (pl->have && pl->run_cnt) {
 		if (ns < 1000)
 			snprintf(avg, sizeof(avg), "%.0fns", ns);
@@ -495,9 +495,9 @@ static int verdict(struct status_view *v)
 	for (i = 0; i < v->st.nobjs; i++) {
 		const struct kstats_status_obj *o = &v->st.objs[i];
 
-		if (!kstats_status_failed(o))
+		if (!kstats_outcome_failed(o->outcome))
 			continue;
-		if (strcmp(o->outcome, "FAILED_OBJECT") || o->critical) {
+		if (o->outcome != KSTATS_FAILED_OBJECT || o->critical) {
 			failed = true;
 			continue;
 		}

@@ -19,19 +19,21 @@ static const char *const names[] = { "compaction", "a", "a_b", "", "objects" };
 
 static void check_object(struct loader_ctx *ctx, const char *name)
 {
-	struct obj_result res = {};
+	struct kstats_status_obj res = {};
 	struct map_types types;
-	__u64 boot, real;
+	uint64_t boot, real;
 	size_t i;
 
-	snprintf(res.name, sizeof(res.name), "%s", name);
+	if (obj_init(&res))
+		abort();
+	snprintf(res.name, KSTATS_NAME_LEN, "%s", name);
 	prev_map_created(ctx, name, "map", 1, &boot, &real);
-	prev_map_types(ctx, name, "map", 1, &types);
+	prev_map_types(ctx, name, "map", 1, types.key, types.value);
 	adopt_prev_pins(ctx, &res);
 	for (i = 0; i < res.npins; i++)
 		if (!in_pin_dir(ctx, res.pins[i]) || !strstr(res.pins[i], name))
 			abort();	/* a status file steered us out of the pin dir */
-	free_result(&res);
+	kstats_status_obj_free(&res);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

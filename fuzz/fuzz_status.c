@@ -26,7 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < st.nobjs; i++) {
 		const struct kstats_status_obj *o = &st.objs[i];
 
-		n += touch(o->name) + touch(o->path) + touch(o->outcome) + touch(o->reason);
+		n += touch(o->name) + touch(o->path) + touch(kstats_outcome_name(o->outcome)) +
+		     touch(o->copy) + touch(o->reason);
 		for (j = 0; j < o->nprogs; j++)
 			n += touch(o->progs[j].name) + touch(o->progs[j].reason) +
 			     touch(o->progs[j].link_pin) + touch(o->progs[j].prog_pin);

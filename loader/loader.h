@@ -11,16 +11,18 @@
 #include <bpf/libbpf.h>
 
 #include "kstats_objmeta.h"
+#include "kstats_status.h"
 
 struct btf;
-struct kstats_status;
-struct kstats_status_obj;
 struct metric_claim;
 struct metric_turn;
 struct log_held;
 
+/* The room of each string the loader writes in place in its kstats_status_obj. */
 #define LOADER_PATH_LEN 512
 #define LOADER_REASON_LEN 2048
+#define LOADER_SECTION_LEN 128
+#define LOADER_TYPE_LEN 16
 
 /* Exit codes (--help, doc/loader.md). */
 enum {
@@ -31,70 +33,16 @@ enum {
 	EXIT_LOCKED = 4,	/* another loader held the run dir lock too long */
 };
 
-/* Outcome of an object and of each program; names in outcome_str(). */
-enum outcome {
-	OUT_LOADED,
-	OUT_SKIPPED_DISABLED,
-	OUT_SKIPPED_KERNEL_VERSION,
-	OUT_SKIPPED_NO_ATTACH_POINT,
-	OUT_SKIPPED_VARIANT,		/* a preferred variant was chosen */
-	OUT_SKIPPED_DUPLICATE_METRIC,	/* an earlier object exports its metric */
-	OUT_SKIPPED_OBJECT_NAME,	/* not letters and digits: pin names would be ambiguous */
-	OUT_FAILED_OBJECT,
-	OUT_FAILED_VERIFIER,
-	OUT_FAILED_ATTACH,
-	OUT_FAILED_PIN,
-	OUT_REFUSED_INCOMPATIBLE_PIN,
-	OUT_COUNT,
-};
-
-static inline bool outcome_failed(enum outcome o)
+/* What counts against a critical object: a failure, or a refused pin. */
+static inline bool outcome_failed(enum kstats_outcome o)
 {
-	return o >= OUT_FAILED_OBJECT;
+	return o >= KSTATS_FAILED_OBJECT && o <= KSTATS_REFUSED_INCOMPATIBLE_PIN;
 }
-
-struct prog_result {
-	char name[KSTATS_NAME_LEN];
-	char section[128];
-	char attach[KSTATS_NAME_LEN];	/* the group the variants share */
-	const char *attach_type;	/* "tp_btf", "raw_tp", "kprobe", "other" */
-	enum outcome outcome;
-	char reason[LOADER_REASON_LEN];
-	__u32 prog_id;			/* the attached program, 0 if none */
-	char link_pin[LOADER_PATH_LEN];	/* "" when not attached */
-	char prog_pin[LOADER_PATH_LEN];
-	bool kept;			/* same program was already attached */
-};
 
 /* BTF names of a map's key and value types: part of its shape. */
 struct map_types {
 	char key[KSTATS_NAME_LEN];
 	char value[KSTATS_NAME_LEN];
-};
-
-struct map_result {
-	char name[KSTATS_NAME_LEN];
-	char pin[LOADER_PATH_LEN];
-	__u32 map_id;
-	bool reused;
-	bool replaced;			/* an incompatible pin moves aside */
-	struct map_types types;
-	__u64 created_boottime_ns;	/* 0: unknown */
-	__u64 created_realtime_ns;
-};
-
-struct obj_result {
-	char name[KSTATS_NAME_LEN];
-	char path[LOADER_PATH_LEN];
-	enum outcome outcome;
-	char reason[LOADER_REASON_LEN];
-	bool critical;
-	struct prog_result *progs;
-	size_t nprogs;
-	struct map_result *maps;
-	size_t nmaps;
-	char **pins;			/* every pin the loader made for it (--unload) */
-	size_t npins;
 };
 
 struct loader_ctx {
@@ -160,27 +108,30 @@ bool attach_point_deferred(const char *section);
 const char *variant_name(__u32 variant);
 
 /* result.c; warn_unknown_disabled: one warning per disabled name matching no object. */
-void warn_unknown_disabled(const struct loader_ctx *ctx, const struct obj_result *res,
+void warn_unknown_disabled(const struct loader_ctx *ctx, const struct kstats_status_obj *res,
 			   size_t n);
-const char *outcome_str(enum outcome o);
+const char *kstats_outcome_name(enum kstats_outcome o);
 int apply_owner(const char *path, const char *uid, const char *gid,
 		unsigned int mode);
-void set_outcome(struct obj_result *res, enum outcome o, const char *fmt, ...)
+void set_outcome(struct kstats_status_obj *res, enum kstats_outcome o, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-struct map_result *add_map(struct obj_result *res, const char *name,
+struct kstats_status_map *add_map(struct kstats_status_obj *res, const char *name,
 			   const struct loader_ctx *ctx);
-bool owns_pin(const struct obj_result *res, const char *path);
-int own_pin(struct obj_result *res, const char *path);
-void prune_pins(struct obj_result *res);
+bool owns_pin(const struct kstats_status_obj *res, const char *path);
+int own_pin(struct kstats_status_obj *res, const char *path);
+void prune_pins(struct kstats_status_obj *res);
 bool is_pin_kind(const char *path, const char *kind);
 bool in_pin_dir(const struct loader_ctx *ctx, const char *path);
 int object_name_check(const char *name, char *fix, size_t len);
 bool pin_of(const struct loader_ctx *ctx, const char *path, const char *obj);
-void adopt_prev_pins(struct loader_ctx *ctx, struct obj_result *res);
-void retire_programs(struct obj_result *res);
-void describe_kept_pins(struct loader_ctx *ctx, struct obj_result *res,
+int copy_path(const struct loader_ctx *ctx, const char *obj, char *buf, size_t len);
+int unload_all(struct loader_ctx *ctx, const char *flag);
+void adopt_prev_pins(struct loader_ctx *ctx, struct kstats_status_obj *res);
+void retire_programs(struct kstats_status_obj *res);
+void describe_kept_pins(struct loader_ctx *ctx, struct kstats_status_obj *res,
 			const struct kstats_objmeta *meta);
-void free_result(struct obj_result *res);
+int obj_init(struct kstats_status_obj *res);
+int prog_init(struct kstats_status_prog *p);
 
 /* One object's load in progress (object.c). */
 struct prog_plan {
@@ -199,7 +150,7 @@ struct prog_plan {
 struct obj_load {
 	struct loader_ctx *ctx;
 	size_t idx;			/* in the run's sorted order */
-	struct obj_result *res;
+	struct kstats_status_obj *res;
 	void *elf;			/* the file's bytes, read once */
 	size_t elf_len;
 	int untrusted;			/* check_trusted_fd() of the file read */
@@ -209,30 +160,41 @@ struct obj_load {
 	__u64 created_boot_ns;
 	__u64 created_real_ns;
 	char libbpf_err[512];		/* libbpf's first warning of a step */
+	bool probed;			/* had its share of the probing budget */
 };
 
 /* Larger than any object a build produces; bounds what one file costs. */
 #define OBJECT_MAX_BYTES (64u << 20)
 
+/* variants.c: a program's gating, and the variant chosen per attach point. */
+int init_progs(struct obj_load *l);
+bool check_deferred(struct obj_load *l);
+enum kstats_outcome choose_variants(struct obj_load *l);
+
+/* publish.c: a pinned map's reuse, then the object's pins and links at once. */
+enum kstats_outcome prepare_map(struct obj_load *l, struct bpf_map *map);
+void publish(struct obj_load *l);
+
 /* object.c: the idx-th object of the run, in sorted order. */
 void load_object(struct loader_ctx *ctx, size_t idx, const char *path,
-		 struct obj_result *res);
+		 struct kstats_status_obj *res);
 int metrics_init(struct loader_ctx *ctx, size_t nobjs);
 void metrics_free(struct loader_ctx *ctx);
 
 /* probe.c: libbpf opens an object in a child first. */
-void probe_start(void);
+void probe_start(size_t nobjs);
 /* argv[1] of the prober that replaces a crashed one (never for users). */
 #define PROBE_SERVER_ARG "--probe-server"
 #define PROBE_SERVER_FD 3	/* its socket */
 void probe_server_main(void) __attribute__((noreturn));
 struct bpf_object *obj_open_mem(const char *name, const void *elf, size_t len);
 int probe_open(struct obj_load *l);
+/* An object done without probe_open(): the budget is shared by those left. */
+void probe_skip(void);
 
 /* pin.c: shape checks, atomic publication, link replacement. */
 int pin_open(const char *path);
-void map_type_names(const struct btf *obj_btf, struct bpf_map *map,
-		    struct map_types *types);
+void map_type_names(const struct btf *obj_btf, struct bpf_map *map, char *key, char *value);
 int map_shape_check(const struct btf *obj_btf, struct bpf_map *map, int pinned_fd,
 		    const struct map_types *known, char *why, size_t len);
 bool ring_consumable(struct bpf_map *map, int fd, char *why, size_t len);
@@ -250,7 +212,7 @@ void txn_free(struct pin_txn *txn);
 void txn_remove_stale(const char *pin_dir);
 
 struct link_swap;
-struct link_swap *swap_begin(const struct obj_result *res, char *why, size_t len);
+struct link_swap *swap_begin(const struct kstats_status_obj *res, char *why, size_t len);
 int swap_keep(struct link_swap *sw, const char *link_pin, int new_prog_fd,
 	      __u32 *prog_id);
 int swap_detach(struct link_swap *sw, char *why, size_t len);
@@ -261,10 +223,10 @@ void swap_free(struct link_swap *sw);
 void status_parse_prev(struct loader_ctx *ctx, const char *buf, size_t len);
 void status_free_prev(struct loader_ctx *ctx);
 void prev_map_created(const struct loader_ctx *ctx, const char *obj, const char *map,
-		      __u32 map_id, __u64 *boot_ns, __u64 *real_ns);
+		      __u32 map_id, uint64_t *boot_ns, uint64_t *real_ns);
 int prev_map_types(const struct loader_ctx *ctx, const char *obj, const char *map,
-		   __u32 map_id, struct map_types *types);
-int status_write(const struct loader_ctx *ctx, const struct obj_result *res,
+		   __u32 map_id, char *key, char *value);
+int status_write(const struct loader_ctx *ctx, struct kstats_status_obj *res,
 		 size_t n, __u64 started_ns, const char *error);
 
 #endif /* KSTATS_LOADER_H */

@@ -235,6 +235,15 @@ static int prepare_pin_dir(const char *pin_dir, char *err, size_t len)
 	return ret;
 }
 
+/* By identity, not by spelling: "dir/", "./dir" or a symlink name the same one. */
+static bool same_dir(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
 /* Recorded in the status file with nothing touched. */
 static int fail_env(struct loader_ctx *ctx, __u64 started, const char *fmt, ...)
 {
@@ -252,31 +261,29 @@ static int fail_env(struct loader_ctx *ctx, __u64 started, const char *fmt, ...)
 	return EXIT_ENV;
 }
 
-static void report(const struct obj_result *r)
+static void report(const struct kstats_status_obj *r)
 {
-	struct kstats_status_obj o = { .outcome = outcome_str(r->outcome),
-				       .reason = r->reason, .critical = r->critical };
 	unsigned int progs = 0, kept = 0, reused = 0;
 	char why[KSTATS_WHY_LEN];
 	size_t i;
 
 	for (i = 0; i < r->nprogs; i++) {
-		progs += r->progs[i].outcome == OUT_LOADED;
+		progs += r->progs[i].outcome == KSTATS_LOADED;
 		kept += r->progs[i].kept;
 	}
 	for (i = 0; i < r->nmaps; i++)
 		reused += r->maps[i].reused;
-	kstats_why(&o, why, sizeof(why));
-	if (r->outcome == OUT_LOADED)
+	kstats_why(r, why, sizeof(why));
+	if (r->outcome == KSTATS_LOADED)
 		log_result(LOG_INFO, "%-16s LOADED: %u programs attached (%u kept), %zu "
 			   "maps pinned (%u reused)", r->name, progs, kept, r->nmaps, reused);
 	else
 		log_result(!outcome_failed(r->outcome) ? LOG_INFO :
 			   r->critical ? LOG_ERR : LOG_WARNING, "%-16s %s", r->name, why);
-	for (i = 0; r->outcome == OUT_LOADED && i < r->nprogs; i++)
+	for (i = 0; r->outcome == KSTATS_LOADED && i < r->nprogs; i++)
 		if (outcome_failed(r->progs[i].outcome))
 			log_msg(LOG_WARNING, "%s: %s %s: %s", r->name, r->progs[i].name,
-				outcome_str(r->progs[i].outcome), r->progs[i].reason);
+				kstats_outcome_name(r->progs[i].outcome), r->progs[i].reason);
 }
 
 /* Objects load on up to one thread per CPU, and are reported in sorted order. */
@@ -285,7 +292,7 @@ static void report(const struct obj_result *r)
 struct pool {
 	struct loader_ctx *ctx;
 	struct dirent **ents;
-	struct obj_result *res;
+	struct kstats_status_obj *res;
 	struct log_held **held;		/* each object's lines until reported */
 	bool *done;
 	size_t n;
@@ -324,7 +331,7 @@ static void *load_thread(void *arg)
 /* Reports the finished objects next in order; with wait, all of them. */
 static void report_done(struct pool *p, bool wait)
 {
-	struct obj_result *r;
+	struct kstats_status_obj *r;
 
 	pthread_mutex_lock(&p->lock);
 	while (p->reported < p->n) {
@@ -352,7 +359,7 @@ static void load_pool(struct pool *p)
 	want = want < LOADER_MAX_THREADS ? want : LOADER_MAX_THREADS;
 	want = want < p->n ? want : p->n;
 	if (!p->ctx->disable_all && p->n)
-		probe_start();	/* forked before any thread exists */
+		probe_start(p->n);	/* forked before any thread exists */
 	/* Only reporting here: a run stopped at boot has named every object it finished. */
 	for (t = 0; t < want; t++)
 		started += !pthread_create(&tid[started], NULL, load_thread, p);
@@ -364,7 +371,7 @@ static void load_pool(struct pool *p)
 }
 
 /* -errno when no object could be tried. */
-static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nout)
+static int load_all(struct loader_ctx *ctx, struct kstats_status_obj **out, size_t *nout)
 {
 	struct pool p = { .ctx = ctx, .lock = PTHREAD_MUTEX_INITIALIZER,
 			  .cond = PTHREAD_COND_INITIALIZER };
@@ -377,9 +384,11 @@ static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nou
 	p.res = calloc(n ? n : 1, sizeof(*p.res));
 	p.held = calloc(n ? n : 1, sizeof(*p.held));
 	p.done = calloc(n ? n : 1, sizeof(*p.done));
-	if (!p.res || !p.held || !p.done || metrics_init(ctx, n))
+	for (i = 0; p.res && i < n && !ret; i++)
+		ret = obj_init(&p.res[i]);
+	if (!ret && (!p.res || !p.held || !p.done || metrics_init(ctx, n)))
 		ret = -ENOMEM;
-	else
+	if (!ret)
 		load_pool(&p);
 	for (i = 0; i < n; i++)
 		free(p.ents[i]);
@@ -387,6 +396,8 @@ static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nou
 	free(p.held);
 	free(p.done);
 	if (ret) {
+		for (i = 0; p.res && i < n; i++)
+			kstats_status_obj_free(&p.res[i]);
 		free(p.res);
 		return ret;
 	}
@@ -397,118 +408,24 @@ static int load_all(struct loader_ctx *ctx, struct obj_result **out, size_t *nou
 	return p.critical ? EXIT_CRITICAL : EXIT_OK;
 }
 
-/* --unload removes only the loader's pins, its files, and the pin dir if empty. */
-struct unload {
-	unsigned int removed;
-	unsigned int failed;
-};
-
-static void remove_pin(struct unload *u, const char *path)
-{
-	if (!unlink(path)) {
-		u->removed++;
-	} else if (errno != ENOENT) {
-		log_msg(LOG_ERR, "cannot remove %s: %m", path);
-		u->failed++;
-	}
-}
-
-/* Without a status file: the pins named after the objects in --obj-dir. */
-static int remove_named_pins(struct loader_ctx *ctx, struct unload *u)
-{
-	char path[LOADER_PATH_LEN], name[KSTATS_NAME_LEN];
-	struct dirent **objs, *e;
-	DIR *dir;
-	int n, i;
-
-	n = kstats_scan_objects(ctx->obj_dir, &objs);
-	if (n < 0)
-		return n;
-	dir = opendir(ctx->pin_dir);
-	while (dir && (e = readdir(dir))) {
-		snprintf(path, sizeof(path), "%s/%s", ctx->pin_dir, e->d_name);
-		for (i = 0; i < n; i++)
-			if (!kstats_obj_name(objs[i]->d_name, name, sizeof(name)) &&
-			    pin_of(ctx, path, name))
-				break;
-		if (i < n)
-			remove_pin(u, path);
-	}
-	if (dir)
-		closedir(dir);
-	for (i = 0; i < n; i++)
-		free(objs[i]);
-	free(objs);
-	return 0;
-}
-
-/* The objects as loaded (object.c): no pin is left to read with them. */
-static void remove_loaded_copies(const struct loader_ctx *ctx)
-{
-	char path[LOADER_PATH_LEN + 256];
-	struct dirent **ents;
-	int n, i;
-
-	if (!strcmp(ctx->run_dir, ctx->obj_dir))
-		return;	/* never the objects themselves */
-	n = kstats_scan_objects(ctx->run_dir, &ents);
-	for (i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/%s", ctx->run_dir, ents[i]->d_name);
-		if (unlink(path) && errno != ENOENT)
-			log_msg(LOG_WARNING, "warning: cannot remove %s: %m", path);
-		free(ents[i]);
-	}
-	if (n >= 0)
-		free(ents);
-}
-
-static int unload_all(struct loader_ctx *ctx, const char *flag)
-{
-	const struct kstats_status_obj *o;
-	struct unload u = {};
-	size_t i, j;
-
-	for (i = 0; ctx->prev && i < ctx->prev->nobjs; i++) {
-		o = &ctx->prev->objs[i];
-		for (j = 0; j < o->npins; j++)
-			if (pin_of(ctx, o->pins[j], o->name))
-				remove_pin(&u, o->pins[j]);
-			else
-				log_msg(LOG_WARNING, "warning: %s is not a pin of %s in %s; "
-					"left alone", o->pins[j], o->name, ctx->pin_dir);
-	}
-	if (!ctx->prev && remove_named_pins(ctx, &u)) {
-		log_msg(LOG_ERR, "no status file %s and cannot read %s: nothing known to "
-			"unload; pass --run-dir or --obj-dir", ctx->status_path, ctx->obj_dir);
-		return EXIT_ENV;
-	}
-	remove_loaded_copies(ctx);
-	unlink(flag);
-	if (unlink(ctx->status_path) && errno != ENOENT)
-		log_msg(LOG_WARNING, "warning: cannot remove %s: %m", ctx->status_path);
-	if (rmdir(ctx->pin_dir) && errno != ENOENT)
-		log_msg(LOG_INFO, "%s stays: it holds pins that are not the loader's",
-			ctx->pin_dir);
-	log_result(LOG_INFO, "unloaded: %u pins removed%s", u.removed,
-		u.failed ? ", some could not be" : "");
-	return u.failed ? EXIT_CRITICAL : EXIT_OK;
-}
-
 static int run(struct loader_ctx *ctx, const struct options *o)
 {
-	struct obj_result *res = NULL;
+	struct kstats_status_obj *res = NULL;
 	__u64 started = kstats_clock_ns(CLOCK_BOOTTIME);
 	char flag[LOADER_PATH_LEN + 16], err[2 * LOADER_PATH_LEN];
 	size_t n = 0, i;
 	int lock, ret, code;
 
 	snprintf(flag, sizeof(flag), "%s/" FLAG_NAME, ctx->run_dir);
-	ret = kstats_mkdir_p(ctx->run_dir, 0755);
-	if (ret) {
-		log_msg(LOG_ERR, "cannot create run dir %s: %s; pass --run-dir",
-			ctx->run_dir, strerror(-ret));
+	/* Checked as the object dir is: its owner could forge the status, unlink the lock. */
+	if (kstats_mkdir_private(ctx->run_dir, 0755, true, err, sizeof(err))) {
+		log_msg(LOG_ERR, "unusable run dir: %s; pass --run-dir", err);
 		return EXIT_ENV;
 	}
+	if (same_dir(ctx->run_dir, ctx->obj_dir))
+		return bad_usage("run dir %s is the object directory: its copies would "
+				 "replace, and --unload delete, the objects; pass another "
+				 "--run-dir", ctx->run_dir);
 	if (unlink(flag) && errno != ENOENT) {
 		log_msg(LOG_ERR, "cannot remove %s: %m; pass --run-dir", flag);
 		return EXIT_ENV;
@@ -557,7 +474,7 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 	ret = ret ? EXIT_ENV : code;
 out:
 	for (i = 0; i < n; i++)
-		free_result(&res[i]);
+		kstats_status_obj_free(&res[i]);
 	free(res);
 	btf__free(ctx->vmlinux_btf);
 	metrics_free(ctx);

@@ -22,7 +22,7 @@
 
 static int not_regular(struct obj_load *l, mode_t mode)
 {
-	set_outcome(l->res, OUT_FAILED_OBJECT, "%s is %s; only regular files are "
+	set_outcome(l->res, KSTATS_FAILED_OBJECT, "%s is %s; only regular files are "
 		    "loaded: remove it from the object directory", l->res->path,
 		    S_ISFIFO(mode) ? "a FIFO" : S_ISDIR(mode) ? "a directory" :
 		    S_ISSOCK(mode) ? "a socket" : S_ISCHR(mode) ? "a character device" :
@@ -41,7 +41,7 @@ static int read_fd(struct obj_load *l, int fd)
 	if (!S_ISREG(st.st_mode))
 		return not_regular(l, st.st_mode);
 	if (!st.st_size || st.st_size > OBJECT_MAX_BYTES) {
-		set_outcome(l->res, OUT_FAILED_OBJECT, "%s is %s (%lld bytes); rebuild "
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "%s is %s (%lld bytes); rebuild "
 			    "it", l->res->path, st.st_size ? "too large" : "empty",
 			    (long long)st.st_size);
 		return -EINVAL;
@@ -67,7 +67,7 @@ static int read_object(struct obj_load *l)
 	int fd, ret;
 
 	if (!real) {
-		set_outcome(l->res, OUT_FAILED_OBJECT, "cannot resolve %s: %s; remove it "
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "cannot resolve %s: %s; remove it "
 			    "from the object directory", l->res->path, strerror(errno));
 		return -ENOENT;
 	}
@@ -81,12 +81,12 @@ static int read_object(struct obj_load *l)
 		ret = read_fd(l, fd);
 		if (!ret)
 			l->untrusted = check_trusted_fd(l->res->path, real, fd, l->res->reason,
-							sizeof(l->res->reason));
+							LOADER_REASON_LEN);
 		close(fd);
 	}
 	free(real);
 	if (ret && !outcome_failed(l->res->outcome))
-		set_outcome(l->res, OUT_FAILED_OBJECT, "cannot read %s: %s", l->res->path,
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "cannot read %s: %s", l->res->path,
 			    strerror(-ret));
 	return ret;
 }
@@ -99,7 +99,7 @@ static int open_object(struct obj_load *l)
 	log_capture(l->libbpf_err, sizeof(l->libbpf_err));
 	l->obj = obj_open_mem(l->res->name, l->elf, l->elf_len);
 	if (!l->obj) {
-		set_outcome(l->res, OUT_FAILED_OBJECT, "libbpf cannot open it: %s",
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "libbpf cannot open it: %s",
 			    l->libbpf_err);
 		return -ENOEXEC;
 	}
@@ -107,204 +107,6 @@ static int open_object(struct obj_load *l)
 		if (l->pl && i < l->res->nprogs)
 			l->pl[i++].prog = prog;
 	return 0;
-}
-
-static const char *attach_type_of(const char *section)
-{
-	static const char *const kinds[] = { "tp_btf", "raw_tp", "kprobe" };
-	size_t i, n;
-
-	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		n = strlen(kinds[i]);
-		if (!strncmp(section, kinds[i], n) && section[n] == '/')
-			return kinds[i];
-	}
-	return "other";
-}
-
-/* Checks deferred attach points and forgets the failed attempt; false if none. */
-static bool check_deferred(struct obj_load *l)
-{
-	bool any = false;
-	size_t i;
-
-	for (i = 0; i < l->res->nprogs; i++) {
-		struct prog_plan *pl = &l->pl[i];
-
-		any |= pl->deferred;
-		if (pl->deferred)
-			pl->available = attach_point_exists(l->ctx, l->res->progs[i].section,
-							    pl->why, sizeof(pl->why));
-		pl->deferred = false;
-	}
-	if (!any)
-		return false;
-	for (i = 0; i < l->res->nprogs; i++)
-		l->pl[i].rejected = false;
-	l->res->outcome = OUT_LOADED;
-	l->res->reason[0] = 0;
-	return true;
-}
-
-static int init_progs(struct obj_load *l)
-{
-	const char *pin_dir = l->ctx->pin_dir;
-	struct bpf_program *prog;
-	struct prog_result *p;
-	struct prog_plan *pl;
-	size_t n = 0;
-
-	bpf_object__for_each_program(prog, l->obj)
-		n++;
-	l->res->progs = calloc(n ? n : 1, sizeof(*l->res->progs));
-	l->pl = calloc(n ? n : 1, sizeof(*l->pl));
-	if (!l->res->progs || !l->pl) {
-		set_outcome(l->res, OUT_FAILED_OBJECT, "out of memory");
-		return -ENOMEM;
-	}
-	bpf_object__for_each_program(prog, l->obj) {
-		p = &l->res->progs[l->res->nprogs];
-		pl = &l->pl[l->res->nprogs++];
-		pl->prog = prog;
-		pl->kept_fd = -1;
-		snprintf(p->name, sizeof(p->name), "%s", bpf_program__name(prog));
-		snprintf(p->section, sizeof(p->section), "%s", bpf_program__section_name(prog));
-		p->attach_type = attach_type_of(p->section);
-		if (kstats_pin_path(p->link_pin, sizeof(p->link_pin), pin_dir, "link",
-				    l->res->name, p->name) ||
-		    kstats_pin_path(p->prog_pin, sizeof(p->prog_pin), pin_dir, "prog",
-				    l->res->name, p->section)) {
-			set_outcome(l->res, OUT_FAILED_OBJECT, "pin path for %s is too long",
-				    p->name);
-			return -ENAMETOOLONG;
-		}
-		pl->meta = kstats_objmeta_prog(&l->meta, p->name);
-		if (!pl->meta) {
-			set_outcome(l->res, OUT_FAILED_OBJECT, "program %s has no metadata; "
-				    "declare it with DEFINE_BPF_PROG or DEFINE_BPF_TRACEPOINT",
-				    p->name);
-			return -EINVAL;
-		}
-		snprintf(p->attach, sizeof(p->attach), "%s", pl->meta->attach);
-		pl->in_range = kver_in(l->ctx->kver, pl->meta->min_kver, pl->meta->max_kver,
-				       pl->why, sizeof(pl->why));
-		if (pl->in_range && attach_point_deferred(p->section))
-			pl->available = pl->deferred = true;
-		else if (pl->in_range)
-			pl->available = attach_point_exists(l->ctx, p->section, pl->why,
-							    sizeof(pl->why));
-	}
-	return 0;
-}
-
-static bool same_group(const struct obj_load *l, size_t i, size_t j)
-{
-	return !strcmp(l->res->progs[i].attach, l->res->progs[j].attach);
-}
-
-/* The preferred usable variant in the group of program i, or -1. */
-static int best_variant(const struct obj_load *l, size_t i)
-{
-	int best = -1;
-	size_t j;
-
-	for (j = 0; j < l->res->nprogs; j++) {
-		if (!same_group(l, i, j) || !l->pl[j].available || l->pl[j].rejected)
-			continue;
-		if (best < 0 || l->pl[j].meta->variant < l->pl[best].meta->variant)
-			best = j;
-	}
-	return best;
-}
-
-static void explain_unchosen(struct obj_load *l, size_t i, int best)
-{
-	struct prog_result *p = &l->res->progs[i];
-	struct prog_plan *pl = &l->pl[i];
-
-	if (pl->rejected)
-		return;		/* keeps its FAILED_VERIFIER */
-	p->outcome = !pl->in_range ? OUT_SKIPPED_KERNEL_VERSION :
-		     !pl->available ? OUT_SKIPPED_NO_ATTACH_POINT : OUT_SKIPPED_VARIANT;
-	if (p->outcome == OUT_SKIPPED_VARIANT)
-		snprintf(p->reason, sizeof(p->reason), "%s variant %s preferred",
-			 variant_name(l->pl[best].meta->variant), l->res->progs[best].name);
-	else
-		snprintf(p->reason, sizeof(p->reason), "%s", pl->why);
-}
-
-/* "<attach>: <prog>: <why>; <prog>: <why>" over the group's in-range members. */
-static void group_why(struct obj_load *l, size_t i, char *buf, size_t len)
-{
-	size_t j, n = snprintf(buf, len, "%s", l->res->progs[i].attach);
-	const char *sep = ":";
-
-	for (j = 0; j < l->res->nprogs && n < len; j++) {
-		if (!same_group(l, i, j) || !l->pl[j].in_range)
-			continue;
-		n += snprintf(buf + n, len - n, "%s %s: %s", sep, l->res->progs[j].name,
-			      l->pl[j].rejected ? l->res->progs[j].reason : l->pl[j].why);
-		sep = ";";
-	}
-}
-
-/*
- * A mandatory attach point with no runnable variant stops the object, unless
- * all its programs are outside their kernel range.
- */
-static enum outcome group_stop(struct obj_load *l, size_t i)
-{
-	bool in_range = false, rejected = false;
-	size_t j;
-
-	for (j = 0; j < l->res->nprogs; j++) {
-		if (!same_group(l, i, j))
-			continue;
-		if (l->pl[j].meta->flags & KSTATS_PROG_OPTIONAL)
-			return OUT_LOADED;
-		rejected |= l->pl[j].rejected;
-		in_range |= l->pl[j].in_range;
-	}
-	if (!in_range)
-		return OUT_LOADED;
-	l->res->outcome = rejected ? OUT_FAILED_VERIFIER : OUT_SKIPPED_NO_ATTACH_POINT;
-	group_why(l, i, l->res->reason, sizeof(l->res->reason));
-	return l->res->outcome;
-}
-
-/* Returns what stops the object. */
-static enum outcome choose_variants(struct obj_load *l)
-{
-	struct obj_result *res = l->res;
-	enum outcome stop = OUT_LOADED;
-	bool any_in_range = false, any_chosen = false;
-	size_t i;
-	int best;
-
-	for (i = 0; i < res->nprogs; i++) {
-		best = best_variant(l, i);
-		l->pl[i].chosen = best == (int)i;
-		if (l->pl[i].chosen) {
-			res->progs[i].outcome = OUT_LOADED;
-			res->progs[i].reason[0] = 0;
-		} else {
-			explain_unchosen(l, i, best);
-		}
-		any_in_range |= l->pl[i].in_range;
-		any_chosen |= l->pl[i].chosen;
-		if (best < 0 && stop == OUT_LOADED)
-			stop = group_stop(l, i);
-	}
-	if (stop == OUT_LOADED && res->nprogs && !any_chosen) {
-		if (any_in_range)
-			set_outcome(res, OUT_SKIPPED_NO_ATTACH_POINT,
-				    "none of its attach points exists in this kernel");
-		else
-			set_outcome(res, OUT_SKIPPED_KERNEL_VERSION,
-				    "no program is for kernel %s", kver_str(l->ctx->kver).s);
-		stop = res->outcome;
-	}
-	return stop;
 }
 
 /*
@@ -393,12 +195,12 @@ static int metrics_check(struct obj_load *l)
 		for (o = h; o < &h[i] && !kstats_metric_same(o->metric, h[i].metric); o++)
 			;
 		if (o < &h[i]) {
-			set_outcome(l->res, OUT_FAILED_OBJECT, "maps %s and %s both declare "
+			set_outcome(l->res, KSTATS_FAILED_OBJECT, "maps %s and %s both declare "
 				    "metric %s; rebuild it with one", o->map, h[i].map,
 				    h[i].metric);
 			ret = -EEXIST;
 		} else if ((c = claimed(l->ctx, h[i].metric, l->idx))) {
-			set_outcome(l->res, OUT_SKIPPED_DUPLICATE_METRIC, "metric %s is "
+			set_outcome(l->res, KSTATS_SKIPPED_DUPLICATE_METRIC, "metric %s is "
 				    "exported by object %s, first in sorted order; remove "
 				    "%s or disable one of the two", h[i].metric, c->obj,
 				    l->res->path);
@@ -421,13 +223,13 @@ static void metrics_claim(struct obj_load *l)
 		attached |= l->res->progs[i].prog_id != 0;
 	pthread_mutex_lock(&ctx->lock);
 	/* Out of memory: the next object with a claimed name may load too. */
-	if ((l->res->outcome == OUT_LOADED || attached) && l->meta.nhists)
+	if ((l->res->outcome == KSTATS_LOADED || attached) && l->meta.nhists)
 		grown = realloc(ctx->claims, (ctx->nclaims + l->meta.nhists) * sizeof(*grown));
 	for (i = 0; grown && i < l->meta.nhists; i++) {
 		ctx->claims = grown;
 		c = &grown[ctx->nclaims++];
 		memcpy(c->metric, l->meta.hists[i].metric, sizeof(c->metric));
-		memcpy(c->obj, l->res->name, sizeof(c->obj));
+		snprintf(c->obj, sizeof(c->obj), "%s", l->res->name);
 		c->idx = l->idx;
 	}
 	set_turn(l, NULL, true);
@@ -438,245 +240,6 @@ void metrics_free(struct loader_ctx *ctx)
 {
 	free(ctx->claims);
 	free(ctx->turns);
-}
-
-static int stage_maps(struct obj_load *l, struct pin_txn *txn)
-{
-	const struct kstats_map_meta *mm;
-	char aside[LOADER_PATH_LEN];
-	const char *uid, *gid;
-	struct map_result *m;
-	struct bpf_map *map;
-	unsigned int mode;
-	int ret;
-
-	bpf_object__for_each_map(map, l->obj) {
-		if (bpf_map__is_internal(map))
-			continue;
-		m = add_map(l->res, bpf_map__name(map), l->ctx);
-		map_type_names(bpf_object__btf(l->obj), map, &m->types);
-		mm = kstats_objmeta_map(&l->meta, m->name);
-		uid = mm ? mm->uid : "root";
-		gid = mm ? mm->gid : "root";
-		mode = mm ? mm->mode : 0600;
-		if (m->reused) {
-			prev_map_created(l->ctx, l->res->name, m->name, m->map_id,
-					 &m->created_boottime_ns, &m->created_realtime_ns);
-			ret = apply_owner(m->pin, uid, gid, mode);
-		} else {
-			snprintf(aside, sizeof(aside), "%s/aside_%llu_%s", l->ctx->pin_dir,
-				 (unsigned long long)l->created_real_ns, strrchr(m->pin, '/') + 1);
-			m->map_id = kstats_fd_obj_id(bpf_map__fd(map));
-			m->created_boottime_ns = l->created_boot_ns;
-			m->created_realtime_ns = l->created_real_ns;
-			ret = txn_pin(txn, bpf_map__fd(map), m->pin, m->replaced ? aside : NULL,
-				      uid, gid, mode);
-			if (!ret && m->replaced)
-				ret = own_pin(l->res, aside);
-		}
-		if (ret) {
-			set_outcome(l->res, OUT_FAILED_PIN, "pin %s: %s", m->pin, strerror(-ret));
-			return ret;
-		}
-	}
-	return 0;
-}
-
-static int stage_progs(struct obj_load *l, struct link_swap *sw, struct pin_txn *txn)
-{
-	struct prog_result *p;
-	struct prog_plan *pl;
-	size_t i;
-	int fd, ret;
-
-	for (i = 0; i < l->res->nprogs; i++) {
-		p = &l->res->progs[i];
-		pl = &l->pl[i];
-		if (!pl->chosen)
-			continue;
-		fd = bpf_program__fd(pl->prog);
-		pl->kept_fd = swap_keep(sw, p->link_pin, fd, &p->prog_id);
-		p->kept = pl->kept_fd >= 0;
-		if (p->kept)
-			snprintf(p->reason, sizeof(p->reason),
-				 "kept: the same program was already attached");
-		else
-			p->prog_id = kstats_fd_obj_id(fd);
-		ret = txn_pin(txn, p->kept ? pl->kept_fd : fd, p->prog_pin, NULL,
-			      pl->meta->uid, pl->meta->gid, pl->meta->mode);
-		if (ret) {
-			set_outcome(l->res, OUT_FAILED_PIN, "pin %s: %s", p->prog_pin,
-				    strerror(-ret));
-			return ret;
-		}
-	}
-	return 0;
-}
-
-static int attach_progs(struct obj_load *l, struct pin_txn *txn, struct bpf_link **links)
-{
-	struct prog_result *p;
-	struct prog_plan *pl;
-	size_t i;
-	int ret;
-
-	for (i = 0; i < l->res->nprogs; i++) {
-		p = &l->res->progs[i];
-		pl = &l->pl[i];
-		if (!pl->chosen || p->kept)
-			continue;
-		links[i] = bpf_program__attach(pl->prog);
-		if (!links[i]) {
-			ret = -errno;
-			p->outcome = OUT_FAILED_ATTACH;
-			snprintf(p->reason, sizeof(p->reason), "attach: %s", strerror(-ret));
-			set_outcome(l->res, OUT_FAILED_ATTACH, "%s: attach: %s", p->name,
-				    strerror(-ret));
-			return ret;
-		}
-		ret = txn_pin(txn, bpf_link__fd(links[i]), p->link_pin, NULL,
-			      pl->meta->uid, pl->meta->gid, pl->meta->mode);
-		if (ret) {
-			set_outcome(l->res, OUT_FAILED_PIN, "pin %s: %s", p->link_pin,
-				    strerror(-ret));
-			return ret;
-		}
-	}
-	return 0;
-}
-
-/* After publication: own what exists now, drop pins of unchosen programs. */
-static void settle_pins(struct obj_load *l)
-{
-	struct obj_result *res = l->res;
-	size_t i, j;
-
-	for (i = 0; i < res->nmaps; i++)
-		own_pin(res, res->maps[i].pin);
-	for (i = 0; i < res->nprogs; i++) {
-		struct prog_result *p = &res->progs[i];
-
-		/* Unless a chosen program is pinned there (variants can share a section). */
-		for (j = 0; j < res->nprogs; j++)
-			if (l->pl[j].chosen && !strcmp(res->progs[j].prog_pin, p->prog_pin))
-				break;
-		if (!l->pl[i].chosen) {
-			if (owns_pin(res, p->prog_pin) && j == res->nprogs)
-				unlink(p->prog_pin);
-			p->prog_pin[0] = 0;
-		}
-		if (!l->pl[i].chosen || access(p->link_pin, F_OK))
-			p->link_pin[0] = 0;
-		if (*p->prog_pin)
-			own_pin(res, p->prog_pin);
-		if (*p->link_pin)
-			own_pin(res, p->link_pin);
-	}
-	prune_pins(res);
-}
-
-static void destroy_links(struct bpf_link **links, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		bpf_link__destroy(links[i]);	/* pinned ones stay attached */
-}
-
-/* Old links detach just before the new ones attach; a failed attach restores them. */
-static void publish(struct obj_load *l)
-{
-	struct pin_txn txn = { .pin_dir = l->ctx->pin_dir };
-	struct bpf_link **links = calloc(l->res->nprogs + 1, sizeof(*links));
-	struct link_swap *sw = swap_begin(l->res, l->res->reason, sizeof(l->res->reason));
-	int ret = -ENOMEM;
-
-	if (!sw) {
-		l->res->outcome = OUT_FAILED_PIN;
-		goto out;
-	}
-	if (!links) {
-		set_outcome(l->res, OUT_FAILED_PIN, "out of memory");
-		goto out;
-	}
-	ret = stage_maps(l, &txn);
-	ret = ret ?: stage_progs(l, sw, &txn);
-	if (ret)
-		goto out;
-	ret = swap_detach(sw, l->res->reason, sizeof(l->res->reason));
-	ret = ret ?: attach_progs(l, &txn, links);
-	ret = ret ?: txn_commit(&txn, l->res->reason, sizeof(l->res->reason));
-	if (ret) {
-		if (l->res->outcome == OUT_LOADED)
-			l->res->outcome = OUT_FAILED_PIN;
-		txn_abort(&txn);
-		destroy_links(links, l->res->nprogs);
-		memset(links, 0, l->res->nprogs * sizeof(*links));
-		swap_rollback(sw);
-	}
-out:
-	if (!ret)
-		settle_pins(l);
-	destroy_links(links, links ? l->res->nprogs : 0);
-	swap_free(sw);
-	txn_free(&txn);
-	free(links);
-}
-
-static enum outcome prepare_map(struct obj_load *l, struct bpf_map *map)
-{
-	struct map_result *m = add_map(l->res, bpf_map__name(map), l->ctx);
-	struct map_types known;
-	char why[256];
-	int fd, ret;
-
-	if (!m || !*m->pin) {
-		set_outcome(l->res, OUT_FAILED_PIN, "no pin path for map %s",
-			    bpf_map__name(map));
-		return OUT_FAILED_PIN;
-	}
-	m->reused = m->replaced = false;
-	fd = pin_open(m->pin);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return OUT_LOADED;
-		set_outcome(l->res, OUT_FAILED_PIN, "cannot open pinned %s: %s", m->pin,
-			    strerror(errno));
-		return OUT_FAILED_PIN;
-	}
-	ret = prev_map_types(l->ctx, l->res->name, m->name, kstats_fd_obj_id(fd), &known);
-	ret = map_shape_check(bpf_object__btf(l->obj), map, fd, ret ? NULL : &known,
-			      why, sizeof(why));
-	if (!ret && !ring_consumable(map, fd, why, sizeof(why))) {
-		/* Its events are in flight, not counts: nothing is lost. */
-		log_msg(LOG_WARNING, "%s: recreating %s: %s", l->res->name, m->pin, why);
-		close(fd);
-		return OUT_LOADED;
-	}
-	if (!ret) {
-		ret = bpf_map__reuse_fd(map, fd);
-		m->reused = !ret;
-		m->map_id = kstats_fd_obj_id(fd);
-		close(fd);
-		if (!ret)
-			return OUT_LOADED;
-		set_outcome(l->res, OUT_FAILED_PIN, "cannot reuse %s: %s", m->pin,
-			    strerror(-ret));
-		return OUT_FAILED_PIN;
-	}
-	close(fd);
-	if (!l->ctx->replace_incompatible) {
-		set_outcome(l->res, OUT_REFUSED_INCOMPATIBLE_PIN, "map %s pinned at %s is "
-			    "incompatible: %s; the old programs keep counting into it "
-			    "and kstats pull reads it until the next boot loads this "
-			    "object; --replace-incompatible moves it aside now",
-			    m->name, m->pin, why);
-		return OUT_REFUSED_INCOMPATIBLE_PIN;
-	}
-	m->replaced = true;
-	log_msg(LOG_WARNING, "%s: replacing incompatible %s (%s)", l->res->name, m->pin,
-		why);
-	return OUT_LOADED;
 }
 
 static void log_tail(const char *log, char *out, size_t len)
@@ -762,20 +325,20 @@ static int try_load(struct obj_load *l)
 	l->created_boot_ns = kstats_clock_ns(CLOCK_BOOTTIME);
 	l->created_real_ns = kstats_clock_ns(CLOCK_REALTIME);
 	if (ret && limit_hit(ret)) {
-		set_outcome(l->res, OUT_FAILED_OBJECT, "load: %s: raise %s; libbpf: %s",
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "load: %s: raise %s; libbpf: %s",
 			    strerror(-ret), limit_hit(ret), l->libbpf_err);
 	} else if (ret) {
 		bad = failed_prog(l);
 		if (bad < 0) {
-			set_outcome(l->res, OUT_FAILED_OBJECT, "load: %s; libbpf: %s",
+			set_outcome(l->res, KSTATS_FAILED_OBJECT, "load: %s; libbpf: %s",
 				    strerror(-ret), l->libbpf_err);
 		} else {
 			pl = &l->pl[bad];
 			if (pl->log && *pl->log)
 				log_tail(pl->log, tail, sizeof(tail));
 			pl->rejected = true;
-			l->res->progs[bad].outcome = OUT_FAILED_VERIFIER;
-			snprintf(l->res->progs[bad].reason, sizeof(l->res->progs[bad].reason),
+			l->res->progs[bad].outcome = KSTATS_FAILED_VERIFIER;
+			snprintf(l->res->progs[bad].reason, LOADER_REASON_LEN,
 				 "load: %s; %s: %s", strerror(-ret), *tail ? "verifier" : "libbpf",
 				 *tail ? tail : l->libbpf_err);
 			ret = -EAGAIN;
@@ -789,10 +352,10 @@ static int try_load(struct obj_load *l)
 }
 
 /* Loads, dropping rejected variants one at a time; returns the outcome. */
-static enum outcome load_loop(struct obj_load *l)
+static enum kstats_outcome load_loop(struct obj_load *l)
 {
 	struct bpf_map *map;
-	enum outcome o;
+	enum kstats_outcome o;
 	size_t attempt;
 	int ret;
 
@@ -802,44 +365,44 @@ static enum outcome load_loop(struct obj_load *l)
 			bpf_object__close(l->obj);
 			l->obj = NULL;
 			if (open_object(l))
-				return OUT_FAILED_OBJECT;
+				return KSTATS_FAILED_OBJECT;
 		}
 		o = choose_variants(l);
-		if (o != OUT_LOADED && check_deferred(l))
+		if (o != KSTATS_LOADED && check_deferred(l))
 			o = choose_variants(l);
-		if (o != OUT_LOADED)
+		if (o != KSTATS_LOADED)
 			return o;
 		/* .rodata/.bss belong to one load: never pinned, never reused. */
 		bpf_object__for_each_map(map, l->obj)
-			if (!bpf_map__is_internal(map) && (o = prepare_map(l, map)) != OUT_LOADED)
+			if (!bpf_map__is_internal(map) && (o = prepare_map(l, map)) != KSTATS_LOADED)
 				return o;
 		ret = try_load(l);
 		if (!ret)
-			return OUT_LOADED;
+			return KSTATS_LOADED;
 		if (check_deferred(l))
 			continue;
 		if (ret != -EAGAIN)
-			return OUT_FAILED_OBJECT;
+			return KSTATS_FAILED_OBJECT;
 	}
-	return OUT_FAILED_VERIFIER;	/* not reached: each try rejects one */
+	return KSTATS_FAILED_VERIFIER;	/* not reached: each try rejects one */
 }
 
 static void finish_not_loaded(struct obj_load *l)
 {
-	struct obj_result *res = l->res;
+	struct kstats_status_obj *res = l->res;
 	size_t i;
 
 	/* A clean skip stops the object; a failure leaves it as it was. */
 	if (!outcome_failed(res->outcome))
 		retire_programs(res);
 	for (i = 0; i < res->nprogs; i++) {
-		struct prog_result *p = &res->progs[i];
+		struct kstats_status_prog *p = &res->progs[i];
 
-		if (p->outcome != OUT_LOADED)
+		if (p->outcome != KSTATS_LOADED)
 			continue;
 		p->outcome = res->outcome;
-		snprintf(p->reason, sizeof(p->reason), "not loaded: the object is %s",
-			 outcome_str(res->outcome));
+		snprintf(p->reason, LOADER_REASON_LEN, "not loaded: the object is %s",
+			 kstats_outcome_name(res->outcome));
 	}
 	describe_kept_pins(l->ctx, res, &l->meta);
 }
@@ -851,7 +414,7 @@ static int read_meta(struct obj_load *l)
 					  err, sizeof(err));
 
 	if (ret) {
-		set_outcome(l->res, OUT_FAILED_OBJECT, "%s", err);
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "%s", err);
 		return ret;
 	}
 	l->res->critical = l->meta.obj.flags & KSTATS_OBJ_CRITICAL;
@@ -861,9 +424,9 @@ static int read_meta(struct obj_load *l)
 /* An object skipped unopened: its programs as its metadata lists them. */
 static void progs_from_meta(struct obj_load *l)
 {
-	struct obj_result *res = l->res;
+	struct kstats_status_obj *res = l->res;
 	const struct kstats_prog_meta *pm;
-	struct prog_result *p;
+	struct kstats_status_prog *p;
 	size_t i;
 
 	res->progs = calloc(l->meta.nprogs ? l->meta.nprogs : 1, sizeof(*res->progs));
@@ -871,25 +434,28 @@ static void progs_from_meta(struct obj_load *l)
 		return;
 	for (i = 0; i < l->meta.nprogs; i++) {
 		pm = &l->meta.progs[i];
-		p = &res->progs[res->nprogs++];
-		snprintf(p->name, sizeof(p->name), "%s", pm->name);
-		snprintf(p->attach, sizeof(p->attach), "%s", pm->attach);
-		p->attach_type = variant_name(pm->variant);
+		p = &res->progs[res->nprogs];
+		if (prog_init(p))
+			return;
+		res->nprogs++;
+		snprintf(p->name, KSTATS_NAME_LEN, "%s", pm->name);
+		snprintf(p->attach, KSTATS_NAME_LEN, "%s", pm->attach);
+		snprintf(p->attach_type, LOADER_TYPE_LEN, "%s", variant_name(pm->variant));
 		p->outcome = res->outcome;
-		snprintf(p->reason, sizeof(p->reason), "%s", res->reason);
-		if (kstats_pin_path(p->link_pin, sizeof(p->link_pin), l->ctx->pin_dir,
+		snprintf(p->reason, LOADER_REASON_LEN, "%s", res->reason);
+		if (kstats_pin_path(p->link_pin, LOADER_PATH_LEN, l->ctx->pin_dir,
 				    "link", res->name, p->name))
 			p->link_pin[0] = 0;
 	}
 }
 
-static enum outcome run_object(struct obj_load *l)
+static enum kstats_outcome run_object(struct obj_load *l)
 {
-	struct obj_result *res = l->res;
+	struct kstats_status_obj *res = l->res;
 	char fix[KSTATS_NAME_LEN], why[128];
 
 	if (object_name_check(res->name, fix, sizeof(fix))) {
-		set_outcome(res, OUT_SKIPPED_OBJECT_NAME, "object name %s is not letters "
+		set_outcome(res, KSTATS_SKIPPED_OBJECT_NAME, "object name %s is not letters "
 			    "and digits after a letter, so its pin names could be another "
 			    "object's; rename the file to %s.bpf", res->name, fix);
 		return res->outcome;
@@ -898,14 +464,14 @@ static enum outcome run_object(struct obj_load *l)
 		return res->outcome;
 	if (is_disabled(l->ctx, res->name)) {
 		read_meta(l);	/* only to list its programs */
-		set_outcome(res, OUT_SKIPPED_DISABLED, "disabled by %s",
+		set_outcome(res, KSTATS_SKIPPED_DISABLED, "disabled by %s",
 			    l->ctx->disable_all ? "disable = all" : "configuration");
 		progs_from_meta(l);
 		return res->outcome;
 	}
 	/* Code anyone but root could have written never reaches the kernel. */
 	if (l->untrusted)
-		return OUT_FAILED_OBJECT;
+		return KSTATS_FAILED_OBJECT;
 	if (read_meta(l))
 		return res->outcome;
 	pthread_mutex_lock(&l->ctx->lock);
@@ -913,7 +479,7 @@ static enum outcome run_object(struct obj_load *l)
 	pthread_mutex_unlock(&l->ctx->lock);
 	if (!kver_in(l->ctx->kver, l->meta.obj.min_kver, l->meta.obj.max_kver, why,
 		     sizeof(why))) {
-		set_outcome(res, OUT_SKIPPED_KERNEL_VERSION, "%s", why);
+		set_outcome(res, KSTATS_SKIPPED_KERNEL_VERSION, "%s", why);
 		progs_from_meta(l);
 		return res->outcome;
 	}
@@ -924,27 +490,27 @@ static enum outcome run_object(struct obj_load *l)
 }
 
 /* A bad name becomes one no good one can have: with a '.', which bpffs refuses. */
-static int name_object(struct obj_result *res)
+static int name_object(struct kstats_status_obj *res)
 {
 	const char *base = strrchr(res->path, '/');
 	size_t n;
 
 	base = base ? base + 1 : res->path;
 	n = strlen(base) - 4;	/* the scan lists only names ending in .bpf */
-	if (n && !kstats_obj_name(res->path, res->name, sizeof(res->name)) &&
+	if (n && !kstats_obj_name(res->path, res->name, KSTATS_NAME_LEN) &&
 	    !strchr(res->name, '.'))
 		return 0;
-	snprintf(res->name, sizeof(res->name), "%.*s%s",
-		 (int)(n < sizeof(res->name) ? n : sizeof(res->name) - 4), base,
-		 n >= sizeof(res->name) ? "..." : "");
+	snprintf(res->name, KSTATS_NAME_LEN, "%.*s%s",
+		 (int)(n < KSTATS_NAME_LEN ? n : KSTATS_NAME_LEN - 4), base,
+		 n >= KSTATS_NAME_LEN ? "..." : "");
 	if (!n)
-		set_outcome(res, OUT_FAILED_OBJECT, "%s: an object needs a name before "
+		set_outcome(res, KSTATS_FAILED_OBJECT, "%s: an object needs a name before "
 			    ".bpf; rename it", res->path);
-	else if (n >= sizeof(res->name))
-		set_outcome(res, OUT_FAILED_OBJECT, "object name is %zu bytes, the limit "
-			    "is %zu; rename it", n, sizeof(res->name) - 1);
+	else if (n >= KSTATS_NAME_LEN)
+		set_outcome(res, KSTATS_FAILED_OBJECT, "object name is %zu bytes, the limit "
+			    "is %d; rename it", n, KSTATS_NAME_LEN - 1);
 	else
-		set_outcome(res, OUT_FAILED_OBJECT, "object name %s has a '.', which "
+		set_outcome(res, KSTATS_FAILED_OBJECT, "object name %s has a '.', which "
 			    "bpffs refuses in pin names; rename it", res->name);
 	return -EINVAL;
 }
@@ -952,36 +518,39 @@ static int name_object(struct obj_result *res)
 /* Readers decode pinned maps with the bytes loaded, not a newer object on disk. */
 static void keep_loaded_copy(const struct obj_load *l)
 {
-	char path[LOADER_PATH_LEN + KSTATS_NAME_LEN + 8];
+	char *path = l->res->copy;
 	int ret;
 
-	snprintf(path, sizeof(path), "%s/%s.bpf", l->ctx->run_dir, l->res->name);
-	ret = kstats_file_replace(path, l->elf, l->elf_len, 0644);
+	ret = copy_path(l->ctx, l->res->name, path, LOADER_PATH_LEN) ?:
+	      kstats_file_replace(path, l->elf, l->elf_len, 0644);
 	if (ret)
 		log_msg(LOG_WARNING, "warning: cannot write %s: %s; after an upgrade "
 			"that changes its maps, kstats cannot read them", path,
 			strerror(-ret));
+	if (ret)
+		*path = 0;
 }
 
 void load_object(struct loader_ctx *ctx, size_t idx, const char *path,
-		 struct obj_result *res)
+		 struct kstats_status_obj *res)
 {
 	struct obj_load l = { .ctx = ctx, .idx = idx, .res = res };
 
-	memset(res, 0, sizeof(*res));
-	snprintf(res->path, sizeof(res->path), "%s", path);
+	snprintf(res->path, LOADER_PATH_LEN, "%s", path);	/* obj_init() made res */
 	if (!name_object(res)) {
 		adopt_prev_pins(ctx, res);
 		res->outcome = run_object(&l);
-		if (res->outcome == OUT_LOADED)
+		if (res->outcome == KSTATS_LOADED)
 			publish(&l);
-		if (res->outcome == OUT_LOADED)
+		if (res->outcome == KSTATS_LOADED)
 			keep_loaded_copy(&l);
 		else
 			finish_not_loaded(&l);
 		prune_pins(res);
 	}
 	metrics_claim(&l);	/* on every path: later objects may wait for it */
+	if (!l.probed)
+		probe_skip();
 	bpf_object__close(l.obj);
 	log_capture(NULL, 0);	/* l.libbpf_err ends with this frame */
 	free(l.pl);

@@ -52,12 +52,10 @@ static void type_name(const struct btf *btf, __u32 id, char *buf, size_t len)
 		snprintf(buf, len, "(anonymous kind %u)", t ? btf_kind(t) : 0);
 }
 
-void map_type_names(const struct btf *obj_btf, struct bpf_map *map,
-		    struct map_types *types)
+void map_type_names(const struct btf *obj_btf, struct bpf_map *map, char *key, char *value)
 {
-	type_name(obj_btf, bpf_map__btf_key_type_id(map), types->key, sizeof(types->key));
-	type_name(obj_btf, bpf_map__btf_value_type_id(map), types->value,
-		  sizeof(types->value));
+	type_name(obj_btf, bpf_map__btf_key_type_id(map), key, KSTATS_NAME_LEN);
+	type_name(obj_btf, bpf_map__btf_value_type_id(map), value, KSTATS_NAME_LEN);
 }
 
 /* 0 when the map pinned as pinned_fd has the shape the object declares. */
@@ -99,7 +97,7 @@ int map_shape_check(const struct btf *obj_btf, struct bpf_map *map, int pinned_f
 		type_name(btf, info.btf_value_type_id, have.value, sizeof(have.value));
 		btf__free(btf);
 	}
-	map_type_names(obj_btf, map, &want);
+	map_type_names(obj_btf, map, want.key, want.value);
 	if (strcmp(want.key, have.key) || strcmp(want.value, have.value)) {
 		snprintf(why, len, "types are %s -> %s, the object wants %s -> %s",
 			 have.key, have.value, want.key, want.value);
@@ -277,7 +275,7 @@ static int prog_fingerprint(int prog_fd, struct prog_fp *fp)
 }
 
 /* The i-th pin of kind res may have left: one per program, then owned ones; or "". */
-static const char *old_pin(const struct obj_result *res, const char *kind, size_t i)
+static const char *old_pin(const struct kstats_status_obj *res, const char *kind, size_t i)
 {
 	if (i < res->nprogs)
 		return !strcmp(kind, "link_") ? res->progs[i].link_pin : res->progs[i].prog_pin;
@@ -286,7 +284,7 @@ static const char *old_pin(const struct obj_result *res, const char *kind, size_
 }
 
 /* Through the prog pins: by id needs CAP_SYS_ADMIN, not granted.  -1 if neither. */
-static int prog_fd_of(__u32 prog_id, const struct obj_result *res)
+static int prog_fd_of(__u32 prog_id, const struct kstats_status_obj *res)
 {
 	const char *pin;
 	size_t i;
@@ -303,7 +301,7 @@ static int prog_fd_of(__u32 prog_id, const struct obj_result *res)
 	return bpf_prog_get_fd_by_id(prog_id);
 }
 
-static int read_old_link(struct old_link *ol, const struct obj_result *res)
+static int read_old_link(struct old_link *ol, const struct kstats_status_obj *res)
 {
 	struct bpf_link_info info = {};
 	__u32 len = sizeof(info);
@@ -330,7 +328,7 @@ static int read_old_link(struct old_link *ol, const struct obj_result *res)
  * Every link res may have left.  One that cannot be read fails it all:
  * replacing it blind could attach a second copy.
  */
-struct link_swap *swap_begin(const struct obj_result *res, char *why, size_t len)
+struct link_swap *swap_begin(const struct kstats_status_obj *res, char *why, size_t len)
 {
 	struct link_swap *sw = calloc(1, sizeof(*sw));
 	size_t i, j, n = res->nprogs + res->npins;

@@ -45,13 +45,28 @@ struct probe_reply {
 #define PROBER_HELLO_MS 10000
 /* libbpf loops forever on some malformed BTF (a typedef of itself, doc/loader.md). */
 #define PROBE_PARSE_MS 5000
+/* The whole run's probing, prober starts included: well inside TimeoutStartSec=60s. */
+#define PROBE_BUDGET_MS 30000
 
 static struct {
 	pthread_mutex_t lock;
 	pid_t pid;
 	int fd;
 	int start_err;		/* no prober could be started: in-process from then on */
-} prober = { PTHREAD_MUTEX_INITIALIZER, -1, -1, 0 };
+	__u64 spent_ns;		/* of PROBE_BUDGET_MS */
+	size_t left;		/* objects not probed yet */
+} prober = { PTHREAD_MUTEX_INITIALIZER, -1, -1, 0, 0, 0 };
+
+/* An equal share of what is left: however many objects hang, the rest get a turn. */
+static int probe_share_ms(void)
+{
+	__u64 budget = PROBE_BUDGET_MS * 1000000ull, ms;
+
+	if (prober.spent_ns >= budget)
+		return 0;
+	ms = (budget - prober.spent_ns) / 1000000 / (prober.left ? prober.left : 1);
+	return ms < PROBE_PARSE_MS ? (int)ms : PROBE_PARSE_MS;
+}
 
 /* A read that ends within ms (< 0: no limit): -ETIMEDOUT, or -EPIPE when the peer is gone. */
 static int read_within(int fd, void *buf, size_t len, int ms)
@@ -171,7 +186,7 @@ static int prober_spawn(int fd)
 	return -ret;
 }
 
-static int prober_start(bool threads)
+static int prober_start(bool threads, int hello_ms)
 {
 	static bool registered;
 	__u32 hello = 0;
@@ -183,7 +198,7 @@ static int prober_start(bool threads)
 	close(sv[1]);
 	/* An executed prober dying before it serves is not its objects' fault. */
 	if (!ret && threads) {
-		ret = read_within(sv[0], &hello, sizeof(hello), PROBER_HELLO_MS);
+		ret = read_within(sv[0], &hello, sizeof(hello), hello_ms);
 		ret = ret ?: hello == PROBER_HELLO ? 0 : -ECHILD;
 		if (ret) {
 			kill(prober.pid, SIGKILL);
@@ -201,16 +216,17 @@ static int prober_start(bool threads)
 }
 
 /* Before the threads start: a failure leaves it to the first object. */
-void probe_start(void)
+void probe_start(size_t nobjs)
 {
 	pthread_mutex_lock(&prober.lock);
+	prober.left = nobjs;
 	if (prober.fd < 0)
-		prober_start(false);
+		prober_start(false, 0);
 	pthread_mutex_unlock(&prober.lock);
 }
 
 /* The prober died or hung on this object: how, for its outcome. */
-static void prober_lost(struct obj_load *l, int err)
+static void prober_lost(struct obj_load *l, int err, int ms)
 {
 	int status = 0;
 
@@ -221,44 +237,66 @@ static void prober_lost(struct obj_load *l, int err)
 	if (waitpid(prober.pid, &status, 0) != prober.pid)
 		status = 0;
 	if (err == -ETIMEDOUT)
-		set_outcome(l->res, OUT_FAILED_OBJECT, "libbpf did not finish parsing "
-			    "it within %d ms (malformed BTF?); rebuild it", PROBE_PARSE_MS);
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "libbpf did not finish parsing "
+			    "it within %d ms (malformed BTF?); rebuild it", ms);
 	else if (WIFSIGNALED(status))
-		set_outcome(l->res, OUT_FAILED_OBJECT, "libbpf crashed parsing it (%s)",
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "libbpf crashed parsing it (%s)",
 			    strsignal(WTERMSIG(status)));
 	else
-		set_outcome(l->res, OUT_FAILED_OBJECT, "libbpf cannot open it: unknown error");
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "libbpf cannot open it: unknown error");
+}
+
+void probe_skip(void)
+{
+	pthread_mutex_lock(&prober.lock);
+	prober.left -= !!prober.left;
+	pthread_mutex_unlock(&prober.lock);
 }
 
 int probe_open(struct obj_load *l)
 {
 	struct probe_req req = { .len = l->elf_len };
 	struct probe_reply rep = { .ok = 1 };
-	int ret = 0;
+	__u64 start;
+	int ret = 0, ms;
 
+	l->probed = true;
 	pthread_mutex_lock(&prober.lock);
-	if (prober.fd < 0 && !prober.start_err) {
-		prober.start_err = prober_start(true);
-		if (prober.start_err)
+	start = kstats_clock_ns(CLOCK_MONOTONIC);	/* not the wait for the lock */
+	ms = probe_share_ms();
+	if (ms && prober.fd < 0 && !prober.start_err) {
+		ret = prober_start(true, ms < PROBER_HELLO_MS ? ms : PROBER_HELLO_MS);
+		if (ret == -ETIMEDOUT)
+			ms = 0;	/* its share went on the start: never in-process */
+		else if ((prober.start_err = ret))
 			log_msg(LOG_WARNING, "warning: cannot start a prober (%s); libbpf "
 				"parses %s and the objects after it in-process",
-				strerror(-prober.start_err), l->res->name);
+				strerror(-ret), l->res->name);
+		ret = 0;
 	}
-	if (!prober.start_err) {	/* else it cannot isolate: open in-process */
+	if (!ms) {
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "not parsed: the run has %d s to "
+			    "parse objects, and objects that hang took them; remove those "
+			    "(FAILED_OBJECT)", PROBE_BUDGET_MS / 1000);
+		ret = -ETIME;
+	}
+	if (ms && !prober.start_err) {	/* else it cannot isolate: open in-process */
 		snprintf(req.name, sizeof(req.name), "%s", l->res->name);
 		ret = kstats_write_full(prober.fd, &req, sizeof(req)) ?:
 		      kstats_write_full(prober.fd, l->elf, l->elf_len) ?:
-		      read_within(prober.fd, &rep, sizeof(rep), PROBE_PARSE_MS);
+		      read_within(prober.fd, &rep, sizeof(rep), ms);
 		if (ret)
-			prober_lost(l, ret);
+			prober_lost(l, ret, ms);
 	}
+	prober.left -= !!prober.left;
+	prober.spent_ns += kstats_clock_ns(CLOCK_MONOTONIC) - start;
 	pthread_mutex_unlock(&prober.lock);
 	if (ret)
 		return -ENOEXEC;
 	if (rep.ok)
 		return 0;
 	rep.why[sizeof(rep.why) - 1] = 0;
-	set_outcome(l->res, OUT_FAILED_OBJECT, "libbpf cannot open it: %s",
+	set_outcome(l->res, KSTATS_FAILED_OBJECT, "libbpf cannot open it: %s",
 		    *rep.why ? rep.why : "unknown error");
 	return -ENOEXEC;
 }

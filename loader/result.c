@@ -17,26 +17,6 @@
 #include "kstats_status.h"
 #include "loader.h"
 
-const char *outcome_str(enum outcome o)
-{
-	static const char *const names[OUT_COUNT] = {
-		[OUT_LOADED] = "LOADED",
-		[OUT_SKIPPED_DISABLED] = "SKIPPED_DISABLED",
-		[OUT_SKIPPED_DUPLICATE_METRIC] = "SKIPPED_DUPLICATE_METRIC",
-		[OUT_SKIPPED_OBJECT_NAME] = "SKIPPED_OBJECT_NAME",
-		[OUT_SKIPPED_KERNEL_VERSION] = "SKIPPED_KERNEL_VERSION",
-		[OUT_SKIPPED_NO_ATTACH_POINT] = "SKIPPED_NO_ATTACH_POINT",
-		[OUT_SKIPPED_VARIANT] = "SKIPPED_VARIANT",
-		[OUT_FAILED_OBJECT] = "FAILED_OBJECT",
-		[OUT_FAILED_VERIFIER] = "FAILED_VERIFIER",
-		[OUT_FAILED_ATTACH] = "FAILED_ATTACH",
-		[OUT_FAILED_PIN] = "FAILED_PIN",
-		[OUT_REFUSED_INCOMPATIBLE_PIN] = "REFUSED_INCOMPATIBLE_PIN",
-	};
-
-	return names[o];
-}
-
 /* The previous status (from buf, the fuzzer's, else the file) if about this pin dir. */
 void status_parse_prev(struct loader_ctx *ctx, const char *buf, size_t len)
 {
@@ -88,7 +68,7 @@ static const struct kstats_status_map *prev_map(const struct loader_ctx *ctx,
 
 /* Creation times carry over only for the very same map. */
 void prev_map_created(const struct loader_ctx *ctx, const char *obj, const char *map,
-		      __u32 map_id, __u64 *boot_ns, __u64 *real_ns)
+		      __u32 map_id, uint64_t *boot_ns, uint64_t *real_ns)
 {
 	const struct kstats_status_map *m = prev_map(ctx, obj, map, map_id);
 
@@ -96,16 +76,66 @@ void prev_map_created(const struct loader_ctx *ctx, const char *obj, const char 
 	*real_ns = m ? m->created_real_ns : 0;
 }
 
+/* Into key and value, of KSTATS_NAME_LEN; both "" when not known. */
 int prev_map_types(const struct loader_ctx *ctx, const char *obj, const char *map,
-		   __u32 map_id, struct map_types *types)
+		   __u32 map_id, char *key, char *value)
 {
 	const struct kstats_status_map *m = prev_map(ctx, obj, map, map_id);
+	bool known = m && *m->key_type && *m->value_type;
 
-	if (!m || !*m->key_type || !*m->value_type)
-		return -ENOENT;
-	snprintf(types->key, sizeof(types->key), "%s", m->key_type);
-	snprintf(types->value, sizeof(types->value), "%s", m->value_type);
-	return 0;
+	snprintf(key, KSTATS_NAME_LEN, "%s", known ? m->key_type : "");
+	snprintf(value, KSTATS_NAME_LEN, "%s", known ? m->value_type : "");
+	return known ? 0 : -ENOENT;
+}
+
+/* The loader writes its strings in place: each gets the room of its kind. */
+struct room {
+	char **s;
+	size_t len;
+};
+
+static int make_rooms(const struct room *r, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!(*r[i].s = calloc(1, r[i].len)))
+			break;
+	if (i == n)
+		return 0;
+	while (i--) {
+		free(*r[i].s);
+		*r[i].s = NULL;
+	}
+	return -ENOMEM;
+}
+
+int obj_init(struct kstats_status_obj *o)
+{
+	const struct room r[] = { { &o->name, KSTATS_NAME_LEN }, { &o->path, LOADER_PATH_LEN },
+				  { &o->reason, LOADER_REASON_LEN }, { &o->copy, LOADER_PATH_LEN } };
+
+	return make_rooms(r, sizeof(r) / sizeof(r[0]));
+}
+
+int prog_init(struct kstats_status_prog *p)
+{
+	const struct room r[] = {
+		{ &p->name, KSTATS_NAME_LEN }, { &p->section, LOADER_SECTION_LEN },
+		{ &p->attach, KSTATS_NAME_LEN }, { &p->attach_type, LOADER_TYPE_LEN },
+		{ &p->reason, LOADER_REASON_LEN }, { &p->prog_pin, LOADER_PATH_LEN },
+		{ &p->link_pin, LOADER_PATH_LEN } };
+
+	return make_rooms(r, sizeof(r) / sizeof(r[0]));
+}
+
+static int map_init(struct kstats_status_map *m)
+{
+	const struct room r[] = { { &m->name, KSTATS_NAME_LEN }, { &m->pin, LOADER_PATH_LEN },
+				  { &m->key_type, KSTATS_NAME_LEN },
+				  { &m->value_type, KSTATS_NAME_LEN } };
+
+	return make_rooms(r, sizeof(r) / sizeof(r[0]));
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -113,49 +143,11 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Its strings stay the result's. */
-static int to_status(const struct obj_result *r, struct kstats_status_obj *o)
-{
-	size_t i;
-
-	*o = (struct kstats_status_obj){
-		.name = r->name, .path = r->path, .outcome = outcome_str(r->outcome),
-		.reason = r->reason, .critical = r->critical,
-		.progs = calloc(r->nprogs + 1, sizeof(*o->progs)), .nprogs = r->nprogs,
-		.maps = calloc(r->nmaps + 1, sizeof(*o->maps)), .nmaps = r->nmaps,
-		.pins = calloc(r->npins + 1, sizeof(*o->pins)), .npins = r->npins };
-	if (!o->progs || !o->maps || !o->pins)
-		return -ENOMEM;
-	for (i = 0; i < r->nprogs; i++) {
-		const struct prog_result *p = &r->progs[i];
-
-		o->progs[i] = (struct kstats_status_prog){
-			.name = p->name, .section = p->section, .attach = p->attach,
-			.attach_type = p->attach_type ? p->attach_type : "other",
-			.outcome = outcome_str(p->outcome), .reason = p->reason,
-			.prog_id = p->prog_id, .link_pin = p->link_pin,
-			.prog_pin = p->prog_pin, .kept = p->kept };
-	}
-	for (i = 0; i < r->nmaps; i++) {
-		const struct map_result *m = &r->maps[i];
-
-		o->maps[i] = (struct kstats_status_map){
-			.name = m->name, .pin = m->pin, .map_id = m->map_id,
-			.reused = m->reused, .created_boot_ns = m->created_boottime_ns,
-			.created_real_ns = m->created_realtime_ns,
-			.key_type = m->types.key, .value_type = m->types.value };
-	}
-	for (i = 0; i < r->npins; i++)
-		o->pins[i] = r->pins[i];
-	qsort(o->pins, r->npins, sizeof(*o->pins), cmp_str);
-	return 0;
-}
-
 /*
  * Previous objects this run did not process: after an environment error, as they
  * were; one gone from the object directory keeps its pins until --unload.
  */
-static void carry_prev(const struct loader_ctx *ctx, const struct obj_result *res,
+static void carry_prev(const struct loader_ctx *ctx, const struct kstats_status_obj *res,
 		       size_t n, bool as_they_were, struct json_object *objs)
 {
 	const struct kstats_status_obj *o;
@@ -191,35 +183,34 @@ static void carry_prev(const struct loader_ctx *ctx, const struct obj_result *re
 	}
 }
 
-int status_write(const struct loader_ctx *ctx, const struct obj_result *res,
+/* The results are the file's structs: written as they are, pins in order. */
+int status_write(const struct loader_ctx *ctx, struct kstats_status_obj *res,
 		 size_t n, __u64 started_ns, const char *error)
 {
-	char boot_id[64];
+	char boot_id[64], none[1] = "";
 	struct kstats_status st = {
-		.kernel_release = ctx->release, .kernel_version = ctx->kver,
+		.kernel_release = (char *)ctx->release, .kernel_version = ctx->kver,
 		.boot_id = boot_id, .started_boot_ns = started_ns,
 		.finished_boot_ns = kstats_clock_ns(CLOCK_BOOTTIME),
-		.obj_dir = ctx->obj_dir, .pin_dir = ctx->pin_dir, .error = error ? error : "",
-		.objs = calloc(n + 1, sizeof(*st.objs)), .nobjs = n };
-	struct json_object *root = NULL, *objs;
+		.obj_dir = (char *)ctx->obj_dir, .pin_dir = (char *)ctx->pin_dir,
+		.error = error ? (char *)error : none, .objs = res, .nobjs = n };
+	struct json_object *root, *objs;
 	const char *text;
 	size_t i;
-	int ret = st.objs ? 0 : -ENOMEM;
+	int ret = -ENOMEM;
 
 	kstats_boot_id(boot_id, sizeof(boot_id));
-	for (i = 0; !ret && i < n; i++)
-		ret = to_status(&res[i], &st.objs[i]);
-	if (!ret)
-		root = kstats_status_json(&st);
+	for (i = 0; i < n; i++)
+		if (res[i].npins)
+			qsort(res[i].pins, res[i].npins, sizeof(*res[i].pins), cmp_str);
+	root = kstats_status_json(&st);
 	if (root && json_object_object_get_ex(root, "objects", &objs)) {
 		carry_prev(ctx, res, n, error, objs);
 		text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
 						      JSON_C_TO_STRING_NOSLASHESCAPE);
 		ret = kstats_file_replace(ctx->status_path, text, strlen(text), 0644);
-	} else {
-		ret = ret ?: -ENOMEM;
 	}
-	kstats_status_free(&st);	/* and root */
+	json_object_put(root);
 	return ret;
 }
 
@@ -302,7 +293,7 @@ int apply_owner(const char *path, const char *uid, const char *gid,
 
 /* A disabled name no object has is a typo: the object it meant stays loaded. */
 void warn_unknown_disabled(const struct loader_ctx *ctx,
-				  const struct obj_result *res, size_t n)
+				  const struct kstats_status_obj *res, size_t n)
 {
 	char known[1024];
 	size_t i, j, len;
@@ -321,7 +312,7 @@ void warn_unknown_disabled(const struct loader_ctx *ctx,
 	}
 }
 
-bool owns_pin(const struct obj_result *res, const char *path)
+bool owns_pin(const struct kstats_status_obj *res, const char *path)
 {
 	size_t i;
 
@@ -331,7 +322,7 @@ bool owns_pin(const struct obj_result *res, const char *path)
 	return false;
 }
 
-int own_pin(struct obj_result *res, const char *path)
+int own_pin(struct kstats_status_obj *res, const char *path)
 {
 	char **grown;
 
@@ -417,32 +408,20 @@ bool is_pin_kind(const char *path, const char *kind)
 	return !strncmp(base, kind, strlen(kind));
 }
 
-void free_result(struct obj_result *res)
-{
-	size_t i;
-
-	for (i = 0; i < res->npins; i++)
-		free(res->pins[i]);
-	free(res->pins);
-	free(res->progs);
-	free(res->maps);
-	memset(res, 0, sizeof(*res));
-}
-
-void set_outcome(struct obj_result *res, enum outcome o, const char *fmt, ...)
+void set_outcome(struct kstats_status_obj *res, enum kstats_outcome o, const char *fmt, ...)
 {
 	va_list ap;
 
 	res->outcome = o;
 	va_start(ap, fmt);
-	vsnprintf(res->reason, sizeof(res->reason), fmt, ap);
+	vsnprintf(res->reason, LOADER_REASON_LEN, fmt, ap);
 	va_end(ap);
 }
 
-struct map_result *add_map(struct obj_result *res, const char *name,
+struct kstats_status_map *add_map(struct kstats_status_obj *res, const char *name,
 			   const struct loader_ctx *ctx)
 {
-	struct map_result *grown, *m;
+	struct kstats_status_map *grown, *m;
 	size_t i;
 
 	for (i = 0; i < res->nmaps; i++)
@@ -452,9 +431,12 @@ struct map_result *add_map(struct obj_result *res, const char *name,
 	if (!grown)
 		return NULL;
 	res->maps = grown;
-	m = memset(&res->maps[res->nmaps++], 0, sizeof(*m));
-	snprintf(m->name, sizeof(m->name), "%s", name);
-	if (kstats_pin_path(m->pin, sizeof(m->pin), ctx->pin_dir, "map", res->name, name))
+	m = memset(&res->maps[res->nmaps], 0, sizeof(*m));
+	if (map_init(m))
+		return NULL;
+	res->nmaps++;
+	snprintf(m->name, KSTATS_NAME_LEN, "%s", name);
+	if (kstats_pin_path(m->pin, LOADER_PATH_LEN, ctx->pin_dir, "map", res->name, name))
 		m->pin[0] = 0;
 	return m;
 }
@@ -463,11 +445,11 @@ struct map_result *add_map(struct obj_result *res, const char *name,
  * For an object that did not load: the maps pinned from earlier runs (recorded
  * or declared) keep their id and creation time; programs show the one attached.
  */
-void describe_kept_pins(struct loader_ctx *ctx, struct obj_result *res,
+void describe_kept_pins(struct loader_ctx *ctx, struct kstats_status_obj *res,
 			const struct kstats_objmeta *meta)
 {
 	const struct kstats_status_obj *o = prev_object(ctx, res->name);
-	struct map_result *m;
+	struct kstats_status_map *m;
 	size_t i;
 	int fd;
 
@@ -481,29 +463,29 @@ void describe_kept_pins(struct loader_ctx *ctx, struct obj_result *res,
 		m = &res->maps[i];
 		fd = owns_pin(res, m->pin) ? pin_open(m->pin) : -1;
 		if (fd < 0) {
+			free(m->name), free(m->pin), free(m->key_type), free(m->value_type);
 			memmove(m, m + 1, (--res->nmaps - i) * sizeof(*m));
 			continue;
 		}
 		m->map_id = kstats_fd_obj_id(fd);
 		m->reused = true;
 		prev_map_created(ctx, res->name, m->name, m->map_id,
-				 &m->created_boottime_ns, &m->created_realtime_ns);
-		if (prev_map_types(ctx, res->name, m->name, m->map_id, &m->types))
-			memset(&m->types, 0, sizeof(m->types));
+				 &m->created_boot_ns, &m->created_real_ns);
+		prev_map_types(ctx, res->name, m->name, m->map_id, m->key_type, m->value_type);
 		close(fd);
 		i++;
 	}
 	for (i = 0; i < res->nprogs; i++) {
-		struct prog_result *p = &res->progs[i];
+		struct kstats_status_prog *p = &res->progs[i];
 		struct bpf_link_info info = {};
 		__u32 len = sizeof(info);
 
 		fd = owns_pin(res, p->link_pin) ? pin_open(p->link_pin) : -1;
 		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len)) {
 			p->prog_id = info.prog_id;
-			if (outcome_failed(p->outcome) || p->outcome == OUT_LOADED)
+			if (outcome_failed(p->outcome) || p->outcome == KSTATS_LOADED)
 				snprintf(p->reason + strlen(p->reason),
-					 sizeof(p->reason) - strlen(p->reason),
+					 LOADER_REASON_LEN - strlen(p->reason),
 					 "%sprevious program %u stays attached",
 					 *p->reason ? "; " : "", info.prog_id);
 		} else {
@@ -516,7 +498,7 @@ void describe_kept_pins(struct loader_ctx *ctx, struct obj_result *res,
 }
 
 /* Pins the loader made for this object that still exist stay listed. */
-void adopt_prev_pins(struct loader_ctx *ctx, struct obj_result *res)
+void adopt_prev_pins(struct loader_ctx *ctx, struct kstats_status_obj *res)
 {
 	const struct kstats_status_obj *o = prev_object(ctx, res->name);
 	size_t i;
@@ -524,6 +506,21 @@ void adopt_prev_pins(struct loader_ctx *ctx, struct obj_result *res)
 	for (i = 0; o && i < o->npins; i++)
 		if (pin_of(ctx, o->pins[i], res->name) && !access(o->pins[i], F_OK))
 			own_pin(res, o->pins[i]);
+	if (o && *o->copy && !copy_path(ctx, res->name, res->copy, LOADER_PATH_LEN) &&
+	    (strcmp(res->copy, o->copy) || access(res->copy, F_OK)))
+		res->copy[0] = 0;
+}
+
+/* <run-dir>/<obj>.bpf, for a valid object name only; -EINVAL else. */
+int copy_path(const struct loader_ctx *ctx, const char *obj, char *buf, size_t len)
+{
+	char fix[KSTATS_NAME_LEN];
+
+	*buf = 0;
+	if (object_name_check(obj, fix, sizeof(fix)) ||
+	    (size_t)snprintf(buf, len, "%s/%s.bpf", ctx->run_dir, obj) >= len)
+		return -EINVAL;
+	return 0;
 }
 
 static void unpin(const char *path)
@@ -533,7 +530,7 @@ static void unpin(const char *path)
 }
 
 /* A clean skip: its links and program pins go, its maps stay pinned with their counts. */
-void retire_programs(struct obj_result *res)
+void retire_programs(struct kstats_status_obj *res)
 {
 	size_t i;
 
@@ -547,7 +544,7 @@ void retire_programs(struct obj_result *res)
 }
 
 /* Forgets owned pins that no longer exist. */
-void prune_pins(struct obj_result *res)
+void prune_pins(struct kstats_status_obj *res)
 {
 	size_t i = 0;
 

@@ -11,10 +11,10 @@ $(FUZZ_DIR)/fuzz_state: fuzz/fuzz_state.c puller/state.c btfreader/fileio.c \
 		btfreader/fileio.c -o $@ $(LDLIBS)
 
 $(FUZZ_DIR)/fuzz_status: fuzz/fuzz_status.c btfreader/loader_status.c btfreader/fileio.c \
-			 btfreader/kstats_status.h
+			 btfreader/tool.c btfreader/kstats_status.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -D_GNU_SOURCE fuzz/fuzz_status.c btfreader/loader_status.c \
-		btfreader/fileio.c -o $@ $(LDLIBS)
+		btfreader/fileio.c btfreader/tool.c -o $@ $(LDLIBS)
 
 test-build: $(FUZZ_FILE_BINS)
 

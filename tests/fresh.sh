@@ -68,7 +68,7 @@ host=$(tests/host_state.sh)
 cp "$root/var/lib/dpkg/status" "$root/var/tmp/status.fresh"
 
 # The namespace's mounts go with it; the bpffs is a new instance, so its
-# pins (make run's /sys/fs/bpf/kernelstats) are the root's alone.
+# pins (make run's /sys/fs/bpf/kernelstats-demo) are the root's alone.
 t0=$SECONDS
 unshare -m --propagation private bash -c '
 	set -e
@@ -84,7 +84,7 @@ unshare -m --propagation private bash -c '
 		bash -c "cd /root/kernelstats && make run"
 	rc=$?
 	chroot "$r" /root/kernelstats/build/kstats-loader --unload --obj-dir /run/kernelstats-demo/bpf \
-		--pin-dir /sys/fs/bpf/kernelstats >/dev/null 2>&1
+		--pin-dir /sys/fs/bpf/kernelstats-demo --run-dir /run/kernelstats-demo >/dev/null 2>&1
 	exit $rc' fresh "$root" >"$log" 2>&1
 rc=$?
 secs=$((SECONDS - t0))

@@ -72,7 +72,7 @@ static void add_prog(char *buf, size_t len, const char *obj, const char *fn,
 	append(buf, len, "%s{\"name\":\"%s\",\"section\":\"%s\",\"attach\":\"%s\","
 	       "\"attach_type\":\"%s\",\"outcome\":\"%s\",\"reason\":\"%s\","
 	       "\"prog_id\":%u,\"link_pin\":\"%s\"}", first ? "" : ",", fn, section, tp,
-	       type, id ? "LOADED" : "SKIPPED", id ? "" : "a preferred variant is loaded",
+	       type, id ? "LOADED" : "SKIPPED_VARIANT", id ? "" : "a preferred variant is loaded",
 	       id, id ? link : "");
 }
 

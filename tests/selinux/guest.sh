@@ -123,7 +123,7 @@ textfile_served() {
 	systemctl restart prometheus-node-exporter.service || return 1
 	systemctl start kernelstats-textfile.service ||
 		{ journalctl -b -u kernelstats-textfile.service --no-pager | tail -5; return 1; }
-	all_typed kstats_textfile_t "${f%/*}" "$f" || return 1
+	all_typed kstats_textfile_dir_t "${f%/*}" && all_typed kstats_textfile_t "$f" || return 1
 	wait_for 'curl -sf -o "$out.metrics" http://127.0.0.1:9100/metrics' 120 ||
 		{ echo "node_exporter does not answer"; return 1; }
 	grep -E '^kstats_.*compaction.*_bucket\{' "$out.metrics" | head -2

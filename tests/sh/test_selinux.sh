@@ -95,7 +95,8 @@ check "genfscon bpf /kernelstats labels the pin directory and every pin kstats_b
 	sh -c "seinfo '$P' -x --genfscon bpf | grep -E 'genfscon bpf /kernelstats +system_u:object_r:kstats_bpf_t:s0'"
 for pt in /usr/sbin/kstats-loader:kstats_loader_exec_t /usr/bin/kstats:kstats_exec_t \
 	/usr/lib/kernelstats/bpf/compaction.bpf:kstats_obj_t /var/lib/kernelstats/atoms/a.pb:kstats_var_lib_t \
-	"$textfile/kernelstats.prom:kstats_textfile_t" /run/kernelstats/loader-status.json:kstats_runtime_t \
+	"$textfile/kernelstats.prom:kstats_textfile_t" "$textfile:kstats_textfile_dir_t" \
+	/run/kernelstats/loader-status.json:kstats_runtime_t \
 	/run/kernelstats-watch/1:kstats_watch_runtime_t; do
 	check "file contexts: ${pt%%:*} is ${pt##*:}" label "${pt%%:*}" "${pt##*:}"
 done
@@ -138,6 +139,10 @@ check "kstats_t: opens the pins read-only" \
 check "kstats_t: writes its state and atoms, and the textfile export" sh -c \
 	"sesearch -A -s kstats_t -t kstats_var_lib_t -c file -p create,write,rename '$P' | grep . &&
 	 sesearch -A -s kstats_t -t kstats_textfile_t -c file -p create,write,rename '$P' | grep ."
+check "node_exporter's other textfiles are not kstats_t's: not labelled, not writable" sh -c \
+	"! selabel_lookup -b file -f '$FC' -k '$textfile/other.prom' | grep -q kstats_textfile &&
+	 ! sesearch -A -s kstats_t -t kstats_textfile_dir_t -c file '$P' | grep . &&
+	 sesearch -T -s kstats_t -t kstats_textfile_dir_t -c file '$P' | grep -q kstats_textfile_t"
 check "kstats_t: never writes the maps, runs or loads programs, creates maps" \
 	no_rule -A -s kstats_t -c bpf -p map_write,map_create,prog_load,prog_run
 check "kstats_t: never writes a pin or the pin directory" sh -c \

@@ -77,3 +77,19 @@ elif grep -q 'invalid context u:object_r:kstats_typo_exec:s0' <<<"$out"; then
 else
 	echo "FAIL: bad file_contexts failed for another reason: $(tail -2 <<<"$out" | tr '\n' ' ')"
 fi
+
+# The Android rc's run dir is the one the policy labels, and the loader
+# gets no write on tmpfs directories at large (issue 50, items 10).
+rundir=$(grep -o -- '--run-dir [^ ]*' dist/android/kernelstats.rc | cut -d' ' -f2)
+ctx=$(selabel_lookup -b file -f "$tmp/good/file_contexts.bin" -k "$rundir/loader-status.json" 2>&1)
+if [ -n "$rundir" ] && [[ $ctx == *":kstats_runtime_file:"* ]]; then
+	echo "PASS: kernelstats.rc's --run-dir $rundir is labelled kstats_runtime_file"
+else
+	echo "FAIL: kernelstats.rc's --run-dir '$rundir' is not the policy's run dir: $ctx"
+fi
+if out=$(sesearch -A -s kstats_loader -t tmpfs -c dir -p write,add_name "$tmp/good/policy.bin" 2>&1) &&
+	[ -z "$out" ]; then
+	echo "PASS: the loader may write in no tmpfs directory but its own run dir"
+else
+	echo "FAIL: the loader may write tmpfs directories: $out"
+fi

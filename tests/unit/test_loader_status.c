@@ -70,7 +70,9 @@ static void test_typed_fields(void **state)
 	assert_string_equal(st.boot_id, "");
 	assert_int_equal(st.nobjs, 1);
 	assert_true(st.objs[0].critical);
-	assert_false(kstats_status_failed(&st.objs[0]));
+	assert_int_equal(st.objs[0].outcome, KSTATS_LOADED);	/* a value, not a string */
+	assert_false(kstats_outcome_failed(st.objs[0].outcome));
+	assert_int_equal(st.objs[0].progs[0].outcome, KSTATS_UNKNOWN);	/* none given */
 	assert_int_equal(st.objs[0].nprogs, 1);
 	assert_int_equal(st.objs[0].progs[0].prog_id, 7);
 	assert_string_equal(st.objs[0].progs[0].section, "");
@@ -111,7 +113,8 @@ static void test_tolerant(void **state)
 	assert_int_equal(st.nobjs, 1);
 	assert_string_equal(st.objs[0].name, "");
 	assert_false(st.objs[0].critical);
-	assert_true(kstats_status_failed(&st.objs[0]));
+	assert_int_equal(st.objs[0].outcome, KSTATS_FAILED_OBJECT);
+	assert_true(kstats_outcome_failed(st.objs[0].outcome));
 	assert_int_equal(st.objs[0].nprogs, 0);
 	assert_int_equal(st.objs[0].nmaps, 2);
 	assert_int_equal(st.objs[0].maps[0].map_id, 0);
@@ -193,7 +196,7 @@ static void test_hostile_files(void **state)
 static void test_round_trip(void **state)
 {
 	struct kstats_status_prog prog = { .name = "p", .section = "tp_btf/x", .attach = "x",
-		.attach_type = "tp_btf", .outcome = "LOADED", .reason = "", .prog_id = 7,
+		.attach_type = "tp_btf", .outcome = KSTATS_LOADED, .reason = "", .prog_id = 7,
 		.link_pin = "/p/link_a_p", .prog_pin = "/p/prog_a_x", .kept = true };
 	struct kstats_status_map maps[2] = {
 		{ .name = "m", .pin = "/p/map_a_m", .map_id = 9, .reused = true,
@@ -201,9 +204,11 @@ static void test_round_trip(void **state)
 		  .value_type = "acc" },
 		{ .name = "n", .pin = "/p/map_a_n", .key_type = "", .value_type = "" },
 	};
-	const char *pins[] = { "/p/link_a_p", "/p/map_a_m" };
-	struct kstats_status_obj obj = { .name = "a", .path = "/o/a.bpf", .outcome = "LOADED",
-		.reason = "", .critical = true, .progs = &prog, .nprogs = 1, .maps = maps,
+	char *pins[] = { "/p/link_a_p", "/p/map_a_m" };
+	/* A name that is not UTF-8 is written as the text \xNN: the file stays UTF-8. */
+	struct kstats_status_obj obj = { .name = "a", .path = "/o/a\xe9\xc3.bpf",
+		.copy = "/r/a.bpf", .outcome = KSTATS_REFUSED_INCOMPATIBLE_PIN,
+		.reason = "caf\xc3\xa9", .critical = true, .progs = &prog, .nprogs = 1, .maps = maps,
 		.nmaps = 2, .pins = pins, .npins = 2 };
 	struct kstats_status st = { .kernel_release = "6.1", .kernel_version = 393472,
 		.boot_id = "b", .started_boot_ns = 1, .finished_boot_ns = 2, .obj_dir = "/o",
@@ -219,7 +224,9 @@ static void test_round_trip(void **state)
 	assert_non_null(strstr(text, "{\"version\":1,\"kernel_release\":\"6.1\","
 		"\"kernel_version\":393472,\"boot_id\":\"b\",\"started_boottime_ns\":1,"
 		"\"finished_boottime_ns\":2,\"obj_dir\":\"/o\",\"pin_dir\":\"/p\","
-		"\"objects\":[{\"name\":\"a\",\"path\":\"/o/a.bpf\""));
+		"\"objects\":[{\"name\":\"a\",\"path\":\"/o/a\\\\xe9\\\\xc3.bpf\","
+		"\"copy\":\"/r/a.bpf\",\"outcome\":\"REFUSED_INCOMPATIBLE_PIN\","
+		"\"reason\":\"caf\xc3\xa9\""));
 	assert_non_null(strstr(text, "\"prog_id\":7,\"link_pin\":\"/p/link_a_p\","
 		"\"prog_pin\":\"/p/prog_a_x\",\"kept\":true}"));
 	assert_non_null(strstr(text, "\"created_realtime_ns\":0}"));	/* no types: omitted */
@@ -228,6 +235,9 @@ static void test_round_trip(void **state)
 	assert_int_equal(back.nobjs, 1);
 	assert_int_equal(back.kernel_version, 393472);
 	assert_int_equal(back.objs[0].nmaps, 2);
+	assert_int_equal(back.objs[0].outcome, KSTATS_REFUSED_INCOMPATIBLE_PIN);
+	assert_int_equal(back.objs[0].progs[0].outcome, KSTATS_LOADED);
+	assert_string_equal(back.objs[0].copy, "/r/a.bpf");
 	assert_int_equal(back.objs[0].maps[0].created_real_ns, 200);
 	assert_string_equal(back.objs[0].maps[0].value_type, "acc");
 	assert_true(back.objs[0].progs[0].kept);

@@ -16,11 +16,11 @@
 
 #include "kstats_tool.h"
 
-static const char *why(const char *outcome, const char *reason, bool critical,
+static const char *why(enum kstats_outcome outcome, const char *reason, bool critical,
 		       char *buf, size_t len)
 {
 	struct kstats_status_obj o = { .name = "x", .path = "", .outcome = outcome,
-				       .reason = reason, .critical = critical };
+				       .reason = (char *)reason, .critical = critical };
 
 	return kstats_why(&o, buf, len);
 }
@@ -31,14 +31,14 @@ static void test_why_line_and_fix(void **state)
 
 	(void)state;
 	/* A skip is this kernel's doing: no fix, as dump said. */
-	assert_string_equal(why("SKIPPED_NO_ATTACH_POINT", "no tracepoint", false,
+	assert_string_equal(why(KSTATS_SKIPPED_NO_ATTACH_POINT, "no tracepoint", false,
 				buf, sizeof(buf)), "");
 	assert_string_equal(buf, "SKIPPED_NO_ATTACH_POINT: no tracepoint");
-	assert_string_equal(why("FAILED_VERIFIER", "load: E2BIG", false, buf, sizeof(buf)),
+	assert_string_equal(why(KSTATS_FAILED_VERIFIER, "load: E2BIG", false, buf, sizeof(buf)),
 			    KSTATS_FIX_STATUS);
 	assert_string_equal(buf, "FAILED_VERIFIER: load: E2BIG");
 	/* LOADED, yet its map is not pinned: gone since; the loader recreates it. */
-	assert_string_equal(why("LOADED", "", false, buf, sizeof(buf)), KSTATS_FIX_LOAD);
+	assert_string_equal(why(KSTATS_LOADED, "", false, buf, sizeof(buf)), KSTATS_FIX_LOAD);
 	assert_string_equal(buf, "LOADED");
 	/* Not in the status (or no status): what kstats sees itself. */
 	assert_string_equal(kstats_why(NULL, buf, sizeof(buf)), KSTATS_FIX_LOAD);
@@ -55,11 +55,11 @@ static void test_why_critical_and_no_reason(void **state)
 	char buf[KSTATS_WHY_LEN];
 
 	(void)state;
-	why("FAILED_VERIFIER", "mark_read 0", true, buf, sizeof(buf));
+	why(KSTATS_FAILED_VERIFIER, "mark_read 0", true, buf, sizeof(buf));
 	assert_string_equal(buf, "FAILED_VERIFIER: mark_read 0 (critical)");
-	why("SKIPPED_DISABLED", "", false, buf, sizeof(buf));
+	why(KSTATS_SKIPPED_DISABLED, "", false, buf, sizeof(buf));
 	assert_string_equal(buf, "SKIPPED_DISABLED");
-	why("FAILED_PIN", "", true, buf, sizeof(buf));
+	why(KSTATS_FAILED_PIN, "", true, buf, sizeof(buf));
 	assert_string_equal(buf, "FAILED_PIN (critical)");
 }
 
@@ -68,7 +68,7 @@ static void test_why_truncates(void **state)
 	char buf[16];
 
 	(void)state;
-	why("FAILED_VERIFIER", "a very long verifier log tail", false, buf, sizeof(buf));
+	why(KSTATS_FAILED_VERIFIER, "a very long verifier log tail", false, buf, sizeof(buf));
 	assert_string_equal(buf, "FAILED_VERIFIER");
 }
 

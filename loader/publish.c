@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+/* One loaded object: maps checked, pins staged, links swapped, all published at once. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "kstats_fileio.h"
+#include "kstats_pins.h"
+#include "loader.h"
+
+static int stage_maps(struct obj_load *l, struct pin_txn *txn)
+{
+	const struct kstats_map_meta *mm;
+	char aside[LOADER_PATH_LEN];
+	const char *uid, *gid;
+	struct kstats_status_map *m;
+	struct bpf_map *map;
+	unsigned int mode;
+	int ret;
+
+	bpf_object__for_each_map(map, l->obj) {
+		if (bpf_map__is_internal(map))
+			continue;
+		m = add_map(l->res, bpf_map__name(map), l->ctx);
+		map_type_names(bpf_object__btf(l->obj), map, m->key_type, m->value_type);
+		mm = kstats_objmeta_map(&l->meta, m->name);
+		uid = mm ? mm->uid : "root";
+		gid = mm ? mm->gid : "root";
+		mode = mm ? mm->mode : 0600;
+		if (m->reused) {
+			prev_map_created(l->ctx, l->res->name, m->name, m->map_id,
+					 &m->created_boot_ns, &m->created_real_ns);
+			ret = apply_owner(m->pin, uid, gid, mode);
+		} else {
+			snprintf(aside, sizeof(aside), "%s/aside_%llu_%s", l->ctx->pin_dir,
+				 (unsigned long long)l->created_real_ns, strrchr(m->pin, '/') + 1);
+			m->map_id = kstats_fd_obj_id(bpf_map__fd(map));
+			m->created_boot_ns = l->created_boot_ns;
+			m->created_real_ns = l->created_real_ns;
+			ret = txn_pin(txn, bpf_map__fd(map), m->pin, m->replaced ? aside : NULL,
+				      uid, gid, mode);
+			if (!ret && m->replaced)
+				ret = own_pin(l->res, aside);
+		}
+		if (ret) {
+			set_outcome(l->res, KSTATS_FAILED_PIN, "pin %s: %s", m->pin, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static int stage_progs(struct obj_load *l, struct link_swap *sw, struct pin_txn *txn)
+{
+	struct kstats_status_prog *p;
+	struct prog_plan *pl;
+	size_t i;
+	int fd, ret;
+
+	for (i = 0; i < l->res->nprogs; i++) {
+		p = &l->res->progs[i];
+		pl = &l->pl[i];
+		if (!pl->chosen)
+			continue;
+		fd = bpf_program__fd(pl->prog);
+		pl->kept_fd = swap_keep(sw, p->link_pin, fd, &p->prog_id);
+		p->kept = pl->kept_fd >= 0;
+		if (p->kept)
+			snprintf(p->reason, LOADER_REASON_LEN,
+				 "kept: the same program was already attached");
+		else
+			p->prog_id = kstats_fd_obj_id(fd);
+		ret = txn_pin(txn, p->kept ? pl->kept_fd : fd, p->prog_pin, NULL,
+			      pl->meta->uid, pl->meta->gid, pl->meta->mode);
+		if (ret) {
+			set_outcome(l->res, KSTATS_FAILED_PIN, "pin %s: %s", p->prog_pin,
+				    strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static int attach_progs(struct obj_load *l, struct pin_txn *txn, struct bpf_link **links)
+{
+	struct kstats_status_prog *p;
+	struct prog_plan *pl;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < l->res->nprogs; i++) {
+		p = &l->res->progs[i];
+		pl = &l->pl[i];
+		if (!pl->chosen || p->kept)
+			continue;
+		links[i] = bpf_program__attach(pl->prog);
+		if (!links[i]) {
+			ret = -errno;
+			p->outcome = KSTATS_FAILED_ATTACH;
+			snprintf(p->reason, LOADER_REASON_LEN, "attach: %s", strerror(-ret));
+			set_outcome(l->res, KSTATS_FAILED_ATTACH, "%s: attach: %s", p->name,
+				    strerror(-ret));
+			return ret;
+		}
+		ret = txn_pin(txn, bpf_link__fd(links[i]), p->link_pin, NULL,
+			      pl->meta->uid, pl->meta->gid, pl->meta->mode);
+		if (ret) {
+			set_outcome(l->res, KSTATS_FAILED_PIN, "pin %s: %s", p->link_pin,
+				    strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* After publication: own what exists now, drop pins of unchosen programs. */
+static void settle_pins(struct obj_load *l)
+{
+	struct kstats_status_obj *res = l->res;
+	size_t i, j;
+
+	for (i = 0; i < res->nmaps; i++)
+		own_pin(res, res->maps[i].pin);
+	for (i = 0; i < res->nprogs; i++) {
+		struct kstats_status_prog *p = &res->progs[i];
+
+		/* Unless a chosen program is pinned there (variants can share a section). */
+		for (j = 0; j < res->nprogs; j++)
+			if (l->pl[j].chosen && !strcmp(res->progs[j].prog_pin, p->prog_pin))
+				break;
+		if (!l->pl[i].chosen) {
+			if (owns_pin(res, p->prog_pin) && j == res->nprogs)
+				unlink(p->prog_pin);
+			p->prog_pin[0] = 0;
+		}
+		if (!l->pl[i].chosen || access(p->link_pin, F_OK))
+			p->link_pin[0] = 0;
+		if (*p->prog_pin)
+			own_pin(res, p->prog_pin);
+		if (*p->link_pin)
+			own_pin(res, p->link_pin);
+	}
+	prune_pins(res);
+}
+
+static void destroy_links(struct bpf_link **links, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		bpf_link__destroy(links[i]);	/* pinned ones stay attached */
+}
+
+/* Old links detach just before the new ones attach; a failed attach restores them. */
+void publish(struct obj_load *l)
+{
+	struct pin_txn txn = { .pin_dir = l->ctx->pin_dir };
+	struct bpf_link **links = calloc(l->res->nprogs + 1, sizeof(*links));
+	struct link_swap *sw = swap_begin(l->res, l->res->reason, LOADER_REASON_LEN);
+	int ret = -ENOMEM;
+
+	if (!sw) {
+		l->res->outcome = KSTATS_FAILED_PIN;
+		goto out;
+	}
+	if (!links) {
+		set_outcome(l->res, KSTATS_FAILED_PIN, "out of memory");
+		goto out;
+	}
+	ret = stage_maps(l, &txn);
+	ret = ret ?: stage_progs(l, sw, &txn);
+	if (ret)
+		goto out;
+	ret = swap_detach(sw, l->res->reason, LOADER_REASON_LEN);
+	ret = ret ?: attach_progs(l, &txn, links);
+	ret = ret ?: txn_commit(&txn, l->res->reason, LOADER_REASON_LEN);
+	if (ret) {
+		if (l->res->outcome == KSTATS_LOADED)
+			l->res->outcome = KSTATS_FAILED_PIN;
+		txn_abort(&txn);
+		destroy_links(links, l->res->nprogs);
+		memset(links, 0, l->res->nprogs * sizeof(*links));
+		swap_rollback(sw);
+	}
+out:
+	if (!ret)
+		settle_pins(l);
+	destroy_links(links, links ? l->res->nprogs : 0);
+	swap_free(sw);
+	txn_free(&txn);
+	free(links);
+}
+
+enum kstats_outcome prepare_map(struct obj_load *l, struct bpf_map *map)
+{
+	struct kstats_status_map *m = add_map(l->res, bpf_map__name(map), l->ctx);
+	struct map_types known;
+	char why[256];
+	int fd, ret;
+
+	if (!m || !*m->pin) {
+		set_outcome(l->res, KSTATS_FAILED_PIN, "no pin path for map %s",
+			    bpf_map__name(map));
+		return KSTATS_FAILED_PIN;
+	}
+	m->reused = m->replaced = false;
+	fd = pin_open(m->pin);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return KSTATS_LOADED;
+		set_outcome(l->res, KSTATS_FAILED_PIN, "cannot open pinned %s: %s", m->pin,
+			    strerror(errno));
+		return KSTATS_FAILED_PIN;
+	}
+	ret = prev_map_types(l->ctx, l->res->name, m->name, kstats_fd_obj_id(fd), known.key,
+			     known.value);
+	ret = map_shape_check(bpf_object__btf(l->obj), map, fd, ret ? NULL : &known,
+			      why, sizeof(why));
+	if (!ret && !ring_consumable(map, fd, why, sizeof(why))) {
+		/* Its events are in flight, not counts: nothing is lost. */
+		log_msg(LOG_WARNING, "%s: recreating %s: %s", l->res->name, m->pin, why);
+		close(fd);
+		return KSTATS_LOADED;
+	}
+	if (!ret) {
+		ret = bpf_map__reuse_fd(map, fd);
+		m->reused = !ret;
+		m->map_id = kstats_fd_obj_id(fd);
+		close(fd);
+		if (!ret)
+			return KSTATS_LOADED;
+		set_outcome(l->res, KSTATS_FAILED_PIN, "cannot reuse %s: %s", m->pin,
+			    strerror(-ret));
+		return KSTATS_FAILED_PIN;
+	}
+	close(fd);
+	if (!l->ctx->replace_incompatible) {
+		set_outcome(l->res, KSTATS_REFUSED_INCOMPATIBLE_PIN, "map %s pinned at %s is "
+			    "incompatible: %s; the old programs keep counting into it "
+			    "and kstats pull reads it until the next boot loads this "
+			    "object; --replace-incompatible moves it aside now",
+			    m->name, m->pin, why);
+		return KSTATS_REFUSED_INCOMPATIBLE_PIN;
+	}
+	m->replaced = true;
+	log_msg(LOG_WARNING, "%s: replacing incompatible %s (%s)", l->res->name, m->pin,
+		why);
+	return KSTATS_LOADED;
+}
+
