@@ -124,6 +124,52 @@ rc=$?
 check "--since 2026-13-01: exit 2, the form named" \
 	eval '[ $rc -eq 2 ] && grep -q "give a UTC day as YYYY-MM-DD" "$TMP/err"'
 
+# An empty range says so; --since after --until is refused.
+"$K" report --out-dir "$TMP/h1" --since 2027-01-01 -o "$TMP/none.html" 2>"$TMP/err"
+rc=$?
+check "--since past every atom: exit 1, one line, and the page says the range is empty (not 'Nothing yet')" \
+	eval '[ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
+		grep -q "atoms read are outside --since and --until; widen the range" "$TMP/err" &&
+		grep -q "Nothing in the range: the [0-9]* atoms read are all outside" "$TMP/none.html" &&
+		! grep -q "Nothing yet" "$TMP/none.html"'
+"$K" report --out-dir "$TMP/h1" --since 2026-11-05 --until 2026-11-02 >/dev/null 2>"$TMP/err"
+rc=$?
+check "--since after --until: exit 2, one line naming both" \
+	eval '[ $rc -eq 2 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
+		grep -q "^kstats report: --since 2026-11-05 is after --until 2026-11-02; " "$TMP/err"'
+
+# The page's bounds: every cell counts, the busiest key's and the sum's too.
+python3 $RA gen "$TMP/decade" --days 10000 --metrics 1 || fail "gen decade"
+"$K" report --out-dir "$TMP/decade" -o "$TMP/decade.html" 2>"$TMP/err"
+rc=$?
+check "one key over 10,000 days: under 4 MB, the newest days drawn, the page says which days it left out" \
+	eval '[ $rc -eq 0 ] && [ "$(stat -c %s "$TMP/decade.html")" -lt 4000000 ] &&
+		grep -q "days covered ([0-9-]* to 2054-03-18)" "$TMP/decade.html" &&
+		grep -q "Not drawn: the days from 2026-11-01 to before 20[0-9-]*, past the page" "$TMP/decade.html"'
+python3 $RA gen "$TMP/k40" --days 7 --keys 40 --seed 4 || fail "gen k40"
+"$K" report --out-dir "$TMP/k40" -o "$TMP/k40.html" || fail "report of 40 keys"
+check "7 days x 40 keys: folding converges, most keys drawn on their own (not one key and the sum)" \
+	eval '[ "$(grep -c "<h3>" "$TMP/k40.html")" -gt 100 ] &&
+		grep -q "<h3>KswapdLatency: [0-9]* other keys, summed</h3>" "$TMP/k40.html"'
+
+# At the limits, older days give way; the limits count distinct key-days.
+python3 $RA gen "$TMP/y1" --days 300 --keys 300 --metrics 2 --seed 1 &&
+	python3 $RA gen "$TMP/y2" --days 300 --keys 300 --metrics 2 --seed 2 --start 2027-08-28 &&
+	python3 $RA gen "$TMP/y3" --days 300 --keys 300 --metrics 2 --seed 3 --start 2028-06-23 ||
+	fail "gen y1-y3"
+"$K" report --out-dir "$TMP/y1" --out-dir "$TMP/y2" --out-dir "$TMP/y3" -o "$TMP/y.html" 2>"$TMP/err"
+rc=$?
+check "900 days x 300 keys, past 256 Ki key-days: the newest day still drawn, the dropped files named (exit 1)" \
+	eval '[ $rc -eq 1 ] && grep -q "atoms past the limits of 4096 keys and 262144 key-days" "$TMP/err" &&
+		grep -q "atoms, [0-9-]* to 2029-04-18\." "$TMP/y.html" &&
+		! grep -q "y3/atoms-0000000300.pb: .* past the limits" "$TMP/err"'
+cp -r "$TMP/y1" "$TMP/y1b" && cp -r "$TMP/y1" "$TMP/y1c" || fail "cp y1"
+"$K" report --out-dir "$TMP/y1" --out-dir "$TMP/y1b" --out-dir "$TMP/y1c" -o "$TMP/y3h.html" 2>"$TMP/err"
+rc=$?
+check "3 hosts x 300 days x 300 keys, 90,300 distinct key-days: every atom drawn, none past the limits" \
+	eval '[ $rc -eq 0 ] && [ ! -s "$TMP/err" ] &&
+		grep -q "Read 3 hosts (atoms directories), 900 files, 270900 atoms" "$TMP/y3h.html"'
+
 # Bad input: skipped with one line each, listed on the page, the rest drawn.
 cp -r "$TMP/h2" "$TMP/bad"
 head -c 300 /dev/urandom | tr '\012' x >"$TMP/bad/atoms-0000000011.pb"
