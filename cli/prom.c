@@ -70,16 +70,54 @@ static void prom_le(char *buf, size_t len, unsigned int i, unsigned int shift)
 		buf[--n] = 0;
 }
 
-static void put_escaped(FILE *f, const char *s)
+/* The length of the UTF-8 sequence at s (RFC 3629: no overlong form, surrogate or
+ * code point past U+10FFFF), 0 if it is not one. */
+static size_t utf8_len(const unsigned char *s)
 {
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
+	size_t n = *s < 0x80 ? 1 : *s < 0xc2 ? 0 : *s < 0xe0 ? 2 : *s < 0xf0 ? 3 : *s < 0xf5 ? 4 : 0;
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((*s == 0xe0 && s[1] < 0xa0) || (*s == 0xed && s[1] >= 0xa0) ||
+	    (*s == 0xf0 && s[1] < 0x90) || (*s == 0xf4 && s[1] >= 0x90))
+		return 0;
+	return n;
+}
+
+/*
+ * Exposition text (a label value, or HELP): \\, newline and, quoted, '"' escaped;
+ * a byte that is not UTF-8 becomes the text \xNN (kstats_escape's form), so that
+ * the file stays valid whatever a name holds.
+ */
+static void put_text(FILE *f, const char *s, bool quoted)
+{
+	size_t n;
+
+	for (; *s; s += n) {
+		n = utf8_len((const unsigned char *)s);
+		if (!n)
+			fprintf(f, "\\\\x%02x", (unsigned char)*s);
+		else if (*s == '\\' || (quoted && *s == '"'))
 			fprintf(f, "\\%c", *s);
 		else if (*s == '\n')
 			fputs("\\n", f);
 		else
-			fputc(*s, f);
+			fwrite(s, 1, n, f);
+		n = n ?: 1;
 	}
+}
+
+/* HELP's "METRIC: what of unit from OBJECT/MAP". */
+static void put_about(FILE *f, const struct kstats_hist *h, const struct kstats_unit_info *u,
+		      const char *what, bool openmetrics)
+{
+	put_text(f, h->metric, openmetrics);
+	fprintf(f, ": %s of %s from ", what, u->prom_help);
+	put_text(f, h->obj, openmetrics);
+	fputc('/', f);
+	put_text(f, h->map, openmetrics);
 }
 
 static void put_labels(FILE *f, const struct kstats_hist *h,
@@ -92,7 +130,7 @@ static void put_labels(FILE *f, const struct kstats_hist *h,
 	fputc('{', f);
 	for (i = 0; i < h->nlabels; i++) {
 		fprintf(f, "%s%s=\"", i ? "," : "", h->label[i]);
-		put_escaped(f, s->value[i]);
+		put_text(f, s->value[i], true);
 		fputc('"', f);
 	}
 	if (le)
@@ -123,13 +161,15 @@ static void put_hist_prometheus(FILE *f, const char *name, const struct kstats_h
 	struct kstats_hist_stats st;
 	size_t i;
 
-	fprintf(f, "# HELP %s_bucket %s: cumulative log2 buckets of %s from %s/%s; "
-		"le is each bucket's upper bound; no _sum (not recorded)\n"
-		"# TYPE %s_bucket untyped\n", name, h->metric, u->prom_help, h->obj, h->map, name);
+	fprintf(f, "# HELP %s_bucket ", name);
+	put_about(f, h, u, "cumulative log2 buckets", false);
+	fprintf(f, "; le is each bucket's upper bound; no _sum (not recorded)\n"
+		"# TYPE %s_bucket untyped\n", name);
 	for (i = 0; i < h->nseries; i++)
 		put_buckets(f, name, h, u->prom_shift, &h->series[i]);
-	fprintf(f, "# HELP %s_count %s: number of events\n# TYPE %s_count untyped\n",
-		name, h->metric, name);
+	fprintf(f, "# HELP %s_count ", name);
+	put_text(f, h->metric, false);
+	fprintf(f, ": number of events\n# TYPE %s_count untyped\n", name);
 	for (i = 0; i < h->nseries; i++) {
 		kstats_hist_stats(h->series[i].buckets, &st);
 		fprintf(f, "%s_count", name);
@@ -147,8 +187,9 @@ static void put_hist_openmetrics(FILE *f, const char *name, const struct kstats_
 	fprintf(f, "# TYPE %s histogram\n", name);
 	if (*u->prom_suffix)	/* the UNIT must be the name's suffix: none for counts */
 		fprintf(f, "# UNIT %s %s\n", name, u->prom_suffix + 1);
-	fprintf(f, "# HELP %s %s: log2 histogram of %s from %s/%s; no _sum (not recorded)\n",
-		name, h->metric, u->prom_help, h->obj, h->map);
+	fprintf(f, "# HELP %s ", name);
+	put_about(f, h, u, "log2 histogram", true);
+	fputs("; no _sum (not recorded)\n", f);
 	for (i = 0; i < h->nseries; i++)
 		put_buckets(f, name, h, u->prom_shift, &h->series[i]);
 }
@@ -166,9 +207,9 @@ static void put_health(FILE *f, const struct kstats_snapshot *s, const char *gau
 		if (!h->selected)
 			continue;
 		fprintf(f, "%s{metric=\"", gauge);
-		put_escaped(f, h->metric);
+		put_text(f, h->metric, true);
 		fputs("\",object=\"", f);
-		put_escaped(f, h->obj);
+		put_text(f, h->obj, true);
 		fprintf(f, "\"} %d\n", read_error ? !!h->read_err :
 			(h->loaded || h->read_err) && !h->detached);
 	}
@@ -238,18 +279,40 @@ static void put_alert(FILE *f, const char *alert, const char *expr, const char *
 		alert, expr, wait, summary, run);
 }
 
+/*
+ * A metric's name in the rules: YAML single-quoted text that no template expands,
+ * one way for the label and the annotations.  Bytes other than printable ASCII
+ * become \xNN (kstats_escape), ' is doubled, and {{ is written {{ "{{" }}.
+ */
+static void put_yaml(FILE *f, const char *name)
+{
+	char safe[KSTATS_ESCAPED_SIZE(KSTATS_LABEL_LEN)], *c;
+
+	kstats_escape(safe, sizeof(safe), name, strlen(name));
+	for (c = safe; *c; c++) {
+		if (c[0] == '{' && c[1] == '{') {
+			fputs("{{ \"{{\" }}", f);
+			c++;
+		} else {
+			fputs(*c == '\'' ? "'" : "", f);
+			fputc(*c, f);
+		}
+	}
+}
+
 static void put_p99_alert(FILE *f, const struct kstats_hist *h, const char *name)
 {
-	char expr[512];
-
-	snprintf(expr, sizeof(expr), "histogram_quantile(0.99, sum by (instance, le) "
-		 "(rate(%s_bucket[" RULE_WINDOW "]))) > " P99_ALERT_SECONDS, name);
-	fprintf(f, "      - alert: KstatsLatencyP99High\n        expr: %s\n        for: 15m\n"
-		"        labels:\n          severity: warning\n          metric: %s\n"
-		"        annotations:\n          summary: '%s p99 above " P99_ALERT_SECONDS
-		" s on {{ $labels.instance }}'\n"
-		"          description: 'Run on {{ $labels.instance }}: kstats dump --interval 60 "
-		"%s (which keys, minute by minute)'\n", expr, h->metric, h->metric, h->metric);
+	fprintf(f, "      - alert: KstatsLatencyP99High\n        expr: histogram_quantile(0.99, "
+		"sum by (instance, le) (rate(%s_bucket[" RULE_WINDOW "]))) > " P99_ALERT_SECONDS
+		"\n        for: 15m\n        labels:\n          severity: warning\n"
+		"          metric: '", name);
+	put_yaml(f, h->metric);
+	fputs("'\n        annotations:\n          summary: '", f);
+	put_yaml(f, h->metric);
+	fputs(" p99 above " P99_ALERT_SECONDS " s on {{ $labels.instance }}'\n"
+	      "          description: 'Run on {{ $labels.instance }}: kstats dump --interval 60 ", f);
+	put_yaml(f, h->metric);
+	fputs(" (which keys, minute by minute)'\n", f);
 }
 
 int kstats_render_rules(FILE *f, const struct kstats_snapshot *s)

@@ -4,7 +4,8 @@
 # (tests/lib/report_atoms.py, which also writes atoms on the wire by itself),
 # two hosts add up, the screenshot is a picture; a page from real pulls
 # (the real loader, real compaction events, the pull tests' pull_at); bad
-# files listed, an empty directory, and kstats atoms --heatmap.
+# files listed, an empty directory, and kstats atoms --heatmap; the page's
+# bounds (one cell budget, newest days first, distinct key-days, empty ranges).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${KSTATS_BUILD:-build}
@@ -153,22 +154,21 @@ check "7 days x 40 keys: folding converges, most keys drawn on their own (not on
 		grep -q "<h3>KswapdLatency: [0-9]* other keys, summed</h3>" "$TMP/k40.html"'
 
 # At the limits, older days give way; the limits count distinct key-days.
-python3 $RA gen "$TMP/y1" --days 300 --keys 300 --metrics 2 --seed 1 &&
-	python3 $RA gen "$TMP/y2" --days 300 --keys 300 --metrics 2 --seed 2 --start 2027-08-28 &&
-	python3 $RA gen "$TMP/y3" --days 300 --keys 300 --metrics 2 --seed 3 --start 2028-06-23 ||
-	fail "gen y1-y3"
-"$K" report --out-dir "$TMP/y1" --out-dir "$TMP/y2" --out-dir "$TMP/y3" -o "$TMP/y.html" 2>"$TMP/err"
+python3 $RA gen "$TMP/z1" --days 730 --keys 200 --metrics 2 --seed 1 &&
+	python3 $RA gen "$TMP/z2" --days 730 --keys 200 --metrics 2 --seed 2 --start 2028-11-01 ||
+	fail "gen z1 z2"
+"$K" report --out-dir "$TMP/z1" --out-dir "$TMP/z2" -o "$TMP/z12.html" 2>"$TMP/err"
 rc=$?
-check "900 days x 300 keys, past 256 Ki key-days: the newest day still drawn, the dropped files named (exit 1)" \
-	eval '[ $rc -eq 1 ] && grep -q "atoms past the limits of 4096 keys and 262144 key-days" "$TMP/err" &&
-		grep -q "atoms, [0-9-]* to 2029-04-18\." "$TMP/y.html" &&
-		! grep -q "y3/atoms-0000000300.pb: .* past the limits" "$TMP/err"'
-cp -r "$TMP/y1" "$TMP/y1b" && cp -r "$TMP/y1" "$TMP/y1c" || fail "cp y1"
-"$K" report --out-dir "$TMP/y1" --out-dir "$TMP/y1b" --out-dir "$TMP/y1c" -o "$TMP/y3h.html" 2>"$TMP/err"
+check "1460 days x 200 keys, past 256 Ki key-days: the newest day still drawn, the oldest files named as past the limits (exit 1)" \
+	eval '[ $rc -eq 1 ] && grep -q "z1/atoms-0000000001.pb: [0-9]* atoms past the limits of 4096 keys and 262144 key-days" "$TMP/err" &&
+		grep -q "atoms, [0-9-]* to 2030-10-31\." "$TMP/z12.html" &&
+		! grep -q "z2/atoms-0000000730.pb: .* past the limits" "$TMP/err"'
+cp -r "$TMP/z1" "$TMP/z1b" && cp -r "$TMP/z1" "$TMP/z1c" || fail "cp z1"
+"$K" report --out-dir "$TMP/z1" --out-dir "$TMP/z1b" --out-dir "$TMP/z1c" -o "$TMP/z3.html" 2>"$TMP/err"
 rc=$?
-check "3 hosts x 300 days x 300 keys, 90,300 distinct key-days: every atom drawn, none past the limits" \
+check "3 hosts x 730 days x 200 keys, 146,730 distinct key-days: every atom drawn, none past the limits" \
 	eval '[ $rc -eq 0 ] && [ ! -s "$TMP/err" ] &&
-		grep -q "Read 3 hosts (atoms directories), 900 files, 270900 atoms" "$TMP/y3h.html"'
+		grep -q "Read 3 hosts (atoms directories), 2190 files, 440190 atoms" "$TMP/z3.html"'
 
 # Bad input: skipped with one line each, listed on the page, the rest drawn.
 cp -r "$TMP/h2" "$TMP/bad"
