@@ -180,7 +180,8 @@ int cmd_report(int argc, char **argv)
 	else if (!ret && fwrite(buf, 1, len, stdout) != len)
 		ret = -EIO;
 	if (ret)
-		fprintf(stderr, "kstats report: %s\n", out ? msg : strerror(-ret));
+		fprintf(stderr, "kstats report: cannot write %s: %s\n", out ? out : "stdout",
+			out ? msg : strerror(-ret));
 	free(buf);
 	days_free(&d);
 	return ret || d.nbad || (!d.atoms && d.outside) ? KSTATS_EXIT_ERROR : KSTATS_EXIT_OK;
