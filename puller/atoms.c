@@ -32,6 +32,7 @@ static void print_window(const Kernelstats__Atom *a)
 	if (step)
 		printf("  wall clock set %+.3fs in the window", step / 1e9);
 }
+
 static void print_atom(void *ctx, const Kernelstats__Atom *a)
 {
 	const ProtobufCMessage *payload = atom_payload(a);
@@ -65,6 +66,7 @@ static void print_atom(void *ctx, const Kernelstats__Atom *a)
 		print_log2_hist(stdout, b, unit);
 	}
 }
+
 static int print_file(const char *path)
 {
 	struct atoms_file f;
@@ -82,10 +84,12 @@ static int print_file(const char *path)
 	}
 	return ret;
 }
+
 static void print_path(void *failed, const char *path)
 {
 	*(bool *)failed |= print_file(path) != 0;
 }
+
 static void report_usage(FILE *f)
 {
 	fprintf(f,

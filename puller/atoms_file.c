@@ -155,6 +155,7 @@ const ProtobufCFieldDescriptor *atom_buckets(const ProtobufCMessage *m, unsigned
 	}
 	return NULL;
 }
+
 const ProtobufCMessage *atom_payload(const Kernelstats__Atom *a)
 {
 	const ProtobufCFieldDescriptor *f =
@@ -165,6 +166,7 @@ const ProtobufCMessage *atom_payload(const Kernelstats__Atom *a)
 		return NULL;
 	return *(ProtobufCMessage *const *)field_ptr(&a->base, f->offset);
 }
+
 /* A base-128 varint at *p (at most 10 bytes before end); false if malformed. */
 static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
@@ -270,6 +272,7 @@ int atoms_file_each(const struct atoms_file *f, atoms_fn fn, void *ctx, char *wh
 			 "by field number", skipped);
 	return skipped || too_big ? -EBADMSG : 0;
 }
+
 int atoms_each_path(const char *dir, void (*fn)(void *ctx, const char *path), void *ctx)
 {
 	struct dirent **ents;
