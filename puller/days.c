@@ -350,7 +350,8 @@ static void cut_days(struct days *d, size_t max_cells)
 		for (j = 0; j < s->ndays && s->days[j].day < cut; j++)
 			;
 		n = s->ndays - j;
-		memmove(s->days, s->days + j, n * sizeof(*s->days));
+		if (j)
+			memmove(s->days, s->days + j, n * sizeof(*s->days));
 		s->ndays = s->sorted = n;
 	}
 	d->first = cut;
