@@ -22,10 +22,9 @@ typedef void (*atoms_fn)(void *ctx, const Kernelstats__Atom *a);
 
 /* path ("-": stdin): a regular file within the bounds; -errno: "path: why" in why. */
 int atoms_file_read(const char *path, struct atoms_file *f, char *why, size_t len);
-/* fn for each atom that decodes; -EBADMSG with why when some did not. */
+/* fn for each atom that decodes, until the framing ends or breaks; -EBADMSG with
+ * why when some did not decode. */
 int atoms_file_each(const struct atoms_file *f, atoms_fn fn, void *ctx, char *why, size_t len);
-/* fn for each record of buf[0..len) until the framing ends or breaks (-EBADMSG). */
-int atoms_each_record(const void *buf, size_t len, atoms_fn fn, void *ctx);
 /* fn for each atoms file of dir, oldest first: their count, or -1 with errno. */
 int atoms_each_path(const char *dir, void (*fn)(void *ctx, const char *path), void *ctx);
 void atoms_put_escaped(const char *s, FILE *f);

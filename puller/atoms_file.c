@@ -217,13 +217,6 @@ static int each_record(const uint8_t *p, size_t len, atoms_fn fn, void *ctx,
 	return 0;
 }
 
-int atoms_each_record(const void *buf, size_t len, atoms_fn fn, void *ctx)
-{
-	size_t count, skipped = 0, too_big = 0;
-
-	return each_record(buf, len, fn, ctx, &count, &skipped, &too_big);
-}
-
 int atoms_file_read(const char *path, struct atoms_file *f, char *why, size_t len)
 {
 	int fd = strcmp(path, "-") ? kstats_open_regular(path, O_RDONLY, 0) : STDIN_FILENO;

@@ -211,15 +211,6 @@ static void load_file(void *ctx, const char *path)
 	free(f.buf);
 }
 
-static void unreadable(struct days *d, const char *dir)
-{
-	char why[4096];
-
-	snprintf(why, sizeof(why), "%s: cannot read: %s; pass the atoms directory with "
-		 "--out-dir", dir, strerror(errno));
-	bad(d, why);
-}
-
 int days_load(struct days *d, char *const *dirs, int ndirs, char *const *files, int nfiles)
 {
 	struct dirent **ents[MAX_DIRS];
@@ -230,9 +221,12 @@ int days_load(struct days *d, char *const *dirs, int ndirs, char *const *files, 
 		load_file(d, files[i]);
 	for (i = 0; i < ndirs && !nfiles; i++) {
 		n[i] = scandir(dirs[i], &ents[i], kstats_atoms_filter, alphasort);
-		if (n[i] < 0)
-			unreadable(d, dirs[i]);
-		ret = n[i] < 0 ? -ENOENT : ret;
+		if (n[i] < 0) {
+			snprintf(path, sizeof(path), "%s: cannot read: %s; pass the atoms "
+				 "directory with --out-dir", dirs[i], strerror(errno));
+			bad(d, path);
+			ret = -ENOENT;
+		}
 		if (!n[i])
 			free(ents[i]);
 	}

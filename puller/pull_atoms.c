@@ -287,8 +287,8 @@ static void first_atom(void *ctx, const Kernelstats__Atom *a)
 
 static void read_head(const char *dir, const char *name, struct retained *f)
 {
-	uint8_t buf[HEAD_BYTES];
-	char path[4096];
+	char buf[HEAD_BYTES], path[4096], why[256];
+	struct atoms_file head = { .buf = buf };
 	struct stat st;
 	ssize_t got;
 	int fd;
@@ -301,8 +301,8 @@ static void read_head(const char *dir, const char *name, struct retained *f)
 		f->size = st.st_size;
 	got = pread(fd, buf, sizeof(buf), 0);
 	close(fd);
-	if (got > 0)
-		atoms_each_record(buf, (size_t)got, first_atom, f);
+	head.len = got > 0 ? (size_t)got : 0;
+	atoms_file_each(&head, first_atom, f, why, sizeof(why));
 }
 
 int pull_apply_retention(const struct pull_run *r, uint64_t now_boot)
