@@ -94,9 +94,11 @@ static void remove_stale(int dfd, const char *name)
 	struct stat st;
 
 	while (dp && (e = readdir(dp))) {
+		if (e->d_name[0] != '.' || strncmp(e->d_name + 1, name, n) ||
+		    e->d_name[n + 1] != '.')
+			continue;
 		sfx = e->d_name + n + 2;
-		if (e->d_name[0] != '.' || strncmp(e->d_name + 1, name, n) || sfx[-1] != '.' ||
-		    strspn(sfx, TEMP_CHARS) != TEMP_SFX || strcmp(sfx + TEMP_SFX, ".tmp"))
+		if (strspn(sfx, TEMP_CHARS) != TEMP_SFX || strcmp(sfx + TEMP_SFX, ".tmp"))
 			continue;
 		fd = openat(dfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&

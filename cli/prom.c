@@ -74,8 +74,8 @@ static void prom_le(char *buf, size_t len, unsigned int i, unsigned int shift)
  * code point past U+10FFFF), 0 if it is not one. */
 static size_t utf8_len(const unsigned char *s)
 {
-	size_t n = *s < 0x80 ? 1 : *s < 0xc2 ? 0 : *s < 0xe0 ? 2 : *s < 0xf0 ? 3 : *s < 0xf5 ? 4 : 0;
-	size_t i;
+	size_t i, n = *s < 0x80 ? 1 : *s < 0xc2 ? 0 : *s < 0xe0 ? 2 : *s < 0xf0 ? 3 :
+		      *s < 0xf5 ? 4 : 0;
 
 	for (i = 1; i < n; i++)
 		if ((s[i] & 0xc0) != 0x80)

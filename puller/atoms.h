@@ -92,7 +92,7 @@ void days_fmt(char *buf, size_t len, int32_t day);
 unsigned int days_level(uint64_t c, uint64_t max, unsigned int levels);
 
 int heatmap_print(const char *dir, char *const *files, int n);
-/* ~130 bytes a cell: under 5 MB, and a year of 6 metrics of 30 keys drawn whole (bench/report_page.sh). */
+/* ~130 bytes a cell: about 5 MB, and a year of 6 metrics of 30 keys drawn whole. */
 #define PAGE_CELLS 38000
 void page_put(FILE *f, const struct days *d, char *const *dirs, int ndirs);
 

@@ -330,8 +330,11 @@ static void cut_days(struct days *d, size_t max_cells)
 		return;
 	for (i = 0; i < d->nseries; i++) {
 		used += d->series[i].ndays ? 100 : 0;
-		for (j = 0; j < d->series[i].ndays; j++)
-			per_day[d->series[i].days[j].day - d->first] += cells_of(&d->series[i].days[j]);
+		for (j = 0; j < d->series[i].ndays; j++) {
+			const struct day_cell *c = &d->series[i].days[j];
+
+			per_day[c->day - d->first] += cells_of(c);
+		}
 	}
 	/* The newest day always: its cells are bounded by the folded keys' count. */
 	for (cut = d->last + 1; cut > d->first && (cut > d->last ||

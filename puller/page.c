@@ -263,8 +263,8 @@ void page_put(FILE *f, const struct days *d, char *const *dirs, int ndirs)
 	}
 	put_head(f, d, p.cw);
 	if (!d->pulled && d->outside) {
-		fprintf(f, "<p class=empty>Nothing in the range: the %zu atoms read are all outside "
-			"--since and --until.</p>\n", d->outside);
+		fprintf(f, "<p class=empty>Nothing in the range: the %zu atoms read are all "
+			"outside --since and --until.</p>\n", d->outside);
 	} else if (!d->pulled) {
 		fputs("<p class=empty>Nothing yet: no atoms in", f);
 		for (n = 0; n < ndirs; n++) {
