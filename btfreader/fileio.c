@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +33,13 @@ int kstats_write_full(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+#define TEMP_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+#define TEMP_SFX 6
+
 /* Unpredictable where the kernel has entropy yet; O_EXCL keeps it safe either way. */
 static void temp_suffix(char *sfx, size_t n)
 {
-	static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	static const char chars[] = TEMP_CHARS;
 	struct timespec ts;
 	uint64_t v;
 	size_t i;
@@ -48,14 +53,18 @@ static void temp_suffix(char *sfx, size_t n)
 	sfx[n] = 0;
 }
 
-/* A new file .NAME.XXXXXX.tmp in dfd, never one that exists nor through a link. */
+/*
+ * A new file .NAME.XXXXXX.tmp in dfd, never one that exists nor through a link,
+ * locked while it is written (remove_stale() took one it had just unlinked: another).
+ */
 static int create_temp(int dfd, const char *name, mode_t mode, char *tmp, size_t len)
 {
-	char sfx[7];
+	char sfx[TEMP_SFX + 1];
 	int tries, fd = -EEXIST;
+	struct stat st;
 
 	for (tries = 0; tries < 100 && fd == -EEXIST; tries++) {
-		temp_suffix(sfx, sizeof(sfx) - 1);
+		temp_suffix(sfx, TEMP_SFX);
 		/* A leading '.' keeps globbing collectors (*.prom) off the temp file. */
 		if ((size_t)snprintf(tmp, len, ".%s.%s.tmp", name, sfx) >= len)
 			return -ENAMETOOLONG;
@@ -63,8 +72,45 @@ static int create_temp(int dfd, const char *name, mode_t mode, char *tmp, size_t
 			    mode);
 		if (fd < 0)
 			fd = -errno;
+		else if (!flock(fd, LOCK_EX) && !fstat(fd, &st) && !st.st_nlink) {
+			close(fd);
+			fd = -EEXIST;
+		}
 	}
 	return fd;
+}
+
+/*
+ * The temp files of name that a killed writer left: create_temp()'s names only,
+ * regular, ours, and unlocked (a live writer holds its lock).  Other files stay.
+ */
+static void remove_stale(int dfd, const char *name)
+{
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dp = fd < 0 ? NULL : fdopendir(fd);
+	size_t n = strlen(name);
+	const char *sfx;
+	struct dirent *e;
+	struct stat st;
+
+	while (dp && (e = readdir(dp))) {
+		if (e->d_name[0] != '.' || strncmp(e->d_name + 1, name, n) ||
+		    e->d_name[n + 1] != '.')
+			continue;
+		sfx = e->d_name + n + 2;
+		if (strspn(sfx, TEMP_CHARS) != TEMP_SFX || strcmp(sfx + TEMP_SFX, ".tmp"))
+			continue;
+		fd = openat(dfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+		    !flock(fd, LOCK_EX | LOCK_NB))
+			unlinkat(dfd, e->d_name, 0);
+		if (fd >= 0)
+			close(fd);
+	}
+	if (dp)
+		closedir(dp);
+	else if (fd >= 0)
+		close(fd);
 }
 
 /* noreplace: renameat2(RENAME_NOREPLACE), else link(2), which never replaces either. */
@@ -112,26 +158,40 @@ int kstats_fsync_dir(const char *dir)
 	return dfd < 0 ? dfd : sync_close_dir(dfd, 0);
 }
 
-/* name in the directory dfd (closed) becomes buf, through a fsynced temp file. */
+/*
+ * name in the directory dfd (closed) becomes buf, through a fsynced temp file.
+ * SIGTERM, SIGINT and SIGHUP wait until the temp file is renamed or removed.
+ */
 static int put_in(int dfd, const char *name, const void *buf, size_t len, mode_t mode,
 		  bool noreplace)
 {
 	char tmp[NAME_MAX + 1];
 	int fd, ret = noreplace ? 0 : check_target(dfd, name);
+	sigset_t term, old;
 
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigaddset(&term, SIGINT);
+	sigaddset(&term, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &term, &old);
+	if (!ret)
+		remove_stale(dfd, name);
 	fd = ret ?: create_temp(dfd, name, mode, tmp, sizeof(tmp));
-	if (fd < 0)
+	if (fd < 0) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		return sync_close_dir(dfd, fd);
+	}
 	ret = kstats_write_full(fd, buf, len);
 	if (!ret && fsync(fd))
 		ret = -errno;
 	if (!ret)
 		kstats_hook_temp(name, fd);
-	if (close(fd) && !ret)
-		ret = -errno;
 	ret = ret ?: rename_at(dfd, tmp, name, noreplace);
 	if (ret)
 		unlinkat(dfd, tmp, 0);
+	if (close(fd) && !ret)	/* after the rename: the lock keeps remove_stale() off */
+		ret = -errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return sync_close_dir(dfd, ret);
 }
 
@@ -378,9 +438,15 @@ int kstats_file_replace_owned(const char *path, const void *buf, size_t len, mod
 			      char *msg, size_t msglen)
 {
 	char dir[PATH_MAX], walk[PATH_MAX], name[NAME_MAX + 1];
-	size_t bad = 0;
+	size_t bad = 0, n = strlen(path);
 	int dfd = split_path(path, dir, name), ret;
+	struct stat st;
 
+	if (!n || path[n - 1] == '/') {
+		snprintf(msg, msglen, "'%s' names no file%s; pass a file path, such as '%sFILE'",
+			 path, n ? ", a directory" : "", path);
+		return -EISDIR;
+	}
 	if (dfd) {
 		snprintf(msg, msglen, "%s", strerror(-dfd));
 		return dfd;
@@ -395,9 +461,18 @@ int kstats_file_replace_owned(const char *path, const void *buf, size_t len, mod
 			 "a symlink or not a directory");
 		return -EPERM;
 	}
+	if (dfd >= 0 && !fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode)) {
+		close(dfd);
+		snprintf(msg, msglen, "'%s' is a directory; pass a file path, such as "
+			 "'%s/FILE'", path, path);
+		return -EISDIR;
+	}
 	ret = dfd < 0 ? dfd : put_in(dfd, name, buf, len, mode, false);
-	snprintf(msg, msglen, "%s", ret == -EINVAL ? "a symlink or not a regular file; "
-		 "remove it" : strerror(-ret));
+	if (ret == -EINVAL)
+		snprintf(msg, msglen, "'%s' is a symlink or not a regular file; pass another "
+			 "path", path);
+	else
+		snprintf(msg, msglen, "%s", strerror(-ret));
 	return ret;
 }
 

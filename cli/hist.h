@@ -143,6 +143,8 @@ void kstats_fmt_value(char *buf, size_t len, double v, const struct kstats_unit_
 /* Bucket i's bounds [lo, hi) as kstats_fmt_value writes them; the last's hi is inf. */
 void kstats_fmt_bucket(char *lo, char *hi, size_t len, unsigned int i,
 		       const struct kstats_unit_info *u, const char *inf);
+/* An id this build does not know gets the plain count unit. */
+const struct kstats_unit_info *kstats_unit_or_count(unsigned int id);
 /* Columns a UTF-8 string takes. */
 size_t kstats_display_width(const char *s);
 /* s padded with spaces to width columns, flush right or left. */
@@ -158,7 +160,7 @@ int kstats_render_ascii(FILE *f, const struct kstats_snapshot *s,
 			const struct kstats_render_opts *o);
 int kstats_render_json(FILE *f, const struct kstats_snapshot *s,
 		       const struct kstats_render_opts *o, bool pretty);
-/* Prometheus text 0.0.4, or OpenMetrics 1.0 (with # EOF). */
+/* prom.c: Prometheus text 0.0.4, or OpenMetrics 1.0 (with # EOF). */
 int kstats_render_prometheus(FILE *f, const struct kstats_snapshot *s, bool openmetrics);
 /* Prometheus rules (YAML) for the histograms, labels from kstats_snapshot_declared. */
 int kstats_render_rules(FILE *f, const struct kstats_snapshot *s);

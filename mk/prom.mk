@@ -1,7 +1,7 @@
 # Fleet export: the Prometheus/OpenMetrics renderer's unit test links the
 # code it tests; the end-to-end test runs Debian's node_exporter and
 # Prometheus (tests/sh/test_prometheus_e2e.sh).
-$(BUILD)/tests/unit/test_prom_render: $(BUILD)/cli/render.o $(BUILD)/cli/labels.o
+$(BUILD)/tests/unit/test_prom_render: $(BUILD)/cli/render.o $(BUILD)/cli/prom.o $(BUILD)/cli/labels.o
 $(BUILD)/tests/unit/test_prom_render.o: CFLAGS += -Icli
 
 # make rules [OBJS="a.bpf b.bpf"] [RULES=file]: the Prometheus recording and

@@ -22,5 +22,5 @@ $(BUILD)/kstats: LDLIBS += $(PULL_LIBS)
 PULL_TESTS := $(filter $(BUILD)/tests/unit/test_pull% $(BUILD)/tests/kernel/test_pull%,$(TEST_BINS))
 $(PULL_TESTS:%=%.o): $(PROTO_HDRS)
 $(PULL_TESTS:%=%.o): CFLAGS += -Icli
-$(PULL_TESTS): $(PROTO_OBJS) $(patsubst %,$(BUILD)/puller/%.o,state pull_atoms atom_check) $(patsubst %,$(BUILD)/cli/%.o,labels snapshot render diag)
+$(PULL_TESTS): $(PROTO_OBJS) $(patsubst %,$(BUILD)/puller/%.o,state pull_atoms atoms_file atom_check) $(patsubst %,$(BUILD)/cli/%.o,labels snapshot render diag)
 $(PULL_TESTS): LDLIBS += $(PULL_LIBS)

@@ -1,4 +1,4 @@
-# kstats report and kstats atoms --heatmap (puller/atoms.c):
+# kstats report and kstats atoms --heatmap (puller/days.c, heatmap.c, page.c):
 # log2 and log for the colour scale.  Debian's chromium, which
 # tests/sh/test_report.sh reads the page back with, is in TEST_PKGS.
 LDLIBS += -lm

@@ -13,6 +13,7 @@
 #include "kstats.h"
 #include "kstats_fileio.h"
 #include "pull.h"
+#include "atoms.h"
 
 const ProtobufCFieldDescriptor *
 atom_field_of(const ProtobufCMessageDescriptor *atom, const char *metric)
@@ -265,7 +266,7 @@ int pull_write_atoms(struct pull_run *r, char *name, size_t len)
  */
 #define HEAD_BYTES 4096		/* a file's first record: an atom is well under this */
 
-struct atoms_file {
+struct retained {
 	uint64_t size;
 	uint64_t end_boot;
 	char boot_id[64];
@@ -273,14 +274,22 @@ struct atoms_file {
 	uint64_t age_ns;
 };
 
-static void read_head(const char *dir, const char *name, struct atoms_file *f)
+static void first_atom(void *ctx, const Kernelstats__Atom *a)
 {
-	uint8_t buf[HEAD_BYTES], *p = buf;
-	Kernelstats__Atom *a;
-	char path[4096];
+	struct retained *f = ctx;
+
+	if (f->known || !a->boot_id || !a->has_window_end_boottime_ns)
+		return;
+	snprintf(f->boot_id, sizeof(f->boot_id), "%s", a->boot_id);
+	f->end_boot = a->window_end_boottime_ns;
+	f->known = true;
+}
+
+static void read_head(const char *dir, const char *name, struct retained *f)
+{
+	char buf[HEAD_BYTES], path[4096], why[256];
+	struct atoms_file head = { .buf = buf };
 	struct stat st;
-	uint64_t n = 0;
-	unsigned int shift;
 	ssize_t got;
 	int fd;
 
@@ -292,22 +301,8 @@ static void read_head(const char *dir, const char *name, struct atoms_file *f)
 		f->size = st.st_size;
 	got = pread(fd, buf, sizeof(buf), 0);
 	close(fd);
-	if (got < 2 || *p++ != 0x0a)
-		return;
-	for (shift = 0; p < buf + got && shift < 35; shift += 7) {
-		n |= (uint64_t)(*p & 0x7f) << shift;
-		if (!(*p++ & 0x80))
-			break;
-	}
-	if (n > (uint64_t)(buf + got - p))
-		return;
-	a = kernelstats__atom__unpack(NULL, n, p);
-	if (a && a->boot_id && a->has_window_end_boottime_ns) {
-		snprintf(f->boot_id, sizeof(f->boot_id), "%s", a->boot_id);
-		f->end_boot = a->window_end_boottime_ns;
-		f->known = true;
-	}
-	kernelstats__atom__free_unpacked(a, NULL);
+	head.len = got > 0 ? (size_t)got : 0;
+	atoms_file_each(&head, first_atom, f, why, sizeof(why));
 }
 
 int pull_apply_retention(const struct pull_run *r, uint64_t now_boot)
@@ -315,7 +310,7 @@ int pull_apply_retention(const struct pull_run *r, uint64_t now_boot)
 	uint64_t total = 0, removed_bytes = 0, later = 0, ref = now_boot;
 	const char *boot = r->boot_id;
 	struct dirent **ents;
-	struct atoms_file *f;
+	struct retained *f;
 	char path[4096];
 	int n, i, removed = 0, ret = 0;
 

@@ -3,6 +3,8 @@
  * The test hooks of kstats (btfreader/kstats_hooks.h), linked only into the
  * test build, $(BUILD)/hooks/kstats (mk/pull_hooks.mk):
  *   KSTATS_FAULT=POINT           SIGKILL at a crash point (fault_points.c)
+ *   KSTATS_FAULT=output-temp     SIGKILL, output-term SIGTERM, when the temp file
+ *                                of another file (dump --output, report -o) is written
  *   KSTATS_CLOCK=BOOT_NS:REAL_NS the clocks' readings
  *   KSTATS_BOOT_ID=ID            the boot id (tests fake a reboot)
  * A value that is not one of these is a usage error (exit 2) at start.
@@ -36,6 +38,8 @@ __attribute__((constructor)) static void read_env(void)
 	for (i = 0; f && *f && i < kstats_nfault_points; i++)
 		if (!strcmp(f, kstats_fault_points[i].name))
 			fault = kstats_fault_points[i].name;
+	if (f && (!strcmp(f, "output-temp") || !strcmp(f, "output-term")))
+		fault = f;
 	if (f && *f && !fault)
 		bad_env("KSTATS_FAULT", f, "a point of tests/hooks/fault_points.c");
 	if (!c || !*c)
@@ -47,9 +51,11 @@ __attribute__((constructor)) static void read_env(void)
 
 void kstats_hook_point(const char *point)
 {
+	bool term = fault && !strcmp(fault, "output-term");
+
 	if (fault && !strcmp(fault, point)) {
-		fprintf(stderr, "kstats pull: fault point %s: SIGKILL\n", point);
-		kill(getpid(), SIGKILL);
+		fprintf(stderr, "kstats: fault point %s: %s\n", point, term ? "SIGTERM" : "SIGKILL");
+		kill(getpid(), term ? SIGTERM : SIGKILL);
 	}
 }
 
@@ -60,7 +66,7 @@ static const char *file_point(const char *name)
 		return "pending";
 	if (!strcmp(name, "state"))
 		return "state";
-	return strncmp(name, "atoms-", 6) ? NULL : "atoms";
+	return strncmp(name, "atoms-", 6) ? "output" : "atoms";
 }
 
 /* "<file>-partial" leaves half the temp file, "<file>-temp" all of it. */

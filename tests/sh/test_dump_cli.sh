@@ -59,6 +59,49 @@ check "status: --stats 0" 2 "--stats takes seconds in (0, 3600], not '0'" -- sta
 check "status: extra argument" 2 "unexpected argument 'x'" -- status x
 check "unknown command" 2 "unknown command 'frobnicate'" -- frobnicate
 
+# Output paths: one line that names the path and the fix; nothing written.
+OBJS=$BUILD/bpf
+check "dump: --output newdir/" 1 "cannot write $tmp/newdir/: '$tmp/newdir/' names no file, a directory; pass a file path, such as '$tmp/newdir/FILE'" -- dump --rules --obj-dir "$OBJS" --output "$tmp/newdir/"
+[ ! -e "$tmp/newdir" ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && echo "PASS: dump: --output newdir/ writes no file newdir, says so in one line" ||
+	echo "FAIL: dump: --output newdir/: $(ls -d "$tmp/newdir" 2>&1), $(cat "$tmp/err")"
+check "dump: --output existingdir" 1 "cannot write $tmp/empty: '$tmp/empty' is a directory; pass a file path, such as '$tmp/empty/FILE'" -- dump --rules --obj-dir "$OBJS" --output "$tmp/empty"
+check "dump: --output ''" 1 "cannot write : '' names no file; pass a file path" -- dump --rules --obj-dir "$OBJS" --output ''
+check "report: -o existingdir/" 1 "cannot write $tmp/empty/: '$tmp/empty/' names no file, a directory; pass a file path" -- report --out-dir "$tmp/empty" -o "$tmp/empty/"
+
+# Interrupted writes leave no temp file; a later run removes only its own.
+H=$BUILD/hooks/kstats
+mkdir "$tmp/wdir"
+only() {	# only DIR NAMES...: DIR holds exactly NAMES (hidden ones too)
+	local dir=$1
+	shift
+	[ "$(ls -A "$dir" | sort | tr '\n' ' ')" = "$(printf '%s\n' "$@" | sort | tr '\n' ' ')" ]
+}
+KSTATS_FAULT=output-term "$H" dump --rules --obj-dir "$OBJS" --output "$tmp/wdir/k.yml" 2>/dev/null
+rc=$?
+[ $rc -eq 143 ] && only "$tmp/wdir" k.yml && grep -q KstatsPullLate "$tmp/wdir/k.yml" &&
+	echo "PASS: SIGTERM during dump --output: the file written whole, no temp file left" ||
+	echo "FAIL: SIGTERM during dump --output: exit $rc, left: $(ls -A "$tmp/wdir")"
+KSTATS_FAULT=output-term "$H" report --out-dir "$tmp/empty" -o "$tmp/wdir/r.html" 2>/dev/null
+rc=$?
+[ $rc -eq 143 ] && only "$tmp/wdir" k.yml r.html &&
+	echo "PASS: SIGTERM during report -o: no temp file left" ||
+	echo "FAIL: SIGTERM during report -o: exit $rc, left: $(ls -A "$tmp/wdir")"
+KSTATS_FAULT=output-temp "$H" report --out-dir "$tmp/empty" -o "$tmp/wdir/r.html" 2>/dev/null
+stale=$(cd "$tmp/wdir" && ls -A | grep '^\.r\.html\.......\.tmp$')
+touch "$tmp/wdir/.r.html.abcdef.tmp" "$tmp/wdir/.other.html.abcdef.tmp" "$tmp/wdir/.r.html.abcdefg.tmp" \
+	"$tmp/wdir/.r.html.zzzzzz.tmp"
+chown 65534 "$tmp/wdir/.r.html.abcdef.tmp" 2>/dev/null || rm "$tmp/wdir/.r.html.abcdef.tmp"
+flock -x "$tmp/wdir/.r.html.zzzzzz.tmp" sleep 30 &
+locker=$!
+sleep 0.3
+others=$(cd "$tmp/wdir" && ls -A | grep -v "^$stale\$" | sort | tr '\n' ' ')
+"$KSTATS" report --out-dir "$tmp/empty" -o "$tmp/wdir/r.html" 2>/dev/null
+[ -n "$stale" ] && [ "$(cd "$tmp/wdir" && ls -A | sort | tr '\n' ' ')" = "$others" ] &&
+	echo "PASS: a later report -o removes the temp file a SIGKILL left ($stale), not others' nor a locked one" ||
+	echo "FAIL: stale temp files: killed writer's '$stale'; left: $(ls -A "$tmp/wdir" | tr '\n' ' ')"
+kill "$locker" 2>/dev/null
+wait "$locker" 2>/dev/null
+
 if ! command -v groff >/dev/null; then
 	echo "SKIP: man page: groff is not installed"
 	exit 0

@@ -40,10 +40,42 @@ got=$(grep -c '^  *- record: fleet:.*_bucket:rate5m$' "$TMP/obj/kernelstats.rule
 [ "$want" -gt 0 ] && [ "$got" = "$want" ] ||
 	fail "$got fleet bucket rules for $want metrics of the catalog"
 pass "one fleet bucket rate per metric of the catalog ($got)"
+
+# An object named with a byte that is not UTF-8: the text \xNN, the file valid.
+mkdir -p "$TMP/latin1"
+cp "$TMP/obj/compaction.bpf" "$TMP/latin1/compaction"$'\xe9'".bpf"
+"$KSTATS" dump --prometheus --obj-dir "$TMP/latin1" --pin-dir "$TMP/nopins" \
+	--status-file "$TMP/none" --state-dir "$TMP/none" 2>/dev/null >"$TMP/latin1.prom"
+promtool check metrics <"$TMP/latin1.prom" >"$TMP/check.log" 2>&1 &&
+	grep -qF 'kstats_metric_loaded{metric="CompactionDuration",object="compaction\\xe9"} 0' "$TMP/latin1.prom" ||
+	fail "object compaction\\xe9: $(cat "$TMP/check.log"; grep object= "$TMP/latin1.prom" | head -2)"
+pass "an object named compaction\\xe9 (not UTF-8): object=\"compaction\\\\xe9\", promtool check metrics accepts the file"
 got=$("$KSTATS" dump --rules --obj-dir "$TMP/obj" CompactionDuration | grep -o 'record: [^ ]*\|metric: .*' | sort -u | tr '\n' ' ')
-[ "$got" = "metric: CompactionDuration record: fleet:kstats_compaction_duration_seconds:quantile_rate5m record: fleet:kstats_compaction_duration_seconds_bucket:rate5m " ] ||
+[ "$got" = "metric: 'CompactionDuration' record: fleet:kstats_compaction_duration_seconds:quantile_rate5m record: fleet:kstats_compaction_duration_seconds_bucket:rate5m " ] ||
 	fail "kstats dump --rules CompactionDuration: $got"
 pass "a named metric gets its rules only"
+
+# A metric named with YAML and template syntax: escaped one way (doc/fleet-export.md).
+mkdir -p "$TMP/hostile"
+python3 - "$TMP/obj/compaction.bpf" "$TMP/hostile/compaction.bpf" <<'PY' || fail "patch the metric name"
+import sys
+d = open(sys.argv[1], "rb").read()
+assert d.count(b"CompactionDuration") == 1
+open(sys.argv[2], "wb").write(d.replace(b"CompactionDuration", b"C: a'b#c{{ .x }}dd"))
+PY
+"$KSTATS" dump --rules --obj-dir "$TMP/hostile" --output "$TMP/hostile.rules.yml" ||
+	fail "kstats dump --rules with a hostile metric name failed"
+promtool check rules "$TMP/hostile.rules.yml" >"$TMP/check.log" 2>&1 ||
+	fail "promtool check rules (hostile name): $(cat "$TMP/check.log")"
+python3 - "$TMP/hostile.rules.yml" <<'PY' || fail "the hostile name is not escaped as documented"
+import sys, yaml
+alerts = [r for g in yaml.safe_load(open(sys.argv[1]))["groups"] for r in g["rules"]
+          if r.get("alert") == "KstatsLatencyP99High"]
+want = 'C: a\'b#c{{ "{{" }} .x }}dd'
+assert len(alerts) == 1 and alerts[0]["labels"]["metric"] == want, alerts
+assert alerts[0]["annotations"]["summary"].startswith(want + " p99 above 1 s"), alerts
+PY
+pass "a metric named C: a'b#c{{ .x }}dd: YAML that promtool accepts, quotes doubled, {{ written so no template expands it"
 
 # New metrics: test-only objects beside the shipped ones, no edit anywhere.
 cp "$TMP"/obj/*.bpf "$BUILD/tests/bpf/dumpLabels.bpf" "$BUILD/tests/bpf/dumpEnum.bpf" "$TMP/new/"
@@ -65,9 +97,9 @@ for m in $(grep '^kstats_test_[a-z_]*_bucket{' "$GOLDEN" | sed 's/_bucket{.*//' 
 done
 [ "$n" -ge 5 ] || fail "only $n test metrics in $GOLDEN"
 grep -q 'alert: KstatsLatencyP99High' "$TMP/new.rules.yml" &&
-	grep -q 'metric: TestPairLatency$' "$TMP/new.rules.yml" ||
+	grep -q "metric: 'TestPairLatency'$" "$TMP/new.rules.yml" ||
 	fail "no p99 alert for the new latency metric TestPairLatency"
-! grep -q 'metric: TestPoolSizes$' "$TMP/new.rules.yml" ||
+! grep -q "metric: 'TestPoolSizes'$" "$TMP/new.rules.yml" ||
 	fail "a p99 latency alert for the size metric TestPoolSizes"
 pass "$n test-only metrics got fleet and per-key rules with the export's labels, no hand edit"
 

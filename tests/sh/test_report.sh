@@ -4,7 +4,8 @@
 # (tests/lib/report_atoms.py, which also writes atoms on the wire by itself),
 # two hosts add up, the screenshot is a picture; a page from real pulls
 # (the real loader, real compaction events, the pull tests' pull_at); bad
-# files listed, an empty directory, and kstats atoms --heatmap.
+# files listed, an empty directory, and kstats atoms --heatmap; the page's
+# bounds (one cell budget, newest days first, distinct key-days, empty ranges).
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${KSTATS_BUILD:-build}
@@ -123,6 +124,51 @@ check "--since 2026-11-02 --until 2026-11-03: cells of those days only" range
 rc=$?
 check "--since 2026-13-01: exit 2, the form named" \
 	eval '[ $rc -eq 2 ] && grep -q "give a UTC day as YYYY-MM-DD" "$TMP/err"'
+
+# An empty range says so; --since after --until is refused.
+"$K" report --out-dir "$TMP/h1" --since 2027-01-01 -o "$TMP/none.html" 2>"$TMP/err"
+rc=$?
+check "--since past every atom: exit 1, one line, and the page says the range is empty (not 'Nothing yet')" \
+	eval '[ $rc -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
+		grep -q "atoms read are outside --since and --until; widen the range" "$TMP/err" &&
+		grep -q "Nothing in the range: the [0-9]* atoms read are all outside" "$TMP/none.html" &&
+		! grep -q "Nothing yet" "$TMP/none.html"'
+"$K" report --out-dir "$TMP/h1" --since 2026-11-05 --until 2026-11-02 >/dev/null 2>"$TMP/err"
+rc=$?
+check "--since after --until: exit 2, one line naming both" \
+	eval '[ $rc -eq 2 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
+		grep -q "^kstats report: --since 2026-11-05 is after --until 2026-11-02; " "$TMP/err"'
+
+# The page's bounds: every cell counts, the busiest key's and the sum's too.
+python3 $RA gen "$TMP/decade" --days 10000 --keys 1 || fail "gen decade"
+"$K" report --out-dir "$TMP/decade" -o "$TMP/decade.html" 2>"$TMP/err"
+rc=$?
+check "6 metrics of one key over 10,000 days: about 5 MB (not 36), the newest days drawn, the page says which days it left out" \
+	eval '[ $rc -eq 0 ] && [ "$(stat -c %s "$TMP/decade.html")" -lt 5500000 ] &&
+		grep -q "days covered ([0-9-]* to 2054-03-18)" "$TMP/decade.html" &&
+		grep -q "Not drawn: the days from 2026-11-01 to before 20[0-9-]*, past the page" "$TMP/decade.html"'
+python3 $RA gen "$TMP/k60" --days 7 --keys 60 --seed 4 || fail "gen k60"
+"$K" report --out-dir "$TMP/k60" -o "$TMP/k60.html" || fail "report of 60 keys"
+check "7 days x 60 keys: folding converges, most keys drawn on their own (not one key and the sum)" \
+	eval '[ "$(grep -c "<h3>" "$TMP/k60.html")" -gt 150 ] &&
+		grep -q "<h3>KswapdLatency: [0-9]* other keys, summed</h3>" "$TMP/k60.html"'
+
+# At the limits, older days give way; the limits count distinct key-days.
+python3 $RA gen "$TMP/z1" --days 730 --keys 200 --metrics 2 --seed 1 &&
+	python3 $RA gen "$TMP/z2" --days 730 --keys 200 --metrics 2 --seed 2 --start 2028-11-01 ||
+	fail "gen z1 z2"
+"$K" report --out-dir "$TMP/z1" --out-dir "$TMP/z2" -o "$TMP/z12.html" 2>"$TMP/err"
+rc=$?
+check "1460 days x 200 keys, past 256 Ki key-days: the newest day still drawn, the oldest files named as past the limits (exit 1)" \
+	eval '[ $rc -eq 1 ] && grep -q "z1/atoms-0000000001.pb: [0-9]* atoms past the limits of 4096 keys and 262144 key-days" "$TMP/err" &&
+		grep -q "atoms, [0-9-]* to 2030-10-31\." "$TMP/z12.html" &&
+		! grep -q "z2/atoms-0000000730.pb: .* past the limits" "$TMP/err"'
+cp -r "$TMP/z1" "$TMP/z1b" && cp -r "$TMP/z1" "$TMP/z1c" || fail "cp z1"
+"$K" report --out-dir "$TMP/z1" --out-dir "$TMP/z1b" --out-dir "$TMP/z1c" -o "$TMP/z3.html" 2>"$TMP/err"
+rc=$?
+check "3 hosts x 730 days x 200 keys, 146,730 distinct key-days: every atom drawn, none past the limits" \
+	eval '[ $rc -eq 0 ] && [ ! -s "$TMP/err" ] &&
+		grep -q "Read 3 hosts (atoms directories), 2190 files, 440190 atoms" "$TMP/z3.html"'
 
 # Bad input: skipped with one line each, listed on the page, the rest drawn.
 cp -r "$TMP/h2" "$TMP/bad"

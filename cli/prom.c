@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: GPL-2.0
+/* kstats dump's exposition: Prometheus text 0.0.4, OpenMetrics 1.0, and the Prometheus rules. */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "hist.h"
+#include "kstats.h"
+#include "kstats_meta.h"
+
+#define LAST_BUCKET (BPF_TELEMETRY_NR_BUCKETS - 1)
+/*
+ * --prometheus: text 0.0.4, for node_exporter's textfile collector; --openmetrics:
+ * OpenMetrics 1.0.  No _sum: log2 buckets do not record it, and node_exporter
+ * re-exposes a TYPE histogram with "_sum 0", making the dashboards' mean
+ * rate(_sum)/rate(_count) a false 0.  So the text declares _bucket and _count as
+ * untyped families: passed through as they are, histogram_quantile() works on
+ * the le label, and a mean finds no series instead of a wrong one.  OpenMetrics
+ * allows a histogram without _sum (then without _count): a real one there.
+ */
+
+/* CompactionDuration -> kstats_compaction_duration_seconds */
+static void prom_name(char *buf, size_t len, const char *m, const char *suffix)
+{
+	size_t n = (size_t)snprintf(buf, len, "kstats_"), i, sl = strlen(suffix);
+
+	for (i = 0; m[i] && n + 2 < len; i++) {
+		unsigned char c = (unsigned char)m[i];
+		bool word = i && isupper(c) &&
+			    (islower((unsigned char)m[i - 1]) || isdigit((unsigned char)m[i - 1]) ||
+			     (m[i + 1] && islower((unsigned char)m[i + 1])));
+
+		if (word && buf[n - 1] != '_')
+			buf[n++] = '_';
+		buf[n++] = isalnum(c) ? (char)tolower(c) : '_';
+	}
+	buf[n] = 0;
+	if (n < sl || strcmp(buf + n - sl, suffix))
+		snprintf(buf + n, len - n, "%s", suffix);
+}
+
+/*
+ * Bucket i's le in the exposed unit, the last bucket's "+Inf".  Latencies
+ * are nanoseconds truncated to whole microseconds, so bucket i holds real
+ * durations in [2^i, 2^(i+1)) us: le = 2^(i+1) us, as an exact decimal of
+ * seconds ("0.000032").  Sizes and counts are whole numbers: le = 2^(i+1) - 1.
+ */
+static void prom_le(char *buf, size_t len, unsigned int i, unsigned int shift)
+{
+	unsigned int k;
+	uint64_t top = 2ull << i, scale = 1;	/* 2^(i+1): the first value above bucket i */
+	size_t n;
+
+	if (i >= LAST_BUCKET) {
+		snprintf(buf, len, "+Inf");
+		return;
+	}
+	if (!shift) {
+		snprintf(buf, len, "%" PRIu64, top - 1);
+		return;
+	}
+	for (k = 0; k < shift; k++)
+		scale *= 10;
+	snprintf(buf, len, "%" PRIu64 ".%0*" PRIu64, top / scale, (int)shift, top % scale);
+	n = strlen(buf);
+	while (buf[n - 1] == '0')
+		buf[--n] = 0;
+	if (buf[n - 1] == '.')
+		buf[--n] = 0;
+}
+
+/* The length of the UTF-8 sequence at s (RFC 3629: no overlong form, surrogate or
+ * code point past U+10FFFF), 0 if it is not one. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t i, n = *s < 0x80 ? 1 : *s < 0xc2 ? 0 : *s < 0xe0 ? 2 : *s < 0xf0 ? 3 :
+		      *s < 0xf5 ? 4 : 0;
+
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((*s == 0xe0 && s[1] < 0xa0) || (*s == 0xed && s[1] >= 0xa0) ||
+	    (*s == 0xf0 && s[1] < 0x90) || (*s == 0xf4 && s[1] >= 0x90))
+		return 0;
+	return n;
+}
+
+/*
+ * Exposition text (a label value, or HELP): \\, newline and, quoted, '"' escaped;
+ * a byte that is not UTF-8 becomes the text \xNN (kstats_escape's form), so that
+ * the file stays valid whatever a name holds.
+ */
+static void put_text(FILE *f, const char *s, bool quoted)
+{
+	size_t n;
+
+	for (; *s; s += n) {
+		n = utf8_len((const unsigned char *)s);
+		if (!n)
+			fprintf(f, "\\\\x%02x", (unsigned char)*s);
+		else if (*s == '\\' || (quoted && *s == '"'))
+			fprintf(f, "\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fwrite(s, 1, n, f);
+		n = n ?: 1;
+	}
+}
+
+/* HELP's "METRIC: what of unit from OBJECT/MAP". */
+static void put_about(FILE *f, const struct kstats_hist *h, const struct kstats_unit_info *u,
+		      const char *what, bool openmetrics)
+{
+	put_text(f, h->metric, openmetrics);
+	fprintf(f, ": %s of %s from ", what, u->prom_help);
+	put_text(f, h->obj, openmetrics);
+	fputc('/', f);
+	put_text(f, h->map, openmetrics);
+}
+
+static void put_labels(FILE *f, const struct kstats_hist *h,
+		       const struct kstats_series *s, const char *le)
+{
+	size_t i;
+
+	if (!h->nlabels && !le)
+		return;
+	fputc('{', f);
+	for (i = 0; i < h->nlabels; i++) {
+		fprintf(f, "%s%s=\"", i ? "," : "", h->label[i]);
+		put_text(f, s->value[i], true);
+		fputc('"', f);
+	}
+	if (le)
+		fprintf(f, "%sle=\"%s\"", h->nlabels ? "," : "", le);
+	fputc('}', f);
+}
+
+static void put_buckets(FILE *f, const char *name, const struct kstats_hist *h,
+			unsigned int shift, const struct kstats_series *s)
+{
+	uint64_t cum = 0;
+	char le[32];
+	unsigned int i;
+
+	for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++) {
+		cum = kstats_add_sat(cum, s->buckets[i]);
+		prom_le(le, sizeof(le), i, shift);
+		fprintf(f, "%s_bucket", name);
+		put_labels(f, h, s, le);
+		fprintf(f, " %" PRIu64 "\n", cum);
+	}
+}
+
+/* Two untyped families, name_bucket and name_count: see above. */
+static void put_hist_prometheus(FILE *f, const char *name, const struct kstats_hist *h,
+				const struct kstats_unit_info *u)
+{
+	struct kstats_hist_stats st;
+	size_t i;
+
+	fprintf(f, "# HELP %s_bucket ", name);
+	put_about(f, h, u, "cumulative log2 buckets", false);
+	fprintf(f, "; le is each bucket's upper bound; no _sum (not recorded)\n"
+		"# TYPE %s_bucket untyped\n", name);
+	for (i = 0; i < h->nseries; i++)
+		put_buckets(f, name, h, u->prom_shift, &h->series[i]);
+	fprintf(f, "# HELP %s_count ", name);
+	put_text(f, h->metric, false);
+	fprintf(f, ": number of events\n# TYPE %s_count untyped\n", name);
+	for (i = 0; i < h->nseries; i++) {
+		kstats_hist_stats(h->series[i].buckets, &st);
+		fprintf(f, "%s_count", name);
+		put_labels(f, h, &h->series[i], NULL);
+		fprintf(f, " %" PRIu64 "\n", st.count);
+	}
+}
+
+/* OpenMetrics 1.0: _count only beside a _sum; the +Inf bucket counts. */
+static void put_hist_openmetrics(FILE *f, const char *name, const struct kstats_hist *h,
+				 const struct kstats_unit_info *u)
+{
+	size_t i;
+
+	fprintf(f, "# TYPE %s histogram\n", name);
+	if (*u->prom_suffix)	/* the UNIT must be the name's suffix: none for counts */
+		fprintf(f, "# UNIT %s %s\n", name, u->prom_suffix + 1);
+	fprintf(f, "# HELP %s ", name);
+	put_about(f, h, u, "log2 histogram", true);
+	fputs("; no _sum (not recorded)\n", f);
+	for (i = 0; i < h->nseries; i++)
+		put_buckets(f, name, h, u->prom_shift, &h->series[i]);
+}
+
+/* One 0/1 gauge per selected metric: loaded is pinned (read or not) and attached. */
+static void put_health(FILE *f, const struct kstats_snapshot *s, const char *gauge,
+		       const char *help, bool read_error)
+{
+	size_t i;
+
+	fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", gauge, help, gauge);
+	for (i = 0; i < s->nhists; i++) {
+		const struct kstats_hist *h = &s->hists[i];
+
+		if (!h->selected)
+			continue;
+		fprintf(f, "%s{metric=\"", gauge);
+		put_text(f, h->metric, true);
+		fputs("\",object=\"", f);
+		put_text(f, h->obj, true);
+		fprintf(f, "\"} %d\n", read_error ? !!h->read_err :
+			(h->loaded || h->read_err) && !h->detached);
+	}
+}
+
+int kstats_render_prometheus(FILE *f, const struct kstats_snapshot *s, bool openmetrics)
+{
+	char name[160];
+	size_t i;
+
+	for (i = 0; i < s->nhists; i++) {
+		const struct kstats_hist *h = &s->hists[i];
+		const struct kstats_unit_info *u = kstats_unit_or_count(h->unit);
+
+		if (!h->selected || !h->loaded)
+			continue;
+		prom_name(name, sizeof(name), h->metric, u->prom_suffix);
+		if (openmetrics)
+			put_hist_openmetrics(f, name, h, u);
+		else
+			put_hist_prometheus(f, name, h, u);
+	}
+	put_health(f, s, "kstats_metric_loaded", "1 when kstats-loader loaded the "
+		   "metric's object: its map pinned, its programs attached; else 0", false);
+	put_health(f, s, "kstats_metric_read_error", "1 when this export could not "
+		   "read the metric's map (kstats dump says why), else 0", true);
+	if (s->pulled.tv_sec)
+		fprintf(f, "# HELP kstats_pull_last_success_timestamp_seconds When kstats pull "
+			"last committed a day's atoms (its state's mtime)\n# TYPE "
+			"kstats_pull_last_success_timestamp_seconds gauge\n"
+			"kstats_pull_last_success_timestamp_seconds %lld.%03ld\n",
+			(long long)s->pulled.tv_sec, s->pulled.tv_nsec / 1000000);
+	if (openmetrics)
+		fputs("# EOF\n", f);
+	return ferror(f) ? -EIO : 0;
+}
+
+/*
+ * kstats dump --rules: recording rules level:metric:operations, level "fleet"
+ * or a key label, and alerts on the export's own gauges; none names a metric.
+ */
+#define RULE_WINDOW "5m"
+#define P99_ALERT_SECONDS "1"
+
+static const char *const rule_quantiles[] = { "0.5", "0.9", "0.99" };
+
+static void put_record(FILE *f, const char *level, const char *name, const char *by)
+{
+	size_t q;
+
+	fprintf(f, "      - record: %s:%s_bucket:rate" RULE_WINDOW "\n"
+		"        expr: sum by (le%s%s) (rate(%s_bucket[" RULE_WINDOW "]))\n",
+		level, name, *by ? ", " : "", by, name);
+	for (q = 0; q < sizeof(rule_quantiles) / sizeof(*rule_quantiles); q++)
+		fprintf(f, "      - record: %s:%s:quantile_rate" RULE_WINDOW "\n"
+			"        expr: histogram_quantile(%s, %s:%s_bucket:rate" RULE_WINDOW ")\n"
+			"        labels:\n          quantile: \"%s\"\n", level, name,
+			rule_quantiles[q], level, name, rule_quantiles[q]);
+}
+
+static void put_alert(FILE *f, const char *alert, const char *expr, const char *wait,
+		      const char *summary, const char *run)
+{
+	fprintf(f, "      - alert: %s\n        expr: %s\n        for: %s\n"
+		"        labels:\n          severity: warning\n        annotations:\n"
+		"          summary: '%s'\n          description: 'Run on {{ $labels.instance }}: %s'\n",
+		alert, expr, wait, summary, run);
+}
+
+/*
+ * A metric's name in the rules: YAML single-quoted text that no template expands,
+ * one way for the label and the annotations.  Bytes other than printable ASCII
+ * become \xNN (kstats_escape), ' is doubled, and {{ is written {{ "{{" }}.
+ */
+static void put_yaml(FILE *f, const char *name)
+{
+	char safe[KSTATS_ESCAPED_SIZE(KSTATS_LABEL_LEN)], *c;
+
+	kstats_escape(safe, sizeof(safe), name, strlen(name));
+	for (c = safe; *c; c++) {
+		if (c[0] == '{' && c[1] == '{') {
+			fputs("{{ \"{{\" }}", f);
+			c++;
+		} else {
+			fputs(*c == '\'' ? "'" : "", f);
+			fputc(*c, f);
+		}
+	}
+}
+
+static void put_p99_alert(FILE *f, const struct kstats_hist *h, const char *name)
+{
+	fprintf(f, "      - alert: KstatsLatencyP99High\n        expr: histogram_quantile(0.99, "
+		"sum by (instance, le) (rate(%s_bucket[" RULE_WINDOW "]))) > " P99_ALERT_SECONDS
+		"\n        for: 15m\n        labels:\n          severity: warning\n"
+		"          metric: '", name);
+	put_yaml(f, h->metric);
+	fputs("'\n        annotations:\n          summary: '", f);
+	put_yaml(f, h->metric);
+	fputs(" p99 above " P99_ALERT_SECONDS " s on {{ $labels.instance }}'\n"
+	      "          description: 'Run on {{ $labels.instance }}: kstats dump --interval 60 ", f);
+	put_yaml(f, h->metric);
+	fputs(" (which keys, minute by minute)'\n", f);
+}
+
+int kstats_render_rules(FILE *f, const struct kstats_snapshot *s)
+{
+	char name[160];
+	size_t i, l;
+
+	fputs("# Generated by kstats dump --rules from the objects' metadata: do not edit\n"
+	      "# (doc/fleet-export.md).\ngroups:\n  - name: kernelstats.recording\n"
+	      "    rules:\n", f);
+	for (i = 0; i < s->nhists; i++) {
+		const struct kstats_hist *h = &s->hists[i];
+
+		if (!h->selected)
+			continue;
+		prom_name(name, sizeof(name), h->metric, kstats_unit_or_count(h->unit)->prom_suffix);
+		put_record(f, "fleet", name, "");
+		for (l = 0; l < h->nlabels; l++)
+			put_record(f, h->label[l], name, h->label[l]);
+	}
+	fputs("  - name: kernelstats.alerts\n    rules:\n", f);
+	/* Stopped loading: a kernel without the attach point never loaded it. */
+	put_alert(f, "KstatsMetricNotLoaded", "kstats_metric_loaded == 0 and "
+		  "max_over_time(kstats_metric_loaded[1d]) == 1", "15m",
+		  "{{ $labels.metric }} stopped loading on {{ $labels.instance }}",
+		  "kstats status (why {{ $labels.object }} is not loaded), then "
+		  "systemctl restart kernelstats-loader");
+	put_alert(f, "KstatsMetricUnreadable", "kstats_metric_read_error == 1", "15m",
+		  "the export cannot read {{ $labels.metric }} on {{ $labels.instance }}",
+		  "journalctl -u kernelstats-textfile.service (why), kstats status");
+	put_alert(f, "KstatsExportStale", "time() - node_textfile_mtime_seconds"
+		  "{file=~\"(.*/)?kernelstats[.]prom\"} > 300", "5m",
+		  "kernelstats.prom of {{ $labels.instance }} is older than 5 minutes",
+		  "systemctl status kernelstats-textfile.timer kernelstats-textfile.service");
+	put_alert(f, "KstatsPullLate", "time() - kstats_pull_last_success_timestamp_seconds"
+		  " > 93600", "1h", "no daily pull succeeded on {{ $labels.instance }} "
+		  "for over 26 hours", "journalctl -u kernelstats-pull.service, then "
+		  "systemctl start kernelstats-pull.service");
+	for (i = 0; i < s->nhists; i++) {
+		const struct kstats_unit_info *u = kstats_unit_or_count(s->hists[i].unit);
+
+		prom_name(name, sizeof(name), s->hists[i].metric, u->prom_suffix);
+		if (s->hists[i].selected && u->prom_shift)
+			put_p99_alert(f, &s->hists[i], name);
+	}
+	return ferror(f) ? -EIO : 0;
+}
