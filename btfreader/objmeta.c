@@ -6,15 +6,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <libelf.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <pthread.h>
-#include <sys/stat.h>
 #include <bpf/btf.h>
 
 #include "kstats_fileio.h"

@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Opens a pinned map read-only: its types, columns and decode plan (read_rows.c reads it). */
 #include <errno.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
-#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 

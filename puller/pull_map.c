@@ -8,7 +8,6 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
-#include "kstats.h"
 #include "kstats_fileio.h"
 #include "kstats_hooks.h"
 #include "kstats_pins.h"
@@ -196,11 +195,9 @@ int pull_map(struct pull_run *r, struct kstats_hist *h, const struct atom_shape 
 				"skipped\n", h->obj, h->map);
 		return pull_carry_over(r, h->obj, h->map);
 	}
-	if (!ret && (!h->hm.nkey || h->hm.nkey > PULL_MAX_KEY_COLS)) {
-		snprintf(err, sizeof(err), "a histogram with %zu key columns: atoms take 1..%d",
-			 h->hm.nkey, PULL_MAX_KEY_COLS);
-		ret = -EINVAL;
-	}
+	if (!ret && (!h->hm.nkey || h->hm.nkey > PULL_MAX_KEY_COLS))
+		ret = kstats_fail(err, sizeof(err), EINVAL, "a histogram with %zu key columns: "
+				  "atoms take 1..%d", h->hm.nkey, PULL_MAX_KEY_COLS);
 	if (ret) {
 		ret = map_failed(r, h, ret, err, sizeof(err));
 		goto out;
