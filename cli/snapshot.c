@@ -51,10 +51,9 @@ static int add_object(void *ctx, const char *path, const char *obj,
 		      const struct kstats_objmeta *meta)
 {
 	struct kstats_snapshot *s = ctx;
-	struct kstats_hist *h;
+	struct kstats_hist *h = realloc(s->hists, (s->nhists + meta->nhists) * sizeof(*h) ?: 1);
 	size_t i;
 
-	h = realloc(s->hists, (s->nhists + meta->nhists) * sizeof(*h) ?: 1);
 	if (!h)
 		return -ENOMEM;
 	s->hists = h;

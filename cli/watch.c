@@ -155,11 +155,10 @@ static int add_streams(void *ctx, const char *path, const char *obj,
 		       const struct kstats_objmeta *meta)
 {
 	struct stream_refs *refs = ctx;
-	struct stream_ref *r;
+	struct stream_ref *r = realloc(refs->v, (refs->n + meta->nstreams + 1) * sizeof(*r));
 	char pin[4096];
 	size_t j;
 
-	r = realloc(refs->v, (refs->n + meta->nstreams + 1) * sizeof(*r));
 	if (!r)
 		return -ENOMEM;
 	refs->v = r;
@@ -262,9 +261,8 @@ static int run(struct watcher *w, const sigset_t *sigs)
 	struct kstats_stream_stats st;
 	char err[KSTATS_ERR_LEN] = "";
 	uint64_t seen[2] = { 0, 0 };
-	int ret;
+	int ret = kstats_stream_get_stats(w->s, &st, err, sizeof(err));
 
-	ret = kstats_stream_get_stats(w->s, &st, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "kstats watch: %s\n", err);
 		return ret;
@@ -323,9 +321,8 @@ static int watch_stream(struct watcher *w, const struct stream_ref *ref,
 	struct kstats_stream_opts so = { .obj_path = ref->obj_path, .stream = ref->name,
 					 .pin_dir = pin_dir };
 	char err[KSTATS_ERR_LEN] = "";
-	int ret;
+	int ret = kstats_stream_open(&so, &w->s, err, sizeof(err));
 
-	ret = kstats_stream_open(&so, &w->s, err, sizeof(err));
 	if (!ret)
 		ret = build_fields(w);
 	if (!ret)

@@ -41,16 +41,12 @@ static bool prog_created(const char *pin_dir, const char *obj, uint32_t map_id,
 		return false;
 	for (i = 0; i < g.gl_pathc; i++) {
 		LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = BPF_F_RDONLY);
-		__u32 ids[64], len, k;
-		struct bpf_prog_info info;
+		__u32 ids[64], len = sizeof(struct bpf_prog_info), k;
+		struct bpf_prog_info info = { .nr_map_ids = 64, .map_ids = (__u64)(unsigned long)ids };
 		int fd = bpf_obj_get_opts(g.gl_pathv[i], &opts);
 
 		if (fd < 0)
 			continue;
-		memset(&info, 0, sizeof(info));
-		info.nr_map_ids = 64;
-		info.map_ids = (__u64)(unsigned long)ids;
-		len = sizeof(info);
 		if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
 			for (k = 0; k < info.nr_map_ids && k < 64; k++)
 				if (ids[k] == map_id && (!found || info.load_time < *boot)) {

@@ -198,9 +198,8 @@ static jlongArray read_into(JNIEnv *env, jlong handle, jlongArray dst, jint *nro
 	struct jni_reader *r = reader_of(handle);
 	char err[KSTATS_ERR_LEN] = "";
 	size_t n, len;
-	int ret;
+	int ret = kstats_map_read(r->map, r->rows, r->max_rows, &n, err, sizeof(err));
 
-	ret = kstats_map_read(r->map, r->rows, r->max_rows, &n, err, sizeof(err));
 	if (ret) {
 		throw_error(env, ret, err, sizeof(err));
 		return NULL;
