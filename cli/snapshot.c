@@ -180,8 +180,8 @@ int kstats_snapshot_select(struct kstats_snapshot *s, char *const *names, int n,
 		for (i = 0, len = 0, *known = 0; i < s->nhists && len < sizeof(known); i++)
 			len += snprintf(known + len, sizeof(known) - len, "%s%s", len ? ", " : "",
 					s->hists[i].metric);
-		snprintf(err, errlen, "unknown metric '%s'; known metrics: %s", names[k], known);
-		return -EINVAL;
+		return kstats_fail(err, errlen, EINVAL, "unknown metric '%s'; known metrics: %s",
+				   names[k], known);
 	}
 	return 0;
 }

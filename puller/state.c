@@ -301,11 +301,10 @@ int state_load(const char *dir, const char *name, struct pull_state *st)
 	ret = kstats_read_file(path, STATE_MAX_BYTES, &buf, &len);
 	/* A symlink or a FIFO where the state should be is moved aside as corrupt. */
 	if (ret == -EINVAL || ret == -ELOOP) {
-		snprintf(err, sizeof(err), "a symlink or not a regular file");
-		ret = -EBADMSG;
+		ret = kstats_fail(err, sizeof(err), EBADMSG, "a symlink or not a regular file");
 	} else if (ret == -EFBIG) {
-		snprintf(err, sizeof(err), "larger than %u bytes", STATE_MAX_BYTES);
-		ret = -EBADMSG;
+		ret = kstats_fail(err, sizeof(err), EBADMSG, "larger than %u bytes",
+				  STATE_MAX_BYTES);
 	} else if (ret) {
 		snprintf(err, sizeof(err), "%s", strerror(-ret));
 	} else {
