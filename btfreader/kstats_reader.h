@@ -14,6 +14,10 @@ struct btf;
 #define KSTATS_PATH_LEN 128
 #define KSTATS_MAX_LEAVES 65536	/* scalar leaves per key or value */
 
+/* fmt into err; returns -errnum. */
+int kstats_fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 enum kstats_leaf_kind { KSTATS_LEAF_INT, KSTATS_LEAF_BOOL, KSTATS_LEAF_CHAR, KSTATS_LEAF_ENUM };
 
 struct kstats_column {

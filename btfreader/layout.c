@@ -3,7 +3,6 @@
  * an object's BTF is not verified by the kernel, and may be hostile. */
 #include <errno.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

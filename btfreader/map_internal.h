@@ -3,15 +3,10 @@
 #ifndef KSTATS_MAP_INTERNAL_H
 #define KSTATS_MAP_INTERNAL_H
 
-#include <stdbool.h>
-#include <stdint.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 
 #include "kstats_reader.h"
-
-int kstats_fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
 
 enum kstats_btf_source { KSTATS_BTF_OBJECT, KSTATS_BTF_MAP };
 

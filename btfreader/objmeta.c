@@ -6,15 +6,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <libelf.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <pthread.h>
-#include <sys/stat.h>
 #include <bpf/btf.h>
 
 #include "kstats_fileio.h"
@@ -181,9 +176,8 @@ static int read_object(void *buf, size_t len, const char *what, unsigned int wan
 	Elf *elf;
 	int ret;
 
-	memset(m, 0, sizeof(*m));
-	m->obj.max_kver = KSTATS_KVER_INF;
-	m->obj.version = KSTATS_META_VERSION;
+	*m = (struct kstats_objmeta){ .obj = { .max_kver = KSTATS_KVER_INF,
+						.version = KSTATS_META_VERSION } };
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return kstats_fail(err, errlen, EINVAL, "libelf: %s", elf_errmsg(-1));
 	elf = elf_memory(buf, len);

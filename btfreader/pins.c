@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Pin names and bpffs (kstats_pins.h). */
 #include <errno.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/mount.h>
-#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include <bpf/bpf.h>

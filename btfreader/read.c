@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Opens a pinned map read-only: its types, columns and decode plan (read_rows.c reads it). */
 #include <errno.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
-#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
@@ -171,9 +168,8 @@ static int choose_types(struct kstats_map *m, const struct kstats_map_opts *o,
 {
 	struct kstats_types own = {};
 	char own_err[KSTATS_ERR_LEN] = "";
-	int own_ret;
+	int own_ret = types_from_map(&m->info, &own, own_err, sizeof(own_err));
 
-	own_ret = types_from_map(&m->info, &own, own_err, sizeof(own_err));
 	if (obj->btf && !own.btf && m->info.btf_key_type_id &&
 	    (obj->key_type_id != m->info.btf_key_type_id ||
 	     obj->value_type_id != m->info.btf_value_type_id)) {

@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Reads an open map into int64 rows: batch lookups decoded in place, else a key walk. */
 #include <errno.h>
-#include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <bpf/bpf.h>
 
 #include "map_internal.h"
 

@@ -10,11 +10,9 @@
 
 #include "hist.h"
 #include "kstats.h"
-#include "kstats_tool.h"
 #include "kstats_fileio.h"
 #include "kstats_pins.h"
 #include "kstats_status.h"
-#include "kstats_tool.h"
 #include "delta.h"
 
 enum dump_format { FMT_ASCII, FMT_JSON, FMT_PROMETHEUS, FMT_OPENMETRICS, FMT_RULES };

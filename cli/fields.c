@@ -64,12 +64,3 @@ json_object *kstats_field_json(const struct kstats_fields *fs, size_t i,
 		return json_object_new_uint64((uint64_t)v);
 	return json_object_new_int64(v);
 }
-
-void kstats_field_print(FILE *out, const struct kstats_fields *fs, size_t i,
-			const int64_t *vals)
-{
-	json_object *j = kstats_field_json(fs, i, vals);
-
-	fputs(j ? json_object_get_string(j) : "", out);
-	json_object_put(j);
-}

@@ -3,7 +3,6 @@
 #ifndef KSTATS_FIELDS_H
 #define KSTATS_FIELDS_H
 
-#include <stdio.h>
 #include <json-c/json.h>
 
 #include "kstats_reader.h"
@@ -33,7 +32,5 @@ void kstats_fields_free(struct kstats_fields *fs);
 /* Field i of vals (a row or a record); NULL when out of memory. */
 json_object *kstats_field_json(const struct kstats_fields *fs, size_t i,
 			       const int64_t *vals);
-void kstats_field_print(FILE *out, const struct kstats_fields *fs, size_t i,
-			const int64_t *vals);
 
 #endif /* KSTATS_FIELDS_H */

@@ -33,11 +33,9 @@ struct kstats_hist {
 	bool loaded;				/* its map is pinned and was read */
 	int read_err;				/* -errno: pinned (or unknown) but unread */
 	bool detached;				/* the loader status says: no program */
-	uint32_t map_id;			/* a new id means a new map */
 	struct kstats_histmap hm;		/* kept open between reads */
 	struct kstats_names *names;		/* names_map's, kept open; NULL: none */
 	uint32_t labels_of;			/* the map id the labels are of; 0: none */
-	unsigned int width;			/* bytes per bucket counter */
 	size_t nlabels;				/* 0: one system-wide series */
 	char label[KSTATS_MAX_LABELS][KSTATS_LABEL_LEN];	/* label names */
 	uint32_t enum_type[KSTATS_MAX_LABELS];	/* BTF enum of a label, or 0 */
@@ -74,7 +72,7 @@ int kstats_snapshot_init(struct kstats_snapshot *s, const char *obj_dir,
  */
 void kstats_snapshot_unique(struct kstats_snapshot *s, const struct kstats_status *st,
 			    const char *tool);
-/* Selects metrics by name (case-insensitive); none selects all. */
+/* Selects metrics by name (case-insensitive), after _unique; none selects all. */
 int kstats_snapshot_select(struct kstats_snapshot *s, char *const *names,
 			   int n, char *err, size_t errlen);
 /* Marks detached objects; decodes maps with the objects as the loader of st loaded them. */
@@ -100,8 +98,6 @@ void kstats_snapshot_subtract(struct kstats_snapshot *cur,
 			      const struct kstats_snapshot *prev);
 void kstats_snapshot_free(struct kstats_snapshot *s);
 
-struct kstats_map;
-
 /*
  * h's map under pin_dir into h->hm, its handle kept: 0, 1 not pinned (the
  * handle let go), or -errno with err.
@@ -122,7 +118,6 @@ int kstats_hist_names(struct kstats_hist *h, const char *pin_dir, char *err,
 const char *kstats_names_find(const struct kstats_names *names, int64_t id);
 void kstats_names_free(struct kstats_names *names);
 void kstats_labels_resolve(const struct kstats_hist *h, struct kstats_series *s);
-struct btf;
 /* A label that holds a NUMA node id: shown as "node N". */
 bool kstats_label_is_node(const char *name);
 

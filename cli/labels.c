@@ -15,11 +15,9 @@
 #include <bpf/btf.h>
 
 #include "hist.h"
-#include "kstats.h"
 #include "kstats_keys.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
-#include "kstats_reader.h"
 
 struct kstats_names {
 	struct kstats_map *m;	/* kept open: a later read opens nothing */
@@ -211,11 +209,9 @@ int kstats_labels_init(struct kstats_hist *h, const struct kstats_map *m,
 	h->nlabels = 0;
 	if (kstats_map_max_rows(m) <= 1)
 		return 0;	/* one system-wide series: nothing to tell apart */
-	if (nkey > KSTATS_MAX_LABELS) {
-		snprintf(err, errlen, "%s: key has %zu fields, at most %d are supported",
-			 h->metric, nkey, KSTATS_MAX_LABELS);
-		return -EOPNOTSUPP;
-	}
+	if (nkey > KSTATS_MAX_LABELS)
+		return kstats_fail(err, errlen, EOPNOTSUPP, "%s: key has %zu fields, at most %d "
+				   "are supported", h->metric, nkey, KSTATS_MAX_LABELS);
 	for (i = 0; i < nkey; i++) {
 		label_name(h, m, i, h->label[i], sizeof(h->label[i]));
 		exposable(h->label[i], sizeof(h->label[i]));

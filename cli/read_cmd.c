@@ -11,7 +11,6 @@
 #include "kstats.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
-#include "kstats_reader.h"
 
 static void usage(FILE *f)
 {

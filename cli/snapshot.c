@@ -51,10 +51,9 @@ static int add_object(void *ctx, const char *path, const char *obj,
 		      const struct kstats_objmeta *meta)
 {
 	struct kstats_snapshot *s = ctx;
-	struct kstats_hist *h;
+	struct kstats_hist *h = realloc(s->hists, (s->nhists + meta->nhists) * sizeof(*h) ?: 1);
 	size_t i;
 
-	h = realloc(s->hists, (s->nhists + meta->nhists) * sizeof(*h) ?: 1);
 	if (!h)
 		return -ENOMEM;
 	s->hists = h;
@@ -80,14 +79,12 @@ int kstats_snapshot_init(struct kstats_snapshot *s, const char *obj_dir,
 
 	memset(s, 0, sizeof(*s));
 	ret = kstats_each_object(obj_dir, "dump", add_object, s);
-	if (ret) {
+	if (ret)
 		snprintf(err, errlen, "cannot read object directory %s: %s%s", obj_dir,
 			 strerror(-ret), ret == -ENOMEM ? "" : "; pass --obj-dir");
-	} else if (!s->nhists) {
-		snprintf(err, errlen, "no histogram in the objects of %s; pass --obj-dir",
-			 obj_dir);
-		ret = -ENOENT;
-	}
+	else if (!s->nhists)
+		ret = kstats_fail(err, errlen, ENOENT, "no histogram in the objects of %s; "
+				  "pass --obj-dir", obj_dir);
 	if (ret)
 		kstats_snapshot_free(s);
 	return ret;
@@ -167,7 +164,7 @@ int kstats_snapshot_select(struct kstats_snapshot *s, char *const *names, int n,
 			   char *err, size_t errlen)
 {
 	char known[1024];
-	size_t i, j, len;
+	size_t i, len;
 	int k;
 
 	for (i = 0; i < s->nhists; i++)
@@ -180,15 +177,11 @@ int kstats_snapshot_select(struct kstats_snapshot *s, char *const *names, int n,
 				found = s->hists[i].selected = true;
 		if (found)
 			continue;
-		for (i = 0, len = 0, *known = 0; i < s->nhists && len < sizeof(known); i++) {
-			for (j = 0; j < i && strcmp(s->hists[j].metric, s->hists[i].metric); j++)
-				;
-			if (j == i)
-				len += snprintf(known + len, sizeof(known) - len, "%s%s",
-						len ? ", " : "", s->hists[i].metric);
-		}
-		snprintf(err, errlen, "unknown metric '%s'; known metrics: %s", names[k], known);
-		return -EINVAL;
+		for (i = 0, len = 0, *known = 0; i < s->nhists && len < sizeof(known); i++)
+			len += snprintf(known + len, sizeof(known) - len, "%s%s", len ? ", " : "",
+					s->hists[i].metric);
+		return kstats_fail(err, errlen, EINVAL, "unknown metric '%s'; known metrics: %s",
+				   names[k], known);
 	}
 	return 0;
 }
@@ -211,8 +204,6 @@ int kstats_hist_fetch(struct kstats_hist *h, const char *pin_dir, char *err, siz
 	ret = kstats_histmap_read(h->obj_path, h->map, pin, &h->hm, err, errlen);
 	if (ret && !*err)
 		snprintf(err, errlen, "%s: %s", pin, strerror(-ret));
-	h->map_id = h->hm.map_id;
-	h->width = h->hm.width;
 	return ret;
 }
 
@@ -232,9 +223,9 @@ static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
 		kstats_names_free(h->names);
 		h->names = NULL;
 	}
-	if (!ret && h->labels_of != h->map_id) {
+	if (!ret && h->labels_of != h->hm.map_id) {
 		ret = kstats_labels_init(h, h->hm.map, err, errlen);
-		h->labels_of = ret ? 0 : h->map_id;
+		h->labels_of = ret ? 0 : h->hm.map_id;
 	}
 	if (!ret && *h->names_map && h->nlabels)
 		ret = kstats_hist_names(h, pin_dir, err, errlen);
@@ -329,7 +320,8 @@ int kstats_snapshot_dup(struct kstats_snapshot *d, const struct kstats_snapshot 
 		struct kstats_hist *h = &d->hists[i];
 
 		*h = s->hists[i];
-		memset(&h->hm, 0, sizeof(h->hm));	/* the handles stay s's */
+		h->hm.map = NULL;	/* the handles stay s's; the id and width are kept */
+		h->hm.rows = NULL;
 		h->names = NULL;
 		h->series = calloc(h->nseries ?: 1, sizeof(*h->series));
 		if (!h->series) {
@@ -357,7 +349,7 @@ void kstats_snapshot_subtract(struct kstats_snapshot *cur,
 		struct kstats_hist *c = &cur->hists[i];
 		const struct kstats_hist *p = &prev->hists[i];
 
-		if (!c->loaded || !p->loaded || c->map_id != p->map_id)
+		if (!c->loaded || !p->loaded || c->hm.map_id != p->hm.map_id)
 			continue;	/* a new map: everything it holds is new */
 		anomalies = 0;
 		for (j = 0; j < c->nseries; j++) {
@@ -368,14 +360,14 @@ void kstats_snapshot_subtract(struct kstats_snapshot *cur,
 			if (!ps)
 				continue;
 			/* The pull's per-bucket deltas (state.c). */
-			delta_begin(&dk, c->series[j].buckets, ps->buckets, c->width);
+			delta_begin(&dk, c->series[j].buckets, ps->buckets, c->hm.width);
 			memcpy(c->series[j].buckets, dk.pending, sizeof(c->series[j].buckets));
 			anomalies += dk.anomalies;
 		}
 		if (anomalies)
 			fprintf(stderr, "kstats dump: warning: %s: %u buckets went backwards "
 				"in map %u; shown as 0 (doc/pull.md, Deltas)\n", c->metric,
-				anomalies, c->map_id);
+				anomalies, c->hm.map_id);
 	}
 }
 

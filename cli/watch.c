@@ -16,7 +16,6 @@
 #include "hist.h"
 #include "kstats.h"
 #include "kstats_fileio.h"
-#include "kstats_tool.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
 #include "kstats_stream.h"
@@ -105,6 +104,7 @@ static int print_text(struct watcher *w, const struct kstats_stream_record *rec)
 {
 	int64_t wall = (int64_t)rec->ts_ns + w->real_minus_mono_ns;
 	time_t sec = (time_t)(wall / 1000000000);
+	json_object *j;
 	char hms[16];
 	struct tm tm;
 	size_t i;
@@ -113,8 +113,9 @@ static int print_text(struct watcher *w, const struct kstats_stream_record *rec)
 	strftime(hms, sizeof(hms), "%H:%M:%S", &tm);
 	printf("%s.%06" PRId64 " %s", hms, wall % 1000000000 / 1000, kstats_stream_name(w->s));
 	for (i = 0; i < w->fs.n; i++) {
-		printf(" %s=", w->fs.f[i].name);
-		kstats_field_print(stdout, &w->fs, i, rec->vals);
+		j = kstats_field_json(&w->fs, i, rec->vals);
+		printf(" %s=%s", w->fs.f[i].name, j ? json_object_get_string(j) : "");
+		json_object_put(j);
 	}
 	return putchar('\n') == EOF || ferror(stdout) ? -EIO : 0;
 }
@@ -154,11 +155,10 @@ static int add_streams(void *ctx, const char *path, const char *obj,
 		       const struct kstats_objmeta *meta)
 {
 	struct stream_refs *refs = ctx;
-	struct stream_ref *r;
+	struct stream_ref *r = realloc(refs->v, (refs->n + meta->nstreams + 1) * sizeof(*r));
 	char pin[4096];
 	size_t j;
 
-	r = realloc(refs->v, (refs->n + meta->nstreams + 1) * sizeof(*r));
 	if (!r)
 		return -ENOMEM;
 	refs->v = r;
@@ -191,19 +191,17 @@ static int pick_stream(const char *obj_dir, const char *pin_dir, const char *wan
 		       struct stream_ref *out)
 {
 	struct stream_refs all = { .pin_dir = pin_dir };
-	struct stream_ref *refs;
-	size_t n, i, hits = 0, hit = 0;
+	size_t i, hits = 0, hit = 0;
 	int ret = kstats_each_object(obj_dir, NULL, add_streams, &all);
+	struct stream_ref *refs = all.v;
 
-	refs = all.v;
-	n = all.n;
 	if (ret) {
 		fprintf(stderr, "kstats watch: cannot read object directory %s: %s%s\n",
 			obj_dir, strerror(-ret), ret == -ENOMEM ? "" : "; pass --obj-dir");
 		free(refs);
 		return ret == -ENOMEM ? KSTATS_EXIT_ERROR : KSTATS_EXIT_USAGE;
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < all.n; i++)
 		if (ref_matches(&refs[i], want)) {
 			hits++;
 			hit = i;
@@ -225,7 +223,7 @@ static int pick_stream(const char *obj_dir, const char *pin_dir, const char *wan
 		else
 			fprintf(stderr, "kstats watch: %s names several streams; "
 				"name one as OBJ:STREAM:\n", want ? want : "no stream");
-		for (i = 0; i < n; i++)
+		for (i = 0; i < all.n; i++)
 			if (!hits || !want || ref_matches(&refs[i], want))
 				fprintf(stderr, "  %s:%s%s\n", refs[i].obj, refs[i].name,
 					refs[i].loaded ? "" : " (not loaded)");
@@ -263,9 +261,8 @@ static int run(struct watcher *w, const sigset_t *sigs)
 	struct kstats_stream_stats st;
 	char err[KSTATS_ERR_LEN] = "";
 	uint64_t seen[2] = { 0, 0 };
-	int ret;
+	int ret = kstats_stream_get_stats(w->s, &st, err, sizeof(err));
 
-	ret = kstats_stream_get_stats(w->s, &st, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "kstats watch: %s\n", err);
 		return ret;
@@ -324,9 +321,8 @@ static int watch_stream(struct watcher *w, const struct stream_ref *ref,
 	struct kstats_stream_opts so = { .obj_path = ref->obj_path, .stream = ref->name,
 					 .pin_dir = pin_dir };
 	char err[KSTATS_ERR_LEN] = "";
-	int ret;
+	int ret = kstats_stream_open(&so, &w->s, err, sizeof(err));
 
-	ret = kstats_stream_open(&so, &w->s, err, sizeof(err));
 	if (!ret)
 		ret = build_fields(w);
 	if (!ret)

@@ -4,11 +4,11 @@
 # until stopped.  FUZZ_CC, FUZZ_FLAGS and FUZZ_OPTS come from fuzz.mk.
 FUZZ_FILE_BINS := $(FUZZ_DIR)/fuzz_state $(FUZZ_DIR)/fuzz_status
 
-$(FUZZ_DIR)/fuzz_state: fuzz/fuzz_state.c puller/state.c btfreader/fileio.c \
+$(FUZZ_DIR)/fuzz_state: fuzz/fuzz_state.c puller/state.c btfreader/fileio.c btfreader/layout.c \
 			puller/pull.h puller/delta.h btfreader/kstats_fileio.h $(BUILD)/proto/kernelstats_atoms.pb-c.h
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -D_GNU_SOURCE -Iinclude -Icli -Ipuller -I$(BUILD) fuzz/fuzz_state.c puller/state.c \
-		btfreader/fileio.c -o $@ $(LDLIBS)
+		btfreader/fileio.c btfreader/layout.c -o $@ $(LDLIBS)
 
 $(FUZZ_DIR)/fuzz_status: fuzz/fuzz_status.c btfreader/loader_status.c btfreader/fileio.c \
 			 btfreader/tool.c btfreader/kstats_status.h

@@ -9,9 +9,7 @@
 #include <bpf/btf.h>
 
 #include "pull.h"
-#include "hist.h"
 #include "kstats_objmeta.h"
-#include "kstats_reader.h"
 
 #define LINE_LEN 512
 
@@ -158,8 +156,8 @@ static bool check_unit(struct atom_check *c, const struct kstats_hist *h,
 	return true;
 }
 
-bool atom_check_hist(struct atom_check *c, const struct kstats_hist *h,
-		     struct atom_shape *s)
+static bool atom_check_hist(struct atom_check *c, const struct kstats_hist *h,
+			    struct atom_shape *s)
 {
 	char why[LINE_LEN] = "";
 	bool ok;

@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "kstats.h"
-#include "kstats_tool.h"
 #include "kstats_fileio.h"
 #include "kstats_hooks.h"
 #include "kstats_pins.h"

@@ -8,7 +8,6 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
-#include "kstats.h"
 #include "kstats_fileio.h"
 #include "kstats_hooks.h"
 #include "kstats_pins.h"
@@ -42,16 +41,12 @@ static bool prog_created(const char *pin_dir, const char *obj, uint32_t map_id,
 		return false;
 	for (i = 0; i < g.gl_pathc; i++) {
 		LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = BPF_F_RDONLY);
-		__u32 ids[64], len, k;
-		struct bpf_prog_info info;
+		__u32 ids[64], len = sizeof(struct bpf_prog_info), k;
+		struct bpf_prog_info info = { .nr_map_ids = 64, .map_ids = (__u64)(unsigned long)ids };
 		int fd = bpf_obj_get_opts(g.gl_pathv[i], &opts);
 
 		if (fd < 0)
 			continue;
-		memset(&info, 0, sizeof(info));
-		info.nr_map_ids = 64;
-		info.map_ids = (__u64)(unsigned long)ids;
-		len = sizeof(info);
 		if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
 			for (k = 0; k < info.nr_map_ids && k < 64; k++)
 				if (ids[k] == map_id && (!found || info.load_time < *boot)) {
@@ -196,11 +191,9 @@ int pull_map(struct pull_run *r, struct kstats_hist *h, const struct atom_shape 
 				"skipped\n", h->obj, h->map);
 		return pull_carry_over(r, h->obj, h->map);
 	}
-	if (!ret && (!h->hm.nkey || h->hm.nkey > PULL_MAX_KEY_COLS)) {
-		snprintf(err, sizeof(err), "a histogram with %zu key columns: atoms take 1..%d",
-			 h->hm.nkey, PULL_MAX_KEY_COLS);
-		ret = -EINVAL;
-	}
+	if (!ret && (!h->hm.nkey || h->hm.nkey > PULL_MAX_KEY_COLS))
+		ret = kstats_fail(err, sizeof(err), EINVAL, "a histogram with %zu key columns: "
+				  "atoms take 1..%d", h->hm.nkey, PULL_MAX_KEY_COLS);
 	if (ret) {
 		ret = map_failed(r, h, ret, err, sizeof(err));
 		goto out;

@@ -248,29 +248,19 @@ int state_decode(const char *buf, size_t len, struct pull_state *st,
 	if (len < sizeof(STATE_MAGIC) || memcmp(buf, STATE_MAGIC " ", sizeof(STATE_MAGIC)) ||
 	    !memchr(head, '\n', n) ||
 	    sscanf(head, STATE_MAGIC " %d %lx %zu\n%n", &version, &crc, &blen, &hlen) != 3 ||
-	    !hlen) {
-		snprintf(err, errlen, "no valid header");
-		return ret;
-	}
+	    !hlen)
+		return kstats_fail(err, errlen, EBADMSG, "no valid header");
 	if (snprintf(canon, sizeof(canon), "%s %d %08lx %zu\n", STATE_MAGIC, version,
-		     crc, blen) != hlen || memcmp(canon, buf, hlen)) {
-		snprintf(err, errlen, "header is not in canonical form");
-		return ret;
-	}
-	if (version != STATE_VERSION) {
-		snprintf(err, errlen, "version %d, this kstats reads %d", version,
-			 STATE_VERSION);
-		return ret;
-	}
-	if (blen > len || (size_t)hlen + blen != len) {
-		snprintf(err, errlen, "truncated or padded: %zu bytes, header says %zu",
-			 len - hlen, blen);
-		return ret;
-	}
-	if (crc32(0, (const Bytef *)buf + hlen, blen) != crc) {
-		snprintf(err, errlen, "checksum mismatch");
-		return ret;
-	}
+		     crc, blen) != hlen || memcmp(canon, buf, hlen))
+		return kstats_fail(err, errlen, EBADMSG, "header is not in canonical form");
+	if (version != STATE_VERSION)
+		return kstats_fail(err, errlen, EBADMSG, "version %d, this kstats reads %d",
+				   version, STATE_VERSION);
+	if (blen > len || (size_t)hlen + blen != len)
+		return kstats_fail(err, errlen, EBADMSG, "truncated or padded: %zu bytes, "
+				   "header says %zu", len - hlen, blen);
+	if (crc32(0, (const Bytef *)buf + hlen, blen) != crc)
+		return kstats_fail(err, errlen, EBADMSG, "checksum mismatch");
 	tok = json_tokener_new();
 	root = tok ? json_tokener_parse_ex(tok, buf + hlen, (int)blen) : NULL;
 	if (!root || json_tokener_get_error(tok) != json_tokener_success) {
@@ -311,11 +301,10 @@ int state_load(const char *dir, const char *name, struct pull_state *st)
 	ret = kstats_read_file(path, STATE_MAX_BYTES, &buf, &len);
 	/* A symlink or a FIFO where the state should be is moved aside as corrupt. */
 	if (ret == -EINVAL || ret == -ELOOP) {
-		snprintf(err, sizeof(err), "a symlink or not a regular file");
-		ret = -EBADMSG;
+		ret = kstats_fail(err, sizeof(err), EBADMSG, "a symlink or not a regular file");
 	} else if (ret == -EFBIG) {
-		snprintf(err, sizeof(err), "larger than %u bytes", STATE_MAX_BYTES);
-		ret = -EBADMSG;
+		ret = kstats_fail(err, sizeof(err), EBADMSG, "larger than %u bytes",
+				  STATE_MAX_BYTES);
 	} else if (ret) {
 		snprintf(err, sizeof(err), "%s", strerror(-ret));
 	} else {

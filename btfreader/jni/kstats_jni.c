@@ -3,7 +3,6 @@
  * The Java class serializes calls on a handle and never passes a closed one. */
 #include <errno.h>
 #include <limits.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,11 +69,9 @@ static int alloc_rows(struct jni_reader *r, char *err, size_t errlen)
 {
 	r->ncols = kstats_map_ncols(r->map);
 	r->max_rows = kstats_map_max_rows(r->map);
-	if (!r->ncols || r->max_rows > (size_t)INT_MAX / r->ncols) {
-		snprintf(err, errlen, "%zu rows of %zu columns do not fit a Java long[]",
-			 r->max_rows, r->ncols);
-		return -E2BIG;
-	}
+	if (!r->ncols || r->max_rows > (size_t)INT_MAX / r->ncols)
+		return kstats_fail(err, errlen, E2BIG, "%zu rows of %zu columns do not fit a "
+				   "Java long[]", r->max_rows, r->ncols);
 	r->rows = calloc(r->max_rows ?: 1, r->ncols * sizeof(*r->rows));
 	return r->rows ? 0 : -ENOMEM;
 }
@@ -201,9 +198,8 @@ static jlongArray read_into(JNIEnv *env, jlong handle, jlongArray dst, jint *nro
 	struct jni_reader *r = reader_of(handle);
 	char err[KSTATS_ERR_LEN] = "";
 	size_t n, len;
-	int ret;
+	int ret = kstats_map_read(r->map, r->rows, r->max_rows, &n, err, sizeof(err));
 
-	ret = kstats_map_read(r->map, r->rows, r->max_rows, &n, err, sizeof(err));
 	if (ret) {
 		throw_error(env, ret, err, sizeof(err));
 		return NULL;

@@ -156,8 +156,8 @@ static void one_series(struct kstats_snapshot *s, struct kstats_hist *h,
 	memcpy(sr->buckets, buckets, sizeof(sr->buckets));
 	snprintf(h->metric, sizeof(h->metric), "TestLatency");
 	h->loaded = h->selected = true;
-	h->map_id = 7;
-	h->width = width;
+	h->hm.map_id = 7;
+	h->hm.width = width;
 	h->series = sr;
 	h->nseries = 1;
 	s->hists = h;
