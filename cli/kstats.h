@@ -22,6 +22,7 @@ int cmd_read(int argc, char **argv);
 int cmd_pull(int argc, char **argv);
 int cmd_atoms(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_ship(int argc, char **argv);
 
 struct dirent;
 /* scandir filter of the atoms-<pull id>.pb files kstats pull writes. */

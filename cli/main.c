@@ -17,6 +17,7 @@ static const struct {
 	{ "pull", cmd_pull, "emit the day's deltas as protobuf atoms (crash-safe)" },
 	{ "atoms", cmd_atoms, "print emitted atoms as text, or as heatmaps" },
 	{ "report", cmd_report, "an HTML page of latency heatmaps of the atoms" },
+	{ "ship", cmd_ship, "send the atoms not yet acknowledged to ClickHouse" },
 	{ "watch", cmd_watch, "print an event stream live (text or JSON lines)" },
 	{ "status", cmd_status, "what the loader loaded, run counts, map fill" },
 };

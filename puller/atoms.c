@@ -19,13 +19,7 @@
 #include "kstats_meta.h"
 #include "proto/kernelstats_atoms.pb-c.h"
 #include "pull.h"	/* window_clock_step() */
-
-struct atoms_file {	/* in memory, its framing checked */
-	char *buf;
-	size_t len, count;
-};
-
-typedef void (*atoms_fn)(void *ctx, const Kernelstats__Atom *a);
+#include "fleet.h"
 
 /*
  * Bounded memory per input: a file, one record, and what decoding one
@@ -125,7 +119,7 @@ static void print_key_field(FILE *out, const ProtobufCMessage *m,
 	}
 }
 
-static bool atom_key_print(FILE *out, const ProtobufCMessage *m, const char *lead)
+bool atom_key_print(FILE *out, const ProtobufCMessage *m, const char *lead)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
 	unsigned int i;
@@ -142,7 +136,7 @@ static bool atom_key_print(FILE *out, const ProtobufCMessage *m, const char *lea
 	return keyed;
 }
 
-static const ProtobufCFieldDescriptor *atom_buckets(const ProtobufCMessage *m, unsigned int *from,
+const ProtobufCFieldDescriptor *atom_buckets(const ProtobufCMessage *m, unsigned int *from,
 					     uint64_t *b, const struct kstats_unit_info **unit)
 {
 	const ProtobufCMessageDescriptor *d = m->descriptor;
@@ -189,7 +183,7 @@ static void print_window(const Kernelstats__Atom *a)
 		printf("  wall clock set %+.3fs in the window", step / 1e9);
 }
 
-static const ProtobufCMessage *atom_payload(const Kernelstats__Atom *a)
+const ProtobufCMessage *atom_payload(const Kernelstats__Atom *a)
 {
 	const ProtobufCFieldDescriptor *f =
 		protobuf_c_message_descriptor_get_field(&kernelstats__atom__descriptor,
@@ -285,7 +279,7 @@ static int each_record(const uint8_t *p, size_t len, atoms_fn fn, void *ctx,
 }
 
 /* path ("-": stdin): a regular file within the MAX_* bounds; -errno: "path: why" in why. */
-static int atoms_file_read(const char *path, struct atoms_file *f, char *why, size_t len)
+int atoms_file_read(const char *path, struct atoms_file *f, char *why, size_t len)
 {
 	int fd = strcmp(path, "-") ? kstats_open_regular(path, O_RDONLY, 0) : STDIN_FILENO;
 	size_t skipped, too_big;
@@ -318,7 +312,7 @@ static int atoms_file_read(const char *path, struct atoms_file *f, char *why, si
 	return ret;
 }
 
-static int atoms_file_each(const struct atoms_file *f, atoms_fn fn, void *ctx, char *why,
+int atoms_file_each(const struct atoms_file *f, atoms_fn fn, void *ctx, char *why,
 		    size_t len)
 {
 	size_t count, skipped = 0, too_big = 0;
@@ -353,7 +347,7 @@ static int print_file(const char *path)
 }
 
 /* fn for each atoms file of dir, oldest first: their count, or -1 with errno. */
-static int each_path(const char *dir, void (*fn)(void *ctx, const char *path), void *ctx)
+int atoms_each_path(const char *dir, void (*fn)(void *ctx, const char *path), void *ctx)
 {
 	struct dirent **ents;
 	char path[4096];
@@ -382,14 +376,6 @@ static void print_path(void *failed, const char *path)
 #define DAYS_MAX_SERIES 4096
 #define DAYS_MAX_CELLS (256 * 1024)
 #define DAYS_SLOTS (2 * DAYS_MAX_SERIES)
-
-/* One UTC day of one series: the sum of the atoms whose window ends in it. */
-struct day_cell {
-	int32_t day;			/* days since 1970-01-01 UTC */
-	bool reset;
-	uint32_t anomalies;
-	uint64_t b[DAYS_NB];
-};
 
 struct day_series {
 	const ProtobufCMessageDescriptor *msg;	/* the metric */
@@ -443,10 +429,10 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size)
 }
 
 /* The series of metric m's key, found by its hash slot or added in the free one. */
-static struct day_series *series_of(struct days *d, const ProtobufCMessage *m,
+static struct day_series *series_of(struct days *d, const ProtobufCMessageDescriptor *msg,
 				    const char *key, const struct kstats_unit_info *unit)
 {
-	size_t h = (uintptr_t)m->descriptor;
+	size_t h = (uintptr_t)msg;
 	struct day_series *s;
 	const char *k;
 
@@ -454,7 +440,7 @@ static struct day_series *series_of(struct days *d, const ProtobufCMessage *m,
 		h = (h ^ (unsigned char)*k) * 16777619u;
 	for (h %= DAYS_SLOTS; d->slot[h]; h = (h + 1) % DAYS_SLOTS) {
 		s = &d->series[d->slot[h] - 1];
-		if (s->msg == m->descriptor && !strcmp(s->key, key))
+		if (s->msg == msg && !strcmp(s->key, key))
 			return s;
 	}
 	if (d->nseries == DAYS_MAX_SERIES)
@@ -462,7 +448,7 @@ static struct day_series *series_of(struct days *d, const ProtobufCMessage *m,
 	d->series = grow(d->series, &d->cap, d->nseries + 1, sizeof(*s));
 	s = &d->series[d->nseries++];
 	memset(s, 0, sizeof(*s));
-	s->msg = m->descriptor;
+	s->msg = msg;
 	s->unit = unit;
 	snprintf(s->key, sizeof(s->key), "%s", key);
 	d->slot[h] = (uint32_t)d->nseries;
@@ -530,38 +516,47 @@ static struct day_cell *cell_of(struct days *d, struct day_series *s, int32_t da
 
 static void add_atom(void *ctx, const Kernelstats__Atom *a)
 {
-	struct days *d = ctx;
 	const ProtobufCMessage *m = atom_payload(a);
 	struct day_cell atom = {
 		.day = (int32_t)(a->window_end_realtime_ns / 1000000000ull / DAY_SECS),
 		.reset = a->reset, .anomalies = a->anomalies,
 	};
 	const struct kstats_unit_info *unit;
-	unsigned int from = 0, i;
-	struct day_series *s;
-	struct day_cell *c;
+	unsigned int from = 0;
 	char key[160] = "";
 	FILE *f;
 
-	if (!m || atom.day < d->since || atom.day > d->until ||
-	    !atom_buckets(m, &from, atom.b, &unit))
+	if (!m || !atom_buckets(m, &from, atom.b, &unit))
 		return;
 	f = fmemopen(key, sizeof(key) - 1, "w");
 	if (f) {
 		atom_key_print(f, m, "");
 		fclose(f);
 	}
-	s = series_of(d, m, key, unit);
-	c = s ? cell_of(d, s, atom.day) : NULL;
+	days_add(ctx, m->descriptor, key, unit, &atom);
+}
+
+void days_add(void *ctx, const ProtobufCMessageDescriptor *msg, const char *key,
+	      const struct kstats_unit_info *unit, const struct day_cell *atom)
+{
+	struct days *d = ctx;
+	struct day_series *s;
+	struct day_cell *c;
+	unsigned int i;
+
+	if (atom->day < d->since || atom->day > d->until)
+		return;
+	s = series_of(d, msg, key, unit);
+	c = s ? cell_of(d, s, atom->day) : NULL;
 	if (!c) {
 		d->over++;
 		return;
 	}
-	add_cell(c, &atom);
+	add_cell(c, atom);
 	for (i = 0; i < DAYS_NB; i++)
-		s->events = kstats_add_sat(s->events, atom.b[i]);
-	d->first = atom.day < d->first ? atom.day : d->first;
-	d->last = atom.day > d->last ? atom.day : d->last;
+		s->events = kstats_add_sat(s->events, atom->b[i]);
+	d->first = atom->day < d->first ? atom->day : d->first;
+	d->last = atom->day > d->last ? atom->day : d->last;
 	d->atoms++;
 }
 
@@ -597,6 +592,20 @@ static void load_file(void *ctx, const char *path)
 	free(f.buf);
 }
 
+static void load_rows(struct days *d, const char *path)
+{
+	char why[600];
+
+	if (rows_read(path, days_add, d, why, sizeof(why)))
+		bad(d, why);
+	if (d->over) {
+		snprintf(why, sizeof(why), "%s: %zu rows past the limits of %d keys and %d "
+			 "key-days; not drawn (narrow the query or use --since)", path,
+			 d->over, DAYS_MAX_SERIES, DAYS_MAX_CELLS);
+		bad(d, why);
+	}
+}
+
 /* Every atoms file of dir (or files[], when n > 0); -errno: dir unreadable. */
 static int days_load(struct days *d, const char *dir, char *const *files, int n)
 {
@@ -606,7 +615,7 @@ static int days_load(struct days *d, const char *dir, char *const *files, int n)
 	d->dirs++;
 	for (i = 0; i < n; i++)
 		load_file(d, files[i]);
-	if (n || each_path(dir, load_file, d) >= 0)
+	if (n || atoms_each_path(dir, load_file, d) >= 0)
 		return 0;
 	snprintf(why, sizeof(why), "%s: cannot read: %s; pass the atoms directory with "
 		 "--out-dir", dir, strerror(errno));
@@ -1140,13 +1149,17 @@ static void put_page(FILE *f, const struct days *d, char *const *dirs, int ndirs
 static void report_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: kstats report [--out-dir DIR]... [-o FILE] [--since DATE] [--until DATE]\n"
+		"Usage: kstats report [--out-dir DIR]... [--rows FILE] [-o FILE] [--since DATE]\n"
+		"                     [--until DATE]\n"
 		"Write one self-contained HTML page (inline SVG, no script, opens offline)\n"
 		"with a latency heatmap per metric and key: a column per UTC day, a row per\n"
 		"log2 bucket, colour by count, p50 and p99 drawn over.  Several --out-dir\n"
 		"(one per host) add up.\n\n"
 		"  --out-dir DIR   atoms directory, repeatable (default: "
 		KSTATS_DEFAULT_ATOMS_DIR ")\n"
+		"  --rows FILE     JSON-each-row rows with day, metric, key, buckets (kstats\n"
+		"                  atoms --format json-each-row, the fleet query of\n"
+		"                  doc/fleet-atoms.md); - reads stdin\n"
 		"  -o, --output FILE  write the page there, atomically (default: stdout)\n"
 		"  --since DATE    first UTC day shown, YYYY-MM-DD (default: the first atom's)\n"
 		"  --until DATE    last UTC day shown, YYYY-MM-DD (default: the last atom's)\n"
@@ -1163,10 +1176,12 @@ int cmd_report(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "since", required_argument, NULL, 'S' },
 		{ "until", required_argument, NULL, 'U' },
+		{ "rows", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	char *dirs[MAX_DIRS] = { (char *)KSTATS_DEFAULT_ATOMS_DIR }, *out = NULL, *buf = NULL;
+	const char *rows = NULL;
 	char msg[512];
 	const char *end;
 	size_t len = 0;
@@ -1187,6 +1202,7 @@ int cmd_report(int argc, char **argv)
 			dirs[ndirs++] = optarg;
 			break;
 		case 'o': out = optarg; break;
+		case 'R': rows = optarg; break;
 		case 'S':
 		case 'U':
 			memset(&tm, 0, sizeof(tm));
@@ -1207,9 +1223,11 @@ int cmd_report(int argc, char **argv)
 			"--out-dir\n", argv[optind]);
 		return KSTATS_EXIT_USAGE;
 	}
-	ndirs = ndirs ?: 1;
+	ndirs = ndirs ?: !rows;
 	for (i = 0; i < ndirs; i++)
 		days_load(&d, dirs[i], NULL, 0);
+	if (rows)
+		load_rows(&d, rows);
 	days_finish(&d, PAGE_CELLS);
 	f = open_memstream(&buf, &len);
 	if (!f) {
@@ -1232,7 +1250,7 @@ int cmd_report(int argc, char **argv)
 static void atoms_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: kstats atoms [--out-dir DIR] [--heatmap] [FILE...]\n"
+		"Usage: kstats atoms [--out-dir DIR] [--heatmap | --format FORMAT] [FILE...]\n"
 		"Print atoms written by kstats pull as text: each atom's window, key\n"
 		"and histogram.  Without FILE, every atoms-*.pb in the atoms directory,\n"
 		"oldest first; FILE '-' reads stdin.\n\n"
@@ -1240,6 +1258,8 @@ static void atoms_usage(FILE *f)
 		"  --heatmap       per metric and key, a heatmap of the last days that fit\n"
 		"                  80 columns: buckets as rows, UTC days as columns, shaded\n"
 		"                  by count (256 colours on a terminal unless NO_COLOR)\n"
+		"  --format json-each-row  one JSON object per atom (ClickHouse's\n"
+		"                  JSONEachRow: doc/fleet-atoms.md); text is the default\n"
 		"  -h, --help      this text\n\n"
 		"Exit status: 0 ok, 1 a file is unreadable or not atoms, 2 bad usage.\n");
 }
@@ -1249,25 +1269,35 @@ int cmd_atoms(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "out-dir", required_argument, NULL, 'O' },
 		{ "heatmap", no_argument, NULL, 'H' },
+		{ "format", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	const char *dir = KSTATS_DEFAULT_ATOMS_DIR;
-	bool heatmap = false, failed = false;
+	bool heatmap = false, failed = false, rows = false;
 	int c, n;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'O': dir = optarg; break;
 		case 'H': heatmap = true; break;
+		case 'F':
+			rows = !strcmp(optarg, "json-each-row");
+			if (rows || !strcmp(optarg, "text"))
+				break;
+			fprintf(stderr, "kstats atoms: --format %s: use text or json-each-row\n",
+				optarg);
+			return KSTATS_EXIT_USAGE;
 		case 'h': atoms_usage(stdout); return KSTATS_EXIT_OK;
 		default: atoms_usage(stderr); return KSTATS_EXIT_USAGE;
 		}
 	}
 	if (heatmap)
 		return heatmap_print(dir, argv + optind, argc - optind);
+	if (rows)
+		return rows_print(dir, argv + optind, argc - optind);
 	if (optind == argc) {
-		n = each_path(dir, print_path, &failed);
+		n = atoms_each_path(dir, print_path, &failed);
 		if (n < 0) {
 			fprintf(stderr, "kstats atoms: cannot read %s: %s; pass --out-dir or a FILE\n",
 				dir, strerror(errno));

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The atoms reader (atoms.c) and what the fleet path builds on it: atoms as
+ * JSON-each-row rows (rows.c), kstats ship (ship.c).  doc/fleet-atoms.md.
+ */
+#ifndef KSTATS_FLEET_H
+#define KSTATS_FLEET_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "bpf_telemetry.h"
+#include "kstats_tool.h"
+#include "proto/kernelstats_atoms.pb-c.h"
+
+struct atoms_file {	/* in memory, its framing checked */
+	char *buf;
+	size_t len, count;
+};
+
+typedef void (*atoms_fn)(void *ctx, const Kernelstats__Atom *a);
+
+/* path ("-": stdin): a regular file within the reader's bounds; -errno: "path: why" in why. */
+int atoms_file_read(const char *path, struct atoms_file *f, char *why, size_t len);
+/* fn for each atom that decodes; -EBADMSG: some did not (why says how many). */
+int atoms_file_each(const struct atoms_file *f, atoms_fn fn, void *ctx, char *why,
+		    size_t len);
+/* fn for each atoms file of dir, oldest first: their count, or -1 with errno. */
+int atoms_each_path(const char *dir, void (*fn)(void *ctx, const char *path), void *ctx);
+const ProtobufCMessage *atom_payload(const Kernelstats__Atom *a);
+/* " name=value" per key field, lead before the first; false: no key. */
+bool atom_key_print(FILE *out, const ProtobufCMessage *m, const char *lead);
+/* The next bucket field from *from: b[32] and its unit; NULL: no more. */
+const ProtobufCFieldDescriptor *atom_buckets(const ProtobufCMessage *m, unsigned int *from,
+					     uint64_t *b, const struct kstats_unit_info **unit);
+
+/* One UTC day of one series: the sum of the atoms whose window ends in it. */
+struct day_cell {
+	int32_t day;			/* days since 1970-01-01 UTC */
+	bool reset;
+	uint32_t anomalies;
+	uint64_t b[BPF_TELEMETRY_NR_BUCKETS];
+};
+
+/* Adds one day's counts of metric msg's key (" name=value...") to kstats report's page. */
+void days_add(void *days, const ProtobufCMessageDescriptor *msg, const char *key,
+	      const struct kstats_unit_info *unit, const struct day_cell *c);
+
+/* rows.c: one row per metric, key and pull (the atoms a count split, summed). */
+struct rows_out {
+	FILE *f;
+	const char *host;
+	size_t rows;
+	bool have;
+	struct row {
+		const ProtobufCMessageDescriptor *msg;
+		int32_t atom_id;
+		uint32_t anomalies;
+		bool reset;
+		uint64_t pull_id, start_ns, end_ns, b[BPF_TELEMETRY_NR_BUCKETS];
+		char key[160], boot_id[64], kernel[65];
+	} cur;
+};
+
+/* atoms_fn: a's row, written once the next atom is another's (or at rows_flush). */
+void rows_atom(void *ctx, const Kernelstats__Atom *a);
+void rows_flush(struct rows_out *o);
+/* kstats atoms --format json-each-row: every atoms file of dir, or files[n]. */
+int rows_print(const char *dir, char *const *files, int n);
+/* Each row of path ("-": stdin) to fn; -errno: "path:line: why and the fix" in why. */
+int rows_read(const char *path, void (*fn)(void *ctx, const ProtobufCMessageDescriptor *msg,
+					   const char *key, const struct kstats_unit_info *unit,
+					   const struct day_cell *c),
+	      void *ctx, char *why, size_t len);
+/* /etc/machine-id, the host's name in the rows unless --host; 0 or -errno. */
+int rows_machine_id(char *buf, size_t len);
+
+/* ship.c: the last pull id ClickHouse acknowledged, 0 if none. */
+uint64_t ship_acked(const char *state_dir);
+
+#endif /* KSTATS_FLEET_H */
