@@ -23,7 +23,7 @@
 
 #define SHIP_FILE "shipped"
 #define SHIP_BATCH (8u << 20)	/* rows per POST, before gzip */
-#define SHIP_QUERY "INSERT INTO kernelstats.atoms FORMAT JSONEachRow"
+#define SHIP_QUERY "INSERT INTO kernelstats_ingest.atoms FORMAT JSONEachRow"
 
 struct ship {
 	const char *url, *out_dir, *state_dir, *user;
@@ -98,7 +98,9 @@ static void set_url(struct ship *s, CURL *c)
 {
 	char *q = curl_easy_escape(c, SHIP_QUERY, 0), url[4096];
 
-	snprintf(url, sizeof(url), "%s%squery=%s&insert_distributed_sync=1", s->url,
+	/* Acknowledged only once every shard has the rows (schema.sql). */
+	snprintf(url, sizeof(url), "%s%squery=%s&insert_distributed_sync=1&"
+		 "prefer_localhost_replica=0", s->url,
 		 strchr(s->url, '?') ? "&" : "?", q);
 	curl_free(q);
 	curl_easy_setopt(c, CURLOPT_URL, url);
@@ -236,7 +238,7 @@ static void ship_usage(FILE *f)
 		"Usage: kstats ship --url URL [--out-dir DIR] [--state-dir DIR] [--host NAME]\n"
 		"                   [--user NAME --password-file FILE] [--timeout SECS]\n"
 		"Send every atom ClickHouse has not acknowledged yet, as gzip'd JSONEachRow\n"
-		"rows into kernelstats.atoms (dist/clickhouse/schema.sql).  The record of\n"
+		"rows into kernelstats_ingest.atoms (dist/clickhouse/schema.sql).  The record of\n"
 		"what was acknowledged is the state dir's file '" SHIP_FILE "'.\n\n"
 		"  --url URL        ClickHouse's HTTP interface, e.g. http://ch1:8123/\n"
 		"  --out-dir DIR    atoms directory (default: " KSTATS_DEFAULT_ATOMS_DIR ")\n"
