@@ -208,8 +208,9 @@ static const char *row_parse(struct json_object *o, struct atom_shape *shape, ch
 	if (atom_shape_init(shape, &kernelstats__atom__descriptor,
 			    json_object_get_string(metric), why, sizeof(why)))
 		return "a metric this kstats does not know (newer schema?): update kstats";
-	snprintf(key, keylen, "%s%s", json_object_object_get_ex(o, "key", &k) &&
-		 *json_object_get_string(k) ? " " : "", k ? json_object_get_string(k) : "");
+	k = json_object_object_get_ex(o, "key", &k) ? k : NULL;
+	snprintf(key, keylen, "%s%s", k && *json_object_get_string(k) ? " " : "",
+		 k ? json_object_get_string(k) : "");
 	if (json_object_array_length(b) > BPF_TELEMETRY_NR_BUCKETS)
 		return "more than 32 buckets";
 	for (i = 0; i < json_object_array_length(b); i++)

@@ -3,7 +3,7 @@
 
 -- merged: the fleet's histogram and its p50 and p99 per metric, key, kernel
 -- and day, as kstats computes them: linear inside a bucket [2^k, 2^(k+1))
--- (bucket 0 is [0, 2)); the open last bucket gives its lower bound.
+-- (bucket 0 is [0, 2)), and the open last bucket gives its lower bound.
 -- (18.16: a lambda cannot capture an alias, so rank goes in as an array.)
 SELECT day, metric, key, kernel, buckets, q, value FROM
 (
@@ -35,7 +35,8 @@ ORDER BY metric, key, kernel, day
 FORMAT JSONEachRow;
 
 -- page: rows for kstats report --rows - (one page of the whole fleet).
-SELECT day, metric, key, sumForEach(buckets) AS buckets
+SELECT day, metric, key, sumForEach(buckets) AS buckets, max(reset) AS reset,
+    sum(anomalies) AS anomalies
 FROM kernelstats.atoms FINAL
 WHERE day >= today() - 30
 GROUP BY day, metric, key

@@ -198,17 +198,19 @@ for (day, metric, key, kernel), (buckets, sql) in rows.items():
         assert abs(a - b) <= 0.0005 * max(a, b) + 1e-9, (day, metric, key, kernel, sql, shown)
     n += 1
 assert n > 10, n
-print(n)
 PY
 }
 check "queries.sql's p50/p99 per metric, key, kernel and day equal kstats report --rows' of the same buckets" \
 	quantiles_match
-fleet_page() {
-	q 1 "$(query page)" | "$K" report --rows - -o "$TMP/page.html" &&
-		python3 $RA expect "$TMP/all.pb" >"$TMP/expect.summed" &&
-		grep -q "<h2>DirectReclaimLatency</h2>" "$TMP/page.html"
+fleet_page() {	# the page of the rows equals the page of the hosts' directories
+	local h dirs=()
+	for h in $HOSTS; do dirs+=(--out-dir "$TMP/$h"); done
+	q 1 "$(query page)" | "$K" report --rows - -o "$TMP/rows.html" &&
+		"$K" report "${dirs[@]}" -o "$TMP/dirs.html" &&
+		grep -q "<h2>DirectReclaimLatency</h2>" "$TMP/rows.html" &&
+		diff <(grep -v '^<p>Read ' "$TMP/dirs.html") <(grep -v '^<p>Read ' "$TMP/rows.html") >&2
 }
-check "kstats report --rows - draws the fleet's page from queries.sql's page rows" fleet_page
+check "kstats report --rows - of queries.sql's page rows draws the page of the 7 hosts' atoms directories" fleet_page
 
 # Shipping twice: the record says all is sent; forgetting it resends all,
 # and the resent rows collapse.
@@ -297,6 +299,11 @@ for mode in 500 garbage raw hang; do
 	ship "m$mode" >/dev/null 2>>"$TMP/ship.log" || fail "ship m$mode after the fake server"
 done
 
+new_host mdead 150
+URL=http://127.0.0.1:$(free_port)/ check "no server at --url: kstats ship exits 1 with one line, records nothing" \
+	refused mdead dead "Couldn't connect to server"
+ship mdead >/dev/null 2>>"$TMP/ship.log" || fail "ship mdead"
+
 # SIGKILL mid-ship: the server has the rows, the record does not.
 new_host killed 201
 fake hold
@@ -304,7 +311,7 @@ URL=$FAKE ship killed --timeout 300 >/dev/null 2>&1 &
 shipper=$!
 for i in $(seq 200); do [ -e "$TMP/fake.port.forwarded" ] && break; sleep 0.05; done
 kill -9 $shipper
-wait $shipper 2>/dev/null
+{ wait $shipper; } 2>/dev/null
 kill "$FAKEPID"
 killed() {
 	[ -e "$TMP/fake.port.forwarded" ] && [ ! -e "$TMP/state-killed/shipped" ] &&
@@ -369,4 +376,3 @@ bad_password_file() {
 	[ $rc -eq 2 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q "chmod 0600" "$TMP/err"
 }
 check "a password file others may read: exit 2, one line naming chmod 0600" bad_password_file
-[ -n "${FLEET_DEBUG:-}" ] && { echo "ports $TCP1 $TCP2 $HTTP1"; echo "$TMP" > /tmp/fleet-debug-tmp; sleep 400; }
