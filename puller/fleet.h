@@ -43,10 +43,12 @@ struct day_cell {
 };
 
 /* Adds one day's counts of metric msg's key (" name=value...") to kstats report's page. */
+typedef void (*days_fn)(void *days, const ProtobufCMessageDescriptor *msg, const char *key,
+			const struct kstats_unit_info *unit, const struct day_cell *c);
 void days_add(void *days, const ProtobufCMessageDescriptor *msg, const char *key,
 	      const struct kstats_unit_info *unit, const struct day_cell *c);
 
-/* rows.c: one row per metric, key and pull (the atoms a count split, summed). */
+/* rows.c: rows of one host, an atom at a time (the atoms a count split: one row). */
 struct rows_out {
 	FILE *f;
 	const char *host;
@@ -62,20 +64,14 @@ struct rows_out {
 	} cur;
 };
 
-/* atoms_fn: a's row, written once the next atom is another's (or at rows_flush). */
-void rows_atom(void *ctx, const Kernelstats__Atom *a);
+void rows_atom(void *ctx, const Kernelstats__Atom *a);	/* an atoms_fn */
 void rows_flush(struct rows_out *o);
-/* kstats atoms --format json-each-row: every atoms file of dir, or files[n]. */
-int rows_print(const char *dir, char *const *files, int n);
 /* Each row of path ("-": stdin) to fn; -errno: "path:line: why and the fix" in why. */
-int rows_read(const char *path, void (*fn)(void *ctx, const ProtobufCMessageDescriptor *msg,
-					   const char *key, const struct kstats_unit_info *unit,
-					   const struct day_cell *c),
-	      void *ctx, char *why, size_t len);
-/* /etc/machine-id, the host's name in the rows unless --host; 0 or -errno. */
-int rows_machine_id(char *buf, size_t len);
+int rows_read(const char *path, days_fn fn, void *ctx, char *why, size_t len);
 
-/* ship.c: the last pull id ClickHouse acknowledged, 0 if none. */
+/* ship.c: kstats atoms --format json-each-row, every atoms file of dir or files[n]. */
+int rows_print(const char *dir, char *const *files, int n);
+/* The last pull id ClickHouse acknowledged, 0 if none. */
 uint64_t ship_acked(const char *state_dir);
 
 #endif /* KSTATS_FLEET_H */
