@@ -71,7 +71,5 @@ int rows_read(const char *path, days_fn fn, void *ctx, char *why, size_t len);
 
 /* ship.c: kstats atoms --format json-each-row, every atoms file of dir or files[n]. */
 int rows_print(const char *dir, char *const *files, int n);
-/* The last pull id ClickHouse acknowledged, 0 if none. */
-uint64_t ship_acked(const char *state_dir);
 
 #endif /* KSTATS_FLEET_H */

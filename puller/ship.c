@@ -36,7 +36,7 @@ struct ship {
 	int failed;			/* 0, or the exit code */
 };
 
-uint64_t ship_acked(const char *state_dir)
+static uint64_t ship_acked(const char *state_dir)
 {
 	char path[4096], *buf;
 	uint64_t id = 0;
@@ -48,6 +48,36 @@ uint64_t ship_acked(const char *state_dir)
 		free(buf);
 	}
 	return id;
+}
+
+static void count_waiting(void *ctx, const char *path)
+{
+	struct ship *s = ctx;
+	struct atoms_file f;
+	const char *name = strrchr(path, '/');
+	uint64_t id;
+	char why[512];
+
+	if (sscanf(name ? name + 1 : path, "atoms-%" SCNu64, &id) == 1 && id > s->acked &&
+	    !atoms_file_read(path, &f, why, sizeof(why))) {
+		s->sent += f.count;
+		free(f.buf);
+	}
+}
+
+long ship_waiting(const char *state_dir, const char *out_dir, struct timespec *when)
+{
+	struct ship s = { .acked = ship_acked(state_dir) };
+	char path[4096];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/" SHIP_FILE, state_dir);
+	out_dir = out_dir ?: KSTATS_DEFAULT_ATOMS_DIR;
+	if (lstat(path, &st) || !S_ISREG(st.st_mode))
+		return -1;
+	*when = st.st_mtim;
+	atoms_each_path(out_dir, count_waiting, &s);
+	return (long)s.sent;
 }
 
 static int ship_record(struct ship *s, uint64_t id)
