@@ -53,7 +53,7 @@ int main(int argc, char **argv)
 		return argc < 2 ? KSTATS_EXIT_USAGE : KSTATS_EXIT_OK;
 	}
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[1], cmds[i].name))
+		if (!strcmp(argv[1], cmds[i].name) && cmds[i].fn)
 			return cmds[i].fn(argc - 1, argv + 1);
 	fprintf(stderr, "kstats: unknown command '%s'; see kstats --help\n", argv[1]);
 	return KSTATS_EXIT_USAGE;

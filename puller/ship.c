@@ -12,9 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <curl/curl.h>
 #include <sys/stat.h>
-#include <zlib.h>
 
 #include "fleet.h"
 #include "kstats.h"
@@ -27,7 +25,7 @@
 
 struct ship {
 	const char *url, *out_dir, *state_dir, *user;	/* url NULL: rows to stdout */
-	char host[256], password[256], err[CURL_ERROR_SIZE], answer[256];
+	char host[256], password[256], err[256], answer[256];
 	long timeout_s;
 	uint64_t acked, done;		/* recorded; the last file whose rows are all taken */
 	struct rows_out rows;
@@ -93,6 +91,94 @@ static int ship_record(struct ship *s, uint64_t id)
 	s->acked = ret ? s->acked : id;
 	return ret;
 }
+
+static void ship_batch(struct ship *s);
+
+static void ship_atom(void *ctx, const Kernelstats__Atom *a)
+{
+	struct ship *s = ctx;
+
+	if (!s->failed)
+		rows_atom(&s->rows, a);
+	if (s->url && !s->failed && !fflush(s->rows.f) && s->len >= SHIP_BATCH)
+		ship_batch(s);
+}
+
+static void ship_file(void *ctx, const char *path)
+{
+	const char *name = strrchr(path, '/');
+	struct ship *s = ctx;
+	struct atoms_file f;
+	char why[512];
+	uint64_t id = 0;
+
+	if (s->url && (sscanf(name ? name + 1 : path, "atoms-%" SCNu64, &id) != 1 ||
+		       id <= s->acked))
+		return;
+	if (!s->failed && atoms_file_read(path, &f, why, sizeof(why))) {
+		fprintf(stderr, "kstats %s: %s\n", s->url ? "ship: skipped" : "atoms", why);
+		s->failed = s->url ? 0 : KSTATS_EXIT_ERROR;
+	} else if (!s->failed) {
+		if (atoms_file_each(&f, ship_atom, s, why, sizeof(why)))
+			fprintf(stderr, "kstats %s: %s: %s\n", s->url ? "ship" : "atoms", path, why);
+		rows_flush(&s->rows);
+		s->done = id;
+		free(f.buf);
+	}
+}
+
+static int ship_run(struct ship *s, char *const *files, int n)
+{
+	char *id = NULL;
+	size_t len;
+	int i;
+
+	if (!*s->host && !kstats_read_file("/etc/machine-id", 256, &id, &len))
+		snprintf(s->host, sizeof(s->host), "%.*s", (int)strcspn(id, "\n"), id);
+	free(id);
+	if (!*s->host) {
+		fprintf(stderr, "kstats: no /etc/machine-id: name this host with --host\n");
+		return KSTATS_EXIT_USAGE;
+	}
+	s->rows.host = s->host;
+	s->rows.f = s->url ? open_memstream(&s->buf, &s->len) : stdout;
+	if (!s->rows.f)
+		return KSTATS_EXIT_ERROR;
+	for (i = 0; i < n; i++)
+		ship_file(s, files[i]);
+	if (!n && atoms_each_path(s->out_dir, ship_file, s) < 0) {
+		fprintf(stderr, "kstats: cannot read %s: %s; pass --out-dir\n", s->out_dir,
+			strerror(errno));
+		s->failed = KSTATS_EXIT_USAGE;
+	}
+	if (s->url) {
+		ship_batch(s);
+		/* Its time says when the last ship succeeded (kstats status). */
+		if (!s->failed && ship_record(s, s->acked))
+			s->failed = KSTATS_EXIT_ERROR;
+		fclose(s->rows.f);
+		free(s->buf);
+	}
+	return s->failed;
+}
+
+int rows_print(const char *dir, char *const *files, int n)
+{
+	struct ship s = { .out_dir = dir };
+
+	return ship_run(&s, files, n);
+}
+
+#ifdef KSTATS_NO_CURL	/* the static guest builds (mk/fleet.mk): no kstats ship */
+static void ship_batch(struct ship *s)
+{
+	(void)s;
+}
+#else
+#include <curl/curl.h>
+#include <zlib.h>
+
+_Static_assert(sizeof(((struct ship *)0)->err) >= CURL_ERROR_SIZE, "curl's error buffer");
 
 static Bytef *gzip(const char *in, size_t len, size_t *outlen)
 {
@@ -195,81 +281,6 @@ static void ship_batch(struct ship *s)
 		s->failed = KSTATS_EXIT_ERROR;
 }
 
-static void ship_atom(void *ctx, const Kernelstats__Atom *a)
-{
-	struct ship *s = ctx;
-
-	if (!s->failed)
-		rows_atom(&s->rows, a);
-	if (s->url && !s->failed && !fflush(s->rows.f) && s->len >= SHIP_BATCH)
-		ship_batch(s);
-}
-
-static void ship_file(void *ctx, const char *path)
-{
-	const char *name = strrchr(path, '/');
-	struct ship *s = ctx;
-	struct atoms_file f;
-	char why[512];
-	uint64_t id = 0;
-
-	if (s->url && (sscanf(name ? name + 1 : path, "atoms-%" SCNu64, &id) != 1 ||
-		       id <= s->acked))
-		return;
-	if (!s->failed && atoms_file_read(path, &f, why, sizeof(why))) {
-		fprintf(stderr, "kstats %s: %s\n", s->url ? "ship: skipped" : "atoms", why);
-		s->failed = s->url ? 0 : KSTATS_EXIT_ERROR;
-	} else if (!s->failed) {
-		if (atoms_file_each(&f, ship_atom, s, why, sizeof(why)))
-			fprintf(stderr, "kstats %s: %s: %s\n", s->url ? "ship" : "atoms", path, why);
-		rows_flush(&s->rows);
-		s->done = id;
-		free(f.buf);
-	}
-}
-
-static int ship_run(struct ship *s, char *const *files, int n)
-{
-	char *id = NULL;
-	size_t len;
-	int i;
-
-	if (!*s->host && !kstats_read_file("/etc/machine-id", 256, &id, &len))
-		snprintf(s->host, sizeof(s->host), "%.*s", (int)strcspn(id, "\n"), id);
-	free(id);
-	if (!*s->host) {
-		fprintf(stderr, "kstats: no /etc/machine-id: name this host with --host\n");
-		return KSTATS_EXIT_USAGE;
-	}
-	s->rows.host = s->host;
-	s->rows.f = s->url ? open_memstream(&s->buf, &s->len) : stdout;
-	if (!s->rows.f)
-		return KSTATS_EXIT_ERROR;
-	for (i = 0; i < n; i++)
-		ship_file(s, files[i]);
-	if (!n && atoms_each_path(s->out_dir, ship_file, s) < 0) {
-		fprintf(stderr, "kstats: cannot read %s: %s; pass --out-dir\n", s->out_dir,
-			strerror(errno));
-		s->failed = KSTATS_EXIT_USAGE;
-	}
-	if (s->url) {
-		ship_batch(s);
-		/* Its time says when the last ship succeeded (kstats status). */
-		if (!s->failed && ship_record(s, s->acked))
-			s->failed = KSTATS_EXIT_ERROR;
-		fclose(s->rows.f);
-		free(s->buf);
-	}
-	return s->failed;
-}
-
-int rows_print(const char *dir, char *const *files, int n)
-{
-	struct ship s = { .out_dir = dir };
-
-	return ship_run(&s, files, n);
-}
-
 static int read_password(struct ship *s, const char *path)
 {
 	int fd = kstats_open_regular(path, O_RDONLY, 0), ret = fd;
@@ -367,3 +378,4 @@ int cmd_ship(int argc, char **argv)
 		printf("kstats ship: %zu rows acknowledged by %s\n", s.sent, s.url);
 	return ret;
 }
+#endif
