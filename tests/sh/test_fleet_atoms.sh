@@ -18,9 +18,7 @@ RA=tests/lib/report_atoms.py
 shtest_setup fleet clickhouse-server clickhouse-client protoc python3 curl
 K=$BUILD/kstats
 CH=$(realpath -m "$BUILD/fleet-$$")
-PIDS=()
-trap 'for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done; wait 2>/dev/null;
-      rm -rf "$PIN" "$TMP" "$CH"' EXIT
+trap 'ch_stop_all; rm -rf "$PIN" "$TMP" "$CH"' EXIT
 
 pass() { echo "PASS: $T: $1"; }
 check() {	# check WHAT COMMAND...: PASS or FAIL: WHAT
@@ -29,77 +27,8 @@ check() {	# check WHAT COMMAND...: PASS or FAIL: WHAT
 	if "$@"; then pass "$what"; else echo "FAIL: $T: $what"; fi
 }
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# server N: config under $CH/chN from dist/clickhouse/ (the cluster's
-# hosts and ports, the ingest user's password hash filled in).
-PW=ingest-$$-secret
-WPW=writer-$$-secret
-sha() { printf %s "$1" | sha256sum | cut -d' ' -f1; }
-for n in 1 2; do
-	eval "HTTP$n=$(free_port) TCP$n=$(free_port) INTER$n=$(free_port)"
-done
-server_config() {
-	local d=$CH/ch$1 http=$2 tcp=$3 inter=$4
-	mkdir -p "$d/config.d" "$d/users.d"
-	cat >"$d/config.xml" <<EOF
-<yandex>
-    <logger><level>warning</level><log>$d/server.log</log><errorlog>$d/server.err.log</errorlog><console>0</console></logger>
-    <http_port>$http</http_port>
-    <tcp_port>$tcp</tcp_port>
-    <interserver_http_port>$inter</interserver_http_port>
-    <listen_host>127.0.0.1</listen_host>
-    <path>$d/data/</path>
-    <tmp_path>$d/tmp/</tmp_path>
-    <user_files_path>$d/user_files/</user_files_path>
-    <format_schema_path>$d/format_schemas/</format_schema_path>
-    <users_config>users.xml</users_config>
-    <default_profile>default</default_profile>
-    <default_database>default</default_database>
-    <mark_cache_size>268435456</mark_cache_size>
-    <max_concurrent_queries>20</max_concurrent_queries>
-    <timezone>UTC</timezone>
-</yandex>
-EOF
-	cp /etc/clickhouse-server/users.xml "$d/users.xml"
-	sed "0,/ch1.example.org/s//127.0.0.1/; 0,/ch2.example.org/s//127.0.0.1/;
-	     0,/<port>9000</s//<port>$TCP1</; 0,/<port>9000</s//<port>$TCP2</;
-	     s/WRITER_PASSWORD/$WPW/" \
-		dist/clickhouse/remote_servers.xml >"$d/config.d/kernelstats-cluster.xml"
-	sed "s/INGEST_PASSWORD_SHA256/$(sha "$PW")/; s/WRITER_PASSWORD_SHA256/$(sha "$WPW")/" \
-		dist/clickhouse/users.xml >"$d/users.d/kernelstats.xml"
-}
-start_server() {	# start_server N: until it answers, at most 60 s
-	local n=$1 port i
-	port=$(eval echo "\$HTTP$n")
-	clickhouse-server --config-file="$CH/ch$n/config.xml" >"$CH/ch$n/stdout" 2>&1 &
-	eval "SPID$n=$!"
-	PIDS+=($!)
-	for i in $(seq 600); do
-		curl -sf "http://127.0.0.1:$port/ping" >/dev/null && return 0
-		sleep 0.1
-	done
-	fail "clickhouse-server $n did not answer on 127.0.0.1:$port in 60 s: $(tail -1 "$CH/ch$n/server.err.log")"
-}
-stop_server() {
-	local pid
-	pid=$(eval echo "\$SPID$1")
-	kill -9 "$pid" && wait "$pid" 2>/dev/null
-}
-q() {	# q N SQL: as the default user on server N
-	clickhouse-client --port "$(eval echo "\$TCP$1")" --multiquery -q "$2"
-}
-
-server_config 1 "$HTTP1" "$TCP1" "$INTER1"
-server_config 2 "$HTTP2" "$TCP2" "$INTER2"
-start_server 1
-start_server 2
-for n in 1 2; do
-	clickhouse-client --port "$(eval echo "\$TCP$n")" --multiquery <dist/clickhouse/schema.sql ||
-		fail "dist/clickhouse/schema.sql on server $n"
-done
+. tests/lib/clickhouse.sh
+ch_cluster "$CH" || fail "$CH_ERR"
 URL=http://127.0.0.1:$HTTP1/
 printf '%s\n' "$PW" >"$TMP/pw"
 chmod 600 "$TMP/pw"
@@ -329,7 +258,7 @@ new_host "$down" 301
 stop_server 2
 check "shard 2 down: kstats ship exits 1 with one line, records nothing" \
 	refused "$down" "shard down" "not acknowledged" --timeout 20
-start_server 2
+start_server 2 || fail "$CH_ERR"
 ship "$down" >/dev/null 2>>"$TMP/ship.log" || fail "ship $down after shard 2 is back: $(tail -1 "$TMP/ship.log")"
 
 expect_all
