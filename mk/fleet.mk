@@ -9,3 +9,8 @@ FLEET_LIBS := $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
 # (pull_hooks.mk, read after this file, builds $(BUILD)/hooks/kstats.)
 $(BUILD)/kstats $(BUILD)/hooks/kstats: LDLIBS += $(FLEET_LIBS)
 endif
+
+# BENCHMARKS.md's fleet section (bench/fleet.sh): a day of 10^5 hosts.
+.PHONY: bench-fleet
+bench-fleet: all
+	bench/fleet.sh $(BUILD) $(BENCH_FLEET_HOSTS)
