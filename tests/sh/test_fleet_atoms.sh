@@ -51,7 +51,25 @@ for i in 1 2; do
 		--out-dir "$TMP/real" --status-file "$TMP/none.json" >>"$TMP/log" 2>&1 ||
 		fail "kstats pull: $(tail -1 "$TMP/log")"
 done
-HOSTS="real"
+# A count over 2^31 - 1 is split over atoms of one key and window (pull.h):
+# one row, else the table would keep one part of it.
+python3 - "$TMP/split" <<'PY' || fail "split atoms"
+import os, sys
+sys.path.insert(0, "tests/lib")
+from report_atoms import field, payload
+os.makedirs(sys.argv[1])
+end = 1793502550
+recs = b""
+for part in (2**31 - 1, 8):
+    atom = (field(1, 0, 100002) + field(2, 0, 1) + field(3, 2, b"b00t") +
+            field(4, 0, (end - 86400) * 10**9) + field(5, 0, end * 10**9) +
+            field(100002, 2, payload([(1, "enum:process_state")], 2, 0, [0, 0, 0, part] + [0] * 28)))
+    recs += field(1, 2, atom)
+open(os.path.join(sys.argv[1], "atoms-0000000001.pb"), "wb").write(recs)
+PY
+check "atoms split at 2^31 are one row, their sum (json-each-row)" \
+	grep -q '"buckets":\[0,0,0,2147483655,0' <("$K" atoms --out-dir "$TMP/split" --format json-each-row)
+HOSTS="real split"
 for i in 1 2 3 4 5 6; do
 	python3 $RA gen "$TMP/gen$i" --days $((3 + i)) --keys 3 --seed "$i" || fail "gen host $i"
 	HOSTS+=" gen$i"
@@ -88,7 +106,7 @@ same_cells() {
 }
 expect_all
 nrows=$(q 1 "SELECT count() FROM kernelstats.atoms FINAL")
-check "every (metric, key, day, bucket) sum through the Distributed table equals protoc --decode of 7 hosts' atoms ($(wc -l <"$TMP/expect.cells") cells, $nrows rows)" \
+check "every (metric, key, day, bucket) sum through the Distributed table equals protoc --decode of 8 hosts' atoms ($(wc -l <"$TMP/expect.cells") cells, $nrows rows)" \
 	same_cells
 check "both shards hold rows (sharded by cityHash64(host))" \
 	test "$(q 1 "SELECT count() FROM kernelstats.atoms_local")" -gt 0 -a \
@@ -139,7 +157,7 @@ fleet_page() {	# the page of the rows equals the page of the hosts' directories
 		grep -q "<h2>DirectReclaimLatency</h2>" "$TMP/rows.html" &&
 		diff <(grep -v '^<p>Read ' "$TMP/dirs.html") <(grep -v '^<p>Read ' "$TMP/rows.html") >&2
 }
-check "kstats report --rows - of queries.sql's page rows draws the page of the 7 hosts' atoms directories" fleet_page
+check "kstats report --rows - of queries.sql's page rows draws the page of the 8 hosts' atoms directories" fleet_page
 
 # Shipping twice: the record says all is sent; forgetting it resends all,
 # and the resent rows collapse.
