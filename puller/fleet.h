@@ -48,25 +48,7 @@ typedef void (*days_fn)(void *days, const ProtobufCMessageDescriptor *msg, const
 void days_add(void *days, const ProtobufCMessageDescriptor *msg, const char *key,
 	      const struct kstats_unit_info *unit, const struct day_cell *c);
 
-/* rows.c: rows of one host, an atom at a time (the atoms a count split: one row). */
-struct rows_out {
-	FILE *f;
-	const char *host;
-	size_t rows;
-	bool have;
-	struct row {
-		const ProtobufCMessageDescriptor *msg;
-		int32_t atom_id;
-		uint32_t anomalies;
-		bool reset;
-		uint64_t pull_id, start_ns, end_ns, b[BPF_TELEMETRY_NR_BUCKETS];
-		char key[160], boot_id[64], kernel[65];
-	} cur;
-};
-
-void rows_atom(void *ctx, const Kernelstats__Atom *a);	/* an atoms_fn */
-void rows_flush(struct rows_out *o);
-/* Each row of path ("-": stdin) to fn; -errno: "path:line: why and the fix" in why. */
+/* rows.c: each row of path ("-": stdin) to fn; -errno: "path:line: why, the fix" in why. */
 int rows_read(const char *path, days_fn fn, void *ctx, char *why, size_t len);
 
 /* ship.c: kstats atoms --format json-each-row, every atoms file of dir or files[n]. */

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kstats ship: the atoms ClickHouse has not acknowledged, as gzip'd JSONEachRow
- * POSTs (doc/fleet-atoms.md).  The record of the last pull acknowledged (state
- * dir/shipped) moves only after the server answered, so it is never ahead of
- * it; a row sent again collapses in the ReplacingMergeTree.
+ * Atoms as JSON-each-row rows, one per metric, key and pull (kstats atoms
+ * --format json-each-row), and kstats ship: the atoms ClickHouse has not
+ * acknowledged, as gzip'd JSONEachRow POSTs (doc/fleet-atoms.md).  The record
+ * of the last pull acknowledged (state dir/shipped) moves only after the
+ * server answered, so it is never ahead of it; a row sent again collapses in
+ * the ReplacingMergeTree.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +13,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <json-c/json.h>
 #include <sys/stat.h>
 
 #include "fleet.h"
@@ -22,6 +26,93 @@
 #define SHIP_FILE "shipped"
 #define SHIP_BATCH (8u << 20)	/* bytes of rows per POST, before gzip */
 #define SHIP_QUERY "INSERT INTO kernelstats_ingest.atoms FORMAT JSONEachRow"
+
+/* JSON-each-row rows of one host, an atom at a time (a count split over atoms: one row). */
+struct rows_out {
+	FILE *f;
+	const char *host;
+	size_t rows;
+	bool have;
+	struct row {
+		const ProtobufCMessageDescriptor *msg;
+		int32_t atom_id;
+		uint32_t anomalies;
+		bool reset;
+		uint64_t pull_id, start_ns, end_ns, b[BPF_TELEMETRY_NR_BUCKETS];
+		char key[160], boot_id[64], kernel[65];
+	} cur;
+};
+
+static void row_write(const struct rows_out *o, const struct row *r)
+{
+	struct json_object *obj = json_object_new_object(), *b = json_object_new_array();
+	time_t end = (time_t)(r->end_ns / 1000000000ull);
+	char day[16];
+	struct tm tm;
+	const char *strs[][2] = { { "day", day }, { "host", o->host }, { "kernel", r->kernel },
+		{ "metric", r->msg->short_name }, { "key", r->key }, { "boot_id", r->boot_id } };
+	const struct { const char *name; uint64_t v; } nums[] = { { "atom_id", r->atom_id },
+		{ "pull_id", r->pull_id }, { "window_start", r->start_ns },
+		{ "window_end", r->end_ns }, { "reset", r->reset }, { "anomalies", r->anomalies } };
+	unsigned int i;
+
+	strftime(day, sizeof(day), "%Y-%m-%d", gmtime_r(&end, &tm));
+	for (i = 0; i < 6; i++) {
+		json_object_object_add(obj, strs[i][0], json_object_new_string(strs[i][1]));
+		json_object_object_add(obj, nums[i].name, json_object_new_uint64(nums[i].v));
+	}
+	for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++)
+		json_object_array_add(b, json_object_new_uint64(r->b[i]));
+	json_object_object_add(obj, "buckets", b);
+	fprintf(o->f, "%s\n", json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
+							      JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(obj);
+}
+
+static void rows_flush(struct rows_out *o)
+{
+	if (o->have)
+		row_write(o, &o->cur);
+	o->rows += o->have;
+	o->have = false;
+}
+
+static void rows_atom(void *ctx, const Kernelstats__Atom *a)
+{
+	const ProtobufCMessage *m = atom_payload(a);
+	const struct kstats_unit_info *unit;
+	struct rows_out *o = ctx;
+	struct row r = { .atom_id = a->atom_id, .anomalies = a->anomalies, .reset = a->reset,
+		.pull_id = a->pull_id, .end_ns = a->window_end_realtime_ns,
+		.start_ns = a->window_start_realtime_ns };
+	char key[sizeof(r.key) + 1] = "";
+	unsigned int from = 0, i;
+	FILE *f = fmemopen(key, sizeof(key) - 1, "w");
+
+	if (f && m)
+		atom_key_print(f, m, "");
+	if (f)
+		fclose(f);
+	if (!m || !atom_buckets(m, &from, r.b, &unit))
+		return;
+	r.msg = m->descriptor;
+	snprintf(r.key, sizeof(r.key), "%s", *key ? key + 1 : "");
+	snprintf(r.boot_id, sizeof(r.boot_id), "%s", a->boot_id ?: "");
+	snprintf(r.kernel, sizeof(r.kernel), "%s", a->kernel_release ?: "");
+	/* The atoms of one count split at 2^31 follow each other: one row. */
+	if (o->have && r.msg == o->cur.msg && r.pull_id == o->cur.pull_id &&
+	    r.end_ns == o->cur.end_ns && !strcmp(r.key, o->cur.key) &&
+	    !strcmp(r.boot_id, o->cur.boot_id)) {
+		for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++)
+			o->cur.b[i] = kstats_add_sat(o->cur.b[i], r.b[i]);
+		return;
+	}
+	rows_flush(o);
+	o->cur = r;
+	o->have = true;
+}
+
+/* A count as ClickHouse writes it ("5": quoted) or as kstats does (5). */
 
 struct ship {
 	const char *url, *out_dir, *state_dir, *user;	/* url NULL: rows to stdout */
