@@ -39,9 +39,9 @@ static const char *row_parse(struct json_object *o, struct atom_shape *shape, ch
 	    !json_object_object_get_ex(o, "buckets", &b) || !json_object_is_type(b, json_type_array))
 		return "a row needs day, metric, key and buckets (FORMAT JSONEachRow)";
 	end = strptime(json_object_get_string(day), "%Y-%m-%d", &tm);
-	if (!end || *end)
-		return "day is not YYYY-MM-DD";
-	c->day = (int32_t)(timegm(&tm) / 86400);
+	c->day = end && !*end ? (int32_t)(timegm(&tm) / 86400) : -1;
+	if (c->day < 0 || c->day > UINT16_MAX)	/* ClickHouse's Date: 1970 to 2149 */
+		return "day is not YYYY-MM-DD from 1970-01-01 to 2149-06-06";
 	if (atom_shape_init(shape, &kernelstats__atom__descriptor,
 			    json_object_get_string(metric), why, sizeof(why)))
 		return "a metric this kstats does not know (newer schema?): update kstats";

@@ -159,6 +159,28 @@ fleet_page() {	# the page of the rows equals the page of the hosts' directories
 }
 check "kstats report --rows - of queries.sql's page rows draws the page of the 8 hosts' atoms directories" fleet_page
 
+# Hostile rows: one line on stderr naming the line and what a row needs, a page
+# all the same (exit 1); a symlink is refused.
+rows_bad() {
+	local bad line n=0
+	for bad in '{"day":"9999-01-01","metric":"CompactionDuration","buckets":[1]}' \
+		'{"day":"2026-11-01","metric":"CompactionDuration","buckets":["1","-2"]}' \
+		'{"day":"2026-11-01","metric":"NoSuchMetric","buckets":[1]}' \
+		'{"day":"2026-11-01","metric":"CompactionDuration"}' 'not json' \
+		"{\"key\":\"$(head -c 70000 /dev/zero | tr '\0' x)\"}"; do
+		line='{"day":"2026-11-01","metric":"CompactionDuration","key":"","buckets":[1]}'
+		printf '%s\n%s\n' "$line" "$bad" | "$K" report --rows - -o "$TMP/bad.html" 2>"$TMP/err"
+		[ $? -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] && grep -q "^kstats report: skipped -:2: " "$TMP/err" &&
+			grep -q "<h2>CompactionDuration</h2>" "$TMP/bad.html" || { cat "$TMP/err" >&2; return 1; }
+		n=$((n + 1))
+	done
+	ln -s "$TMP/fleet.rows" "$TMP/rows.link" 2>/dev/null || ln -s /etc/passwd "$TMP/rows.link"
+	"$K" report --rows "$TMP/rows.link" -o "$TMP/bad.html" 2>"$TMP/err"
+	[ $? -eq 1 ] && grep -q "pass a regular file of rows" "$TMP/err"
+}
+check "report --rows: a bad day, count, metric, row, JSON or a line over 64 KiB is one line naming it; a symlink is refused" \
+	rows_bad
+
 # Shipping twice: the record says all is sent; forgetting it resends all,
 # and the resent rows collapse.
 again() {
