@@ -11,19 +11,21 @@ VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 # Debian packages, by the command that needs them, each list only here
 # (README: what each command installs).  Building and running (make run):
 RUN_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config \
-	    libprotobuf-c-dev protobuf-c-compiler libjson-c-dev gcc make
+	    libprotobuf-c-dev protobuf-c-compiler libjson-c-dev libcurl4-openssl-dev gcc make
 # make test adds: cmocka, protoc (decodes atoms), jq, systemd-analyze and
 # strace; the fuzzer's runtime (only a Recommends of clang); a JDK (JNI);
 # Prometheus, node_exporter, curl and the Python client (the export tests);
 # m4, checkpolicy and selinux-utils (the SELinux policy); python3 (tests'
 # helpers); chromium (test_report reads kstats report's page back);
 # Debian's policy and its tools (test_selinux installs the module into a
-# throwaway store and queries it).  It also builds the package and boots
+# throwaway store and queries it); ClickHouse's server and client
+# (test_fleet_atoms runs two shards of its own).  It also builds the package and boots
 # the lab and system guests.
 TEST_PKGS := libcmocka-dev protobuf-compiler jq systemd strace libclang-rt-dev \
 	     openjdk-17-jdk-headless prometheus prometheus-node-exporter curl \
 	     python3-prometheus-client m4 checkpolicy selinux-utils python3 chromium \
-	     selinux-policy-default setools policycoreutils semodule-utils
+	     selinux-policy-default setools policycoreutils semodule-utils \
+	     clickhouse-server clickhouse-client
 # make deb: debhelper builds the package, lintian checks it,
 # selinux-policy-dev builds its SELinux module.
 PACKAGE_PKGS := debhelper lintian selinux-policy-dev

@@ -296,6 +296,7 @@ int cmd_dump(int argc, char **argv)
 		goto out;
 	}
 	kstats_snapshot_pulled(&s, o.state_dir);
+	s.ship_waiting = ship_waiting(o.state_dir, NULL, &s.shipped);
 	read_ret = kstats_snapshot_read(&s, o.pin_dir);
 	loaded = report_missing(&o, &s, read_ret, &missing);
 	if (!loaded && !exporting(&o)) {

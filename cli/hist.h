@@ -52,6 +52,8 @@ struct kstats_snapshot {
 	bool is_delta;
 	struct timespec since_realtime, since_boottime;
 	struct timespec pulled;		/* kstats pull's last commit; 0: none seen */
+	struct timespec shipped;	/* kstats ship's last success; 0: none seen */
+	long ship_waiting;		/* atoms not acknowledged yet */
 };
 
 /*

@@ -22,6 +22,10 @@ int cmd_read(int argc, char **argv);
 int cmd_pull(int argc, char **argv);
 int cmd_atoms(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+/* Weak: the static guest builds have no libcurl, and no kstats ship. */
+int cmd_ship(int argc, char **argv) __attribute__((weak));
+/* Atoms of out_dir (NULL: default) not acknowledged, and when kstats ship last was; -1: never. */
+long ship_waiting(const char *state_dir, const char *out_dir, struct timespec *when);
 
 struct dirent;
 /* scandir filter of the atoms-<pull id>.pb files kstats pull writes. */

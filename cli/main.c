@@ -17,6 +17,7 @@ static const struct {
 	{ "pull", cmd_pull, "emit the day's deltas as protobuf atoms (crash-safe)" },
 	{ "atoms", cmd_atoms, "print emitted atoms as text, or as heatmaps" },
 	{ "report", cmd_report, "an HTML page of latency heatmaps of the atoms" },
+	{ "ship", cmd_ship, "send the atoms not yet acknowledged to ClickHouse" },
 	{ "watch", cmd_watch, "print an event stream live (text or JSON lines)" },
 	{ "status", cmd_status, "what the loader loaded, run counts, map fill" },
 };
@@ -52,7 +53,7 @@ int main(int argc, char **argv)
 		return argc < 2 ? KSTATS_EXIT_USAGE : KSTATS_EXIT_OK;
 	}
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[1], cmds[i].name))
+		if (!strcmp(argv[1], cmds[i].name) && cmds[i].fn)
 			return cmds[i].fn(argc - 1, argv + 1);
 	fprintf(stderr, "kstats: unknown command '%s'; see kstats --help\n", argv[1]);
 	return KSTATS_EXIT_USAGE;

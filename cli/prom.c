@@ -242,6 +242,13 @@ int kstats_render_prometheus(FILE *f, const struct kstats_snapshot *s, bool open
 			"kstats_pull_last_success_timestamp_seconds gauge\n"
 			"kstats_pull_last_success_timestamp_seconds %lld.%03ld\n",
 			(long long)s->pulled.tv_sec, s->pulled.tv_nsec / 1000000);
+	if (s->shipped.tv_sec)
+		fprintf(f, "# HELP kstats_ship_atoms_waiting Atoms ClickHouse has not acknowledged\n"
+			"# TYPE kstats_ship_atoms_waiting gauge\nkstats_ship_atoms_waiting %ld\n"
+			"# HELP kstats_ship_last_success_timestamp_seconds When kstats ship last "
+			"succeeded\n# TYPE kstats_ship_last_success_timestamp_seconds gauge\n"
+			"kstats_ship_last_success_timestamp_seconds %lld\n", s->ship_waiting,
+			(long long)s->shipped.tv_sec);
 	if (openmetrics)
 		fputs("# EOF\n", f);
 	return ferror(f) ? -EIO : 0;
@@ -351,6 +358,10 @@ int kstats_render_rules(FILE *f, const struct kstats_snapshot *s)
 		  " > 93600", "1h", "no daily pull succeeded on {{ $labels.instance }} "
 		  "for over 26 hours", "journalctl -u kernelstats-pull.service, then "
 		  "systemctl start kernelstats-pull.service");
+	put_alert(f, "KstatsShipLate", "time() - kstats_ship_last_success_timestamp_seconds"
+		  " > 93600", "1h", "{{ $labels.instance }} shipped no atoms to ClickHouse "
+		  "for over 26 hours", "journalctl -u kernelstats-ship.service (the server "
+		  "answer), kstats status");
 	for (i = 0; i < s->nhists; i++) {
 		const struct kstats_unit_info *u = kstats_unit_or_count(s->hists[i].unit);
 

@@ -367,8 +367,17 @@ static void show(FILE *f, struct status_view *v, bool json)
 	struct utsname u;
 	bool have_u = !uname(&u);
 
+	struct timespec shipped;
+	long waiting = ship_waiting("/var/lib/kernelstats/state", NULL, &shipped);
+	char when[32];
+
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", gmtime(waiting < 0 ? &(time_t){ 0 } :
+		 &shipped.tv_sec));
 	if (!json) {
 		fprintf(f, "loader status %s, kernel %s\n", v->status_file, *rel ? rel : "?");
+		if (waiting >= 0)
+			fprintf(f, "kstats ship: last acknowledged %s UTC, %ld atoms wait\n",
+				when, waiting);
 		if (have_u && strcmp(u.release, rel))
 			fprintf(f, "warning: the status is from kernel %s but %s is running; "
 				KSTATS_FIX_LOAD "\n", rel, u.release);
@@ -420,6 +429,10 @@ static void show(FILE *f, struct status_view *v, bool json)
 			       have_u ? json_object_new_string(u.release) : NULL);
 	json_object_object_add(v->st.json, "bpf_stats_enabled",
 			       json_object_new_int(v->stats_enabled));
+	json_object_object_add(v->st.json, "ship_last_success_utc", waiting < 0 ? NULL :
+			       json_object_new_string(when));
+	json_object_object_add(v->st.json, "ship_atoms_waiting", waiting < 0 ? NULL :
+			       json_object_new_int64(waiting));
 	json_object_object_add(v->st.json, "stats_window_seconds",
 			       v->window ? json_object_new_double(v->window) : NULL);
 	fprintf(f, "%s\n", json_object_to_json_string_ext(v->st.json, JSON_C_TO_STRING_PRETTY |

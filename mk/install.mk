@@ -21,7 +21,8 @@ TEXTFILE_DIR ?= /var/lib/prometheus/node-exporter
 # dist/ files name the install paths @SBINDIR@, @BINDIR@, @BPFDIR@ and
 # @TEXTFILE_DIR@.
 INSTALL_SUBST = sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
-		    -e 's|@BPFDIR@|$(BPFDIR)|g' -e 's|@TEXTFILE_DIR@|$(TEXTFILE_DIR)|g'
+		    -e 's|@BPFDIR@|$(BPFDIR)|g' -e 's|@TEXTFILE_DIR@|$(TEXTFILE_DIR)|g' \
+		    -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
 UNITS := $(wildcard dist/systemd/*.service dist/systemd/*.timer)
 TMPFILES := $(wildcard dist/tmpfiles.d/*.conf)
 
@@ -53,6 +54,8 @@ install: all rules
 	chmod 0755 $(DESTDIR)$(SYSCONFDIR)/cron.daily/kernelstats
 	test -e $(DESTDIR)$(SYSCONFDIR)/kernelstats/loader.conf || \
 		install -m 0644 dist/loader.conf $(DESTDIR)$(SYSCONFDIR)/kernelstats/loader.conf
+	test -e $(DESTDIR)$(SYSCONFDIR)/kernelstats/ship.conf || \
+		install -m 0644 dist/ship.conf $(DESTDIR)$(SYSCONFDIR)/kernelstats/ship.conf
 	@if [ -z "$(DESTDIR)" ]; then \
 		getent group kstats >/dev/null || { groupadd --system kstats && \
 			echo "created group kstats"; }; \

@@ -93,13 +93,17 @@ static void print_path(void *failed, const char *path)
 static void report_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: kstats report [--out-dir DIR]... [-o FILE] [--since DATE] [--until DATE]\n"
+		"Usage: kstats report [--out-dir DIR]... [--rows FILE] [-o FILE] [--since DATE]\n"
+		"                     [--until DATE]\n"
 		"Write one self-contained HTML page (inline SVG, no script, opens offline)\n"
 		"with a latency heatmap per metric and key: a column per UTC day, a row per\n"
 		"log2 bucket, colour by count, p50 and p99 drawn over.  Several --out-dir\n"
 		"(one per host) add up.\n\n"
 		"  --out-dir DIR   atoms directory, repeatable (default: "
 		KSTATS_DEFAULT_ATOMS_DIR ")\n"
+		"  --rows FILE     JSON-each-row rows with day, metric, key, buckets (kstats\n"
+		"                  atoms --format json-each-row, the fleet query of\n"
+		"                  doc/fleet-atoms.md); - reads stdin\n"
 		"  -o, --output FILE  write the page there, atomically (default: stdout)\n"
 		"  --since DATE    first UTC day shown, YYYY-MM-DD (default: the first atom's)\n"
 		"  --until DATE    last UTC day shown, YYYY-MM-DD (default: the last atom's)\n"
@@ -116,11 +120,12 @@ int cmd_report(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "since", required_argument, NULL, 'S' },
 		{ "until", required_argument, NULL, 'U' },
+		{ "rows", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	char *dirs[MAX_DIRS] = { (char *)KSTATS_DEFAULT_ATOMS_DIR }, *out = NULL, *buf = NULL;
-	const char *end, *range[2] = {};
+	const char *end, *range[2] = {}, *rows = NULL;
 	char msg[512];
 	size_t len = 0;
 	int c, ndirs = 0, ret;
@@ -140,6 +145,7 @@ int cmd_report(int argc, char **argv)
 			dirs[ndirs++] = optarg;
 			break;
 		case 'o': out = optarg; break;
+		case 'R': rows = optarg; break;
 		case 'S':
 		case 'U':
 			range[c == 'U'] = optarg;
@@ -166,8 +172,10 @@ int cmd_report(int argc, char **argv)
 			"day to --since\n", range[0], range[1]);
 		return KSTATS_EXIT_USAGE;
 	}
-	ndirs = ndirs ?: 1;
+	ndirs = ndirs ?: !rows;
 	days_load(&d, dirs, ndirs, NULL, 0);
+	if (rows)
+		days_load_rows(&d, rows);
 	if (!d.atoms && d.outside)
 		fprintf(stderr, "kstats report: all %zu atoms read are outside --since and "
 			"--until; widen the range\n", d.outside);
@@ -194,7 +202,7 @@ int cmd_report(int argc, char **argv)
 static void atoms_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: kstats atoms [--out-dir DIR] [--heatmap] [FILE...]\n"
+		"Usage: kstats atoms [--out-dir DIR] [--heatmap | --format FORMAT] [FILE...]\n"
 		"Print atoms written by kstats pull as text: each atom's window, key\n"
 		"and histogram.  Without FILE, every atoms-*.pb in the atoms directory,\n"
 		"oldest first; FILE '-' reads stdin.\n\n"
@@ -202,6 +210,8 @@ static void atoms_usage(FILE *f)
 		"  --heatmap       per metric and key, a heatmap of the last days that fit\n"
 		"                  80 columns: buckets as rows, UTC days as columns, shaded\n"
 		"                  by count (256 colours on a terminal unless NO_COLOR)\n"
+		"  --format json-each-row  one JSON object per atom (ClickHouse's\n"
+		"                  JSONEachRow: doc/fleet-atoms.md); text is the default\n"
 		"  -h, --help      this text\n\n"
 		"Exit status: 0 ok, 1 a file is unreadable or not atoms, 2 bad usage.\n");
 }
@@ -211,23 +221,33 @@ int cmd_atoms(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "out-dir", required_argument, NULL, 'O' },
 		{ "heatmap", no_argument, NULL, 'H' },
+		{ "format", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	const char *dir = KSTATS_DEFAULT_ATOMS_DIR;
-	bool heatmap = false, failed = false;
+	bool heatmap = false, failed = false, rows = false;
 	int c, n;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'O': dir = optarg; break;
 		case 'H': heatmap = true; break;
+		case 'F':
+			rows = !strcmp(optarg, "json-each-row");
+			if (rows || !strcmp(optarg, "text"))
+				break;
+			fprintf(stderr, "kstats atoms: --format %s: use text or json-each-row\n",
+				optarg);
+			return KSTATS_EXIT_USAGE;
 		case 'h': atoms_usage(stdout); return KSTATS_EXIT_OK;
 		default: atoms_usage(stderr); return KSTATS_EXIT_USAGE;
 		}
 	}
 	if (heatmap)
 		return heatmap_print(dir, argv + optind, argc - optind);
+	if (rows)
+		return rows_print(dir, argv + optind, argc - optind);
 	if (optind == argc) {
 		n = atoms_each_path(dir, print_path, &failed);
 		if (n < 0) {

@@ -2,7 +2,8 @@
 /*
  * kstats atoms and report: atoms files read and decoded (atoms_file.c), summed per
  * metric, key and UTC day (days.c), drawn in a terminal (heatmap.c) or as a page
- * (page.c); the commands (atoms.c).
+ * (page.c); the commands (atoms.c); the fleet's rows (rows.c) and kstats ship
+ * (ship.c, doc/fleet-atoms.md).
  */
 #ifndef KSTATS_ATOMS_H
 #define KSTATS_ATOMS_H
@@ -77,6 +78,12 @@ struct days {
 	const char *tool;		/* "kstats report": names its warnings */
 };
 
+/* Adds one day's counts of metric msg's key ("name=value ...") to d. */
+typedef void (*days_fn)(void *d, const ProtobufCMessageDescriptor *msg, const char *key,
+			const struct kstats_unit_info *unit, const struct day_cell *c);
+void days_add(void *d, const ProtobufCMessageDescriptor *msg, const char *key,
+	      const struct kstats_unit_info *unit, const struct day_cell *c);
+
 void days_init(struct days *d, const char *tool);
 /* The atoms files of dirs[] (or files[], when nfiles > 0), newest first, hosts in turn;
  * -ENOENT: a directory is unreadable (named in d->bad). */
@@ -86,6 +93,8 @@ int days_load(struct days *d, char *const *dirs, int ndirs, char *const *files, 
  * max_cells, drops the oldest days past max_cells, marks the days pulled.
  */
 void days_finish(struct days *d, size_t max_cells);
+/* kstats report --rows: the rows of path ("-": stdin); a bad one is named in d->bad. */
+void days_load_rows(struct days *d, const char *path);
 void days_free(struct days *d);
 void days_fmt(char *buf, size_t len, int32_t day);
 /* Colour level 1..levels of count c on a log scale up to max; 0 for none. */
@@ -95,5 +104,10 @@ int heatmap_print(const char *dir, char *const *files, int n);
 /* ~130 bytes a cell: about 5 MB, and a year of 6 metrics of 30 keys drawn whole. */
 #define PAGE_CELLS 38000
 void page_put(FILE *f, const struct days *d, char *const *dirs, int ndirs);
+
+/* rows.c: each row of path ("-": stdin) to fn; -errno: "path:line: why, the fix" in why. */
+int rows_read(const char *path, days_fn fn, void *ctx, char *why, size_t len);
+/* ship.c: kstats atoms --format json-each-row, every atoms file of dir or files[n]. */
+int rows_print(const char *dir, char *const *files, int n);
 
 #endif /* KSTATS_ATOMS_H */

@@ -38,10 +38,10 @@ static void *grow(void *p, size_t *cap, size_t need, size_t size)
 }
 
 /* The series of metric m's key, found by its hash slot or added in the free one. */
-static struct day_series *series_of(struct days *d, const ProtobufCMessage *m,
+static struct day_series *series_of(struct days *d, const ProtobufCMessageDescriptor *msg,
 				    const char *key, const struct kstats_unit_info *unit)
 {
-	size_t h = (uintptr_t)m->descriptor;
+	size_t h = (uintptr_t)msg;
 	struct day_series *s;
 	const char *k;
 
@@ -49,7 +49,7 @@ static struct day_series *series_of(struct days *d, const ProtobufCMessage *m,
 		h = (h ^ (unsigned char)*k) * 16777619u;
 	for (h %= DAYS_SLOTS; d->slot[h]; h = (h + 1) % DAYS_SLOTS) {
 		s = &d->series[d->slot[h] - 1];
-		if (s->msg == m->descriptor && !strcmp(s->key, key))
+		if (s->msg == msg && !strcmp(s->key, key))
 			return s;
 	}
 	if (d->nseries == DAYS_MAX_SERIES)
@@ -57,7 +57,7 @@ static struct day_series *series_of(struct days *d, const ProtobufCMessage *m,
 	d->series = grow(d->series, &d->cap, d->nseries + 1, sizeof(*s));
 	s = &d->series[d->nseries++];
 	memset(s, 0, sizeof(*s));
-	s->msg = m->descriptor;
+	s->msg = msg;
 	s->unit = unit;
 	snprintf(s->key, sizeof(s->key), "%s", key);
 	d->slot[h] = (uint32_t)d->nseries;
@@ -141,41 +141,49 @@ static struct day_cell *cell_of(struct days *d, struct day_series *s, int32_t da
 
 static void add_atom(void *ctx, const Kernelstats__Atom *a)
 {
-	struct days *d = ctx;
 	const ProtobufCMessage *m = atom_payload(a);
 	struct day_cell atom = {
 		.day = (int32_t)(a->window_end_realtime_ns / 1000000000ull / DAY_SECS),
 		.reset = a->reset, .anomalies = a->anomalies,
 	};
 	const struct kstats_unit_info *unit;
-	unsigned int from = 0, i;
-	struct day_series *s;
-	struct day_cell *c;
+	unsigned int from = 0;
 	char key[160] = "";
 	FILE *f;
 
 	if (!m || !atom_buckets(m, &from, atom.b, &unit))
 		return;
-	if (atom.day < d->since || atom.day > d->until) {
-		d->outside++;
-		return;
-	}
 	f = fmemopen(key, sizeof(key) - 1, "w");
 	if (f) {
 		atom_key_print(f, m, "");
 		fclose(f);
 	}
-	s = series_of(d, m, key, unit);
-	c = s ? cell_of(d, s, atom.day) : NULL;
+	days_add(ctx, m->descriptor, key, unit, &atom);
+}
+
+void days_add(void *ctx, const ProtobufCMessageDescriptor *msg, const char *key,
+	      const struct kstats_unit_info *unit, const struct day_cell *atom)
+{
+	struct days *d = ctx;
+	struct day_series *s;
+	struct day_cell *c;
+	unsigned int i;
+
+	if (atom->day < d->since || atom->day > d->until) {
+		d->outside++;
+		return;
+	}
+	s = series_of(d, msg, key, unit);
+	c = s ? cell_of(d, s, atom->day) : NULL;
 	if (!c) {
 		d->over++;
 		return;
 	}
-	add_cell(c, &atom);
+	add_cell(c, atom);
 	for (i = 0; i < DAYS_NB; i++)
-		s->events = kstats_add_sat(s->events, atom.b[i]);
-	d->first = atom.day < d->first ? atom.day : d->first;
-	d->last = atom.day > d->last ? atom.day : d->last;
+		s->events = kstats_add_sat(s->events, atom->b[i]);
+	d->first = atom->day < d->first ? atom->day : d->first;
+	d->last = atom->day > d->last ? atom->day : d->last;
 	d->atoms++;
 }
 
@@ -209,6 +217,20 @@ static void load_file(void *ctx, const char *path)
 		d->over = 0;
 	}
 	free(f.buf);
+}
+
+void days_load_rows(struct days *d, const char *path)
+{
+	char why[600];
+
+	if (rows_read(path, days_add, d, why, sizeof(why)))
+		bad(d, why);
+	if (d->over) {
+		snprintf(why, sizeof(why), "%s: %zu rows past the limits of %d keys and %d "
+			 "key-days; not drawn (narrow the query or use --since)", path,
+			 d->over, DAYS_MAX_SERIES, DAYS_MAX_CELLS);
+		bad(d, why);
+	}
 }
 
 int days_load(struct days *d, char *const *dirs, int ndirs, char *const *files, int nfiles)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 
 #include "kstats.h"
 #include "kstats_fileio.h"
@@ -151,6 +152,15 @@ void atom_slot_free(struct atom_slot *s)
 	free(s);
 }
 
+static char *kernel_release(void)
+{
+	static struct utsname u;
+
+	if (!*u.release && uname(&u))
+		return NULL;
+	return u.release;
+}
+
 int pull_emit_atom(struct pull_run *r, const struct atom_shape *shape,
 		   const struct window *w, const int64_t *key, size_t nkey,
 		   const char *name, const int32_t *buckets, unsigned int anomalies)
@@ -192,6 +202,7 @@ int pull_emit_atom(struct pull_run *r, const struct atom_shape *shape,
 	a->anomalies = anomalies;
 	a->has_wall_clock_step_ns = w->clock_step != 0;
 	a->wall_clock_step_ns = w->clock_step;
+	a->kernel_release = kernel_release();
 	r->atoms[r->natoms++] = a;
 	return 0;
 }

@@ -256,8 +256,20 @@ EOF
 	expect 26h KstatsPullLate
 	expect 28h KstatsPullLate 'job: node' 'no daily pull succeeded on a:9100 for over 26 hours' \
 		'journalctl -u kernelstats-pull.service, then systemctl start kernelstats-pull.service'
+	cat <<EOF
+  - interval: 1m
+    input_series:
+      - series: 'kstats_ship_last_success_timestamp_seconds{${A%,}}'
+        values: '0x1800'
+      - series: 'kstats_ship_last_success_timestamp_seconds{${B%,}}'
+        values: '0+60x1800'
+    alert_rule_test:
+EOF
+	expect 26h KstatsShipLate
+	expect 28h KstatsShipLate 'job: node' 'a:9100 shipped no atoms to ClickHouse for over 26 hours' \
+		'journalctl -u kernelstats-ship.service (the server answer), kstats status'
 } >"$TMP/rules_test.yml"
 (cd "$TMP" && promtool test rules rules_test.yml) >"$TMP/test.log" 2>&1 ||
 	fail "promtool test rules: $(head -40 "$TMP/test.log")"
 pass "promtool test rules: fleet and per-key quantiles equal the hand-computed values"
-pass "promtool test rules: every alert (not loaded, unreadable, p99 x2, stale, pull late) fires for host a only, after its for:"
+pass "promtool test rules: every alert (not loaded, unreadable, p99 x2, stale, pull late, ship late) fires for host a only, after its for:"

@@ -52,6 +52,8 @@ pull_at 86462000000000:1700086462000000000 --status-file "$TMP/status.json"
 cat "$TMP"/atoms/atoms-*.pb |
 	protoc --decode=kernelstats.AtomList proto/kernelstats_atoms.proto \
 	>"$TMP/decoded.txt" 2>&1 || fail "protoc --decode failed: $(head -1 "$TMP/decoded.txt")"
+# Each atom names the kernel it was counted under: this one's.
+sed -i "s/^  kernel_release: \"$(uname -r)\"$/  kernel_release: \"\$(uname -r)\"/" "$TMP/decoded.txt"
 (cd "$TMP/atoms" && "$OLDPWD/$BUILD/kstats" atoms atoms-*.pb) >"$TMP/atoms.txt" 2>&1 ||
 	fail "kstats atoms failed"
 if [ "${KSTATS_UPDATE_GOLDEN:-0}" = 1 ]; then

@@ -21,10 +21,10 @@ verify_units() {
 		return
 	fi
 	# verify checks that ExecStart= exists: point it at the build.
-	cp dist/systemd/kernelstats-pull* dist/systemd/kernelstats-textfile* "$TMP/"
+	cp dist/systemd/kernelstats-pull* dist/systemd/kernelstats-textfile* dist/systemd/kernelstats-ship* "$TMP/"
 	sed -i -e "s|@BINDIR@/kstats|$KSTATS|" -e "s|@BPFDIR@|$PWD/$BUILD/bpf|" -e "s|@TEXTFILE_DIR@|$TMP|" \
-		"$TMP"/kernelstats-pull* "$TMP"/kernelstats-textfile*
-	if out=$(systemd-analyze verify "$TMP"/kernelstats-pull* "$TMP"/kernelstats-textfile* 2>&1) &&
+		-e "s|@SYSCONFDIR@|/etc|" "$TMP"/kernelstats-*
+	if out=$(systemd-analyze verify "$TMP"/kernelstats-* 2>&1) &&
 	   [ -z "$out" ]; then
 		echo "PASS: $T: systemd-analyze verify"
 	else
