@@ -66,5 +66,5 @@ floor=$(inclusive "$(ls "$tmp"/libbpf.*-01)" ring_buffer__consume)
 [ -n "$floor" ] || { echo "stream_profile: no floor in callgrind's output" >&2; exit 1; }
 awk -v f="$floor" -v n="$records" \
 	'BEGIN { printf "RESULT\tstream.instr.libbpf\tinstr/rec\t%.1f\n", f / n }'
-report "" "$floor" $(threads ours kstats_stream_on_record consumer_main)
+report "" "$floor" $(threads ours reader_main consumer_main)
 report best_ "$floor" $(threads best best_record best_consumer)

@@ -26,8 +26,6 @@ struct kstats_stream_record {
 	uint64_t seq;		/* 0, 1, 2... in ring order, per open stream */
 	uint64_t ts_ns;		/* the record's CLOCK_MONOTONIC stamp */
 	const int64_t *vals;	/* one per column of kstats_stream_columns() */
-	const void *in_ring;	/* private: for kstats_stream_record_copy() */
-	const void *reader;	/* private */
 };
 
 /* Runs on the consumer's own thread, in seq order; may call request_stop. */
@@ -73,9 +71,6 @@ int kstats_stream_stop(struct kstats_stream *s, char *err, size_t errlen);
 int kstats_stream_check_pin(struct kstats_stream *s, char *err, size_t errlen);
 int kstats_stream_get_stats(struct kstats_stream *s, struct kstats_stream_stats *st,
 			    char *err, size_t errlen);
-/* The raw record (kstats_stream_record_size() bytes) into buf, from the callback: 0, or
- * -ESTALE when its consumer fell too far behind meanwhile and the ring may have reused it. */
-int kstats_stream_record_copy(const struct kstats_stream_record *rec, void *buf);
 int kstats_stream_consumer_stats(const struct kstats_stream *s, int id,
 				 struct kstats_consumer_stats *st);
 

@@ -218,8 +218,8 @@ static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t
 		return kstats_fail(err, errlen, -ret, "%s: cannot map the ring: %s", pin,
 				   strerror(-ret));
 	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	s->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (s->stop_fd < 0 || s->kick_fd < 0)
+	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->stop_fd < 0 || s->wake_fd < 0)
 		return kstats_fail(err, errlen, errno, "eventfd: %s", strerror(errno));
 	return 0;
 }
@@ -241,7 +241,7 @@ int kstats_stream_open(const struct kstats_stream_opts *o, struct kstats_stream 
 		kstats_objmeta_free(&meta);
 		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	}
-	s->ring_fd = s->lock_fd = s->lock_dir_fd = s->stop_fd = s->sig_fd = s->kick_fd = -1;
+	s->ring_fd = s->lock_fd = s->lock_dir_fd = s->stop_fd = s->sig_fd = s->wake_fd = -1;
 	ret = -ENOENT;
 	sm = pick_stream(&meta, o, err, errlen);
 	if (sm) {
@@ -289,7 +289,7 @@ void kstats_stream_close(struct kstats_stream *s)
 	close(s->lock_dir_fd);
 	close(s->stop_fd);
 	close(s->sig_fd);
-	close(s->kick_fd);
+	close(s->wake_fd);
 	free(s);
 }
 

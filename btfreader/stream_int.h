@@ -30,7 +30,7 @@ struct consumer {
 	alignas(CACHELINE) _Atomic uint64_t pos;
 	_Atomic uint32_t overrun_gen;
 	_Atomic uint64_t resume_seq;
-	_Atomic bool sleeping;
+	_Atomic int sleeping;		/* how it waits, if it does */
 	/* Its own, stored at each publish: read by the stats. */
 	alignas(CACHELINE) _Atomic uint64_t next_seq, handled, dropped, malformed;
 	uint64_t published;		/* the pos it last stored */
@@ -44,7 +44,7 @@ struct consumer {
 
 struct kstats_stream {
 	char name[KSTATS_NAME_LEN];
-	int ring_fd, lock_fd, lock_dir_fd, stop_fd, sig_fd, kick_fd;
+	int ring_fd, lock_fd, lock_dir_fd, stop_fd, sig_fd, wake_fd;
 	char lock_name[32];		/* in KSTATS_STREAM_LOCK_DIR */
 	char ring_pin[PATH_MAX];
 	struct stat ring_st;		/* the ring pin's inode when opened */
@@ -63,11 +63,10 @@ struct kstats_stream {
 	bool leaves_flat;		/* all 8 bytes, in order, back to back: one memcpy */
 	struct consumer **consumers;
 	size_t nconsumers;
-	pthread_t reader;
 	bool running, started;
-	int reader_err;
+	int reader_err;			/* a consumer's failed poll */
 	alignas(CACHELINE) _Atomic uint32_t wake_seq;	/* futex word of sleeping consumers */
-	_Atomic bool stopping, reader_ticking;
+	_Atomic bool stopping;
 	uint64_t drops_at_open;
 };
 

@@ -8,7 +8,6 @@
 #include <linux/futex.h>
 #include <poll.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,7 +21,7 @@
 #define MAX_QUEUE_LEN (1u << 24)
 #define BATCH 128		/* records per publish */
 #define WAKE_BACKLOG 4096	/* records that wake a sleeping consumer mid-walk */
-#define TICK_MS 10		/* the reader's look while a consumer holds the ring back */
+#define TICK_MS 10		/* a caught-up consumer's look while another holds the ring */
 #define GONE UINT64_MAX		/* the pos of a consumer that stopped: it holds nothing */
 
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -44,13 +43,8 @@ static inline void kstats_stream_decode(const struct leaf *l, const struct leaf 
 		memcpy(vals, rec + l->end8, (size_t)(end - l) * sizeof(*vals));
 		return;
 	}
-	/* Two at a time: the loop's own instructions cost as much as a column's. */
-	for (; end - l >= 2; l += 2, vals += 2) {
-		vals[0] = leaf_value(rec, &l[0]);
-		vals[1] = leaf_value(rec, &l[1]);
-	}
-	if (l != end)
-		*vals = leaf_value(rec, l);
+	for (; l != end; l++)
+		*vals++ = leaf_value(rec, l);
 }
 
 int kstats_stream_map_ring(struct kstats_stream *s)
@@ -103,26 +97,28 @@ static void futex_wake_all(_Atomic uint32_t *word)
 	syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
+enum { AWAKE, FUTEX_WAITING, POLLING };
+
 static uint64_t stride(const struct kstats_stream *s)
 {
 	return (s->layout.size + BPF_RINGBUF_HDR_SZ + 7) & ~7u;
 }
 
-/* Sleepers behind upto; mid-walk only those whose backlog is worth a futex call and two
- * context switches (or a quarter of what they may trail). */
+/* Consumers waiting on another one: mid-walk those whose backlog is worth a futex call and
+ * two context switches (or a quarter of what they may trail), all once caught up. */
 static void wake_sleepers(struct kstats_stream *s, uint64_t upto, bool mid_walk)
 {
 	uint64_t pos, backlog;
 	size_t i;
 
 	for (i = 0; i < s->nconsumers; i++) {
-		if (!atomic_load(&s->consumers[i]->sleeping))
+		if (atomic_load(&s->consumers[i]->sleeping) != FUTEX_WAITING)
 			continue;
 		pos = atomic_load_explicit(&s->consumers[i]->pos, memory_order_relaxed);
 		backlog = WAKE_BACKLOG * stride(s);
-		backlog = !mid_walk ? 1 : backlog < s->consumers[i]->lag_max / 4 ? backlog :
+		backlog = backlog < s->consumers[i]->lag_max / 4 ? backlog :
 			  s->consumers[i]->lag_max / 4;
-		if (pos < upto && upto - pos >= backlog) {
+		if (!mid_walk || (pos < upto && upto - pos >= backlog)) {
 			futex_wake_all(&s->wake_seq);
 			return;
 		}
@@ -220,31 +216,34 @@ static void walk(struct consumer *c, struct cursor *at, uint64_t end)
 	const struct kstats_stream *s = c->s;
 	/* Locals: the callback could write anything as far as the compiler knows. */
 	const struct leaf *leaves = s->leaves, *leaves_end = leaves + s->cols.ncols;
-	struct kstats_stream_record rec = { .vals = c->vals, .reader = c };
+	struct kstats_stream_record rec = { .vals = c->vals };
 	const unsigned char *data = s->data, *hdr;
-	uint64_t mask = s->ring_mask, pos = at->pos, seq = at->seq;
-	uint32_t size = s->layout.size, len, n = 0;
+	uint64_t mask = s->ring_mask, pos = at->pos, seq = at->seq, handled = at->handled;
+	uint64_t held = c->published, step = stride(s), batch = BATCH * step, stop;
+	uint32_t size = s->layout.size, len;
 	kstats_consumer_fn fn = c->fn;
-	bool flat = s->leaves_flat;
+	bool flat = s->leaves_flat, jumped;
 	int64_t *vals = c->vals;
 	void *ctx = c->ctx;
 
-	while (pos < end) {
-		hdr = data + (pos & mask);
-		len = __atomic_load_n((const uint32_t *)hdr, __ATOMIC_ACQUIRE);
-		if (len & BPF_RINGBUF_BUSY_BIT)
-			break;
-		if (len == size) {
-			rec.in_ring = hdr + BPF_RINGBUF_HDR_SZ;
+	for (;;) {
+		stop = end - pos > batch ? pos + batch : end;
+		while (pos < stop) {
+			hdr = data + (pos & mask);
+			len = __atomic_load_n((const uint32_t *)hdr, __ATOMIC_ACQUIRE);
+			if (len != size)
+				goto other;
+			hdr += BPF_RINGBUF_HDR_SZ;
 			/* hdr.ts_ns, checked at open */
-			memcpy(&rec.ts_ns, rec.in_ring, sizeof(rec.ts_ns));
-			kstats_stream_decode(leaves, leaves_end, flat, rec.in_ring, vals);
+			memcpy(&rec.ts_ns, hdr, sizeof(rec.ts_ns));
+			kstats_stream_decode(leaves, leaves_end, flat, hdr, vals);
 			/* Read, then check nobody let the kernel reuse it meanwhile. */
 			atomic_thread_fence(memory_order_acquire);
-			if (atomic_load_explicit(&c->pos, memory_order_relaxed) != c->published) {
-				at->pos = pos;
-				at->seq = seq;
-				if (take_overrun(c, at)) {
+			if (atomic_load_explicit(&c->pos, memory_order_relaxed) != held) {
+				*at = (struct cursor){ pos, seq, handled, at->malformed };
+				jumped = take_overrun(c, at);
+				held = c->published;
+				if (jumped) {
 					pos = at->pos;
 					seq = at->seq;
 					continue;
@@ -252,37 +251,56 @@ static void walk(struct consumer *c, struct cursor *at, uint64_t end)
 			}
 			rec.seq = seq++;
 			fn(ctx, &rec);
-			at->handled++;
-		} else if (!(len & BPF_RINGBUF_DISCARD_BIT)) {
-			at->malformed++;
+			handled++;
+			pos += step;
+			continue;
+other:
+			if (len & BPF_RINGBUF_BUSY_BIT)
+				goto out;
+			if (!(len & BPF_RINGBUF_DISCARD_BIT))
+				at->malformed++;
+			pos += ((len & ~BPF_RINGBUF_DISCARD_BIT) + BPF_RINGBUF_HDR_SZ + 7) & ~7u;
 		}
-		pos += ((len & ~BPF_RINGBUF_DISCARD_BIT) + BPF_RINGBUF_HDR_SZ + 7) & ~7u;
-		if (++n == BATCH) {
-			at->pos = pos;
-			at->seq = seq;
-			publish(c, at, false);
-			pos = at->pos;
-			seq = at->seq;
-			n = 0;
-		}
+		if (pos >= end)
+			break;
+		*at = (struct cursor){ pos, seq, handled, at->malformed };
+		publish(c, at, false);
+		pos = at->pos;
+		seq = at->seq;
+		held = c->published;
 	}
-	at->pos = pos;
-	at->seq = seq;
+out:
+	*at = (struct cursor){ pos, seq, handled, at->malformed };
 }
 
+/*
+ * When every consumer is here, the kernel wakes the ring's pollers at the next commit;
+ * else the one holding the ring back wakes this one, or it looks again every TICK_MS.
+ */
 static void sleep_until_ready(struct consumer *c, uint64_t pos)
 {
 	struct kstats_stream *s = c->s;
+	struct pollfd pfd[2] = { { .fd = s->ring_fd, .events = POLLIN },
+				 { .fd = s->wake_fd, .events = POLLIN } };
+	struct timespec tick = { .tv_nsec = TICK_MS * 1000000L };
 	uint32_t seen = atomic_load(&s->wake_seq);
 
-	atomic_store(&c->sleeping, true);
-	/* A reader looking every TICK_MS can wait for the kernel's wakeup instead now. */
-	if (atomic_load(&s->reader_ticking))
-		eventfd_write(s->kick_fd, 1);
-	if (!ready(s, pos) && !atomic_load(&s->stopping))
-		syscall(SYS_futex, (uint32_t *)&s->wake_seq, FUTEX_WAIT_PRIVATE, seen,
-			NULL, NULL, 0);
-	atomic_store(&c->sleeping, false);
+	/* Stored before the look at consumer_pos: a consumer catching up sees one or wakes. */
+	atomic_store(&c->sleeping, FUTEX_WAITING);
+	if (__atomic_load_n(s->cons_pos, __ATOMIC_SEQ_CST) == pos)
+		atomic_store(&c->sleeping, POLLING);
+	if (ready(s, pos) || atomic_load(&s->stopping))
+		;
+	else if (atomic_load(&c->sleeping) == POLLING) {
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR && !s->reader_err) {
+			s->reader_err = -errno;
+			kstats_stream_request_stop(s);
+		}
+	} else {
+		syscall(SYS_futex, (uint32_t *)&s->wake_seq, FUTEX_WAIT_PRIVATE, seen, &tick,
+			NULL, 0);
+	}
+	atomic_store(&c->sleeping, AWAKE);
 }
 
 static void *consumer_main(void *arg)
@@ -308,53 +326,6 @@ static void *consumer_main(void *arg)
 	atomic_store(&c->pos, GONE);	/* it holds the ring back no more */
 	release(s);
 	return NULL;
-}
-
-/*
- * Wakes the consumers for new records.  The kernel signals a commit only when consumer_pos
- * was at it, so while a consumer holds the ring back the reader looks every TICK_MS.
- */
-static void *reader_main(void *arg)
-{
-	struct kstats_stream *s = arg;
-	struct pollfd pfd[3] = { { .fd = s->ring_fd, .events = POLLIN },
-				 { .fd = s->stop_fd, .events = POLLIN },
-				 { .fd = s->kick_fd, .events = POLLIN } };
-	uint64_t kicks, prod;
-	bool idle;
-	int ret;
-
-	for (;;) {
-		atomic_store(&s->reader_ticking, true);
-		prod = produced(s);
-		wake_sleepers(s, prod, false);
-		idle = __atomic_load_n(s->cons_pos, __ATOMIC_SEQ_CST) == prod;
-		atomic_store(&s->reader_ticking, !idle);
-		pfd[0].fd = idle ? s->ring_fd : -1;
-		ret = poll(pfd, 3, idle ? -1 : TICK_MS);
-		if (ret < 0 && errno != EINTR) {
-			s->reader_err = -errno;
-			break;
-		}
-		if (pfd[1].revents & POLLIN)
-			break;
-		if (pfd[2].revents & POLLIN)
-			eventfd_read(s->kick_fd, &kicks);
-	}
-	atomic_store(&s->stopping, true);
-	futex_wake_all(&s->wake_seq);
-	if (s->reader_err)
-		kstats_stream_request_stop(s);
-	return NULL;
-}
-
-int kstats_stream_record_copy(const struct kstats_stream_record *rec, void *buf)
-{
-	const struct consumer *c = rec->reader;
-
-	memcpy(buf, rec->in_ring, c->s->layout.size);
-	atomic_thread_fence(memory_order_acquire);
-	return atomic_load_explicit(&c->pos, memory_order_relaxed) == c->published ? 0 : -ESTALE;
 }
 
 int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
@@ -401,6 +372,7 @@ static void join_consumers(struct kstats_stream *s, size_t n)
 	size_t i;
 
 	atomic_store(&s->stopping, true);
+	eventfd_write(s->wake_fd, 1);
 	futex_wake_all(&s->wake_seq);
 	for (i = 0; i < n; i++) {
 		pthread_join(s->consumers[i]->thread, NULL);
@@ -437,8 +409,6 @@ int kstats_stream_start(struct kstats_stream *s, char *err, size_t errlen)
 				      s->consumers[i]);
 	if (ret)
 		i--;
-	else
-		ret = -pthread_create(&s->reader, NULL, reader_main, s);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret) {
 		s->reader_err = ret;
@@ -452,7 +422,6 @@ int kstats_stream_stop(struct kstats_stream *s, char *err, size_t errlen)
 {
 	if (s->running) {
 		kstats_stream_request_stop(s);
-		pthread_join(s->reader, NULL);
 		join_consumers(s, s->nconsumers);
 	}
 	if (s->reader_err && err)
