@@ -145,7 +145,6 @@ static int kstats_stream_plan(struct kstats_stream *s, const char *record,
 	s->leaves = calloc(s->cols.ncols + 1, sizeof(*s->leaves));
 	if (!s->leaves)
 		return kstats_fail(err, errlen, ENOMEM, "out of memory");
-	s->leaves_flat = true;
 	for (c = s->cols.cols, i = 0; i < s->cols.ncols; c++, i++) {
 		unsigned int bits = 8 * c->size;
 
@@ -155,7 +154,6 @@ static int kstats_stream_plan(struct kstats_stream *s, const char *record,
 		s->leaves[i] = (struct leaf){ .end8 = c->offset + c->size - 8, .shift = 64 - bits,
 					      .mask = c->is_signed || bits == 64 ? UINT64_MAX :
 						      (UINT64_C(1) << bits) - 1 };
-		s->leaves_flat &= c->size == 8 && c->offset == c[-i].offset + 8 * i;
 	}
 	return 0;
 }

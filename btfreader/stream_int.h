@@ -60,7 +60,6 @@ struct kstats_stream {
 	struct kstats_layout layout;	/* the whole record, header first */
 	struct kstats_map cols;		/* layout's columns after the header */
 	struct leaf *leaves;		/* one per column of cols */
-	bool leaves_flat;		/* all 8 bytes, in order, back to back: one memcpy */
 	struct consumer **consumers;
 	size_t nconsumers;
 	bool running, started;

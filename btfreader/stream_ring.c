@@ -35,16 +35,26 @@ static inline int64_t leaf_value(const unsigned char *rec, const struct leaf *l)
 	return ((int64_t)w >> l->shift) & (int64_t)l->mask;
 }
 
-static inline void kstats_stream_decode(const struct leaf *l, const struct leaf *end, bool flat,
+/* Unrolled: a loop's own instructions cost as much as a column's. */
+static inline void kstats_stream_decode(const struct leaf *l, const struct leaf *end,
 					const unsigned char *rec, int64_t *vals)
 {
-	if (flat) {
-		/* All 8 bytes wide: end8 is the first one's offset. */
-		memcpy(vals, rec + l->end8, (size_t)(end - l) * sizeof(*vals));
-		return;
+	for (; end - l >= 4; l += 4, vals += 4) {
+		vals[0] = leaf_value(rec, &l[0]);
+		vals[1] = leaf_value(rec, &l[1]);
+		vals[2] = leaf_value(rec, &l[2]);
+		vals[3] = leaf_value(rec, &l[3]);
 	}
-	for (; l != end; l++)
-		*vals++ = leaf_value(rec, l);
+	switch (end - l) {
+	case 3:
+		vals[2] = leaf_value(rec, &l[2]);
+		/* fall through */
+	case 2:
+		vals[1] = leaf_value(rec, &l[1]);
+		/* fall through */
+	case 1:
+		vals[0] = leaf_value(rec, &l[0]);
+	}
 }
 
 int kstats_stream_map_ring(struct kstats_stream *s)
@@ -210,67 +220,62 @@ static void publish(struct consumer *c, struct cursor *at, bool caught_up)
 	wake_sleepers(s, at->pos, !caught_up);
 }
 
+static void sync_cursor(struct cursor *at, uint64_t pos, uint64_t seq)
+{
+	at->handled += seq - at->seq;	/* every seq since the last sync was handled */
+	at->pos = pos;
+	at->seq = seq;
+}
+
 /* The committed records from at->pos up to end, read in place, publishing every BATCH. */
 static void walk(struct consumer *c, struct cursor *at, uint64_t end)
 {
 	const struct kstats_stream *s = c->s;
-	/* Locals: the callback could write anything as far as the compiler knows. */
 	const struct leaf *leaves = s->leaves, *leaves_end = leaves + s->cols.ncols;
 	struct kstats_stream_record rec = { .vals = c->vals };
-	const unsigned char *data = s->data, *hdr;
-	uint64_t mask = s->ring_mask, pos = at->pos, seq = at->seq, handled = at->handled;
-	uint64_t held = c->published, step = stride(s), batch = BATCH * step, stop;
-	uint32_t size = s->layout.size, len;
-	kstats_consumer_fn fn = c->fn;
-	bool flat = s->leaves_flat, jumped;
-	int64_t *vals = c->vals;
-	void *ctx = c->ctx;
+	const unsigned char *hdr;
+	uint64_t pos = at->pos, seq = at->seq, step = stride(s), stop;
+	uint32_t len;
 
 	for (;;) {
-		stop = end - pos > batch ? pos + batch : end;
+		stop = end - pos > BATCH * step ? pos + BATCH * step : end;
 		while (pos < stop) {
-			hdr = data + (pos & mask);
+			hdr = s->data + (pos & s->ring_mask);
 			len = __atomic_load_n((const uint32_t *)hdr, __ATOMIC_ACQUIRE);
-			if (len != size)
+			if (len != s->layout.size)
 				goto other;
-			hdr += BPF_RINGBUF_HDR_SZ;
 			/* hdr.ts_ns, checked at open */
-			memcpy(&rec.ts_ns, hdr, sizeof(rec.ts_ns));
-			kstats_stream_decode(leaves, leaves_end, flat, hdr, vals);
+			memcpy(&rec.ts_ns, hdr + BPF_RINGBUF_HDR_SZ, sizeof(rec.ts_ns));
+			kstats_stream_decode(leaves, leaves_end, hdr + BPF_RINGBUF_HDR_SZ, c->vals);
 			/* Read, then check nobody let the kernel reuse it meanwhile. */
 			atomic_thread_fence(memory_order_acquire);
-			if (atomic_load_explicit(&c->pos, memory_order_relaxed) != held) {
-				*at = (struct cursor){ pos, seq, handled, at->malformed };
-				jumped = take_overrun(c, at);
-				held = c->published;
-				if (jumped) {
+			if (atomic_load_explicit(&c->pos, memory_order_relaxed) != c->published) {
+				sync_cursor(at, pos, seq);
+				if (take_overrun(c, at)) {
 					pos = at->pos;
 					seq = at->seq;
 					continue;
 				}
 			}
 			rec.seq = seq++;
-			fn(ctx, &rec);
-			handled++;
+			c->fn(c->ctx, &rec);
 			pos += step;
 			continue;
 other:
 			if (len & BPF_RINGBUF_BUSY_BIT)
 				goto out;
-			if (!(len & BPF_RINGBUF_DISCARD_BIT))
-				at->malformed++;
+			at->malformed += !(len & BPF_RINGBUF_DISCARD_BIT);
 			pos += ((len & ~BPF_RINGBUF_DISCARD_BIT) + BPF_RINGBUF_HDR_SZ + 7) & ~7u;
 		}
 		if (pos >= end)
 			break;
-		*at = (struct cursor){ pos, seq, handled, at->malformed };
+		sync_cursor(at, pos, seq);
 		publish(c, at, false);
 		pos = at->pos;
 		seq = at->seq;
-		held = c->published;
 	}
 out:
-	*at = (struct cursor){ pos, seq, handled, at->malformed };
+	sync_cursor(at, pos, seq);
 }
 
 /*

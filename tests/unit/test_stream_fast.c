@@ -73,18 +73,17 @@ static void test_decode_every_size(void **state)
 
 	(void)state;
 	assert_int_equal(ret, 0);
-	assert_false(s->leaves_flat);
 	/* Every byte set: a value wider than its column would show. */
 	memset(rec, 0xff, sizeof(rec));
 	for (i = 0; i < 8; i++)
 		put(rec, cols[i].offset, (uint64_t)want[i], cols[i].size);
-	kstats_stream_decode(s->leaves, s->leaves + s->cols.ncols, s->leaves_flat, rec, vals);
+	kstats_stream_decode(s->leaves, s->leaves + s->cols.ncols, rec, vals);
 	assert_memory_equal(vals, want, sizeof(want));
 	/* Small positive values: no sign where there is none. */
 	memset(rec, 0, sizeof(rec));
 	for (i = 0; i < 8; i++)
 		put(rec, cols[i].offset, 0x7f, cols[i].size);
-	kstats_stream_decode(s->leaves, s->leaves + s->cols.ncols, s->leaves_flat, rec, vals);
+	kstats_stream_decode(s->leaves, s->leaves + s->cols.ncols, rec, vals);
 	for (i = 0; i < 8; i++)
 		assert_int_equal(vals[i], 0x7f);
 	kstats_stream_close(s);
@@ -101,7 +100,7 @@ static void test_decode_packed_tail(void **state)
 
 	(void)state;
 	assert_int_equal(ret, 0);
-	kstats_stream_decode(s->leaves, s->leaves + s->cols.ncols, s->leaves_flat, rec, vals);
+	kstats_stream_decode(s->leaves, s->leaves + s->cols.ncols, rec, vals);
 	assert_int_equal(vals[0], -128);
 	assert_int_equal(vals[1], 0x1234);
 	kstats_stream_close(s);
@@ -118,9 +117,8 @@ static void test_decode_flat(void **state)
 
 	(void)state;
 	assert_int_equal(ret, 0);
-	assert_true(s->leaves_flat);
 	memcpy(rec + 8, want, sizeof(want));
-	kstats_stream_decode(s->leaves, s->leaves + s->cols.ncols, s->leaves_flat, rec, vals);
+	kstats_stream_decode(s->leaves, s->leaves + s->cols.ncols, rec, vals);
 	assert_memory_equal(vals, want, sizeof(want));
 	kstats_stream_close(s);
 }
