@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -190,6 +191,32 @@ static int open_columns(struct kstats_stream *s, const struct kstats_stream_opts
 	return ret ? ret : kstats_stream_plan(s, sm->record, err, errlen);
 }
 
+static int map_ring(struct kstats_stream *s)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	void *cons, *prod;
+
+	/* libbpf's layout: consumer_pos's page at 0, then producer_pos's and the data. */
+	cons = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, s->ring_fd, 0);
+	if (cons == MAP_FAILED)
+		return -errno;
+	s->cons_pos = cons;
+	s->prod_len = page + 2 * (s->ring_mask + 1);
+	prod = mmap(NULL, s->prod_len, PROT_READ, MAP_SHARED, s->ring_fd, (off_t)page);
+	if (prod == MAP_FAILED)
+		return -errno;
+	s->prod_pos = prod;
+	s->data = (const unsigned char *)prod + page;
+	return 0;
+}
+
+/* Never mapped: NULL, and munmap fails harmlessly. */
+static void unmap_ring(struct kstats_stream *s)
+{
+	munmap(s->cons_pos, (size_t)sysconf(_SC_PAGESIZE));
+	munmap((void *)s->prod_pos, s->prod_len);
+}
+
 static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t errlen)
 {
 	int ret;
@@ -207,7 +234,7 @@ static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t
 	ret = claim_ring(s, pin, err, errlen);
 	if (ret)
 		return ret;
-	ret = kstats_stream_map_ring(s);
+	ret = map_ring(s);
 	if (ret == -EPERM)
 		return kstats_fail(err, errlen, EPERM, "%s: the ring was frozen "
 				   "(BPF_MAP_FREEZE) and can no longer be read; "
@@ -275,7 +302,7 @@ void kstats_stream_close(struct kstats_stream *s)
 		free(s->consumers[i]);
 	}
 	free(s->consumers);
-	kstats_stream_unmap(s);
+	unmap_ring(s);
 	kstats_map_close(s->drops);
 	kstats_layout_free(&s->layout);
 	free(s->leaves);
@@ -322,15 +349,12 @@ int kstats_stream_get_stats(struct kstats_stream *s, struct kstats_stream_stats 
 	int64_t row[2];
 	size_t nrows, i;
 	int ret = kstats_map_read(s->drops, row, 1, &nrows, err, errlen);
-	uint64_t n;
 
 	/* The furthest consumer's: every consumer walks every record it does not lose. */
 	st->delivered = st->malformed = 0;
 	for (i = 0; i < s->nconsumers; i++) {
-		n = atomic_load_explicit(&s->consumers[i]->next_seq, memory_order_relaxed);
-		st->delivered = n > st->delivered ? n : st->delivered;
-		n = atomic_load_explicit(&s->consumers[i]->malformed, memory_order_relaxed);
-		st->malformed = n > st->malformed ? n : st->malformed;
+		st->delivered = MAX(st->delivered, atomic_load(&s->consumers[i]->next_seq));
+		st->malformed = MAX(st->malformed, atomic_load(&s->consumers[i]->malformed));
 	}
 	st->kernel_drops = !ret && nrows ? (uint64_t)row[1] : 0;
 	st->kernel_drops_at_open = s->drops_at_open;
@@ -345,8 +369,8 @@ int kstats_stream_consumer_stats(const struct kstats_stream *s, int id,
 	if (id < 0 || (size_t)id >= s->nconsumers)
 		return -ENOENT;
 	c = s->consumers[id];
-	st->handled = atomic_load_explicit(&c->handled, memory_order_relaxed);
-	st->dropped = atomic_load_explicit(&c->dropped, memory_order_relaxed);
+	st->dropped = atomic_load(&c->dropped);
+	st->handled = atomic_load(&c->next_seq) - st->dropped;
 	return 0;
 }
 

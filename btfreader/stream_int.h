@@ -8,6 +8,7 @@
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <sys/param.h>
 #include <sys/stat.h>
 
 #include "kstats_meta.h"
@@ -31,8 +32,8 @@ struct consumer {
 	_Atomic uint32_t overrun_gen;
 	_Atomic uint64_t resume_seq;
 	_Atomic int sleeping;		/* how it waits, if it does */
-	/* Its own, stored at each publish: read by the stats. */
-	alignas(CACHELINE) _Atomic uint64_t next_seq, handled, dropped, malformed;
+	/* Its own, stored at each publish: read by the stats.  Handled: next_seq - dropped. */
+	alignas(CACHELINE) _Atomic uint64_t next_seq, dropped, malformed;
 	uint64_t published;		/* the pos it last stored */
 	uint64_t lag_max;		/* bytes it may trail the fastest before it is overrun */
 	struct kstats_stream *s;
@@ -68,8 +69,5 @@ struct kstats_stream {
 	_Atomic bool stopping;
 	uint64_t drops_at_open;
 };
-
-int kstats_stream_map_ring(struct kstats_stream *s);
-void kstats_stream_unmap(struct kstats_stream *s);
 
 #endif /* KSTATS_STREAM_INT_H */

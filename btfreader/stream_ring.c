@@ -12,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
-#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 
@@ -35,53 +34,16 @@ static inline int64_t leaf_value(const unsigned char *rec, const struct leaf *l)
 	return ((int64_t)w >> l->shift) & (int64_t)l->mask;
 }
 
-/* Unrolled: a loop's own instructions cost as much as a column's. */
+/* Two at a time: the loop's own instructions cost as much as a column's. */
 static inline void kstats_stream_decode(const struct leaf *l, const struct leaf *end,
 					const unsigned char *rec, int64_t *vals)
 {
-	for (; end - l >= 4; l += 4, vals += 4) {
+	for (; end - l >= 2; l += 2, vals += 2) {
 		vals[0] = leaf_value(rec, &l[0]);
 		vals[1] = leaf_value(rec, &l[1]);
-		vals[2] = leaf_value(rec, &l[2]);
-		vals[3] = leaf_value(rec, &l[3]);
 	}
-	switch (end - l) {
-	case 3:
-		vals[2] = leaf_value(rec, &l[2]);
-		/* fall through */
-	case 2:
-		vals[1] = leaf_value(rec, &l[1]);
-		/* fall through */
-	case 1:
-		vals[0] = leaf_value(rec, &l[0]);
-	}
-}
-
-int kstats_stream_map_ring(struct kstats_stream *s)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	void *cons, *prod;
-
-	/* libbpf's layout: consumer_pos's page at 0, then producer_pos's and the data. */
-	cons = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, s->ring_fd, 0);
-	if (cons == MAP_FAILED)
-		return -errno;
-	s->cons_pos = cons;
-	s->prod_len = page + 2 * (s->ring_mask + 1);
-	prod = mmap(NULL, s->prod_len, PROT_READ, MAP_SHARED, s->ring_fd, (off_t)page);
-	if (prod == MAP_FAILED)
-		return -errno;
-	s->prod_pos = prod;
-	s->data = (const unsigned char *)prod + page;
-	return 0;
-}
-
-void kstats_stream_unmap(struct kstats_stream *s)
-{
-	if (s->cons_pos)
-		munmap(s->cons_pos, (size_t)sysconf(_SC_PAGESIZE));
-	if (s->prod_pos)
-		munmap((void *)s->prod_pos, s->prod_len);
+	if (l != end)
+		*vals = leaf_value(rec, l);
 }
 
 static uint64_t produced(const struct kstats_stream *s)
@@ -89,16 +51,11 @@ static uint64_t produced(const struct kstats_stream *s)
 	return __atomic_load_n(s->prod_pos, __ATOMIC_ACQUIRE);
 }
 
-/* The record header's length word, BUSY until the kernel commits the record. */
-static uint32_t rec_len(const struct kstats_stream *s, uint64_t pos)
-{
-	return __atomic_load_n((const uint32_t *)(s->data + (pos & s->ring_mask)),
-			       __ATOMIC_ACQUIRE);
-}
-
+/* A record at pos, committed: its header's length word is no longer BUSY. */
 static bool ready(const struct kstats_stream *s, uint64_t pos)
 {
-	return pos < produced(s) && !(rec_len(s, pos) & BPF_RINGBUF_BUSY_BIT);
+	return pos < produced(s) && !(__atomic_load_n((const uint32_t *)(s->data + (pos &
+		s->ring_mask)), __ATOMIC_ACQUIRE) & BPF_RINGBUF_BUSY_BIT);
 }
 
 static void futex_wake_all(_Atomic uint32_t *word)
@@ -122,29 +79,25 @@ static void wake_sleepers(struct kstats_stream *s, uint64_t upto, bool mid_walk)
 	size_t i;
 
 	for (i = 0; i < s->nconsumers; i++) {
-		if (atomic_load(&s->consumers[i]->sleeping) != FUTEX_WAITING)
-			continue;
 		pos = atomic_load_explicit(&s->consumers[i]->pos, memory_order_relaxed);
-		backlog = WAKE_BACKLOG * stride(s);
-		backlog = backlog < s->consumers[i]->lag_max / 4 ? backlog :
-			  s->consumers[i]->lag_max / 4;
-		if (!mid_walk || (pos < upto && upto - pos >= backlog)) {
-			futex_wake_all(&s->wake_seq);
-			return;
-		}
+		backlog = s->consumers[i]->lag_max / 4;
+		backlog = mid_walk ? MIN(backlog, WAKE_BACKLOG * stride(s)) : 0;
+		if (atomic_load(&s->consumers[i]->sleeping) == FUTEX_WAITING &&
+		    pos <= upto && upto - pos >= backlog)
+			break;
 	}
+	if (i < s->nconsumers)
+		futex_wake_all(&s->wake_seq);
 }
 
 /* The kernel's consumer_pos up to the slowest consumer: it only ever grows. */
 static void release(struct kstats_stream *s)
 {
-	uint64_t low = GONE, pos, cur;
+	uint64_t low = GONE, cur;
 	size_t i;
 
-	for (i = 0; i < s->nconsumers; i++) {
-		pos = atomic_load(&s->consumers[i]->pos);
-		low = pos < low ? pos : low;
-	}
+	for (i = 0; i < s->nconsumers; i++)
+		low = MIN(low, atomic_load(&s->consumers[i]->pos));
 	cur = __atomic_load_n(s->cons_pos, __ATOMIC_RELAXED);
 	while (low != GONE && cur < low &&
 	       !__atomic_compare_exchange_n(s->cons_pos, &cur, low, false, __ATOMIC_SEQ_CST,
@@ -152,9 +105,10 @@ static void release(struct kstats_stream *s)
 		;
 }
 
-/* A consumer's place in the ring, on its own thread. */
+/* A consumer's place in the ring, on its own thread: every seq before seq was handled or
+ * dropped. */
 struct cursor {
-	uint64_t pos, seq, handled, malformed;
+	uint64_t pos, seq, dropped, malformed;
 };
 
 /* c was overrun when its pos is not what it published: true if it must jump ahead. */
@@ -175,10 +129,7 @@ static bool take_overrun(struct consumer *c, struct cursor *at)
 	/* Resumed behind where it reads: it holds more than it needs, nothing was lost. */
 	if (pos <= at->pos)
 		return false;
-	atomic_store_explicit(&c->dropped, atomic_load_explicit(&c->dropped, memory_order_relaxed)
-			      + seq - at->seq, memory_order_relaxed);
-	at->pos = pos;
-	at->seq = seq;
+	*at = (struct cursor){ pos, seq, at->dropped + seq - at->seq, at->malformed };
 	return true;
 }
 
@@ -208,8 +159,8 @@ static void publish(struct consumer *c, struct cursor *at, bool caught_up)
 		take_overrun(c, at);
 	}
 	c->published = at->pos;
-	atomic_store_explicit(&c->next_seq, at->seq, memory_order_relaxed);
-	atomic_store_explicit(&c->handled, at->handled, memory_order_relaxed);
+	atomic_store_explicit(&c->dropped, at->dropped, memory_order_relaxed);
+	atomic_store_explicit(&c->next_seq, at->seq, memory_order_release);
 	atomic_store_explicit(&c->malformed, at->malformed, memory_order_relaxed);
 	for (i = 0; i < s->nconsumers; i++) {
 		pos = atomic_load(&s->consumers[i]->pos);
@@ -218,13 +169,6 @@ static void publish(struct consumer *c, struct cursor *at, bool caught_up)
 	}
 	release(s);
 	wake_sleepers(s, at->pos, !caught_up);
-}
-
-static void sync_cursor(struct cursor *at, uint64_t pos, uint64_t seq)
-{
-	at->handled += seq - at->seq;	/* every seq since the last sync was handled */
-	at->pos = pos;
-	at->seq = seq;
 }
 
 /* The committed records from at->pos up to end, read in place, publishing every BATCH. */
@@ -238,7 +182,7 @@ static void walk(struct consumer *c, struct cursor *at, uint64_t end)
 	uint32_t len;
 
 	for (;;) {
-		stop = end - pos > BATCH * step ? pos + BATCH * step : end;
+		stop = pos + MIN(end - pos, BATCH * step);
 		while (pos < stop) {
 			hdr = s->data + (pos & s->ring_mask);
 			len = __atomic_load_n((const uint32_t *)hdr, __ATOMIC_ACQUIRE);
@@ -250,7 +194,7 @@ static void walk(struct consumer *c, struct cursor *at, uint64_t end)
 			/* Read, then check nobody let the kernel reuse it meanwhile. */
 			atomic_thread_fence(memory_order_acquire);
 			if (atomic_load_explicit(&c->pos, memory_order_relaxed) != c->published) {
-				sync_cursor(at, pos, seq);
+				*at = (struct cursor){ pos, seq, at->dropped, at->malformed };
 				if (take_overrun(c, at)) {
 					pos = at->pos;
 					seq = at->seq;
@@ -269,13 +213,13 @@ other:
 		}
 		if (pos >= end)
 			break;
-		sync_cursor(at, pos, seq);
+		*at = (struct cursor){ pos, seq, at->dropped, at->malformed };
 		publish(c, at, false);
 		pos = at->pos;
 		seq = at->seq;
 	}
 out:
-	sync_cursor(at, pos, seq);
+	*at = (struct cursor){ pos, seq, at->dropped, at->malformed };
 }
 
 /*
@@ -296,14 +240,12 @@ static void sleep_until_ready(struct consumer *c, uint64_t pos)
 		atomic_store(&c->sleeping, POLLING);
 	if (ready(s, pos) || atomic_load(&s->stopping))
 		;
-	else if (atomic_load(&c->sleeping) == POLLING) {
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR && !s->reader_err) {
-			s->reader_err = -errno;
-			kstats_stream_request_stop(s);
-		}
-	} else {
+	else if (atomic_load(&c->sleeping) == FUTEX_WAITING)
 		syscall(SYS_futex, (uint32_t *)&s->wake_seq, FUTEX_WAIT_PRIVATE, seen, &tick,
 			NULL, 0);
+	else if (poll(pfd, 2, -1) < 0 && errno != EINTR && !s->reader_err) {
+		s->reader_err = -errno;
+		kstats_stream_request_stop(s);
 	}
 	atomic_store(&c->sleeping, AWAKE);
 }
@@ -338,7 +280,6 @@ int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
 {
 	size_t size = (sizeof(struct consumer) + CACHELINE - 1) / CACHELINE * CACHELINE;
 	struct consumer *c, **all;
-	uint64_t records;
 
 	if (s->started)
 		return kstats_fail(err, errlen, EBUSY,
@@ -362,8 +303,8 @@ int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
 	c->fn = fn;
 	c->ctx = ctx;
 	/* The next power of two, at least 2. */
-	records = queue_len < 2 ? 1 : (uint64_t)UINT32_MAX >> __builtin_clz(queue_len - 1);
-	c->lag_max = (records + 1) * stride(s);
+	c->lag_max = ((queue_len < 2 ? 1 : UINT32_MAX >> __builtin_clz(queue_len - 1)) + 1ull) *
+		     stride(s);
 	s->consumers[s->nconsumers] = c;
 	return (int)s->nconsumers++;
 }
@@ -373,7 +314,6 @@ int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
 static void join_consumers(struct kstats_stream *s, size_t n)
 {
 	uint64_t delivered = 0;
-	struct consumer *c;
 	size_t i;
 
 	atomic_store(&s->stopping, true);
@@ -381,14 +321,12 @@ static void join_consumers(struct kstats_stream *s, size_t n)
 	futex_wake_all(&s->wake_seq);
 	for (i = 0; i < n; i++) {
 		pthread_join(s->consumers[i]->thread, NULL);
-		delivered = s->consumers[i]->next_seq > delivered ? s->consumers[i]->next_seq :
-			    delivered;
+		delivered = MAX(delivered, s->consumers[i]->next_seq);
 	}
 	s->running = false;
 	for (i = 0; i < n; i++) {
-		c = s->consumers[i];
-		c->dropped += delivered - c->next_seq;
-		c->next_seq = delivered;
+		s->consumers[i]->dropped += delivered - s->consumers[i]->next_seq;
+		s->consumers[i]->next_seq = delivered;
 	}
 }
 
