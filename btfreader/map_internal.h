@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 
 #include "kstats_reader.h"
@@ -56,8 +57,17 @@ struct kstats_map {
 	unsigned int syscalls;		/* the last read's (tests and bench count them) */
 };
 
-/* Values per direct read call: spread_rows moves them while still in the L2
- * (bench_read --chunk: one call took 1.05x as long at 10k, 512 KiB 1.02x at 64k). */
-#define KSTATS_READ_CHUNK_BYTES (128u << 10)
+/*
+ * Bytes of values per direct read call, sized where it runs: this CPU's L2 (1 MiB when it
+ * does not say).  Smaller calls keep spread_rows in a smaller cache but cost a syscall
+ * each, which some machines price far higher than others (doc/benchmarks.md).
+ */
+#define KSTATS_READ_CHUNK_BYTES (1u << 20)
+static inline size_t kstats_read_chunk_bytes(void)
+{
+	long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+
+	return l2 >= 64 << 10 && l2 <= 16 << 20 ? (size_t)l2 : KSTATS_READ_CHUNK_BYTES;
+}
 
 #endif /* KSTATS_MAP_INTERNAL_H */

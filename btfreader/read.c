@@ -798,8 +798,8 @@ static int read_direct(struct kstats_map *m, int64_t *rows, size_t max_rows, siz
 		       char *err, size_t errlen)
 {
 	size_t cap = m->cap < m->info.max_entries ? m->cap : m->info.max_entries;
-	size_t chunk = cap * m->entry_bytes > KSTATS_READ_CHUNK_BYTES ?
-		       KSTATS_READ_CHUNK_BYTES / m->entry_bytes : cap;
+	size_t bytes = kstats_read_chunk_bytes();
+	size_t chunk = cap * m->entry_bytes > bytes ? bytes / m->entry_bytes : cap;
 	struct direct d = { .rows = rows, .cap = cap, .chunk = m->chunk ?: chunk ?: 1 };
 
 	if (!value_is_row(m) || max_rows < m->info.max_entries)
