@@ -138,8 +138,7 @@ static int kstats_stream_plan(struct kstats_stream *s, const char *record,
 	if (!s->layout.ncols || strcmp(c->name, "hdr.ts_ns") || c->offset || c->size != 8)
 		return kstats_fail(err, errlen, EINVAL, "struct %s does not begin with "
 				   "struct kstats_stream_hdr hdr", record);
-	while (first < s->layout.ncols &&
-	       !strncmp(c[first].name, "hdr.", 4))
+	while (first < s->layout.ncols && !strncmp(c[first].name, "hdr.", 4))
 		first++;
 	s->cols.cols = s->layout.cols + first;
 	s->cols.ncols = s->layout.ncols - first;
@@ -210,13 +209,6 @@ static int map_ring(struct kstats_stream *s)
 	return 0;
 }
 
-/* Never mapped: NULL, and munmap fails harmlessly. */
-static void unmap_ring(struct kstats_stream *s)
-{
-	munmap(s->cons_pos, (size_t)sysconf(_SC_PAGESIZE));
-	munmap((void *)s->prod_pos, s->prod_len);
-}
-
 static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t errlen)
 {
 	int ret;
@@ -235,13 +227,10 @@ static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t
 	if (ret)
 		return ret;
 	ret = map_ring(s);
-	if (ret == -EPERM)
-		return kstats_fail(err, errlen, EPERM, "%s: the ring was frozen "
-				   "(BPF_MAP_FREEZE) and can no longer be read; "
-				   KSTATS_FIX_LOAD " to recreate it", pin);
 	if (ret)
-		return kstats_fail(err, errlen, -ret, "%s: cannot map the ring: %s", pin,
-				   strerror(-ret));
+		return kstats_fail(err, errlen, -ret, "%s: %s", pin, ret == -EPERM ?
+				   "the ring was frozen (BPF_MAP_FREEZE) and can no longer be "
+				   "read; " KSTATS_FIX_LOAD " to recreate it" : strerror(-ret));
 	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->stop_fd < 0 || s->wake_fd < 0)
@@ -302,7 +291,9 @@ void kstats_stream_close(struct kstats_stream *s)
 		free(s->consumers[i]);
 	}
 	free(s->consumers);
-	unmap_ring(s);
+	/* Never mapped: NULL, and munmap fails harmlessly. */
+	munmap(s->cons_pos, (size_t)sysconf(_SC_PAGESIZE));
+	munmap((void *)s->prod_pos, s->prod_len);
 	kstats_map_close(s->drops);
 	kstats_layout_free(&s->layout);
 	free(s->leaves);
