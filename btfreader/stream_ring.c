@@ -181,7 +181,8 @@ static void walk(struct consumer *c, struct cursor *at, uint64_t end)
 	uint64_t pos = at->pos, seq = at->seq, step = stride(s), stop;
 	uint32_t len;
 
-	for (;;) {
+	/* A jump past end (overrun by a consumer that saw more) ends the walk there. */
+	while (pos < end) {
 		stop = pos + MIN(end - pos, BATCH * step);
 		while (pos < stop) {
 			hdr = s->data + (pos & s->ring_mask);
