@@ -187,11 +187,12 @@ static void walk(struct consumer *c, struct cursor *at, uint64_t end)
 		while (pos < stop) {
 			hdr = s->data + (pos & s->ring_mask);
 			len = __atomic_load_n((const uint32_t *)hdr, __ATOMIC_ACQUIRE);
-			if (len != s->layout.size)
-				goto other;
-			/* hdr.ts_ns, checked at open */
-			memcpy(&rec.ts_ns, hdr + BPF_RINGBUF_HDR_SZ, sizeof(rec.ts_ns));
-			kstats_stream_decode(leaves, leaves_end, hdr + BPF_RINGBUF_HDR_SZ, c->vals);
+			if (len == s->layout.size) {
+				/* hdr.ts_ns, checked at open */
+				memcpy(&rec.ts_ns, hdr + BPF_RINGBUF_HDR_SZ, sizeof(rec.ts_ns));
+				kstats_stream_decode(leaves, leaves_end, hdr + BPF_RINGBUF_HDR_SZ,
+						     c->vals);
+			}
 			/* Read, then check nobody let the kernel reuse it meanwhile. */
 			atomic_thread_fence(memory_order_acquire);
 			if (atomic_load_explicit(&c->pos, memory_order_relaxed) != c->published) {
@@ -202,11 +203,12 @@ static void walk(struct consumer *c, struct cursor *at, uint64_t end)
 					continue;
 				}
 			}
-			rec.seq = seq++;
-			c->fn(c->ctx, &rec);
-			pos += step;
-			continue;
-other:
+			if (len == s->layout.size) {
+				rec.seq = seq++;
+				c->fn(c->ctx, &rec);
+				pos += step;
+				continue;
+			}
 			if (len & BPF_RINGBUF_BUSY_BIT)
 				goto out;
 			at->malformed += !(len & BPF_RINGBUF_DISCARD_BIT);
