@@ -10,8 +10,11 @@
  *   batch    the same threads over mutex+condvar queues, one lock and one
  *            signal per batch of records per consumer (the fair baseline)
  *   record   the same, one lock and one signal per record per consumer
- *   best     the best achievable for this job: the same threads, written
- *            for this one record type (see struct best_queue)
+ *   best     the best achievable copying pipeline: a reader thread and 2
+ *            consumer threads, written for this one record type (struct best_queue)
+ *   bestzc   the best achievable zero-copy pipeline, the shape of ours: each
+ *            consumer reads the mapped ring in place, at fixed offsets for
+ *            this one record type, and publishes its position (struct zc_consumer)
  *
  * The baselines' consumers decode the same columns at the offsets the
  * stream's BTF gives, and every queue is faulted in before timing, as
@@ -23,7 +26,7 @@
  * loss is counted.  Prints bench/lib/bstat.h RESULT lines.
  *
  * Usage: bench/stream [ROUNDS]            (root; make bench-stream)
- *        bench/stream --profile libbpf|ours|best
+ *        bench/stream --profile libbpf|ours|best|bestzc
  *   one drain of that case only, for callgrind's instruction counts
  *   (bench/stream_profile.sh)
  */
@@ -647,6 +650,151 @@ static double drain_best(int max_drains)
 	return rate(&p);
 }
 
+/*
+ * The best achievable zero-copy pipeline: what ours does, by hand for struct flood_record.
+ * Each consumer walks the mapped ring (libbpf's layout) from its position to the
+ * producer's, reads the columns at fixed offsets, and every BATCH records publishes its
+ * position and moves the kernel's consumer_pos to the slower one's.  The main thread
+ * wakes them (a semaphore each) once the drain's last record is in.
+ */
+struct zc_ring {
+	uint64_t *cons;
+	const uint64_t *prod;
+	const unsigned char *data;
+	uint64_t mask;
+	size_t page, prod_len;
+	int fd;
+};
+
+struct zc_consumer {
+	alignas(64) _Atomic uint64_t pos;
+	alignas(64) struct counter c;
+	_Atomic bool closed;
+	sem_t wake;
+	struct zc_ring *ring;
+	struct zc_consumer *all;
+	pthread_t thread;
+};
+
+static void zc_release(const struct zc_consumer *all, uint64_t *cons)
+{
+	uint64_t low = atomic_load(&all[0].pos), other = atomic_load(&all[1].pos);
+	uint64_t cur = __atomic_load_n(cons, __ATOMIC_RELAXED);
+
+	low = other < low ? other : low;
+	while (cur < low && !__atomic_compare_exchange_n(cons, &cur, low, false,
+							 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		;
+}
+
+static void *zc_consumer(void *arg)
+{
+	struct zc_consumer *z = arg;
+	const struct zc_ring *r = z->ring;
+	uint64_t pos = atomic_load(&z->pos), end, seq = 0;
+	const struct flood_rec *rec;
+	int64_t vals[NR_COLS];
+	unsigned int n = 0;
+	uint32_t len;
+
+	for (;;) {
+		while (sem_wait(&z->wake) && errno == EINTR)
+			;
+		if (atomic_load(&z->closed))
+			break;
+		while (pos < (end = __atomic_load_n(r->prod, __ATOMIC_ACQUIRE))) {
+			for (; pos < end; pos += (len + BPF_RINGBUF_HDR_SZ + 7) & ~7u) {
+				len = __atomic_load_n((const uint32_t *)(r->data + (pos & r->mask)),
+						      __ATOMIC_ACQUIRE);
+				rec = (const void *)(r->data + (pos & r->mask) + BPF_RINGBUF_HDR_SZ);
+				vals[0] = (int64_t)rec->seq;
+				vals[1] = rec->cpu;
+				vals[2] = rec->neg;
+				consume(&z->c, seq++, vals);
+				if (++n == BATCH) {
+					n = 0;
+					atomic_store_explicit(&z->pos, pos, memory_order_release);
+					zc_release(z->all, r->cons);
+				}
+			}
+		}
+		atomic_store(&z->pos, pos);
+		zc_release(z->all, r->cons);
+	}
+	return NULL;
+}
+
+static void zc_map(struct zc_ring *r)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char pin[512];
+	void *p;
+
+	kstats_pin_path(pin, sizeof(pin), t.pin_dir, "map", KSTREAM_FLOOD_OBJ, "burst_ringbuf");
+	r->fd = bpf_obj_get(pin);
+	if (r->fd < 0 || bpf_obj_get_info_by_fd(r->fd, &info, &len))
+		die(pin, strerror(errno));
+	r->page = (size_t)sysconf(_SC_PAGESIZE);
+	r->mask = info.max_entries - 1;
+	r->prod_len = r->page + 2 * (size_t)info.max_entries;
+	p = mmap(NULL, r->page, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+	if (p == MAP_FAILED)
+		die("mmap", strerror(errno));
+	r->cons = p;
+	p = mmap(NULL, r->prod_len, PROT_READ, MAP_SHARED, r->fd, (off_t)r->page);
+	if (p == MAP_FAILED)
+		die("mmap", strerror(errno));
+	r->prod = p;
+	r->data = (const unsigned char *)p + r->page;
+}
+
+static double drain_bestzc(int max_drains)
+{
+	static struct zc_consumer z[NR_CONSUMERS];
+	struct counter c[NR_CONSUMERS];
+	struct zc_ring r;
+	struct pace p = {};
+	sem_t drained;
+	double t0;
+	int i;
+
+	sem_init(&drained, 0, 0);
+	zc_map(&r);
+	for (i = 0; i < NR_CONSUMERS; i++) {
+		memset(&z[i], 0, sizeof(z[i]));
+		z[i].pos = __atomic_load_n(r.cons, __ATOMIC_ACQUIRE);
+		z[i].c = (struct counter){ .drained = &drained, .post_at = DRAIN_RECORDS };
+		z[i].ring = &r;
+		z[i].all = z;
+		sem_init(&z[i].wake, 0, 0);
+		if (pthread_create(&z[i].thread, NULL, zc_consumer, &z[i]))
+			die("pthread_create", strerror(errno));
+	}
+	while (more(&p, max_drains)) {
+		fill_quiet();
+		t0 = wake_reader();
+		for (i = 0; i < NR_CONSUMERS; i++)
+			sem_post(&z[i].wake);
+		wait_drained(&drained);
+		p.busy += bstat_now_s() - t0;
+		p.drains++;
+	}
+	for (i = 0; i < NR_CONSUMERS; i++) {
+		atomic_store(&z[i].closed, true);
+		sem_post(&z[i].wake);
+		pthread_join(z[i].thread, NULL);
+		c[i] = z[i].c;
+		sem_destroy(&z[i].wake);
+	}
+	munmap(r.cons, r.page);
+	munmap((void *)r.prod, r.prod_len);
+	close(r.fd);
+	check_drained(c, p.drains * DRAIN_RECORDS);
+	sem_destroy(&drained);
+	return rate(&p);
+}
+
 struct overload {
 	double produced, delivered, kernel_lost, queue_lost;
 	bool exact;
@@ -714,6 +862,8 @@ static int profile(const char *which)
 		drain_ours(1);
 	else if (!strcmp(which, "best"))
 		drain_best(1);
+	else if (!strcmp(which, "bestzc"))
+		drain_bestzc(1);
 	else
 		return 2;
 	kstream_flood_close(&flood);
@@ -721,7 +871,7 @@ static int profile(const char *which)
 	return 0;
 }
 
-enum drain_case { FLOOR, OURS, BEST, BATCH_Q, RECORD_Q, NR_CASES };
+enum drain_case { FLOOR, OURS, BEST, BEST_ZC, BATCH_Q, RECORD_Q, NR_CASES };
 
 /* One round: each case once, in a new order (the overload comes after). */
 static void time_cases(double rate[NR_CASES][MAX_ROUNDS], int round)
@@ -735,6 +885,7 @@ static void time_cases(double rate[NR_CASES][MAX_ROUNDS], int round)
 		case FLOOR: rate[FLOOR][round] = drain_libbpf(0); break;
 		case OURS: rate[OURS][round] = drain_ours(0); break;
 		case BEST: rate[BEST][round] = drain_best(0); break;
+		case BEST_ZC: rate[BEST_ZC][round] = drain_bestzc(0); break;
 		case BATCH_Q: rate[BATCH_Q][round] = drain_locked(BATCH, 0); break;
 		default: rate[RECORD_Q][round] = drain_locked(1, 0); break;
 		}
@@ -745,7 +896,7 @@ int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 9, i;
 	double rate[NR_CASES][MAX_ROUNDS];
-	double *floor_ = rate[FLOOR], *ours = rate[OURS], *best = rate[BEST];
+	double *floor_ = rate[FLOOR], *ours = rate[OURS], *best = rate[BEST], *zc = rate[BEST_ZC];
 	double *batch = rate[BATCH_Q], *record = rate[RECORD_Q];
 	double prod[MAX_ROUNDS], deliv[MAX_ROUNDS], klost[MAX_ROUNDS], qlost[MAX_ROUNDS];
 	struct overload o;
@@ -756,7 +907,8 @@ int main(int argc, char **argv)
 	if (rounds == 0)
 		return 0;
 	if (rounds < 1 || rounds > MAX_ROUNDS) {
-		fprintf(stderr, "Usage: bench/stream [ROUNDS 1..%d] | --profile libbpf|ours|best\n",
+		fprintf(stderr, "Usage: bench/stream [ROUNDS 1..%d] | --profile "
+			"libbpf|ours|best|bestzc\n",
 			MAX_ROUNDS);
 		return 2;
 	}
@@ -780,11 +932,14 @@ int main(int argc, char **argv)
 	bstat_ratio("stream.ours_vs_libbpf", ours, floor_, rounds);
 	bstat_ratio("stream.ours_vs_best", ours, best, rounds);
 	bstat_ratio("stream.best_vs_libbpf", best, floor_, rounds);
+	bstat_ratio("stream.ours_vs_bestzc", ours, zc, rounds);
+	bstat_ratio("stream.bestzc_vs_libbpf", zc, floor_, rounds);
 	bstat_ratio("stream.ours_vs_batch", ours, batch, rounds);
 	bstat_ratio("stream.ours_vs_record", ours, record, rounds);
 	bstat_result("stream.libbpf", "rec/s", floor_, rounds);
 	bstat_result("stream.ours", "rec/s", ours, rounds);
 	bstat_result("stream.best", "rec/s", best, rounds);
+	bstat_result("stream.bestzc", "rec/s", zc, rounds);
 	bstat_result("stream.batch", "rec/s", batch, rounds);
 	bstat_result("stream.record", "rec/s", record, rounds);
 	bstat_result("stream.overload_produced", "rec/s", prod, rounds);

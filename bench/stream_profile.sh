@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Instructions per record of the stream cases, from callgrind (exact and
 # repeatable on a busy machine, unlike wall time), and the bound they put on
-# ours ÷ the count-only floor: on C CPUs the three threads of ours do
-# R (reader) + 2 x K (consumers) instructions per record where the floor's
-# one thread does F, so at equal instructions per cycle ours reaches at most
+# each case ÷ the count-only floor: on C CPUs a case's threads do R (reader,
+# 0 when the consumers read the ring themselves, as ours and bestzc do) +
+# 2 x K (consumers) instructions per record where the floor's one thread does
+# F, so at equal instructions per cycle it reaches at most
 # min(C x F / (R + 2K), F / R, F / K) of the floor's rate.
 # Prints bench/lib/bstat.h RESULT lines; nothing when valgrind is missing.
 # Usage: bench/stream_profile.sh BUILD       (root)
@@ -33,7 +34,7 @@ total() {	# file: all its instructions
 	awk '/PROGRAM TOTALS/ { gsub(/,/, "", $1); print $1; exit }' "$tmp/annotated"
 }
 
-threads() {	# case reader-function consumer-function: "reader consumer" per record
+threads() {	# case reader-function|- consumer-function: "reader consumer" per record
 	local reader=0 consumer=0 nconsumers=0 f
 	for f in "$tmp/$1".*-*; do
 		annotate "$f"
@@ -44,14 +45,14 @@ threads() {	# case reader-function consumer-function: "reader consumer" per reco
 			[ "$1" = ours ] && reader=$(total "$f") || reader=$(inclusive "$f" ring_buffer__consume)
 		fi
 	done
-	[ "$reader" -gt 0 ] && [ "$nconsumers" -gt 0 ] ||
+	{ [ "$reader" -gt 0 ] || [ "$2" = - ]; } && [ "$nconsumers" -gt 0 ] ||
 		{ echo "stream_profile: cannot find the $1 threads in callgrind's output" >&2; exit 1; }
 	echo "$reader $(( consumer / nconsumers ))"
 }
 report() {	# case floor reader consumer: per record, and the bound
 	awk -v p="$1" -v f="$2" -v r="$3" -v k="$4" -v nk=2 -v n="$records" -v c="$(nproc)" 'BEGIN {
 		f /= n; r /= n; k /= n
-		b = c * f / (r + nk * k); if (f / r < b) b = f / r; if (f / k < b) b = f / k
+		b = c * f / (r + nk * k); if (r > 0 && f / r < b) b = f / r; if (f / k < b) b = f / k
 		printf "RESULT\tstream.instr.%sreader\tinstr/rec\t%.1f\n", p, r
 		printf "RESULT\tstream.instr.%sconsumer\tinstr/rec\t%.1f\n", p, k
 		printf "RESULT\tstream.instr.%stotal\tinstr/rec\t%.1f\n", p == "" ? "ours_" : p, r + nk * k
@@ -62,9 +63,11 @@ report() {	# case floor reader consumer: per record, and the bound
 profile libbpf
 profile ours
 profile best
+profile bestzc
 floor=$(inclusive "$(ls "$tmp"/libbpf.*-01)" ring_buffer__consume)
 [ -n "$floor" ] || { echo "stream_profile: no floor in callgrind's output" >&2; exit 1; }
 awk -v f="$floor" -v n="$records" \
 	'BEGIN { printf "RESULT\tstream.instr.libbpf\tinstr/rec\t%.1f\n", f / n }'
-report "" "$floor" $(threads ours kstats_stream_on_record consumer_main)
+report "" "$floor" $(threads ours - consumer_main)
 report best_ "$floor" $(threads best best_record best_consumer)
+report bestzc_ "$floor" $(threads bestzc - zc_consumer)

@@ -20,27 +20,27 @@ struct kstats_stream_opts {
 	const char *pin_dir;	/* its maps are pinned there as map_<obj>_<map> */
 };
 
-/* One record, as a consumer receives it; valid during the callback only. */
+/* One record, as a consumer receives it, decoded from the ring in place; valid during the
+ * callback only. */
 struct kstats_stream_record {
 	uint64_t seq;		/* 0, 1, 2... in ring order, per open stream */
 	uint64_t ts_ns;		/* the record's CLOCK_MONOTONIC stamp */
 	const int64_t *vals;	/* one per column of kstats_stream_columns() */
-	const void *data;	/* the raw record, kstats_stream_record_size() bytes */
 };
 
 /* Runs on the consumer's own thread, in seq order; may call request_stop. */
 typedef void (*kstats_consumer_fn)(void *ctx, const struct kstats_stream_record *rec);
 
 struct kstats_stream_stats {
-	uint64_t delivered;	/* records the reader dispatched to the consumers */
-	uint64_t malformed;	/* records of the wrong size: taken, not dispatched */
+	uint64_t delivered;	/* records read from the ring (by the furthest consumer) */
+	uint64_t malformed;	/* records of the wrong size: read, not passed on */
 	uint64_t kernel_drops;	/* failed reserves since the object was loaded */
 	uint64_t kernel_drops_at_open;
 };
 
 struct kstats_consumer_stats {
 	uint64_t handled;	/* records passed to the callback */
-	uint64_t dropped;	/* records its full queue had no room for: gaps in its seqs */
+	uint64_t dropped;	/* records it fell its queue too far behind for: gaps in its seqs */
 };
 
 /* Root's own directory of stream claims (created 0700 when missing). */
@@ -55,7 +55,8 @@ const char *kstats_stream_name(const struct kstats_stream *s);
 const struct kstats_map *kstats_stream_columns(const struct kstats_stream *s);
 uint32_t kstats_stream_record_size(const struct kstats_stream *s);
 
-/* Before the start: a queue of queue_len records (a power of two up); returns its id. */
+/* Before the start: it may trail the fastest consumer by queue_len records (a power of two
+ * up) before it loses records itself, rather than the kernel for all; returns its id. */
 int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
 			       kstats_consumer_fn fn, void *ctx, char *err, size_t errlen);
 /* Once per open. */
@@ -63,7 +64,7 @@ int kstats_stream_start(struct kstats_stream *s, char *err, size_t errlen);
 /* Blocks sigs and waits: the signal number, 0 on a stop request, -ETIME after timeout_ms. */
 int kstats_stream_wait(struct kstats_stream *s, const sigset_t *sigs, int timeout_ms);
 void kstats_stream_request_stop(struct kstats_stream *s);
-/* Drains the ring and every queue; the reader's error. */
+/* Every consumer reads the ring up to where it ended at the stop; the reader's error. */
 int kstats_stream_stop(struct kstats_stream *s, char *err, size_t errlen);
 
 /* 0, -ESTALE: the pin names another ring (a reload), -ENOENT: nothing pinned there. */

@@ -4,6 +4,7 @@
 #define KSTATS_MAP_INTERNAL_H
 
 #include <sys/stat.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 
 #include "kstats_reader.h"
@@ -61,8 +62,17 @@ int kstats_map_grow(struct kstats_map *m, size_t entries, char *err, size_t errl
 /* The map the pin names now, when its columns are the same (read.c); else -ESTALE. */
 int kstats_map_follow_pin(struct kstats_map *m, char *err, size_t errlen);
 
-/* Values per direct read call: spread_rows moves them while still in the L2
- * (bench_read --chunk: one call took 1.05x as long at 10k, 512 KiB 1.02x at 64k). */
-#define KSTATS_READ_CHUNK_BYTES (128u << 10)
+/*
+ * Bytes of values per direct read call, sized where it runs: this CPU's L2 (1 MiB when it
+ * does not say).  Smaller calls keep spread_rows in a smaller cache but cost a syscall
+ * each, which some machines price far higher than others (doc/benchmarks.md).
+ */
+#define KSTATS_READ_CHUNK_BYTES (1u << 20)
+static inline size_t kstats_read_chunk_bytes(void)
+{
+	long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+
+	return l2 >= 64 << 10 && l2 <= 16 << 20 ? (size_t)l2 : KSTATS_READ_CHUNK_BYTES;
+}
 
 #endif /* KSTATS_MAP_INTERNAL_H */

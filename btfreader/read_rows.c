@@ -354,11 +354,11 @@ static bool value_is_row(const struct kstats_map *m)
 	return off && off == m->info.value_size;
 }
 
-/* Entries per direct read call, of cap: KSTATS_READ_CHUNK_BYTES of values, or the tests'. */
+/* Entries per direct read call, of cap: kstats_read_chunk_bytes() of values, or the tests'. */
 static size_t read_chunk(const struct kstats_map *m, size_t cap)
 {
-	size_t chunk = cap * m->entry_bytes > KSTATS_READ_CHUNK_BYTES ?
-		       KSTATS_READ_CHUNK_BYTES / m->entry_bytes : cap;
+	size_t bytes = kstats_read_chunk_bytes();
+	size_t chunk = cap * m->entry_bytes > bytes ? bytes / m->entry_bytes : cap;
 
 	return m->chunk ?: chunk ?: 1;
 }

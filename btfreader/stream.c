@@ -1,13 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Event streams: a reader thread per claimed ring, a thread and an SPSC queue per consumer. */
+/* Event streams: the ring's claim, its record's column plan, the stats (streams.md). */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <linux/futex.h>
-#include <poll.h>
-#include <pthread.h>
-#include <stdalign.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +9,6 @@
 #include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/mman.h>
-#include <sys/signalfd.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -25,185 +16,7 @@
 #include "kstats_tool.h"
 #include "kstats_objmeta.h"
 #include "kstats_pins.h"
-#include "kstats_stream.h"
-#include "map_internal.h"
-
-#define CACHELINE 64
-#define MAX_QUEUE_LEN (1u << 24)
-#define STAGE_RECORDS 64	/* records per copy into the queues, within one consume pass */
-#define TAIL_EVERY 64		/* records per tail update by a consumer */
-#define WAKE_BACKLOG 4096	/* records that wake a sleeping consumer mid-pass */
-
-struct consumer {
-	/* The reader's own. */
-	alignas(CACHELINE) uint32_t next;	/* the next slot to fill */
-	uint32_t tail_seen;		/* the reader's last look at tail */
-	uint32_t wake_backlog;
-	_Atomic uint64_t dropped;
-	/* Written by the reader, a batch at a time: slots before head are full. */
-	alignas(CACHELINE) _Atomic uint32_t head;
-	/* Written by the consumer. */
-	alignas(CACHELINE) _Atomic uint32_t tail;
-	_Atomic uint64_t handled;
-	/* Rarely written.  wake_seq is the futex word: every wakeup bumps it. */
-	alignas(CACHELINE) _Atomic uint32_t sleeping;
-	_Atomic uint32_t wake_seq;
-	_Atomic bool closed;
-	struct kstats_stream *s;
-	kstats_consumer_fn fn;
-	void *ctx;
-	unsigned char *slots;		/* (seq, raw record) * (mask + 1) */
-	size_t slots_len;
-	uint32_t mask;
-	int64_t *vals;
-	pthread_t thread;
-};
-
-/* One 8-byte load ending where the column ends (inside the record: the header is 8 bytes),
- * shifted right past the bytes before it and masked to its size unless signed. */
-struct leaf {
-	uint32_t end8;			/* offset + size - 8 */
-	uint32_t shift;			/* 64 - 8 * size */
-	uint64_t mask;
-};
-
-struct kstats_stream {
-	char name[KSTATS_NAME_LEN];
-	int ring_fd, lock_fd, lock_dir_fd, stop_fd, sig_fd;
-	char lock_name[32];		/* in KSTATS_STREAM_LOCK_DIR */
-	char ring_pin[PATH_MAX];
-	struct stat ring_st;		/* the ring pin's inode when opened */
-	uint32_t ring_id;
-	struct ring_buffer *rb;
-	struct kstats_map *drops;	/* the drop counter; its BTF is the object's */
-	struct kstats_layout layout;	/* the whole record, header first */
-	struct kstats_map cols;		/* layout's columns after the header */
-	struct leaf *leaves;		/* one per column of cols */
-	bool leaves_flat;		/* all 8 bytes, in order, back to back: one memcpy */
-	size_t slot_size;		/* a queue slot: seq, then the record padded to 8 bytes */
-	unsigned char *stage;		/* STAGE_RECORDS slots, filled by the reader */
-	uint32_t nstaged;
-	struct consumer **consumers;
-	size_t nconsumers;
-	pthread_t reader;
-	bool running, started;
-	int reader_err;
-	uint64_t next_seq;		/* reader only */
-	_Atomic uint64_t delivered, malformed;
-	uint64_t drops_at_open;
-};
-
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
-	       "struct leaf's loads are little-endian");
-
-static inline int64_t leaf_value(const unsigned char *rec, const struct leaf *l)
-{
-	uint64_t w;
-
-	memcpy(&w, rec + l->end8, sizeof(w));
-	return ((int64_t)w >> l->shift) & (int64_t)l->mask;
-}
-
-static inline void kstats_stream_decode(const struct leaf *l, const struct leaf *end, bool flat,
-					const unsigned char *rec, int64_t *vals)
-{
-	if (flat) {
-		/* All 8 bytes wide: end8 is the first one's offset. */
-		memcpy(vals, rec + l->end8, (size_t)(end - l) * sizeof(*vals));
-		return;
-	}
-	/* Two at a time: the loop's own instructions cost as much as a column's. */
-	for (; end - l >= 2; l += 2, vals += 2) {
-		vals[0] = leaf_value(rec, &l[0]);
-		vals[1] = leaf_value(rec, &l[1]);
-	}
-	if (l != end)
-		*vals = leaf_value(rec, l);
-}
-
-static void add(_Atomic uint64_t *counter, uint64_t n)
-{
-	/* Single writer: no locked add needed, readers see whole values. */
-	atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
-			      memory_order_relaxed);
-}
-
-static void wake_consumer(struct consumer *c)
-{
-	atomic_fetch_add(&c->wake_seq, 1);
-	syscall(SYS_futex, (uint32_t *)&c->wake_seq, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
-/* Wakes a sleeping consumer at a pass's end, or mid-pass once its backlog is worth a
- * futex call and two context switches. */
-static void publish(struct consumer *c, bool pass_end)
-{
-	/* seq_cst store then load, against the consumer's store then load. */
-	if (atomic_load_explicit(&c->head, memory_order_relaxed) != c->next)
-		atomic_store(&c->head, c->next);
-	else if (!pass_end)
-		return;
-	if (!atomic_load(&c->sleeping))
-		return;
-	/* Asleep, it is not writing tail: reading it costs no bouncing. */
-	if (!pass_end &&
-	    c->next - atomic_load_explicit(&c->tail, memory_order_relaxed) < c->wake_backlog)
-		return;
-	if (atomic_exchange(&c->sleeping, 0))
-		wake_consumer(c);
-}
-
-/* As much of the staged run as fits (the rest is c's loss); one look at tail per run. */
-static void enqueue_run(struct consumer *c, const unsigned char *run, uint32_t n)
-{
-	size_t slot_size = c->s->slot_size;
-	uint32_t room = c->mask + 1 - (c->next - c->tail_seen), at, first;
-
-	if (room < n) {
-		c->tail_seen = atomic_load_explicit(&c->tail, memory_order_acquire);
-		room = c->mask + 1 - (c->next - c->tail_seen);
-		if (room < n) {
-			add(&c->dropped, n - room);
-			n = room;
-		}
-	}
-	at = c->next & c->mask;
-	first = n < c->mask + 1 - at ? n : c->mask + 1 - at;
-	memcpy(c->slots + at * slot_size, run, first * slot_size);
-	memcpy(c->slots, run + first * slot_size, (n - first) * slot_size);
-	c->next += n;
-}
-
-static void flush(struct kstats_stream *s, bool pass_end)
-{
-	size_t i;
-
-	/* First: handled + dropped never exceeds it. */
-	atomic_store_explicit(&s->delivered, s->next_seq, memory_order_release);
-	for (i = 0; i < s->nconsumers; i++) {
-		if (s->nstaged)
-			enqueue_run(s->consumers[i], s->stage, s->nstaged);
-		publish(s->consumers[i], pass_end);
-	}
-	s->nstaged = 0;
-}
-
-static int kstats_stream_on_record(void *ctx, void *data, size_t size)
-{
-	struct kstats_stream *s = ctx;
-	unsigned char *slot = s->stage + s->nstaged * s->slot_size;
-
-	if (size != s->layout.size) {
-		add(&s->malformed, 1);
-		return 0;
-	}
-	memcpy(slot, &s->next_seq, sizeof(s->next_seq));
-	memcpy(slot + sizeof(s->next_seq), data, size);
-	s->next_seq++;
-	if (++s->nstaged == STAGE_RECORDS)
-		flush(s, false);
-	return 0;
-}
+#include "stream_int.h"
 
 /*
  * Reads are destructive: the ring is claimed with flock on a file named by its map id in
@@ -248,7 +61,11 @@ static int claim_ring(struct kstats_stream *s, const char *pin, char *err, size_
 	if (info.type != BPF_MAP_TYPE_RINGBUF)
 		return kstats_fail(err, errlen, EINVAL, "%s: not a ring buffer but %s", pin,
 				   libbpf_bpf_map_type_str(info.type));
+	if (info.max_entries & (info.max_entries - 1))
+		return kstats_fail(err, errlen, EINVAL, "%s: a ring of %u bytes, not a power of "
+				   "two", pin, info.max_entries);
 	s->ring_id = info.id;
+	s->ring_mask = info.max_entries - 1;
 	snprintf(s->ring_pin, sizeof(s->ring_pin), "%s", pin);
 	s->lock_dir_fd = lock_dir_open(err, errlen);
 	if (s->lock_dir_fd < 0)
@@ -321,17 +138,13 @@ static int kstats_stream_plan(struct kstats_stream *s, const char *record,
 	if (!s->layout.ncols || strcmp(c->name, "hdr.ts_ns") || c->offset || c->size != 8)
 		return kstats_fail(err, errlen, EINVAL, "struct %s does not begin with "
 				   "struct kstats_stream_hdr hdr", record);
-	while (first < s->layout.ncols &&
-	       !strncmp(c[first].name, "hdr.", 4))
+	while (first < s->layout.ncols && !strncmp(c[first].name, "hdr.", 4))
 		first++;
 	s->cols.cols = s->layout.cols + first;
 	s->cols.ncols = s->layout.ncols - first;
 	s->leaves = calloc(s->cols.ncols + 1, sizeof(*s->leaves));
-	s->slot_size = sizeof(uint64_t) + (s->layout.size + 7) / 8 * 8;
-	s->stage = malloc(STAGE_RECORDS * s->slot_size);
-	if (!s->leaves || !s->stage)
+	if (!s->leaves)
 		return kstats_fail(err, errlen, ENOMEM, "out of memory");
-	s->leaves_flat = true;
 	for (c = s->cols.cols, i = 0; i < s->cols.ncols; c++, i++) {
 		unsigned int bits = 8 * c->size;
 
@@ -341,7 +154,6 @@ static int kstats_stream_plan(struct kstats_stream *s, const char *record,
 		s->leaves[i] = (struct leaf){ .end8 = c->offset + c->size - 8, .shift = 64 - bits,
 					      .mask = c->is_signed || bits == 64 ? UINT64_MAX :
 						      (UINT64_C(1) << bits) - 1 };
-		s->leaves_flat &= c->size == 8 && c->offset == c[-i].offset + 8 * i;
 	}
 	return 0;
 }
@@ -378,6 +190,25 @@ static int open_columns(struct kstats_stream *s, const struct kstats_stream_opts
 	return ret ? ret : kstats_stream_plan(s, sm->record, err, errlen);
 }
 
+static int map_ring(struct kstats_stream *s)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	void *cons, *prod;
+
+	/* libbpf's layout: consumer_pos's page at 0, then producer_pos's and the data. */
+	cons = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, s->ring_fd, 0);
+	if (cons == MAP_FAILED)
+		return -errno;
+	s->cons_pos = cons;
+	s->prod_len = page + 2 * (s->ring_mask + 1);
+	prod = mmap(NULL, s->prod_len, PROT_READ, MAP_SHARED, s->ring_fd, (off_t)page);
+	if (prod == MAP_FAILED)
+		return -errno;
+	s->prod_pos = prod;
+	s->data = (const unsigned char *)prod + page;
+	return 0;
+}
+
 static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t errlen)
 {
 	int ret;
@@ -395,16 +226,14 @@ static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t
 	ret = claim_ring(s, pin, err, errlen);
 	if (ret)
 		return ret;
-	s->rb = ring_buffer__new(s->ring_fd, kstats_stream_on_record, s, NULL);
-	if (!s->rb && errno == EPERM)
-		return kstats_fail(err, errlen, errno, "%s: the ring was frozen "
-				   "(BPF_MAP_FREEZE) and can no longer be read; "
-				   KSTATS_FIX_LOAD " to recreate it", pin);
-	if (!s->rb)
-		return kstats_fail(err, errlen, errno, "%s: cannot map the ring: %s", pin,
-				   strerror(errno));
+	ret = map_ring(s);
+	if (ret)
+		return kstats_fail(err, errlen, -ret, "%s: %s", pin, ret == -EPERM ?
+				   "the ring was frozen (BPF_MAP_FREEZE) and can no longer be "
+				   "read; " KSTATS_FIX_LOAD " to recreate it" : strerror(-ret));
 	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (s->stop_fd < 0)
+	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->stop_fd < 0 || s->wake_fd < 0)
 		return kstats_fail(err, errlen, errno, "eventfd: %s", strerror(errno));
 	return 0;
 }
@@ -426,7 +255,7 @@ int kstats_stream_open(const struct kstats_stream_opts *o, struct kstats_stream 
 		kstats_objmeta_free(&meta);
 		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	}
-	s->ring_fd = s->lock_fd = s->lock_dir_fd = s->stop_fd = s->sig_fd = -1;
+	s->ring_fd = s->lock_fd = s->lock_dir_fd = s->stop_fd = s->sig_fd = s->wake_fd = -1;
 	ret = -ENOENT;
 	sm = pick_stream(&meta, o, err, errlen);
 	if (sm) {
@@ -450,14 +279,6 @@ int kstats_stream_open(const struct kstats_stream_opts *o, struct kstats_stream 
 	return 0;
 }
 
-static void consumer_free(struct consumer *c)
-{
-	if (c->slots)
-		munmap(c->slots, c->slots_len);
-	free(c->vals);
-	free(c);
-}
-
 void kstats_stream_close(struct kstats_stream *s)
 {
 	size_t i;
@@ -465,14 +286,17 @@ void kstats_stream_close(struct kstats_stream *s)
 	if (!s)
 		return;
 	kstats_stream_stop(s, NULL, 0);
-	for (i = 0; i < s->nconsumers; i++)
-		consumer_free(s->consumers[i]);
+	for (i = 0; i < s->nconsumers; i++) {
+		free(s->consumers[i]->vals);
+		free(s->consumers[i]);
+	}
 	free(s->consumers);
-	ring_buffer__free(s->rb);
+	/* Never mapped: NULL, and munmap fails harmlessly. */
+	munmap(s->cons_pos, (size_t)sysconf(_SC_PAGESIZE));
+	munmap((void *)s->prod_pos, s->prod_len);
 	kstats_map_close(s->drops);
 	kstats_layout_free(&s->layout);
 	free(s->leaves);
-	free(s->stage);
 	if (s->lock_fd >= 0)	/* while still holding it: see claim_ring */
 		unlinkat(s->lock_dir_fd, s->lock_name, 0);
 	/* Those never opened are -1: close fails with EBADF, harmlessly. */
@@ -481,6 +305,7 @@ void kstats_stream_close(struct kstats_stream *s)
 	close(s->lock_dir_fd);
 	close(s->stop_fd);
 	close(s->sig_fd);
+	close(s->wake_fd);
 	free(s);
 }
 
@@ -513,11 +338,15 @@ int kstats_stream_get_stats(struct kstats_stream *s, struct kstats_stream_stats 
 			    char *err, size_t errlen)
 {
 	int64_t row[2];
-	size_t nrows;
+	size_t nrows, i;
 	int ret = kstats_map_read(s->drops, row, 1, &nrows, err, errlen);
 
-	st->delivered = atomic_load_explicit(&s->delivered, memory_order_relaxed);
-	st->malformed = atomic_load_explicit(&s->malformed, memory_order_relaxed);
+	/* The furthest consumer's: every consumer walks every record it does not lose. */
+	st->delivered = st->malformed = 0;
+	for (i = 0; i < s->nconsumers; i++) {
+		st->delivered = MAX(st->delivered, atomic_load(&s->consumers[i]->next_seq));
+		st->malformed = MAX(st->malformed, atomic_load(&s->consumers[i]->malformed));
+	}
 	st->kernel_drops = !ret && nrows ? (uint64_t)row[1] : 0;
 	st->kernel_drops_at_open = s->drops_at_open;
 	return ret;
@@ -531,220 +360,8 @@ int kstats_stream_consumer_stats(const struct kstats_stream *s, int id,
 	if (id < 0 || (size_t)id >= s->nconsumers)
 		return -ENOENT;
 	c = s->consumers[id];
-	st->handled = atomic_load_explicit(&c->handled, memory_order_relaxed);
-	st->dropped = atomic_load_explicit(&c->dropped, memory_order_relaxed);
+	st->dropped = atomic_load(&c->dropped);
+	st->handled = atomic_load(&c->next_seq) - st->dropped;
 	return 0;
 }
 
-static uint32_t deliver_run(struct consumer *c, uint32_t tail, uint32_t head)
-{
-	const struct kstats_stream *s = c->s;
-	/* Locals: the callback could write anything as far as the compiler knows. */
-	const struct leaf *leaves = s->leaves, *leaves_end = leaves + s->cols.ncols;
-	struct kstats_stream_record rec = { .vals = c->vals };
-	size_t slot_size = s->slot_size;
-	const unsigned char *slot, *end;
-	kstats_consumer_fn fn = c->fn;
-	bool flat = s->leaves_flat;
-	int64_t *vals = c->vals;
-	void *ctx = c->ctx;
-	uint32_t n, at;
-
-	while (tail != head) {
-		at = tail & c->mask;
-		n = head - tail < TAIL_EVERY ? head - tail : TAIL_EVERY;
-		n = n < c->mask + 1 - at ? n : c->mask + 1 - at;
-		slot = c->slots + (size_t)at * slot_size;
-		for (end = slot + n * slot_size; slot != end; slot += slot_size) {
-			rec.data = slot + sizeof(rec.seq);
-			memcpy(&rec.seq, slot, sizeof(rec.seq));
-			/* hdr.ts_ns, checked at open */
-			memcpy(&rec.ts_ns, rec.data, sizeof(rec.ts_ns));
-			kstats_stream_decode(leaves, leaves_end, flat, rec.data, vals);
-			fn(ctx, &rec);
-		}
-		tail += n;
-		atomic_store_explicit(&c->tail, tail, memory_order_release);
-		add(&c->handled, n);
-	}
-	return tail;
-}
-
-static void *consumer_main(void *arg)
-{
-	struct consumer *c = arg;
-	uint32_t tail = 0, seen;
-	bool closed;
-
-	for (;;) {
-		tail = deliver_run(c, tail, atomic_load_explicit(&c->head, memory_order_acquire));
-		seen = atomic_load(&c->wake_seq);
-		atomic_store(&c->sleeping, 1);
-		/* Closed after the reader was joined: the head read next is final. */
-		closed = atomic_load(&c->closed);
-		if (atomic_load(&c->head) == tail) {
-			if (closed)
-				break;
-			syscall(SYS_futex, (uint32_t *)&c->wake_seq, FUTEX_WAIT_PRIVATE, seen,
-				NULL, NULL, 0);
-		}
-		atomic_store(&c->sleeping, 0);
-	}
-	return NULL;
-}
-
-/* The reader never blocks on a consumer: a full queue loses that one's copy. */
-static void *reader_main(void *arg)
-{
-	struct kstats_stream *s = arg;
-	struct pollfd pfd[2] = { { .fd = ring_buffer__epoll_fd(s->rb), .events = POLLIN },
-				 { .fd = s->stop_fd, .events = POLLIN } };
-	int ret;
-
-	do {
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR) {
-			ret = -errno;
-			break;
-		}
-		/* After the stop too: drains the ring. */
-		ret = ring_buffer__consume(s->rb);
-		flush(s, true);
-	} while (ret >= 0 && !(pfd[1].revents & POLLIN));
-	s->reader_err = ret < 0 ? ret : 0;
-	if (s->reader_err)
-		kstats_stream_request_stop(s);
-	return NULL;
-}
-
-int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
-			       kstats_consumer_fn fn, void *ctx, char *err, size_t errlen)
-{
-	size_t size = (sizeof(struct consumer) + CACHELINE - 1) / CACHELINE * CACHELINE, off;
-	struct consumer *c, **all;
-
-	if (s->started)
-		return kstats_fail(err, errlen, EBUSY,
-				   "stream %s: add consumers before starting it", s->name);
-	if (!queue_len || queue_len > MAX_QUEUE_LEN)
-		return kstats_fail(err, errlen, EINVAL, "queue of %u records: use 1..%u",
-				   queue_len, MAX_QUEUE_LEN);
-	all = realloc(s->consumers, (s->nconsumers + 1) * sizeof(*all));
-	if (all)
-		s->consumers = all;
-	c = all ? aligned_alloc(CACHELINE, size) : NULL;
-	if (!c)
-		return kstats_fail(err, errlen, ENOMEM, "out of memory");
-	memset(c, 0, size);
-	c->s = s;
-	c->fn = fn;
-	c->ctx = ctx;
-	/* The next power of two, at least 2, less one. */
-	c->mask = queue_len < 2 ? 1 : UINT32_MAX >> __builtin_clz(queue_len - 1);
-	c->wake_backlog = c->mask < WAKE_BACKLOG * 4 ? (c->mask + 1) / 4 : WAKE_BACKLOG;
-	c->slots_len = ((size_t)c->mask + 1) * s->slot_size;
-	/* Faulted in now, not on the reader's first lap; the writes too: under a shadow-paging
-	 * hypervisor each page's first user write still traps to the host. */
-	c->slots = mmap(NULL, c->slots_len, PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (c->slots == MAP_FAILED)
-		c->slots = NULL;
-	for (off = 0; c->slots && off < c->slots_len; off += 4096)
-		((volatile unsigned char *)c->slots)[off] = 0;
-	c->vals = calloc(s->cols.ncols + 1, sizeof(*c->vals));
-	if (!c->slots || !c->vals) {
-		consumer_free(c);
-		return kstats_fail(err, errlen, ENOMEM, "queue of %u records: out of memory",
-				   queue_len);
-	}
-	s->consumers[s->nconsumers] = c;
-	return (int)s->nconsumers++;
-}
-
-static void join_consumers(struct kstats_stream *s, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		atomic_store(&s->consumers[i]->closed, true);
-		wake_consumer(s->consumers[i]);
-		pthread_join(s->consumers[i]->thread, NULL);
-	}
-	s->running = false;
-}
-
-int kstats_stream_start(struct kstats_stream *s, char *err, size_t errlen)
-{
-	sigset_t all, old;
-	size_t i;
-	int ret = 0;
-
-	if (s->started)
-		return kstats_fail(err, errlen, EINVAL, "stream %s was started before; "
-				   "a stream starts once: open it again", s->name);
-	s->started = true;
-	/* Threads inherit the mask: signals go to the caller's thread only. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	s->running = true;
-	for (i = 0; i < s->nconsumers && !ret; i++)
-		ret = -pthread_create(&s->consumers[i]->thread, NULL, consumer_main,
-				      s->consumers[i]);
-	if (ret)
-		i--;
-	else
-		ret = -pthread_create(&s->reader, NULL, reader_main, s);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (ret) {
-		s->reader_err = ret;
-		join_consumers(s, i);
-		return kstats_fail(err, errlen, -ret, "cannot start threads: %s", strerror(-ret));
-	}
-	return 0;
-}
-
-int kstats_stream_stop(struct kstats_stream *s, char *err, size_t errlen)
-{
-	if (s->running) {
-		kstats_stream_request_stop(s);
-		pthread_join(s->reader, NULL);
-		join_consumers(s, s->nconsumers);
-	}
-	if (s->reader_err && err)
-		return kstats_fail(err, errlen, -s->reader_err, "stream %s: reading the ring: %s",
-				   s->name, strerror(-s->reader_err));
-	return s->reader_err;
-}
-
-/* Never read: stop_fd stays readable, so every later wait returns 0 too. */
-void kstats_stream_request_stop(struct kstats_stream *s)
-{
-	eventfd_write(s->stop_fd, 1);
-}
-
-int kstats_stream_wait(struct kstats_stream *s, const sigset_t *sigs, int timeout_ms)
-{
-	struct pollfd pfd[2] = { { .fd = s->stop_fd, .events = POLLIN },
-				 { .fd = -1, .events = POLLIN } };
-	struct signalfd_siginfo si;
-	int n;
-
-	if (sigs) {
-		pthread_sigmask(SIG_BLOCK, sigs, NULL);
-		n = signalfd(s->sig_fd, sigs, SFD_CLOEXEC | SFD_NONBLOCK);
-		if (n < 0)
-			return -errno;
-		s->sig_fd = pfd[1].fd = n;
-	}
-	do
-		n = poll(pfd, 2, timeout_ms);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	if (!n)
-		return -ETIME;
-	if (pfd[0].revents & POLLIN)
-		return 0;
-	if (read(pfd[1].fd, &si, sizeof(si)) != sizeof(si))
-		return -errno;
-	return (int)si.ssi_signo;
-}

@@ -6,7 +6,7 @@
  *   reader      libkstats kstats_map_read: rows decoded to int64
  *   batch-all   one bare BPF_MAP_LOOKUP_BATCH for the whole map
  *   batch-K     bare BPF_MAP_LOOKUP_BATCH calls of K entries (4096, 2048, 1024,
- *               512: the reader's own calls, 256) until ENOENT
+ *               512, 256) until ENOENT; the reader sizes its own calls by the L2
  *   walk        a bare get_next_key + lookup loop (what most tools do)
  * "Fastest batch" is the bare strategy with the lowest median; the reader
  * is compared with it round by round.  Then, process against process,
@@ -62,9 +62,6 @@ static const unsigned int chunk[NR_INPROC] = { [BATCH_4096] = 4096, [BATCH_2048]
 						[BATCH_1024] = 1024, [BATCH_512] = 512,
 						[BATCH_256] = 256 };
 
-/* batch_512 makes the reader's own calls without its moves. */
-_Static_assert(KSTATS_READ_CHUNK_BYTES / sizeof(struct bpf_telemetry_accumulator) == 512,
-	       "batch_512 no longer makes the reader's calls");
 
 struct bench {
 	char pin[256];
@@ -375,7 +372,6 @@ static void print_results(struct bench *b, double t[NR_MODES][MAX_ROUNDS], int r
 	printf("RESULT\tread.%u.fastest_batch\tmode\t%s\n", b->entries, mode_names[best]);
 	snprintf(key, sizeof(key), "read.%u.reader_vs_fastest_batch", b->entries);
 	bstat_ratio(key, t[READER], t[best], rounds);
-	/* The reader's gap in two: its calls, then its moves. */
 	snprintf(key, sizeof(key), "read.%u.batch_512_vs_fastest_batch", b->entries);
 	bstat_ratio(key, t[BATCH_512], t[best], rounds);
 	snprintf(key, sizeof(key), "read.%u.reader_vs_batch_512", b->entries);
@@ -399,6 +395,7 @@ static void print_results(struct bench *b, double t[NR_MODES][MAX_ROUNDS], int r
 	run_reader(b, READER, 0);	/* the calls of the reader's own choice */
 	printf("RESULT\tread.%u.reader_bpf_calls\tn\t%u\n", b->entries,
 	       b->reader->syscalls);
+	printf("RESULT\tread.l2_bytes\tB\t%ld\n", sysconf(_SC_LEVEL2_CACHE_SIZE));
 	if (proc)
 		printf("RESULT\tread.%u.kstats_process_bpf_calls\tn\t%ld\n", b->entries,
 		       bpf_calls(b, KSTATS));

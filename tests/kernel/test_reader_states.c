@@ -107,14 +107,14 @@ static void test_full_map_in_one_syscall(void **state)
 }
 
 /*
- * Values past KSTATS_READ_CHUNK_BYTES are read in calls of that many bytes:
+ * Values past kstats_read_chunk_bytes() are read in calls of that many bytes:
  * one call per chunk (the last one also finds the end), and one more when
  * buckets that did not fit a call's room left the calls short.
  */
 static void expect_direct_calls(const struct rtest_read *r, size_t entries)
 {
 	size_t bytes = entries * sizeof(struct rd_count_value);
-	size_t chunks = (bytes + KSTATS_READ_CHUNK_BYTES - 1) / KSTATS_READ_CHUNK_BYTES;
+	size_t chunks = (bytes + kstats_read_chunk_bytes() - 1) / kstats_read_chunk_bytes();
 
 	assert_in_range(r->m->syscalls, chunks, chunks + 1);
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The stream's per-record fast paths (btfreader/stream.c), without a
+ * The stream's per-record fast paths (btfreader/stream_ring.c), without a
  * kernel: decoding every column size and signedness with one 8-byte load,
- * the memcpy of back-to-back 8-byte columns, and the reader's runs of
- * records into a queue with its losses counted exactly.
+ * the memcpy of back-to-back 8-byte columns, and consumers reading a ring
+ * in place, one overrunning another with its losses counted exactly.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -15,7 +15,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "../../btfreader/stream.c"	/* its static fast paths */
+#include "../../btfreader/stream.c"
+#include "../../btfreader/stream_ring.c"	/* its static fast paths */
 
 struct col {
 	const char *name;
@@ -72,18 +73,17 @@ static void test_decode_every_size(void **state)
 
 	(void)state;
 	assert_int_equal(ret, 0);
-	assert_false(s->leaves_flat);
 	/* Every byte set: a value wider than its column would show. */
 	memset(rec, 0xff, sizeof(rec));
 	for (i = 0; i < 8; i++)
 		put(rec, cols[i].offset, (uint64_t)want[i], cols[i].size);
-	kstats_stream_decode(s->leaves, s->leaves + s->cols.ncols, s->leaves_flat, rec, vals);
+	kstats_stream_decode(s->leaves, s->leaves + s->cols.ncols, rec, vals);
 	assert_memory_equal(vals, want, sizeof(want));
 	/* Small positive values: no sign where there is none. */
 	memset(rec, 0, sizeof(rec));
 	for (i = 0; i < 8; i++)
 		put(rec, cols[i].offset, 0x7f, cols[i].size);
-	kstats_stream_decode(s->leaves, s->leaves + s->cols.ncols, s->leaves_flat, rec, vals);
+	kstats_stream_decode(s->leaves, s->leaves + s->cols.ncols, rec, vals);
 	for (i = 0; i < 8; i++)
 		assert_int_equal(vals[i], 0x7f);
 	kstats_stream_close(s);
@@ -100,7 +100,7 @@ static void test_decode_packed_tail(void **state)
 
 	(void)state;
 	assert_int_equal(ret, 0);
-	kstats_stream_decode(s->leaves, s->leaves + s->cols.ncols, s->leaves_flat, rec, vals);
+	kstats_stream_decode(s->leaves, s->leaves + s->cols.ncols, rec, vals);
 	assert_int_equal(vals[0], -128);
 	assert_int_equal(vals[1], 0x1234);
 	kstats_stream_close(s);
@@ -117,9 +117,8 @@ static void test_decode_flat(void **state)
 
 	(void)state;
 	assert_int_equal(ret, 0);
-	assert_true(s->leaves_flat);
 	memcpy(rec + 8, want, sizeof(want));
-	kstats_stream_decode(s->leaves, s->leaves + s->cols.ncols, s->leaves_flat, rec, vals);
+	kstats_stream_decode(s->leaves, s->leaves + s->cols.ncols, rec, vals);
 	assert_memory_equal(vals, want, sizeof(want));
 	kstats_stream_close(s);
 }
@@ -135,49 +134,80 @@ static void test_header_overlap_refused(void **state)
 	kstats_stream_close(s);
 }
 
+struct tally {
+	uint64_t n, seq_ok;
+};
+
 static void on_record(void *ctx, const struct kstats_stream_record *rec)
 {
-	(void)ctx;
-	(void)rec;
+	struct tally *t = ctx;
+
+	t->seq_ok += rec->seq == t->n && rec->vals[0] == (int64_t)(t->n * 10);
+	t->n++;
+}
+
+/* A record in the fake ring: its 8-byte header, then len bytes. */
+static uint64_t ring_put(unsigned char *data, uint64_t pos, uint32_t len, uint64_t n)
+{
+	memcpy(data + pos, &len, sizeof(len));
+	memset(data + pos + 8, 0, 16);
+	memcpy(data + pos + 8 + 8, &n, sizeof(n));
+	return pos + ((len & ~BPF_RINGBUF_DISCARD_BIT) + 8 + 7) / 8 * 8;
 }
 
 /*
- * Runs of STAGE_RECORDS into a queue of 64 no consumer empties: the first
- * run fits, the next are lost whole, every loss counted; what is staged but
- * not yet copied is not delivered yet.
+ * Two consumers of one ring read in place, no threads: the one that reads everything
+ * overruns the one that read nothing and may trail by 4 records only; that one then loses
+ * exactly what it skipped, the kernel's consumer_pos follows the slower one, a discarded
+ * record is skipped and one of the wrong size counted.
  */
-static void test_runs_and_losses(void **state)
+static void test_read_in_place_and_overrun(void **state)
 {
 	static const struct col cols[] = { { "n", 8, 8, false } };
-	char err[KSTATS_ERR_LEN] = "";
+	static unsigned char data[2 * 4096];
+	uint64_t prod = 0, cons = 0, i;
 	struct kstats_consumer_stats st;
-	const unsigned char *slot;
-	unsigned char rec[16] = {};
-	uint64_t seq, i;
-	int ret, id;
-	struct kstats_stream *s = fake_stream(cols, 1, sizeof(rec), &ret);
+	char err[KSTATS_ERR_LEN] = "";
+	struct tally fast = {}, slow = {};
+	struct cursor at = {}, slow_at = {};
+	int ret;
+	struct kstats_stream *s = fake_stream(cols, 1, 16, &ret);
 
 	(void)state;
 	assert_int_equal(ret, 0);
-	id = kstats_stream_add_consumer(s, 64, on_record, NULL, err, sizeof(err));
-	assert_int_equal(id, 0);
-	for (i = 0; i < 3 * STAGE_RECORDS + 8; i++) {
-		put(rec, 8, i * 10, 8);
-		kstats_stream_on_record(s, rec, sizeof(rec));
+	s->data = data;
+	s->ring_mask = 4096 - 1;
+	s->prod_pos = &prod;
+	s->cons_pos = &cons;
+	assert_int_equal(kstats_stream_add_consumer(s, 1u << 16, on_record, &fast, err,
+						    sizeof(err)), 0);
+	assert_int_equal(kstats_stream_add_consumer(s, 4, on_record, &slow, err,
+						    sizeof(err)), 1);
+	for (i = 0; i < 100; i++) {
+		prod = ring_put(data, prod, 16, i * 10);
+		if (i == 50) {
+			prod = ring_put(data, prod, 3, 0);
+			prod = ring_put(data, prod, 16 | BPF_RINGBUF_DISCARD_BIT, 0);
+		}
 	}
-	kstats_stream_on_record(s, rec, 3);	/* the wrong size: malformed */
-	assert_int_equal(atomic_load(&s->malformed), 1);
-	assert_int_equal(atomic_load(&s->delivered), 3 * STAGE_RECORDS);
-	assert_int_equal(kstats_stream_consumer_stats(s, id, &st), 0);
-	assert_int_equal(st.dropped, 2 * STAGE_RECORDS);
-	assert_int_equal(st.handled, 0);
-	assert_int_equal(atomic_load(&s->consumers[0]->head), STAGE_RECORDS);
-	for (i = 0; i < STAGE_RECORDS; i++) {
-		slot = s->consumers[0]->slots + i * s->slot_size;
-		memcpy(&seq, slot, sizeof(seq));
-		assert_int_equal(seq, i);
-		assert_memory_equal(slot + 8 + 8, &(uint64_t){ i * 10 }, 8);
-	}
+	walk(s->consumers[0], &at, prod);
+	assert_int_equal(atomic_load(&s->consumers[1]->pos), 0);
+	publish(s->consumers[0], &at, true);
+	assert_int_equal(fast.n, 100);
+	assert_int_equal(fast.seq_ok, 100);
+	assert_int_equal(atomic_load(&s->consumers[1]->pos), prod);
+	assert_int_equal(cons, prod);
+	walk(s->consumers[1], &slow_at, prod);
+	publish(s->consumers[1], &slow_at, true);
+	assert_int_equal(slow.n, 0);
+	assert_int_equal(kstats_stream_consumer_stats(s, 1, &st), 0);
+	assert_int_equal(st.dropped, 100);
+	assert_int_equal(kstats_stream_consumer_stats(s, 0, &st), 0);
+	assert_int_equal(st.handled, 100);
+	assert_int_equal(st.dropped, 0);
+	assert_int_equal(atomic_load(&s->consumers[0]->malformed), 1);
+	s->cons_pos = NULL;
+	s->prod_pos = NULL;
 	kstats_stream_close(s);
 }
 
@@ -188,7 +218,7 @@ int main(void)
 		cmocka_unit_test(test_decode_packed_tail),
 		cmocka_unit_test(test_decode_flat),
 		cmocka_unit_test(test_header_overlap_refused),
-		cmocka_unit_test(test_runs_and_losses),
+		cmocka_unit_test(test_read_in_place_and_overrun),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
