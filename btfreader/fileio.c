@@ -240,23 +240,6 @@ int kstats_unlink_in(const char *dir, const char *name)
 	return dfd < 0 ? dfd : sync_close_dir(dfd, unlinkat(dfd, name, 0) ? -errno : 0);
 }
 
-int kstats_mkdir_p(const char *path, mode_t mode)
-{
-	char buf[PATH_MAX], *p;
-
-	if ((size_t)snprintf(buf, sizeof(buf), "%s", path) >= sizeof(buf))
-		return -ENAMETOOLONG;
-	for (p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(buf, mode) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	return mkdir(buf, mode) && errno != EEXIST ? -errno : 0;
-}
-
 int kstats_boot_id(char *buf, size_t len)
 {
 	FILE *f;
@@ -527,14 +510,13 @@ int kstats_mkdir_private(const char *path, mode_t mode, bool create, char *msg,
 		return ret;
 	dfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ret = dfd < 0 ? -errno : open_below(dfd, buf, !strcmp(parent, ".") ? 0 : cut, mode, &cut);
-	if (ret >= 0)
-		close(ret);
 	if (ret < 0) {
 		snprintf(msg, len, "%s: cannot create it: %s%s", path, strerror(-ret),
 			 ret == -EPERM ? " (a directory on the way, made meanwhile, is "
 			 "another user's or writable by others; remove it)" : "");
 		return ret;
 	}
+	close(ret);
 	return check_up(buf, buf, check_dir_component, true, msg, len);
 }
 

@@ -34,7 +34,6 @@ int kstats_write_full(int fd, const void *buf, size_t len);
 int kstats_read_fd(int fd, size_t max, char **buf, size_t *len);
 /* kstats_open_regular(path, O_RDONLY) then kstats_read_fd(); 0 or -errno. */
 int kstats_read_file(const char *path, size_t max, char **buf, size_t *len);
-int kstats_mkdir_p(const char *path, mode_t mode);
 /*
  * mkdir -p that creates nothing it would refuse: dir and every directory above
  * must be the caller's (euid) or root's and writable by no one else (above it, a
