@@ -138,7 +138,6 @@ static void put_labels(FILE *f, const struct kstats_hist *h,
 	fputc('}', f);
 }
 
-/* Each series' cumulative buckets. */
 static void put_buckets(FILE *f, const char *name, const struct kstats_hist *h,
 			unsigned int shift)
 {
