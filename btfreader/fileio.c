@@ -81,21 +81,23 @@ static int create_temp(int dfd, const char *name, mode_t mode, char *tmp, size_t
 }
 
 /*
- * The temp files of name that a killed writer left: create_temp()'s names only,
- * regular, ours, and unlocked (a live writer holds its lock).  Other files stay.
+ * The temp files of name (NULL: of any name) that a killed writer left: create_temp()'s
+ * names only, regular, ours, and unlocked (a live writer holds its lock).  Other files stay.
  */
 static void remove_stale(int dfd, const char *name)
 {
 	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *dp = fd < 0 ? NULL : fdopendir(fd);
-	size_t n = strlen(name);
 	const char *sfx;
 	struct dirent *e;
 	struct stat st;
+	size_t n, len;
 
 	while (dp && (e = readdir(dp))) {
-		if (e->d_name[0] != '.' || strncmp(e->d_name + 1, name, n) ||
-		    e->d_name[n + 1] != '.')
+		len = strlen(e->d_name);
+		n = name ? strlen(name) : len > TEMP_SFX + 6 ? len - TEMP_SFX - 6 : 0;
+		if (!n || len != n + TEMP_SFX + 6 || e->d_name[0] != '.' ||
+		    (name && strncmp(e->d_name + 1, name, n)) || e->d_name[n + 1] != '.')
 			continue;
 		sfx = e->d_name + n + 2;
 		if (strspn(sfx, TEMP_CHARS) != TEMP_SFX || strcmp(sfx + TEMP_SFX, ".tmp"))
@@ -224,6 +226,16 @@ int kstats_file_replace(const char *path, const void *buf, size_t len, mode_t mo
 int kstats_file_create(const char *path, const void *buf, size_t len, mode_t mode)
 {
 	return file_put(path, buf, len, mode, true);
+}
+
+void kstats_remove_temps(const char *dir)
+{
+	int dfd = open_dir(dir);
+
+	if (dfd >= 0) {
+		remove_stale(dfd, NULL);
+		close(dfd);
+	}
 }
 
 int kstats_rename_in(const char *dir, const char *from, const char *to, bool noreplace)

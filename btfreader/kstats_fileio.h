@@ -27,6 +27,8 @@ int kstats_file_replace_owned(const char *path, const void *buf, size_t len, mod
 			      char *msg, size_t msglen);
 /* dir/from renamed to dir/to, dir fsynced; noreplace: -EEXIST when to exists. */
 int kstats_rename_in(const char *dir, const char *from, const char *to, bool noreplace);
+/* The temp files a killed writer left in dir (kstats_file_replace()'s, ours, unlocked). */
+void kstats_remove_temps(const char *dir);
 /* dir/name removed, then dir fsynced; 0 or -errno. */
 int kstats_unlink_in(const char *dir, const char *name);
 int kstats_write_full(int fd, const void *buf, size_t len);
