@@ -81,21 +81,23 @@ static int create_temp(int dfd, const char *name, mode_t mode, char *tmp, size_t
 }
 
 /*
- * The temp files of name that a killed writer left: create_temp()'s names only,
- * regular, ours, and unlocked (a live writer holds its lock).  Other files stay.
+ * The temp files of name (NULL: of any name) that a killed writer left: create_temp()'s
+ * names only, regular, ours, and unlocked (a live writer holds its lock).  Other files stay.
  */
 static void remove_stale(int dfd, const char *name)
 {
 	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *dp = fd < 0 ? NULL : fdopendir(fd);
-	size_t n = strlen(name);
 	const char *sfx;
 	struct dirent *e;
 	struct stat st;
+	size_t n, len;
 
 	while (dp && (e = readdir(dp))) {
-		if (e->d_name[0] != '.' || strncmp(e->d_name + 1, name, n) ||
-		    e->d_name[n + 1] != '.')
+		len = strlen(e->d_name);
+		n = name ? strlen(name) : len > TEMP_SFX + 6 ? len - TEMP_SFX - 6 : 0;
+		if (!n || len != n + TEMP_SFX + 6 || e->d_name[0] != '.' ||
+		    (name && strncmp(e->d_name + 1, name, n)) || e->d_name[n + 1] != '.')
 			continue;
 		sfx = e->d_name + n + 2;
 		if (strspn(sfx, TEMP_CHARS) != TEMP_SFX || strcmp(sfx + TEMP_SFX, ".tmp"))
@@ -226,6 +228,16 @@ int kstats_file_create(const char *path, const void *buf, size_t len, mode_t mod
 	return file_put(path, buf, len, mode, true);
 }
 
+void kstats_remove_temps(const char *dir)
+{
+	int dfd = open_dir(dir);
+
+	if (dfd >= 0) {
+		remove_stale(dfd, NULL);
+		close(dfd);
+	}
+}
+
 int kstats_rename_in(const char *dir, const char *from, const char *to, bool noreplace)
 {
 	int dfd = open_dir(dir);
@@ -238,23 +250,6 @@ int kstats_unlink_in(const char *dir, const char *name)
 	int dfd = open_dir(dir);
 
 	return dfd < 0 ? dfd : sync_close_dir(dfd, unlinkat(dfd, name, 0) ? -errno : 0);
-}
-
-int kstats_mkdir_p(const char *path, mode_t mode)
-{
-	char buf[PATH_MAX], *p;
-
-	if ((size_t)snprintf(buf, sizeof(buf), "%s", path) >= sizeof(buf))
-		return -ENAMETOOLONG;
-	for (p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(buf, mode) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	return mkdir(buf, mode) && errno != EEXIST ? -errno : 0;
 }
 
 int kstats_boot_id(char *buf, size_t len)
@@ -527,14 +522,13 @@ int kstats_mkdir_private(const char *path, mode_t mode, bool create, char *msg,
 		return ret;
 	dfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	ret = dfd < 0 ? -errno : open_below(dfd, buf, !strcmp(parent, ".") ? 0 : cut, mode, &cut);
-	if (ret >= 0)
-		close(ret);
 	if (ret < 0) {
 		snprintf(msg, len, "%s: cannot create it: %s%s", path, strerror(-ret),
 			 ret == -EPERM ? " (a directory on the way, made meanwhile, is "
 			 "another user's or writable by others; remove it)" : "");
 		return ret;
 	}
+	close(ret);
 	return check_up(buf, buf, check_dir_component, true, msg, len);
 }
 

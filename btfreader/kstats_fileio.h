@@ -27,6 +27,8 @@ int kstats_file_replace_owned(const char *path, const void *buf, size_t len, mod
 			      char *msg, size_t msglen);
 /* dir/from renamed to dir/to, dir fsynced; noreplace: -EEXIST when to exists. */
 int kstats_rename_in(const char *dir, const char *from, const char *to, bool noreplace);
+/* The temp files a killed writer left in dir (kstats_file_replace()'s, ours, unlocked). */
+void kstats_remove_temps(const char *dir);
 /* dir/name removed, then dir fsynced; 0 or -errno. */
 int kstats_unlink_in(const char *dir, const char *name);
 int kstats_write_full(int fd, const void *buf, size_t len);
@@ -34,7 +36,6 @@ int kstats_write_full(int fd, const void *buf, size_t len);
 int kstats_read_fd(int fd, size_t max, char **buf, size_t *len);
 /* kstats_open_regular(path, O_RDONLY) then kstats_read_fd(); 0 or -errno. */
 int kstats_read_file(const char *path, size_t max, char **buf, size_t *len);
-int kstats_mkdir_p(const char *path, mode_t mode);
 /*
  * mkdir -p that creates nothing it would refuse: dir and every directory above
  * must be the caller's (euid) or root's and writable by no one else (above it, a

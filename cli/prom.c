@@ -139,19 +139,21 @@ static void put_labels(FILE *f, const struct kstats_hist *h,
 }
 
 static void put_buckets(FILE *f, const char *name, const struct kstats_hist *h,
-			unsigned int shift, const struct kstats_series *s)
+			unsigned int shift)
 {
-	uint64_t cum = 0;
+	const struct kstats_series *s;
+	uint64_t cum;
 	char le[32];
 	unsigned int i;
 
-	for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++) {
-		cum = kstats_add_sat(cum, s->buckets[i]);
-		prom_le(le, sizeof(le), i, shift);
-		fprintf(f, "%s_bucket", name);
-		put_labels(f, h, s, le);
-		fprintf(f, " %" PRIu64 "\n", cum);
-	}
+	for (s = h->series; s < h->series + h->nseries; s++)
+		for (cum = 0, i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++) {
+			cum = kstats_add_sat(cum, s->buckets[i]);
+			prom_le(le, sizeof(le), i, shift);
+			fprintf(f, "%s_bucket", name);
+			put_labels(f, h, s, le);
+			fprintf(f, " %" PRIu64 "\n", cum);
+		}
 }
 
 /* Two untyped families, name_bucket and name_count: see above. */
@@ -165,8 +167,7 @@ static void put_hist_prometheus(FILE *f, const char *name, const struct kstats_h
 	put_about(f, h, u, "cumulative log2 buckets", false);
 	fprintf(f, "; le is each bucket's upper bound; no _sum (not recorded)\n"
 		"# TYPE %s_bucket untyped\n", name);
-	for (i = 0; i < h->nseries; i++)
-		put_buckets(f, name, h, u->prom_shift, &h->series[i]);
+	put_buckets(f, name, h, u->prom_shift);
 	fprintf(f, "# HELP %s_count ", name);
 	put_text(f, h->metric, false);
 	fprintf(f, ": number of events\n# TYPE %s_count untyped\n", name);
@@ -182,16 +183,13 @@ static void put_hist_prometheus(FILE *f, const char *name, const struct kstats_h
 static void put_hist_openmetrics(FILE *f, const char *name, const struct kstats_hist *h,
 				 const struct kstats_unit_info *u)
 {
-	size_t i;
-
 	fprintf(f, "# TYPE %s histogram\n", name);
 	if (*u->prom_suffix)	/* the UNIT must be the name's suffix: none for counts */
 		fprintf(f, "# UNIT %s %s\n", name, u->prom_suffix + 1);
 	fprintf(f, "# HELP %s ", name);
 	put_about(f, h, u, "log2 histogram", true);
 	fputs("; no _sum (not recorded)\n", f);
-	for (i = 0; i < h->nseries; i++)
-		put_buckets(f, name, h, u->prom_shift, &h->series[i]);
+	put_buckets(f, name, h, u->prom_shift);
 }
 
 /* One 0/1 gauge per selected metric: loaded is pinned (read or not) and attached. */

@@ -67,27 +67,23 @@ static void print_atom(void *ctx, const Kernelstats__Atom *a)
 	}
 }
 
-static int print_file(const char *path)
+/* failed: set when path is unreadable or holds atoms that do not decode. */
+static void print_file(void *failed, const char *path)
 {
 	struct atoms_file f;
 	char why[512];
-	int ret = atoms_file_read(path, &f, why, sizeof(why));
 
-	if (!ret) {
-		printf("# %s: %zu atoms\n", path, f.count);
-		ret = atoms_file_each(&f, print_atom, NULL, why, sizeof(why));
-		free(f.buf);
-		if (ret)
-			fprintf(stderr, "kstats atoms: %s: %s\n", path, why);
-	} else {
+	if (atoms_file_read(path, &f, why, sizeof(why))) {
 		fprintf(stderr, "kstats atoms: %s\n", why);
+		*(bool *)failed = true;
+		return;
 	}
-	return ret;
-}
-
-static void print_path(void *failed, const char *path)
-{
-	*(bool *)failed |= print_file(path) != 0;
+	printf("# %s: %zu atoms\n", path, f.count);
+	if (atoms_file_each(&f, print_atom, NULL, why, sizeof(why))) {
+		fprintf(stderr, "kstats atoms: %s: %s\n", path, why);
+		*(bool *)failed = true;
+	}
+	free(f.buf);
 }
 
 static void report_usage(FILE *f)
@@ -249,7 +245,7 @@ int cmd_atoms(int argc, char **argv)
 	if (rows)
 		return rows_print(dir, argv + optind, argc - optind);
 	if (optind == argc) {
-		n = atoms_each_path(dir, print_path, &failed);
+		n = atoms_each_path(dir, print_file, &failed);
 		if (n < 0) {
 			fprintf(stderr, "kstats atoms: cannot read %s: %s; pass --out-dir or a FILE\n",
 				dir, strerror(errno));
@@ -259,6 +255,6 @@ int cmd_atoms(int argc, char **argv)
 			fprintf(stderr, "kstats atoms: no atoms in %s yet; run kstats pull\n", dir);
 	}
 	for (; optind < argc; optind++)
-		failed |= print_file(argv[optind]) != 0;
+		print_file(&failed, argv[optind]);
 	return failed ? KSTATS_EXIT_ERROR : KSTATS_EXIT_OK;
 }

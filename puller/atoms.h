@@ -96,6 +96,8 @@ void days_finish(struct days *d, size_t max_cells);
 /* kstats report --rows: the rows of path ("-": stdin); a bad one is named in d->bad. */
 void days_load_rows(struct days *d, const char *path);
 void days_free(struct days *d);
+/* s's cell of day once finished; NULL: none. */
+struct day_cell *days_cell(const struct day_series *s, int32_t day);
 void days_fmt(char *buf, size_t len, int32_t day);
 /* Colour level 1..levels of count c on a log scale up to max; 0 for none. */
 unsigned int days_level(uint64_t c, uint64_t max, unsigned int levels);

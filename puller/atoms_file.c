@@ -201,15 +201,11 @@ static int each_record(const uint8_t *p, size_t len, atoms_fn fn, void *ctx,
 			return -EBADMSG;
 		if (n > MAX_RECORD_KIB << 10)
 			return -E2BIG;
-		if (!fn) {
-			p += n;
-			continue;
-		}
 		b.exceeded = false;
-		a = kernelstats__atom__unpack(&alloc, n, p);
+		a = fn ? kernelstats__atom__unpack(&alloc, n, p) : NULL;
 		if (a)
 			fn(ctx, a);
-		else
+		else if (fn)
 			++*(b.exceeded ? too_big : skipped);
 		kernelstats__atom__free_unpacked(a, &alloc);
 		p += n;

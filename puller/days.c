@@ -99,10 +99,16 @@ static void compact(struct days *d, struct day_series *s)
 	s->ndays = s->sorted = n;
 }
 
+struct day_cell *days_cell(const struct day_series *s, int32_t day)
+{
+	struct day_cell key = { .day = day };
+
+	return s->sorted ? bsearch(&key, s->days, s->sorted, sizeof(key), cell_cmp) : NULL;
+}
+
 /* The series' cells of day, compacted at the limit: the limit counts distinct key-days. */
 static struct day_cell *find_cell(struct days *d, struct day_series *s, int32_t day)
 {
-	struct day_cell key = { .day = day };
 	size_t i;
 
 	if (s->ndays && s->days[s->ndays - 1].day == day)
@@ -112,7 +118,7 @@ static struct day_cell *find_cell(struct days *d, struct day_series *s, int32_t 
 			compact(d, &d->series[i]);
 		d->merged = true;
 	}
-	return s->sorted ? bsearch(&key, s->days, s->sorted, sizeof(key), cell_cmp) : NULL;
+	return days_cell(s, day);
 }
 
 /*

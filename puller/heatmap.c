@@ -48,16 +48,6 @@ static void put_header(int32_t from, int32_t to)
 	printf("\n");
 }
 
-static const struct day_cell *day_of(const struct day_series *s, int32_t day)
-{
-	size_t i;
-
-	for (i = 0; i < s->ndays; i++)
-		if (s->days[i].day == day)
-			return &s->days[i];
-	return NULL;
-}
-
 static void heat_series(const struct days *d, const struct day_series *s, bool colour)
 {
 	int32_t from = d->last - SHOWN_DAYS + 1 > d->first ? d->last - SHOWN_DAYS + 1 : d->first;
@@ -91,7 +81,7 @@ static void heat_series(const struct days *d, const struct day_series *s, bool c
 		kstats_fmt_value(label, sizeof(label), (double)kstats_bucket_lo(b), s->unit);
 		kstats_put_padded(stdout, label, HEAT_LABEL_W - 1, true);
 		for (day = from; day <= d->last; day++) {
-			c = day_of(s, day);
+			c = days_cell(s, day);
 			if (!d->pulled[day - d->first])
 				printf("  ·");
 			else
@@ -102,7 +92,7 @@ static void heat_series(const struct days *d, const struct day_series *s, bool c
 	if (marks) {
 		printf("%*s", HEAT_LABEL_W - 1, "reset/!");
 		for (day = from; day <= d->last; day++) {
-			c = day_of(s, day);
+			c = days_cell(s, day);
 			printf("  %s", !c ? " " : c->reset ? "R" : c->anomalies ? "!" : " ");
 		}
 		printf("\n");
