@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 /* kstats pull: options, catalog, lock, the state at start, commit, and the run (pull.h). */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -109,26 +108,6 @@ static int take_lock(struct pull_run *r)
 	return 0;
 }
 
-/* Temp files of an interrupted pull (".NAME.XXXXXX.tmp"), safe to drop under the lock. */
-static void remove_temps(const char *dir)
-{
-	struct dirent *d;
-	char path[4096];
-	DIR *dp = opendir(dir);
-	size_t n;
-
-	if (!dp)
-		return;
-	while ((d = readdir(dp))) {
-		n = strlen(d->d_name);
-		if (d->d_name[0] != '.' || n < 5 || strcmp(d->d_name + n - 4, ".tmp"))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
-		unlink(path);
-	}
-	closedir(dp);
-}
-
 /* The pull a crash interrupted: promoted if its atoms were written, else dropped. */
 static int reconcile(struct pull_run *r)
 {
@@ -163,8 +142,8 @@ static int load_state(struct pull_run *r)
 	uint64_t atoms_id, last;
 	int ret;
 
-	remove_temps(r->o->state_dir);
-	remove_temps(r->o->out_dir);
+	kstats_remove_temps(r->o->state_dir);
+	kstats_remove_temps(r->o->out_dir);
 	ret = state_load(r->o->state_dir, PULL_STATE_FILE, &r->old);
 	if (ret == -EBADMSG) {
 		r->lost = true;
