@@ -87,6 +87,7 @@ void kstats_status_free(struct kstats_status *st);
 /* The file's JSON for st (sets its json members), for json_object_put(). */
 struct json_object *kstats_status_json(struct kstats_status *st);
 
+/* The object or map of that name, or NULL (also for st or o NULL). */
 const struct kstats_status_obj *kstats_status_obj(const struct kstats_status *st,
 						  const char *name);
 const struct kstats_status_map *kstats_status_obj_map(const struct kstats_status_obj *o,

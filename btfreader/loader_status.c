@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* One function per struct names its members in file order, for writing and reading. */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
 
 #include "kstats_fileio.h"
 #include "kstats_tool.h"
-#include "kstats_status.h"
 
 /* The loader writes a few KiB; anything past this is not its file. */
 #define STATUS_MAX_BYTES (16u << 20)
@@ -340,7 +338,7 @@ const struct kstats_status_obj *kstats_status_obj(const struct kstats_status *st
 {
 	size_t i;
 
-	for (i = 0; i < st->nobjs; i++)
+	for (i = 0; st && i < st->nobjs; i++)
 		if (!strcmp(st->objs[i].name, name))
 			return &st->objs[i];
 	return NULL;

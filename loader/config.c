@@ -2,7 +2,6 @@
 /* Kernel version in force, loader.conf's disabled objects, and object trust. */
 #include <ctype.h>
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -147,21 +146,17 @@ static int config_line(struct loader_ctx *ctx, char *line, char *err, size_t err
 	if (!*line)
 		return 0;
 	eq = strchr(line, '=');
-	if (!eq) {
-		snprintf(err, errlen, "expected 'key = value', got '%s'", line);
-		return -EINVAL;
-	}
+	if (!eq)
+		return kstats_fail(err, errlen, EINVAL, "expected 'key = value', got '%s'", line);
 	*eq = 0;
 	key = trim(line);
 	val = trim(eq + 1);
-	if (strcmp(key, "disable")) {
-		snprintf(err, errlen, "unknown key '%s'; the only key is disable", key);
-		return -EINVAL;
-	}
-	if (!*val) {
-		snprintf(err, errlen, "disable needs a value: all, or object names");
-		return -EINVAL;
-	}
+	if (strcmp(key, "disable"))
+		return kstats_fail(err, errlen, EINVAL, "unknown key '%s'; the only key is "
+				   "disable", key);
+	if (!*val)
+		return kstats_fail(err, errlen, EINVAL, "disable needs a value: all, or "
+				   "object names");
 	return add_disabled(ctx, val, err, errlen);
 }
 
@@ -247,29 +242,21 @@ static int judge(const char *path, const char *comp, int fd, bool leaf,
 	const char *given = strcmp(path, comp) ? path : "", *sep = *given ? ": " : "";
 	struct stat st;
 
-	if (fd >= 0 ? fstat(fd, &st) : stat(comp, &st)) {
-		int ret = -errno;
-
-		snprintf(why, len, "%s%scannot stat %s: %s", given, sep, comp,
-			 strerror(errno));
-		return ret;
-	}
-	if (st.st_uid) {
-		snprintf(why, len, "%s%s%s is owned by uid %u, not root, so its owner "
-			 "could load code into the kernel; run: chown root %s",
-			 given, sep, comp, (unsigned int)st.st_uid, comp);
-		return -EPERM;
-	}
+	if (fd >= 0 ? fstat(fd, &st) : stat(comp, &st))
+		return kstats_fail(why, len, errno, "%s%scannot stat %s: %s", given, sep, comp,
+				   strerror(errno));
+	if (st.st_uid)
+		return kstats_fail(why, len, EPERM, "%s%s%s is owned by uid %u, not root, so "
+				   "its owner could load code into the kernel; run: chown "
+				   "root %s", given, sep, comp, (unsigned int)st.st_uid, comp);
 	/* Above the leaf, a sticky root directory (/tmp) keeps root's entries. */
 	if (!leaf && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX))
 		return 0;
-	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		snprintf(why, len, "%s%s%s is %s-writable (mode %04o), so others "
-			 "could load code into the kernel; run: chmod go-w %s", given,
-			 sep, comp, st.st_mode & S_IWOTH ? "world" : "group",
-			 (unsigned int)(st.st_mode & 07777), comp);
-		return -EPERM;
-	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return kstats_fail(why, len, EPERM, "%s%s%s is %s-writable (mode %04o), so "
+				   "others could load code into the kernel; run: chmod go-w "
+				   "%s", given, sep, comp, st.st_mode & S_IWOTH ? "world" :
+				   "group", (unsigned int)(st.st_mode & 07777), comp);
 	return 0;
 }
 

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Does this kernel have a program's attach point?  Asked from its section name. */
 #include <errno.h>
-#include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

@@ -3,15 +3,13 @@
 #define KSTATS_LOADER_H
 
 #include <pthread.h>
-#include <stdbool.h>
-#include <stdarg.h>
-#include <stddef.h>
+#include <stdio.h>
 #include <linux/types.h>
 #include <syslog.h>
 #include <bpf/libbpf.h>
 
 #include "kstats_objmeta.h"
-#include "kstats_status.h"
+#include "kstats_tool.h"
 
 struct btf;
 struct metric_claim;
@@ -73,8 +71,11 @@ struct loader_ctx {
 void log_to_kmsg(void);
 void log_close(void);
 void log_set_verbose(bool verbose);
-void log_msg(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void log_result(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void log_line(FILE *f, const char *prefix, int prio, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+#define log_msg(prio, ...) log_line(stderr, "kstats-loader: ", prio, __VA_ARGS__)
+/* "<obj> <OUTCOME>: <reason>" */
+#define log_result(prio, ...) log_line(stdout, "", prio, __VA_ARGS__)
 int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap);
 void log_capture(char *buf, size_t len);
 struct log_held *log_hold(void);
@@ -110,11 +111,11 @@ const char *variant_name(__u32 variant);
 /* result.c; warn_unknown_disabled: one warning per disabled name matching no object. */
 void warn_unknown_disabled(const struct loader_ctx *ctx, const struct kstats_status_obj *res,
 			   size_t n);
-const char *kstats_outcome_name(enum kstats_outcome o);
 int apply_owner(const char *path, const char *uid, const char *gid,
 		unsigned int mode);
-void set_outcome(struct kstats_status_obj *res, enum kstats_outcome o, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* Returns o. */
+enum kstats_outcome set_outcome(struct kstats_status_obj *res, enum kstats_outcome o,
+				const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 struct kstats_status_map *add_map(struct kstats_status_obj *res, const char *name,
 			   const struct loader_ctx *ctx);
 bool owns_pin(const struct kstats_status_obj *res, const char *path);
@@ -208,7 +209,6 @@ int txn_pin(struct pin_txn *txn, int fd, const char *final, const char *aside,
 	    const char *uid, const char *gid, unsigned int mode);
 int txn_commit(struct pin_txn *txn, char *why, size_t len);
 void txn_abort(struct pin_txn *txn);
-void txn_free(struct pin_txn *txn);
 void txn_remove_stale(const char *pin_dir);
 
 struct link_swap;

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Results on stdout, diagnostics on stderr, both to /dev/kmsg at boot; held per thread. */
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "kstats_tool.h"
 #include "loader.h"
 
 /* The kernel truncates longer kmsg records anyway. */
@@ -87,12 +85,15 @@ static void out(FILE *f, int prio, char *text, size_t prefix)
 	free(text);
 }
 
-static void emit(FILE *f, const char *prefix, int prio, const char *fmt, va_list ap)
+void log_line(FILE *f, const char *prefix, int prio, const char *fmt, ...)
 {
 	char raw[KMSG_LINE_MAX], line[KMSG_LINE_MAX];
+	va_list ap;
 	char *text;
 
+	va_start(ap, fmt);
 	vsnprintf(raw, sizeof(raw), fmt, ap);
+	va_end(ap);
 	kstats_escape(line, sizeof(line), raw, strlen(raw));
 	if (asprintf(&text, "%s%s\n", prefix, line) < 0)
 		return;
@@ -122,25 +123,6 @@ void log_release(struct log_held *h)
 void log_unhold(void)
 {
 	held = NULL;
-}
-
-void log_msg(int prio, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	emit(stderr, "kstats-loader: ", prio, fmt, ap);
-	va_end(ap);
-}
-
-/* "<obj> <OUTCOME>: <reason>" */
-void log_result(int prio, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	emit(stdout, "", prio, fmt, ap);
-	va_end(ap);
 }
 
 /* Keeps libbpf's first warning since the last call: the root cause. */

@@ -6,22 +6,14 @@
 #include <getopt.h>
 #include <signal.h>
 #include <libgen.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#include <sys/stat.h>
 #include <bpf/btf.h>
-#include <bpf/libbpf.h>
 
-#include "kstats_tool.h"
 #include "kstats_fileio.h"
 #include "kstats_pins.h"
-#include "kstats_status.h"
 #include "loader.h"
 
 #define DEFAULT_RUN_DIR "/run/kernelstats"
@@ -196,17 +188,14 @@ static int lock_run_dir(const struct loader_ctx *ctx, char *err, size_t len)
 		goto fail;
 	}
 	ret = kstats_flock_wait(fd, (__u64)(ctx->lock_timeout_s * 1e9));
-	if (ret == -EWOULDBLOCK) {
+	if (!ret)
+		return fd;
+	if (ret == -EWOULDBLOCK)
 		snprintf(err, len, "another kstats-loader has held %s for %g s; wait "
 			 "for it to finish, or stop it, then run again (or pass "
 			 "--lock-timeout)", path, ctx->lock_timeout_s);
-		goto fail;
-	}
-	if (ret) {
+	else
 		snprintf(err, len, "cannot lock %s: %s", path, strerror(-ret));
-		goto fail;
-	}
-	return fd;
 fail:
 	if (fd >= 0)
 		close(fd);
@@ -219,16 +208,12 @@ static int prepare_pin_dir(const char *pin_dir, char *err, size_t len)
 
 	if (ret)
 		return ret;
-	if (mkdir(pin_dir, 0750) && errno != EEXIST) {
-		ret = -errno;
-		snprintf(err, len, "cannot create %s: %s", pin_dir, strerror(errno));
-		return ret;
-	}
-	if (!kstats_is_bpffs(pin_dir)) {
-		snprintf(err, len, "%s is not on a bpffs; pass --pin-dir under %s",
-			 pin_dir, KSTATS_BPFFS);
-		return -ENOTSUP;
-	}
+	if (mkdir(pin_dir, 0750) && errno != EEXIST)
+		return kstats_fail(err, len, errno, "cannot create %s: %s", pin_dir,
+				   strerror(errno));
+	if (!kstats_is_bpffs(pin_dir))
+		return kstats_fail(err, len, ENOTSUP, "%s is not on a bpffs; pass --pin-dir "
+				   "under %s", pin_dir, KSTATS_BPFFS);
 	ret = apply_owner(pin_dir, "root", "kstats", 0750);
 	if (ret)
 		snprintf(err, len, "%s: %s", pin_dir, strerror(-ret));

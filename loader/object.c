@@ -1,16 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* One object: read once, gated, loaded (retried without a rejected variant), published. */
 #include <errno.h>
-#include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <fcntl.h>
 #include <unistd.h>
-#include <sys/stat.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include "kstats_fileio.h"
 #include "kstats_pins.h"
@@ -454,12 +448,11 @@ static enum kstats_outcome run_object(struct obj_load *l)
 	struct kstats_status_obj *res = l->res;
 	char fix[KSTATS_NAME_LEN], why[128];
 
-	if (object_name_check(res->name, fix, sizeof(fix))) {
-		set_outcome(res, KSTATS_SKIPPED_OBJECT_NAME, "object name %s is not letters "
-			    "and digits after a letter, so its pin names could be another "
-			    "object's; rename the file to %s.bpf", res->name, fix);
-		return res->outcome;
-	}
+	if (object_name_check(res->name, fix, sizeof(fix)))
+		return set_outcome(res, KSTATS_SKIPPED_OBJECT_NAME, "object name %s is not "
+				   "letters and digits after a letter, so its pin names could "
+				   "be another object's; rename the file to %s.bpf", res->name,
+				   fix);
 	if (read_object(l))
 		return res->outcome;
 	if (is_disabled(l->ctx, res->name)) {

@@ -4,17 +4,14 @@
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <json-c/json.h>
 
 #include "kstats_fileio.h"
 #include "kstats_pins.h"
-#include "kstats_status.h"
 #include "loader.h"
 
 /* The previous status (from buf, the fuzzer's, else the file) if about this pin dir. */
@@ -51,17 +48,12 @@ void status_free_prev(struct loader_ctx *ctx)
 	ctx->prev = NULL;
 }
 
-static const struct kstats_status_obj *prev_object(const struct loader_ctx *ctx,
-						   const char *name)
-{
-	return ctx->prev ? kstats_status_obj(ctx->prev, name) : NULL;
-}
-
 static const struct kstats_status_map *prev_map(const struct loader_ctx *ctx,
 						const char *obj, const char *map,
 						__u32 map_id)
 {
-	const struct kstats_status_map *m = kstats_status_obj_map(prev_object(ctx, obj), map);
+	const struct kstats_status_map *m =
+		kstats_status_obj_map(kstats_status_obj(ctx->prev, obj), map);
 
 	return m && m->map_id == map_id ? m : NULL;
 }
@@ -408,7 +400,8 @@ bool is_pin_kind(const char *path, const char *kind)
 	return !strncmp(base, kind, strlen(kind));
 }
 
-void set_outcome(struct kstats_status_obj *res, enum kstats_outcome o, const char *fmt, ...)
+enum kstats_outcome set_outcome(struct kstats_status_obj *res, enum kstats_outcome o,
+				const char *fmt, ...)
 {
 	va_list ap;
 
@@ -416,6 +409,7 @@ void set_outcome(struct kstats_status_obj *res, enum kstats_outcome o, const cha
 	va_start(ap, fmt);
 	vsnprintf(res->reason, LOADER_REASON_LEN, fmt, ap);
 	va_end(ap);
+	return o;
 }
 
 struct kstats_status_map *add_map(struct kstats_status_obj *res, const char *name,
@@ -448,7 +442,7 @@ struct kstats_status_map *add_map(struct kstats_status_obj *res, const char *nam
 void describe_kept_pins(struct loader_ctx *ctx, struct kstats_status_obj *res,
 			const struct kstats_objmeta *meta)
 {
-	const struct kstats_status_obj *o = prev_object(ctx, res->name);
+	const struct kstats_status_obj *o = kstats_status_obj(ctx->prev, res->name);
 	struct kstats_status_map *m;
 	size_t i;
 	int fd;
@@ -500,7 +494,7 @@ void describe_kept_pins(struct loader_ctx *ctx, struct kstats_status_obj *res,
 /* Pins the loader made for this object that still exist stay listed. */
 void adopt_prev_pins(struct loader_ctx *ctx, struct kstats_status_obj *res)
 {
-	const struct kstats_status_obj *o = prev_object(ctx, res->name);
+	const struct kstats_status_obj *o = kstats_status_obj(ctx->prev, res->name);
 	size_t i;
 
 	for (i = 0; o && i < o->npins; i++)

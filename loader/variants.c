@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* One object's programs: their attach points, and the variant chosen per handler. */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <bpf/libbpf.h>
 
 #include "kstats_pins.h"
 #include "loader.h"
@@ -200,15 +198,12 @@ enum kstats_outcome choose_variants(struct obj_load *l)
 		if (best < 0 && stop == KSTATS_LOADED)
 			stop = group_stop(l, i);
 	}
-	if (stop == KSTATS_LOADED && res->nprogs && !any_chosen) {
-		if (any_in_range)
-			set_outcome(res, KSTATS_SKIPPED_NO_ATTACH_POINT,
-				    "none of its attach points exists in this kernel");
-		else
-			set_outcome(res, KSTATS_SKIPPED_KERNEL_VERSION,
-				    "no program is for kernel %s", kver_str(l->ctx->kver).s);
-		stop = res->outcome;
-	}
-	return stop;
+	if (stop != KSTATS_LOADED || !res->nprogs || any_chosen)
+		return stop;
+	if (any_in_range)
+		return set_outcome(res, KSTATS_SKIPPED_NO_ATTACH_POINT,
+				   "none of its attach points exists in this kernel");
+	return set_outcome(res, KSTATS_SKIPPED_KERNEL_VERSION, "no program is for kernel %s",
+			   kver_str(l->ctx->kver).s);
 }
 
