@@ -100,10 +100,6 @@ static inline bool kstats_outcome_failed(enum kstats_outcome o)
 {
 	return o >= KSTATS_FAILED_OBJECT && o <= KSTATS_FAILED_PIN;
 }
-static inline bool kstats_outcome_skipped(enum kstats_outcome o)
-{
-	return o >= KSTATS_SKIPPED_DISABLED && o <= KSTATS_SKIPPED_OBJECT_NAME;
-}
 void kstats_status_obj_free(struct kstats_status_obj *o);
 
 #endif /* KSTATS_STATUS_H */

@@ -366,5 +366,3 @@ const struct kstats_status_map *kstats_status_map_by_id(const struct kstats_stat
 				return &st->objs[i].maps[j];
 	return NULL;
 }
-
-

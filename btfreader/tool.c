@@ -72,7 +72,7 @@ const char *kstats_why(const struct kstats_status_obj *o, char *buf, size_t len)
 	}
 	snprintf(buf, len, "%s%s%s%s", kstats_outcome_name(o->outcome),
 		 *o->reason ? ": " : "", o->reason, o->critical ? " (critical)" : "");
-	if (kstats_outcome_skipped(o->outcome))
+	if (o->outcome >= KSTATS_SKIPPED_DISABLED && o->outcome <= KSTATS_SKIPPED_OBJECT_NAME)
 		return "";
 	return kstats_outcome_failed(o->outcome) ? KSTATS_FIX_STATUS : KSTATS_FIX_LOAD;
 }

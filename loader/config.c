@@ -5,13 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 
 #include "kstats_fileio.h"
 #include "loader.h"
 
 /* Far above any real file; bounds what a hostile one costs. */
 #define CONFIG_MAX_BYTES (64u << 10)
+#define OBJ_NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
 
 /* "X.Y[.Z][anything]"; like LINUX_VERSION_CODE, parts above 255 saturate. */
 int parse_kver(const char *s, __u32 *kver)
@@ -38,16 +38,6 @@ int parse_kver(const char *s, __u32 *kver)
 		return -EINVAL;
 	*kver = KSTATS_KVER(v[0], v[1], v[2]);
 	return 0;
-}
-
-int running_kver(__u32 *kver, char *release, size_t len)
-{
-	struct utsname u;
-
-	if (uname(&u))
-		return -errno;
-	snprintf(release, len, "%s", u.release);
-	return parse_kver(u.release, kver);
 }
 
 struct kver_buf kver_str(__u32 kver)
@@ -83,16 +73,6 @@ static char *trim(char *s)
 	return s;
 }
 
-static bool valid_obj_name(const char *s)
-{
-	if (!*s || strlen(s) >= KSTATS_NAME_LEN)
-		return false;
-	for (; *s; s++)
-		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-')
-			return false;
-	return true;
-}
-
 /* Room for one more name; the capacity doubles at each power of two. */
 static char **grow_list(struct loader_ctx *ctx)
 {
@@ -115,7 +95,7 @@ int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t err
 			ctx->disable_all = true;
 			continue;
 		}
-		if (!valid_obj_name(tok)) {
+		if (!*tok || strlen(tok) >= KSTATS_NAME_LEN || tok[strspn(tok, OBJ_NAME_CHARS)]) {
 			snprintf(err, errlen, "'%s' is not an object name; expected "
 				 "all or names like compaction", tok);
 			ret = -EINVAL;
@@ -213,12 +193,9 @@ bool is_disabled(const struct loader_ctx *ctx, const char *obj)
 {
 	size_t i;
 
-	if (ctx->disable_all)
-		return true;
-	for (i = 0; i < ctx->ndisabled; i++)
-		if (!strcmp(ctx->disabled[i], obj))
-			return true;
-	return false;
+	for (i = 0; i < ctx->ndisabled && strcmp(ctx->disabled[i], obj); i++)
+		;
+	return ctx->disable_all || i < ctx->ndisabled;
 }
 
 void free_config(struct loader_ctx *ctx)

@@ -72,11 +72,10 @@ static const char *tracefs_events(int *err)
 static int tracefs_has_event(const char *event)
 {
 	const char *slash = strchr(event, '/');
-	const char *text;
 	char line[512];
 	int err, n;
+	const char *text = tracefs_events(&err);
 
-	text = tracefs_events(&err);
 	if (!text)
 		return err;
 	if (slash)

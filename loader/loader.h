@@ -69,7 +69,6 @@ struct loader_ctx {
 
 /* log.c: stdout/stderr, and /dev/kmsg once log_to_kmsg() was called. */
 void log_to_kmsg(void);
-void log_close(void);
 void log_set_verbose(bool verbose);
 void log_line(FILE *f, const char *prefix, int prio, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -87,7 +86,6 @@ struct kver_buf {
 	char s[96];
 };
 int parse_kver(const char *s, __u32 *kver);
-int running_kver(__u32 *kver, char *release, size_t len);
 struct kver_buf kver_str(__u32 kver);
 bool kver_in(__u32 kver, __u32 min, __u32 max, char *why, size_t len);
 int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t errlen);

@@ -36,13 +36,6 @@ void log_to_kmsg(void)
 		log_msg(LOG_WARNING, "cannot open /dev/kmsg: %m; logging to stderr only");
 }
 
-void log_close(void)
-{
-	if (kmsg_fd >= 0)
-		close(kmsg_fd);
-	kmsg_fd = -1;
-}
-
 void log_set_verbose(bool on)
 {
 	verbose = on;
@@ -151,9 +144,7 @@ int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 		while (n && capture[n - 1] == '\n')
 			capture[--n] = 0;
 	}
-	if (!verbose)
-		return 0;
-	if (vasprintf(&text, fmt, ap) < 0)
+	if (!verbose || vasprintf(&text, fmt, ap) < 0)
 		return 0;
 	out(stderr, -1, text, 0);
 	return 0;

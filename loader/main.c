@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 #include <bpf/btf.h>
 
 #include "kstats_fileio.h"
@@ -160,12 +161,13 @@ static int set_paths(struct loader_ctx *ctx, const struct options *o)
 static int set_kver(struct loader_ctx *ctx, const struct options *o)
 {
 	const char *env = getenv("KSTATS_KVER"), *v = o->kver ?: (env && *env ? env : NULL);
-	int ret = running_kver(&ctx->kver, ctx->release, sizeof(ctx->release));
+	struct utsname u;
 
+	snprintf(ctx->release, sizeof(ctx->release), "%s", uname(&u) ? "" : u.release);
 	if (v && parse_kver(v, &ctx->kver))
 		return bad_usage(o->kver ? "--kver '%s' is not a kernel version like 6.1.0" :
 				 "KSTATS_KVER='%s' is not a kernel version like 6.1.0", v);
-	if (!v && ret)
+	if (!v && parse_kver(ctx->release, &ctx->kver))
 		return bad_usage("cannot tell the kernel version from uname -r '%s'; "
 				 "pass --kver", ctx->release);
 	return EXIT_OK;
@@ -508,6 +510,5 @@ int main(int argc, char **argv)
 	}
 	status_free_prev(&ctx);
 	free_config(&ctx);
-	log_close();
 	return ret;
 }

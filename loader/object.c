@@ -403,16 +403,14 @@ static void finish_not_loaded(struct obj_load *l)
 
 static int read_meta(struct obj_load *l)
 {
-	char err[512];
 	int ret = kstats_objmeta_read_mem(l->elf, l->elf_len, l->res->path, &l->meta,
-					  err, sizeof(err));
+					  l->res->reason, LOADER_REASON_LEN);
 
-	if (ret) {
-		set_outcome(l->res, KSTATS_FAILED_OBJECT, "%s", err);
-		return ret;
-	}
-	l->res->critical = l->meta.obj.flags & KSTATS_OBJ_CRITICAL;
-	return 0;
+	if (ret)
+		l->res->outcome = KSTATS_FAILED_OBJECT;
+	else
+		l->res->critical = l->meta.obj.flags & KSTATS_OBJ_CRITICAL;
+	return ret;
 }
 
 /* An object skipped unopened: its programs as its metadata lists them. */
@@ -512,10 +510,8 @@ static int name_object(struct kstats_status_obj *res)
 static void keep_loaded_copy(const struct obj_load *l)
 {
 	char *path = l->res->copy;
-	int ret;
-
-	ret = copy_path(l->ctx, l->res->name, path, LOADER_PATH_LEN) ?:
-	      kstats_file_replace(path, l->elf, l->elf_len, 0644);
+	int ret = copy_path(l->ctx, l->res->name, path, LOADER_PATH_LEN) ?:
+		  kstats_file_replace(path, l->elf, l->elf_len, 0644);
 	if (ret)
 		log_msg(LOG_WARNING, "warning: cannot write %s: %s; after an upgrade "
 			"that changes its maps, kstats cannot read them", path,

@@ -154,21 +154,17 @@ int txn_commit(struct pin_txn *txn, char *why, size_t len)
 
 	for (i = 0; i < txn->n; i++) {
 		e = &txn->e[i];
-		if (*e->aside && rename(e->final, e->aside) && errno != ENOENT)
+		if ((*e->aside && rename(e->final, e->aside) && errno != ENOENT) ||
+		    rename(e->tmp, e->final))
 			goto fail;
-		if (rename(e->tmp, e->final)) {
-			ret = -errno;
-			if (*e->aside)
-				rename(e->aside, e->final);
-			errno = -ret;
-			goto fail;
-		}
 		e->pinned = false;
 	}
 	return 0;
 fail:
 	ret = -errno;
 	snprintf(why, len, "cannot publish %s: %s", e->final, strerror(-ret));
+	if (*e->aside)
+		rename(e->aside, e->final);	/* the old one back, if it went aside */
 	while (i--) {
 		e = &txn->e[i];
 		if (!rename(e->final, e->tmp))

@@ -241,4 +241,3 @@ enum kstats_outcome prepare_map(struct obj_load *l, struct bpf_map *map)
 		why);
 	return KSTATS_LOADED;
 }
-

@@ -88,18 +88,17 @@ struct room {
 
 static int make_rooms(const struct room *r, size_t n)
 {
+	int ret = 0;
 	size_t i;
 
 	for (i = 0; i < n; i++)
 		if (!(*r[i].s = calloc(1, r[i].len)))
-			break;
-	if (i == n)
-		return 0;
-	while (i--) {
+			ret = -ENOMEM;
+	for (i = 0; ret && i < n; i++) {
 		free(*r[i].s);
 		*r[i].s = NULL;
 	}
-	return -ENOMEM;
+	return ret;
 }
 
 int obj_init(struct kstats_status_obj *o)
@@ -340,11 +339,6 @@ bool in_pin_dir(const struct loader_ctx *ctx, const char *path)
 	       path[n + 1] && !strchr(path + n + 1, '/') && strcmp(path + n + 1, "..");
 }
 
-static bool ascii_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
 /*
  * Pin names are flat, <kind>_<object>_<name>: an object name of letters and digits,
  * starting with a letter (AOSP's camelCase), keeps them plain.  Else -EINVAL, fix.
@@ -354,9 +348,9 @@ int object_name_check(const char *name, char *fix, size_t len)
 	bool up = false;
 	size_t i, n;
 
-	n = snprintf(fix, len, "%s", ascii_alnum(name[0]) && !isdigit(name[0]) ? "" : "obj");
+	n = snprintf(fix, len, "%s", isalpha((unsigned char)name[0]) ? "" : "obj");
 	for (i = 0; name[i] && n + 1 < len; i++) {
-		if (!ascii_alnum(name[i])) {
+		if (!isalnum((unsigned char)name[i])) {
 			up = true;
 			continue;
 		}
@@ -551,4 +545,3 @@ void prune_pins(struct kstats_status_obj *res)
 		}
 	}
 }
-

@@ -8,7 +8,6 @@
 
 #include "loader.h"
 
-/* --unload removes only the loader's pins, its files, and the pin dir if empty. */
 struct unload {
 	unsigned int removed;
 	unsigned int failed;
@@ -88,4 +87,3 @@ int unload_all(struct loader_ctx *ctx, const char *flag)
 		u.failed ? ", some could not be" : "");
 	return u.failed ? EXIT_CRITICAL : EXIT_OK;
 }
-

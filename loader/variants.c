@@ -9,15 +9,15 @@
 
 static const char *attach_type_of(const char *section)
 {
-	static const char *const kinds[] = { "tp_btf", "raw_tp", "kprobe" };
-	size_t i, n;
+	__u32 v;
+	size_t n;
 
-	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		n = strlen(kinds[i]);
-		if (!strncmp(section, kinds[i], n) && section[n] == '/')
-			return kinds[i];
+	for (v = KSTATS_VARIANT_TP_BTF; v < KSTATS_VARIANT_OTHER; v++) {
+		n = strlen(variant_name(v));
+		if (!strncmp(section, variant_name(v), n) && section[n] == '/')
+			break;
 	}
-	return "other";
+	return variant_name(v);
 }
 
 /* Checks deferred attach points and forgets the failed attempt; false if none. */
@@ -206,4 +206,3 @@ enum kstats_outcome choose_variants(struct obj_load *l)
 	return set_outcome(res, KSTATS_SKIPPED_KERNEL_VERSION, "no program is for kernel %s",
 			   kver_str(l->ctx->kver).s);
 }
-
