@@ -143,7 +143,6 @@ struct prog_plan {
 	bool chosen;
 	char why[256];			/* why not available */
 	char *log;			/* verifier log of the current attempt */
-	int kept_fd;			/* identical program already attached */
 };
 
 struct obj_load {

@@ -382,17 +382,11 @@ static int load_all(struct loader_ctx *ctx, struct kstats_status_obj **out, size
 	free(p.ents);
 	free(p.held);
 	free(p.done);
-	if (ret) {
-		for (i = 0; p.res && i < n; i++)
-			kstats_status_obj_free(&p.res[i]);
-		free(p.res);
-		return ret;
-	}
-	if (!n)
+	*out = p.res;	/* the caller frees it, also after an error */
+	*nout = p.res ? n : 0;
+	if (!ret && !n)
 		log_msg(LOG_WARNING, "warning: no *.bpf objects in %s", ctx->obj_dir);
-	*out = p.res;
-	*nout = n;
-	return p.critical ? EXIT_CRITICAL : EXIT_OK;
+	return ret ?: p.critical ? EXIT_CRITICAL : EXIT_OK;
 }
 
 static int run(struct loader_ctx *ctx, const struct options *o)
@@ -430,8 +424,7 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 	}
 	if (prepare_pin_dir(ctx->pin_dir, err, sizeof(err))) {
 		ret = fail_env(ctx, started, "%s", err);
-		close(lock);
-		return ret;
+		goto out;
 	}
 	status_parse_prev(ctx, NULL, 0);	/* under the lock: the last run's, complete */
 	txn_remove_stale(ctx->pin_dir);

@@ -357,8 +357,7 @@ static enum kstats_outcome load_loop(struct obj_load *l)
 	for (attempt = 0; attempt <= l->res->nprogs + 1; attempt++) {
 		if (attempt) {
 			bpf_object__close(l->obj);
-			l->obj = NULL;
-			if (open_object(l))
+			if (open_object(l))	/* l->obj: the new open, or NULL */
 				return KSTATS_FAILED_OBJECT;
 		}
 		o = choose_variants(l);

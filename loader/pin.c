@@ -225,8 +225,8 @@ struct old_link {
 };
 
 struct link_swap {
-	struct old_link *l;
 	size_t n;
+	struct old_link l[];
 };
 
 static int cmp_u32(const void *a, const void *b)
@@ -310,14 +310,13 @@ static int read_old_link(struct old_link *ol, const struct kstats_status_obj *re
  */
 struct link_swap *swap_begin(const struct kstats_status_obj *res, char *why, size_t len)
 {
-	struct link_swap *sw = calloc(1, sizeof(*sw));
 	size_t i, j, n = res->nprogs + res->npins;
+	struct link_swap *sw = calloc(1, sizeof(*sw) + n * sizeof(sw->l[0]));
 	struct old_link *ol;
 	const char *pin;
 	int ret;
 
-	if (!sw || !(sw->l = calloc(n ? n : 1, sizeof(*sw->l)))) {
-		free(sw);
+	if (!sw) {
 		snprintf(why, len, "out of memory");
 		return NULL;
 	}
@@ -429,6 +428,5 @@ void swap_free(struct link_swap *sw)
 		if (sw->l[i].prog_fd >= 0)
 			close(sw->l[i].prog_fd);
 	}
-	free(sw->l);
 	free(sw);
 }

@@ -55,7 +55,7 @@ static int stage_progs(struct obj_load *l, struct link_swap *sw, struct pin_txn 
 	struct kstats_status_prog *p;
 	struct prog_plan *pl;
 	size_t i;
-	int fd, ret;
+	int fd, kept_fd, ret;
 
 	for (i = 0; i < l->res->nprogs; i++) {
 		p = &l->res->progs[i];
@@ -63,14 +63,14 @@ static int stage_progs(struct obj_load *l, struct link_swap *sw, struct pin_txn 
 		if (!pl->chosen)
 			continue;
 		fd = bpf_program__fd(pl->prog);
-		pl->kept_fd = swap_keep(sw, p->link_pin, fd, &p->prog_id);
-		p->kept = pl->kept_fd >= 0;
+		kept_fd = swap_keep(sw, p->link_pin, fd, &p->prog_id);	/* the swap's */
+		p->kept = kept_fd >= 0;
 		if (p->kept)
 			snprintf(p->reason, LOADER_REASON_LEN,
 				 "kept: the same program was already attached");
 		else
 			p->prog_id = kstats_fd_obj_id(fd);
-		ret = txn_pin(txn, p->kept ? pl->kept_fd : fd, p->prog_pin, NULL,
+		ret = txn_pin(txn, p->kept ? kept_fd : fd, p->prog_pin, NULL,
 			      pl->meta->uid, pl->meta->gid, pl->meta->mode);
 		if (ret) {
 			set_outcome(l->res, KSTATS_FAILED_PIN, "pin %s: %s", p->prog_pin,

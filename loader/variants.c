@@ -69,7 +69,6 @@ int init_progs(struct obj_load *l)
 		}
 		l->res->nprogs++;
 		pl->prog = prog;
-		pl->kept_fd = -1;
 		snprintf(p->name, KSTATS_NAME_LEN, "%s", bpf_program__name(prog));
 		snprintf(p->section, LOADER_SECTION_LEN, "%s", bpf_program__section_name(prog));
 		snprintf(p->attach_type, LOADER_TYPE_LEN, "%s", attach_type_of(p->section));
