@@ -13,8 +13,6 @@
 
 #define KSTATS_STATUS_VERSION 1
 
-struct json_object;
-
 /*
  * Each object's and program's outcome (doc/loader.md), a value everywhere but
  * in the file, which spells it: KSTATS_LOADED is "LOADED".  UNKNOWN: missing

@@ -118,10 +118,9 @@ int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t err
 
 static int config_line(struct loader_ctx *ctx, char *line, char *err, size_t errlen)
 {
-	char *eq, *key, *val, *hash = strchr(line, '#');
+	char *eq, *key, *val;
 
-	if (hash)
-		*hash = 0;
+	line[strcspn(line, "#")] = 0;
 	line = trim(line);
 	if (!*line)
 		return 0;

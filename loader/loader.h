@@ -11,11 +11,6 @@
 #include "kstats_objmeta.h"
 #include "kstats_tool.h"
 
-struct btf;
-struct metric_claim;
-struct metric_turn;
-struct log_held;
-
 /* The room of each string the loader writes in place in its kstats_status_obj. */
 #define LOADER_PATH_LEN 512
 #define LOADER_REASON_LEN 2048
@@ -208,7 +203,6 @@ int txn_commit(struct pin_txn *txn, char *why, size_t len);
 void txn_abort(struct pin_txn *txn);
 void txn_remove_stale(const char *pin_dir);
 
-struct link_swap;
 struct link_swap *swap_begin(const struct kstats_status_obj *res, char *why, size_t len);
 int swap_keep(struct link_swap *sw, const char *link_pin, int new_prog_fd,
 	      __u32 *prog_id);

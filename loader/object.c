@@ -421,14 +421,9 @@ static void progs_from_meta(struct obj_load *l)
 	size_t i;
 
 	res->progs = calloc(l->meta.nprogs ? l->meta.nprogs : 1, sizeof(*res->progs));
-	if (!res->progs)
-		return;
-	for (i = 0; i < l->meta.nprogs; i++) {
+	for (i = 0; res->progs && i < l->meta.nprogs && !prog_init(&res->progs[i]); i++) {
 		pm = &l->meta.progs[i];
-		p = &res->progs[res->nprogs];
-		if (prog_init(p))
-			return;
-		res->nprogs++;
+		p = &res->progs[res->nprogs++];
 		snprintf(p->name, KSTATS_NAME_LEN, "%s", pm->name);
 		snprintf(p->attach, KSTATS_NAME_LEN, "%s", pm->attach);
 		snprintf(p->attach_type, LOADER_TYPE_LEN, "%s", variant_name(pm->variant));
