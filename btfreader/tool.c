@@ -136,16 +136,14 @@ size_t kstats_escape(char *out, size_t outlen, const char *s, size_t len)
 
 	for (i = 0; i < len; i++) {
 		unsigned char c = s[i];
+		bool plain = c >= 0x20 && c < 0x7f && c != '\\';
 
-		if (c >= 0x20 && c < 0x7f && c != '\\') {
-			if (n + 2 > outlen)
-				break;
+		if (n + (plain ? 2 : 5) > outlen)
+			break;
+		if (plain)
 			out[n++] = c;
-		} else {
-			if (n + 5 > outlen)
-				break;
+		else
 			n += snprintf(out + n, outlen - n, "\\x%02x", c);
-		}
 	}
 	out[n] = 0;
 	return i;

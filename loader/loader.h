@@ -64,7 +64,7 @@ struct loader_ctx {
 
 /* log.c: stdout/stderr, and /dev/kmsg once log_to_kmsg() was called. */
 void log_to_kmsg(void);
-void log_set_verbose(bool verbose);
+extern bool log_verbose;		/* libbpf's log too */
 void log_line(FILE *f, const char *prefix, int prio, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 #define log_msg(prio, ...) log_line(stderr, "kstats-loader: ", prio, __VA_ARGS__)

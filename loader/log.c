@@ -23,7 +23,7 @@ struct log_held {
 };
 
 static int kmsg_fd = -1;
-static bool verbose;
+bool log_verbose;
 /* Per thread: libbpf calls the print callback on the loading thread. */
 static _Thread_local char *capture;
 static _Thread_local size_t capture_len;
@@ -34,11 +34,6 @@ void log_to_kmsg(void)
 	kmsg_fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
 	if (kmsg_fd < 0)
 		log_msg(LOG_WARNING, "cannot open /dev/kmsg: %m; logging to stderr only");
-}
-
-void log_set_verbose(bool on)
-{
-	verbose = on;
 }
 
 /* kmsg gets text without its prefix (prio < 0: not at all). */
@@ -144,7 +139,7 @@ int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 		while (n && capture[n - 1] == '\n')
 			capture[--n] = 0;
 	}
-	if (!verbose || vasprintf(&text, fmt, ap) < 0)
+	if (!log_verbose || vasprintf(&text, fmt, ap) < 0)
 		return 0;
 	out(stderr, -1, text, 0);
 	return 0;

@@ -115,7 +115,7 @@ static int parse_args(int argc, char **argv, struct loader_ctx *ctx,
 			break;
 		case 'U': o->unload = true; break;
 		case 'b': o->boot = true; break;
-		case 'v': log_set_verbose(true); break;
+		case 'v': log_verbose = true; break;
 		case 'd':
 			if (add_disabled(ctx, optarg, err, sizeof(err)))
 				return bad_usage("--disable: %s", err);

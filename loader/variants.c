@@ -56,17 +56,13 @@ int init_progs(struct obj_load *l)
 		n++;
 	l->res->progs = calloc(n ? n : 1, sizeof(*l->res->progs));
 	l->pl = calloc(n ? n : 1, sizeof(*l->pl));
-	if (!l->res->progs || !l->pl) {
-		set_outcome(l->res, KSTATS_FAILED_OBJECT, "out of memory");
-		return -ENOMEM;
-	}
+	if (!l->res->progs || !l->pl)
+		goto oom;
 	bpf_object__for_each_program(prog, l->obj) {
 		p = &l->res->progs[l->res->nprogs];
 		pl = &l->pl[l->res->nprogs];
-		if (prog_init(p)) {
-			set_outcome(l->res, KSTATS_FAILED_OBJECT, "out of memory");
-			return -ENOMEM;
-		}
+		if (prog_init(p))
+			goto oom;
 		l->res->nprogs++;
 		pl->prog = prog;
 		snprintf(p->name, KSTATS_NAME_LEN, "%s", bpf_program__name(prog));
@@ -97,6 +93,9 @@ int init_progs(struct obj_load *l)
 							    sizeof(pl->why));
 	}
 	return 0;
+oom:
+	set_outcome(l->res, KSTATS_FAILED_OBJECT, "out of memory");
+	return -ENOMEM;
 }
 
 static bool same_group(const struct obj_load *l, size_t i, size_t j)
