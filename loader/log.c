@@ -59,15 +59,12 @@ static void put(FILE *f, int prio, const char *text, size_t prefix)
 /* Out of memory, a held line is written now. */
 static void out(FILE *f, int prio, char *text, size_t prefix)
 {
-	struct log_rec *grown;
+	struct log_rec *grown = held ? realloc(held->recs, (held->n + 1) * sizeof(*grown)) : NULL;
 
-	if (held) {
-		grown = realloc(held->recs, (held->n + 1) * sizeof(*grown));
-		if (grown) {
-			held->recs = grown;
-			grown[held->n++] = (struct log_rec){ f, prio, text, prefix };
-			return;
-		}
+	if (grown) {
+		held->recs = grown;
+		grown[held->n++] = (struct log_rec){ f, prio, text, prefix };
+		return;
 	}
 	put(f, prio, text, prefix);
 	free(text);

@@ -238,9 +238,8 @@ void metrics_free(struct loader_ctx *ctx)
 
 static void log_tail(const char *log, char *out, size_t len)
 {
-	const char *end = log + strlen(log), *start = end;
+	const char *end = log + strlen(log), *start;
 	int lines = 0;
-	size_t n;
 	char *p;
 
 	while (end > log && end[-1] == '\n')
@@ -251,9 +250,7 @@ static void log_tail(const char *log, char *out, size_t len)
 			lines++;
 	if (*start == '\n')
 		start++;
-	n = end - start < (long)len - 1 ? (size_t)(end - start) : len - 1;
-	memcpy(out, start, n);
-	out[n] = 0;
+	snprintf(out, len, "%.*s", (int)(end - start), start);
 	for (p = out; *p; p++)
 		if (*p == '\n')
 			*p = '|';

@@ -323,8 +323,7 @@ int own_pin(struct kstats_status_obj *res, const char *path)
 	if (!grown)
 		return -ENOMEM;
 	res->pins = grown;
-	res->pins[res->npins] = strdup(path);
-	if (!res->pins[res->npins])
+	if (!(res->pins[res->npins] = strdup(path)))
 		return -ENOMEM;
 	res->npins++;
 	return 0;
