@@ -94,14 +94,11 @@ static enum kstats_outcome io_outcome(struct io *io, enum kstats_outcome o)
 /* Reads non-negative integers up to max; anything else reads as 0. */
 static uint64_t io_uint(struct io *io, const char *key, uint64_t v, uint64_t max)
 {
-	int64_t n;
+	int64_t n = io->write ? 0 : json_object_get_int64(member(io->j, key, json_type_int));
 
-	if (io->write) {
+	if (io->write)
 		json_object_object_add(io->j, key, json_object_new_uint64(v));
-		return v;
-	}
-	n = json_object_get_int64(member(io->j, key, json_type_int));	/* NULL: 0 */
-	return n > 0 && (uint64_t)n <= max ? (uint64_t)n : 0;
+	return io->write ? v : n > 0 && (uint64_t)n <= max ? (uint64_t)n : 0;
 }
 
 static bool io_bool(struct io *io, const char *key, bool v)
