@@ -13,8 +13,6 @@
 
 #define KSTATS_STATUS_VERSION 1
 
-struct json_object;
-
 /*
  * Each object's and program's outcome (doc/loader.md), a value everywhere but
  * in the file, which spells it: KSTATS_LOADED is "LOADED".  UNKNOWN: missing
@@ -87,6 +85,7 @@ void kstats_status_free(struct kstats_status *st);
 /* The file's JSON for st (sets its json members), for json_object_put(). */
 struct json_object *kstats_status_json(struct kstats_status *st);
 
+/* The object or map of that name, or NULL (also for st or o NULL). */
 const struct kstats_status_obj *kstats_status_obj(const struct kstats_status *st,
 						  const char *name);
 const struct kstats_status_map *kstats_status_obj_map(const struct kstats_status_obj *o,
@@ -98,10 +97,6 @@ const char *kstats_outcome_name(enum kstats_outcome o);
 static inline bool kstats_outcome_failed(enum kstats_outcome o)
 {
 	return o >= KSTATS_FAILED_OBJECT && o <= KSTATS_FAILED_PIN;
-}
-static inline bool kstats_outcome_skipped(enum kstats_outcome o)
-{
-	return o >= KSTATS_SKIPPED_DISABLED && o <= KSTATS_SKIPPED_OBJECT_NAME;
 }
 void kstats_status_obj_free(struct kstats_status_obj *o);
 

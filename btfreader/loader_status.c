@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* One function per struct names its members in file order, for writing and reading. */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
 
 #include "kstats_fileio.h"
 #include "kstats_tool.h"
-#include "kstats_status.h"
 
 /* The loader writes a few KiB; anything past this is not its file. */
 #define STATUS_MAX_BYTES (16u << 20)
@@ -63,15 +61,11 @@ static json_object *utf8_string(const char *s)
 
 static void io_str(struct io *io, const char *key, char **v)
 {
-	json_object *m;
+	json_object *m = io->write ? NULL : member(io->j, key, json_type_string);
 
-	if (io->write) {
+	if (io->write)
 		json_object_object_add(io->j, key, utf8_string(*v));
-		return;
-	}
-	m = member(io->j, key, json_type_string);
-	*v = strdup(m ? json_object_get_string(m) : "");
-	if (!*v)
+	else if (!(*v = strdup(m ? json_object_get_string(m) : "")))
 		io->err = -ENOMEM;
 }
 
@@ -86,41 +80,32 @@ const char *kstats_outcome_name(enum kstats_outcome o)
 /* Named in the file, a value everywhere else. */
 static enum kstats_outcome io_outcome(struct io *io, enum kstats_outcome o)
 {
-	json_object *m;
-	int i;
+	json_object *m = io->write ? NULL : member(io->j, "outcome", json_type_string);
+	int i = m ? KSTATS_OUTCOME_COUNT - 1 : KSTATS_UNKNOWN;
 
-	if (io->write) {
+	if (io->write)
 		json_object_object_add(io->j, "outcome",
 				       json_object_new_string(kstats_outcome_name(o)));
-		return o;
-	}
-	m = member(io->j, "outcome", json_type_string);
-	for (i = KSTATS_OUTCOME_COUNT - 1; m && i > KSTATS_UNKNOWN; i--)
-		if (!strcmp(json_object_get_string(m), outcome_names[i]))
-			break;
-	return m ? (enum kstats_outcome)i : KSTATS_UNKNOWN;
+	for (; i > KSTATS_UNKNOWN && strcmp(json_object_get_string(m), outcome_names[i]); i--)
+		;
+	return io->write ? o : (enum kstats_outcome)i;
 }
 
 /* Reads non-negative integers up to max; anything else reads as 0. */
 static uint64_t io_uint(struct io *io, const char *key, uint64_t v, uint64_t max)
 {
-	int64_t n;
+	int64_t n = io->write ? 0 : json_object_get_int64(member(io->j, key, json_type_int));
 
-	if (io->write) {
+	if (io->write)
 		json_object_object_add(io->j, key, json_object_new_uint64(v));
-		return v;
-	}
-	n = json_object_get_int64(member(io->j, key, json_type_int));	/* NULL: 0 */
-	return n > 0 && (uint64_t)n <= max ? (uint64_t)n : 0;
+	return io->write ? v : n > 0 && (uint64_t)n <= max ? (uint64_t)n : 0;
 }
 
 static bool io_bool(struct io *io, const char *key, bool v)
 {
-	if (io->write) {
+	if (io->write)
 		json_object_object_add(io->j, key, json_object_new_boolean(v));
-		return v;
-	}
-	return json_object_get_boolean(member(io->j, key, json_type_boolean));
+	return io->write ? v : json_object_get_boolean(member(io->j, key, json_type_boolean));
 }
 
 /* n structs of size bytes through fn; reading skips non-objects (without fn, non-strings). */
@@ -340,7 +325,7 @@ const struct kstats_status_obj *kstats_status_obj(const struct kstats_status *st
 {
 	size_t i;
 
-	for (i = 0; i < st->nobjs; i++)
+	for (i = 0; st && i < st->nobjs; i++)
 		if (!strcmp(st->objs[i].name, name))
 			return &st->objs[i];
 	return NULL;
@@ -368,5 +353,3 @@ const struct kstats_status_map *kstats_status_map_by_id(const struct kstats_stat
 				return &st->objs[i].maps[j];
 	return NULL;
 }
-
-

@@ -72,7 +72,7 @@ const char *kstats_why(const struct kstats_status_obj *o, char *buf, size_t len)
 	}
 	snprintf(buf, len, "%s%s%s%s", kstats_outcome_name(o->outcome),
 		 *o->reason ? ": " : "", o->reason, o->critical ? " (critical)" : "");
-	if (kstats_outcome_skipped(o->outcome))
+	if (o->outcome >= KSTATS_SKIPPED_DISABLED && o->outcome <= KSTATS_SKIPPED_OBJECT_NAME)
 		return "";
 	return kstats_outcome_failed(o->outcome) ? KSTATS_FIX_STATUS : KSTATS_FIX_LOAD;
 }
@@ -136,16 +136,14 @@ size_t kstats_escape(char *out, size_t outlen, const char *s, size_t len)
 
 	for (i = 0; i < len; i++) {
 		unsigned char c = s[i];
+		bool plain = c >= 0x20 && c < 0x7f && c != '\\';
 
-		if (c >= 0x20 && c < 0x7f && c != '\\') {
-			if (n + 2 > outlen)
-				break;
+		if (n + (plain ? 2 : 5) > outlen)
+			break;
+		if (plain)
 			out[n++] = c;
-		} else {
-			if (n + 5 > outlen)
-				break;
+		else
 			n += snprintf(out + n, outlen - n, "\\x%02x", c);
-		}
 	}
 	out[n] = 0;
 	return i;

@@ -2,17 +2,16 @@
 /* Kernel version in force, loader.conf's disabled objects, and object trust. */
 #include <ctype.h>
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 
 #include "kstats_fileio.h"
 #include "loader.h"
 
 /* Far above any real file; bounds what a hostile one costs. */
 #define CONFIG_MAX_BYTES (64u << 10)
+#define OBJ_NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
 
 /* "X.Y[.Z][anything]"; like LINUX_VERSION_CODE, parts above 255 saturate. */
 int parse_kver(const char *s, __u32 *kver)
@@ -39,16 +38,6 @@ int parse_kver(const char *s, __u32 *kver)
 		return -EINVAL;
 	*kver = KSTATS_KVER(v[0], v[1], v[2]);
 	return 0;
-}
-
-int running_kver(__u32 *kver, char *release, size_t len)
-{
-	struct utsname u;
-
-	if (uname(&u))
-		return -errno;
-	snprintf(release, len, "%s", u.release);
-	return parse_kver(u.release, kver);
 }
 
 struct kver_buf kver_str(__u32 kver)
@@ -84,16 +73,6 @@ static char *trim(char *s)
 	return s;
 }
 
-static bool valid_obj_name(const char *s)
-{
-	if (!*s || strlen(s) >= KSTATS_NAME_LEN)
-		return false;
-	for (; *s; s++)
-		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-')
-			return false;
-	return true;
-}
-
 /* Room for one more name; the capacity doubles at each power of two. */
 static char **grow_list(struct loader_ctx *ctx)
 {
@@ -116,7 +95,7 @@ int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t err
 			ctx->disable_all = true;
 			continue;
 		}
-		if (!valid_obj_name(tok)) {
+		if (!*tok || strlen(tok) >= KSTATS_NAME_LEN || tok[strspn(tok, OBJ_NAME_CHARS)]) {
 			snprintf(err, errlen, "'%s' is not an object name; expected "
 				 "all or names like compaction", tok);
 			ret = -EINVAL;
@@ -139,29 +118,24 @@ int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t err
 
 static int config_line(struct loader_ctx *ctx, char *line, char *err, size_t errlen)
 {
-	char *eq, *key, *val, *hash = strchr(line, '#');
+	char *eq, *key, *val;
 
-	if (hash)
-		*hash = 0;
+	line[strcspn(line, "#")] = 0;
 	line = trim(line);
 	if (!*line)
 		return 0;
 	eq = strchr(line, '=');
-	if (!eq) {
-		snprintf(err, errlen, "expected 'key = value', got '%s'", line);
-		return -EINVAL;
-	}
+	if (!eq)
+		return kstats_fail(err, errlen, EINVAL, "expected 'key = value', got '%s'", line);
 	*eq = 0;
 	key = trim(line);
 	val = trim(eq + 1);
-	if (strcmp(key, "disable")) {
-		snprintf(err, errlen, "unknown key '%s'; the only key is disable", key);
-		return -EINVAL;
-	}
-	if (!*val) {
-		snprintf(err, errlen, "disable needs a value: all, or object names");
-		return -EINVAL;
-	}
+	if (strcmp(key, "disable"))
+		return kstats_fail(err, errlen, EINVAL, "unknown key '%s'; the only key is "
+				   "disable", key);
+	if (!*val)
+		return kstats_fail(err, errlen, EINVAL, "disable needs a value: all, or "
+				   "object names");
 	return add_disabled(ctx, val, err, errlen);
 }
 
@@ -218,12 +192,9 @@ bool is_disabled(const struct loader_ctx *ctx, const char *obj)
 {
 	size_t i;
 
-	if (ctx->disable_all)
-		return true;
-	for (i = 0; i < ctx->ndisabled; i++)
-		if (!strcmp(ctx->disabled[i], obj))
-			return true;
-	return false;
+	for (i = 0; i < ctx->ndisabled && strcmp(ctx->disabled[i], obj); i++)
+		;
+	return ctx->disable_all || i < ctx->ndisabled;
 }
 
 void free_config(struct loader_ctx *ctx)
@@ -247,29 +218,21 @@ static int judge(const char *path, const char *comp, int fd, bool leaf,
 	const char *given = strcmp(path, comp) ? path : "", *sep = *given ? ": " : "";
 	struct stat st;
 
-	if (fd >= 0 ? fstat(fd, &st) : stat(comp, &st)) {
-		int ret = -errno;
-
-		snprintf(why, len, "%s%scannot stat %s: %s", given, sep, comp,
-			 strerror(errno));
-		return ret;
-	}
-	if (st.st_uid) {
-		snprintf(why, len, "%s%s%s is owned by uid %u, not root, so its owner "
-			 "could load code into the kernel; run: chown root %s",
-			 given, sep, comp, (unsigned int)st.st_uid, comp);
-		return -EPERM;
-	}
+	if (fd >= 0 ? fstat(fd, &st) : stat(comp, &st))
+		return kstats_fail(why, len, errno, "%s%scannot stat %s: %s", given, sep, comp,
+				   strerror(errno));
+	if (st.st_uid)
+		return kstats_fail(why, len, EPERM, "%s%s%s is owned by uid %u, not root, so "
+				   "its owner could load code into the kernel; run: chown "
+				   "root %s", given, sep, comp, (unsigned int)st.st_uid, comp);
 	/* Above the leaf, a sticky root directory (/tmp) keeps root's entries. */
 	if (!leaf && S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX))
 		return 0;
-	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		snprintf(why, len, "%s%s%s is %s-writable (mode %04o), so others "
-			 "could load code into the kernel; run: chmod go-w %s", given,
-			 sep, comp, st.st_mode & S_IWOTH ? "world" : "group",
-			 (unsigned int)(st.st_mode & 07777), comp);
-		return -EPERM;
-	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return kstats_fail(why, len, EPERM, "%s%s%s is %s-writable (mode %04o), so "
+				   "others could load code into the kernel; run: chmod go-w "
+				   "%s", given, sep, comp, st.st_mode & S_IWOTH ? "world" :
+				   "group", (unsigned int)(st.st_mode & 07777), comp);
 	return 0;
 }
 

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Does this kernel have a program's attach point?  Asked from its section name. */
 #include <errno.h>
-#include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -74,11 +72,10 @@ static const char *tracefs_events(int *err)
 static int tracefs_has_event(const char *event)
 {
 	const char *slash = strchr(event, '/');
-	const char *text;
 	char line[512];
 	int err, n;
+	const char *text = tracefs_events(&err);
 
-	text = tracefs_events(&err);
 	if (!text)
 		return err;
 	if (slash)

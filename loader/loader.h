@@ -3,20 +3,13 @@
 #define KSTATS_LOADER_H
 
 #include <pthread.h>
-#include <stdbool.h>
-#include <stdarg.h>
-#include <stddef.h>
+#include <stdio.h>
 #include <linux/types.h>
 #include <syslog.h>
 #include <bpf/libbpf.h>
 
 #include "kstats_objmeta.h"
-#include "kstats_status.h"
-
-struct btf;
-struct metric_claim;
-struct metric_turn;
-struct log_held;
+#include "kstats_tool.h"
 
 /* The room of each string the loader writes in place in its kstats_status_obj. */
 #define LOADER_PATH_LEN 512
@@ -71,10 +64,12 @@ struct loader_ctx {
 
 /* log.c: stdout/stderr, and /dev/kmsg once log_to_kmsg() was called. */
 void log_to_kmsg(void);
-void log_close(void);
-void log_set_verbose(bool verbose);
-void log_msg(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void log_result(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+extern bool log_verbose;		/* libbpf's log too */
+void log_line(FILE *f, const char *prefix, int prio, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+#define log_msg(prio, ...) log_line(stderr, "kstats-loader: ", prio, __VA_ARGS__)
+/* "<obj> <OUTCOME>: <reason>" */
+#define log_result(prio, ...) log_line(stdout, "", prio, __VA_ARGS__)
 int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap);
 void log_capture(char *buf, size_t len);
 struct log_held *log_hold(void);
@@ -86,7 +81,6 @@ struct kver_buf {
 	char s[96];
 };
 int parse_kver(const char *s, __u32 *kver);
-int running_kver(__u32 *kver, char *release, size_t len);
 struct kver_buf kver_str(__u32 kver);
 bool kver_in(__u32 kver, __u32 min, __u32 max, char *why, size_t len);
 int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t errlen);
@@ -110,11 +104,11 @@ const char *variant_name(__u32 variant);
 /* result.c; warn_unknown_disabled: one warning per disabled name matching no object. */
 void warn_unknown_disabled(const struct loader_ctx *ctx, const struct kstats_status_obj *res,
 			   size_t n);
-const char *kstats_outcome_name(enum kstats_outcome o);
 int apply_owner(const char *path, const char *uid, const char *gid,
 		unsigned int mode);
-void set_outcome(struct kstats_status_obj *res, enum kstats_outcome o, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* Returns o. */
+enum kstats_outcome set_outcome(struct kstats_status_obj *res, enum kstats_outcome o,
+				const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 struct kstats_status_map *add_map(struct kstats_status_obj *res, const char *name,
 			   const struct loader_ctx *ctx);
 bool owns_pin(const struct kstats_status_obj *res, const char *path);
@@ -144,7 +138,6 @@ struct prog_plan {
 	bool chosen;
 	char why[256];			/* why not available */
 	char *log;			/* verifier log of the current attempt */
-	int kept_fd;			/* identical program already attached */
 };
 
 struct obj_load {
@@ -208,10 +201,8 @@ int txn_pin(struct pin_txn *txn, int fd, const char *final, const char *aside,
 	    const char *uid, const char *gid, unsigned int mode);
 int txn_commit(struct pin_txn *txn, char *why, size_t len);
 void txn_abort(struct pin_txn *txn);
-void txn_free(struct pin_txn *txn);
 void txn_remove_stale(const char *pin_dir);
 
-struct link_swap;
 struct link_swap *swap_begin(const struct kstats_status_obj *res, char *why, size_t len);
 int swap_keep(struct link_swap *sw, const char *link_pin, int new_prog_fd,
 	      __u32 *prog_id);

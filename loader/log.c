@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Results on stdout, diagnostics on stderr, both to /dev/kmsg at boot; held per thread. */
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "kstats_tool.h"
 #include "loader.h"
 
 /* The kernel truncates longer kmsg records anyway. */
@@ -25,7 +23,7 @@ struct log_held {
 };
 
 static int kmsg_fd = -1;
-static bool verbose;
+bool log_verbose;
 /* Per thread: libbpf calls the print callback on the loading thread. */
 static _Thread_local char *capture;
 static _Thread_local size_t capture_len;
@@ -36,18 +34,6 @@ void log_to_kmsg(void)
 	kmsg_fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
 	if (kmsg_fd < 0)
 		log_msg(LOG_WARNING, "cannot open /dev/kmsg: %m; logging to stderr only");
-}
-
-void log_close(void)
-{
-	if (kmsg_fd >= 0)
-		close(kmsg_fd);
-	kmsg_fd = -1;
-}
-
-void log_set_verbose(bool on)
-{
-	verbose = on;
 }
 
 /* kmsg gets text without its prefix (prio < 0: not at all). */
@@ -73,26 +59,26 @@ static void put(FILE *f, int prio, const char *text, size_t prefix)
 /* Out of memory, a held line is written now. */
 static void out(FILE *f, int prio, char *text, size_t prefix)
 {
-	struct log_rec *grown;
+	struct log_rec *grown = held ? realloc(held->recs, (held->n + 1) * sizeof(*grown)) : NULL;
 
-	if (held) {
-		grown = realloc(held->recs, (held->n + 1) * sizeof(*grown));
-		if (grown) {
-			held->recs = grown;
-			grown[held->n++] = (struct log_rec){ f, prio, text, prefix };
-			return;
-		}
+	if (grown) {
+		held->recs = grown;
+		grown[held->n++] = (struct log_rec){ f, prio, text, prefix };
+		return;
 	}
 	put(f, prio, text, prefix);
 	free(text);
 }
 
-static void emit(FILE *f, const char *prefix, int prio, const char *fmt, va_list ap)
+void log_line(FILE *f, const char *prefix, int prio, const char *fmt, ...)
 {
 	char raw[KMSG_LINE_MAX], line[KMSG_LINE_MAX];
+	va_list ap;
 	char *text;
 
+	va_start(ap, fmt);
 	vsnprintf(raw, sizeof(raw), fmt, ap);
+	va_end(ap);
 	kstats_escape(line, sizeof(line), raw, strlen(raw));
 	if (asprintf(&text, "%s%s\n", prefix, line) < 0)
 		return;
@@ -124,25 +110,6 @@ void log_unhold(void)
 	held = NULL;
 }
 
-void log_msg(int prio, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	emit(stderr, "kstats-loader: ", prio, fmt, ap);
-	va_end(ap);
-}
-
-/* "<obj> <OUTCOME>: <reason>" */
-void log_result(int prio, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	emit(stdout, "", prio, fmt, ap);
-	va_end(ap);
-}
-
 /* Keeps libbpf's first warning since the last call: the root cause. */
 void log_capture(char *buf, size_t len)
 {
@@ -169,9 +136,7 @@ int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 		while (n && capture[n - 1] == '\n')
 			capture[--n] = 0;
 	}
-	if (!verbose)
-		return 0;
-	if (vasprintf(&text, fmt, ap) < 0)
+	if (!log_verbose || vasprintf(&text, fmt, ap) < 0)
 		return 0;
 	out(stderr, -1, text, 0);
 	return 0;

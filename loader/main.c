@@ -6,22 +6,15 @@
 #include <getopt.h>
 #include <signal.h>
 #include <libgen.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#include <sys/stat.h>
+#include <sys/utsname.h>
 #include <bpf/btf.h>
-#include <bpf/libbpf.h>
 
-#include "kstats_tool.h"
 #include "kstats_fileio.h"
 #include "kstats_pins.h"
-#include "kstats_status.h"
 #include "loader.h"
 
 #define DEFAULT_RUN_DIR "/run/kernelstats"
@@ -122,7 +115,7 @@ static int parse_args(int argc, char **argv, struct loader_ctx *ctx,
 			break;
 		case 'U': o->unload = true; break;
 		case 'b': o->boot = true; break;
-		case 'v': log_set_verbose(true); break;
+		case 'v': log_verbose = true; break;
 		case 'd':
 			if (add_disabled(ctx, optarg, err, sizeof(err)))
 				return bad_usage("--disable: %s", err);
@@ -168,12 +161,13 @@ static int set_paths(struct loader_ctx *ctx, const struct options *o)
 static int set_kver(struct loader_ctx *ctx, const struct options *o)
 {
 	const char *env = getenv("KSTATS_KVER"), *v = o->kver ?: (env && *env ? env : NULL);
-	int ret = running_kver(&ctx->kver, ctx->release, sizeof(ctx->release));
+	struct utsname u;
 
+	snprintf(ctx->release, sizeof(ctx->release), "%s", uname(&u) ? "" : u.release);
 	if (v && parse_kver(v, &ctx->kver))
 		return bad_usage(o->kver ? "--kver '%s' is not a kernel version like 6.1.0" :
 				 "KSTATS_KVER='%s' is not a kernel version like 6.1.0", v);
-	if (!v && ret)
+	if (!v && parse_kver(ctx->release, &ctx->kver))
 		return bad_usage("cannot tell the kernel version from uname -r '%s'; "
 				 "pass --kver", ctx->release);
 	return EXIT_OK;
@@ -196,17 +190,14 @@ static int lock_run_dir(const struct loader_ctx *ctx, char *err, size_t len)
 		goto fail;
 	}
 	ret = kstats_flock_wait(fd, (__u64)(ctx->lock_timeout_s * 1e9));
-	if (ret == -EWOULDBLOCK) {
+	if (!ret)
+		return fd;
+	if (ret == -EWOULDBLOCK)
 		snprintf(err, len, "another kstats-loader has held %s for %g s; wait "
 			 "for it to finish, or stop it, then run again (or pass "
 			 "--lock-timeout)", path, ctx->lock_timeout_s);
-		goto fail;
-	}
-	if (ret) {
+	else
 		snprintf(err, len, "cannot lock %s: %s", path, strerror(-ret));
-		goto fail;
-	}
-	return fd;
 fail:
 	if (fd >= 0)
 		close(fd);
@@ -219,16 +210,12 @@ static int prepare_pin_dir(const char *pin_dir, char *err, size_t len)
 
 	if (ret)
 		return ret;
-	if (mkdir(pin_dir, 0750) && errno != EEXIST) {
-		ret = -errno;
-		snprintf(err, len, "cannot create %s: %s", pin_dir, strerror(errno));
-		return ret;
-	}
-	if (!kstats_is_bpffs(pin_dir)) {
-		snprintf(err, len, "%s is not on a bpffs; pass --pin-dir under %s",
-			 pin_dir, KSTATS_BPFFS);
-		return -ENOTSUP;
-	}
+	if (mkdir(pin_dir, 0750) && errno != EEXIST)
+		return kstats_fail(err, len, errno, "cannot create %s: %s", pin_dir,
+				   strerror(errno));
+	if (!kstats_is_bpffs(pin_dir))
+		return kstats_fail(err, len, ENOTSUP, "%s is not on a bpffs; pass --pin-dir "
+				   "under %s", pin_dir, KSTATS_BPFFS);
 	ret = apply_owner(pin_dir, "root", "kstats", 0750);
 	if (ret)
 		snprintf(err, len, "%s: %s", pin_dir, strerror(-ret));
@@ -395,17 +382,11 @@ static int load_all(struct loader_ctx *ctx, struct kstats_status_obj **out, size
 	free(p.ents);
 	free(p.held);
 	free(p.done);
-	if (ret) {
-		for (i = 0; p.res && i < n; i++)
-			kstats_status_obj_free(&p.res[i]);
-		free(p.res);
-		return ret;
-	}
-	if (!n)
+	*out = p.res;	/* the caller frees it, also after an error */
+	*nout = p.res ? n : 0;
+	if (!ret && !n)
 		log_msg(LOG_WARNING, "warning: no *.bpf objects in %s", ctx->obj_dir);
-	*out = p.res;
-	*nout = n;
-	return p.critical ? EXIT_CRITICAL : EXIT_OK;
+	return ret ?: p.critical ? EXIT_CRITICAL : EXIT_OK;
 }
 
 static int run(struct loader_ctx *ctx, const struct options *o)
@@ -443,8 +424,7 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 	}
 	if (prepare_pin_dir(ctx->pin_dir, err, sizeof(err))) {
 		ret = fail_env(ctx, started, "%s", err);
-		close(lock);
-		return ret;
+		goto out;
 	}
 	status_parse_prev(ctx, NULL, 0);	/* under the lock: the last run's, complete */
 	txn_remove_stale(ctx->pin_dir);
@@ -523,6 +503,5 @@ int main(int argc, char **argv)
 	}
 	status_free_prev(&ctx);
 	free_config(&ctx);
-	log_close();
 	return ret;
 }

@@ -1,16 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* One object: read once, gated, loaded (retried without a rejected variant), published. */
 #include <errno.h>
-#include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <fcntl.h>
 #include <unistd.h>
-#include <sys/stat.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include "kstats_fileio.h"
 #include "kstats_pins.h"
@@ -244,9 +238,8 @@ void metrics_free(struct loader_ctx *ctx)
 
 static void log_tail(const char *log, char *out, size_t len)
 {
-	const char *end = log + strlen(log), *start = end;
+	const char *end = log + strlen(log), *start;
 	int lines = 0;
-	size_t n;
 	char *p;
 
 	while (end > log && end[-1] == '\n')
@@ -257,9 +250,7 @@ static void log_tail(const char *log, char *out, size_t len)
 			lines++;
 	if (*start == '\n')
 		start++;
-	n = end - start < (long)len - 1 ? (size_t)(end - start) : len - 1;
-	memcpy(out, start, n);
-	out[n] = 0;
+	snprintf(out, len, "%.*s", (int)(end - start), start);
 	for (p = out; *p; p++)
 		if (*p == '\n')
 			*p = '|';
@@ -363,8 +354,7 @@ static enum kstats_outcome load_loop(struct obj_load *l)
 	for (attempt = 0; attempt <= l->res->nprogs + 1; attempt++) {
 		if (attempt) {
 			bpf_object__close(l->obj);
-			l->obj = NULL;
-			if (open_object(l))
+			if (open_object(l))	/* l->obj: the new open, or NULL */
 				return KSTATS_FAILED_OBJECT;
 		}
 		o = choose_variants(l);
@@ -409,16 +399,14 @@ static void finish_not_loaded(struct obj_load *l)
 
 static int read_meta(struct obj_load *l)
 {
-	char err[512];
 	int ret = kstats_objmeta_read_mem(l->elf, l->elf_len, l->res->path, &l->meta,
-					  err, sizeof(err));
+					  l->res->reason, LOADER_REASON_LEN);
 
-	if (ret) {
-		set_outcome(l->res, KSTATS_FAILED_OBJECT, "%s", err);
-		return ret;
-	}
-	l->res->critical = l->meta.obj.flags & KSTATS_OBJ_CRITICAL;
-	return 0;
+	if (ret)
+		l->res->outcome = KSTATS_FAILED_OBJECT;
+	else
+		l->res->critical = l->meta.obj.flags & KSTATS_OBJ_CRITICAL;
+	return ret;
 }
 
 /* An object skipped unopened: its programs as its metadata lists them. */
@@ -430,14 +418,9 @@ static void progs_from_meta(struct obj_load *l)
 	size_t i;
 
 	res->progs = calloc(l->meta.nprogs ? l->meta.nprogs : 1, sizeof(*res->progs));
-	if (!res->progs)
-		return;
-	for (i = 0; i < l->meta.nprogs; i++) {
+	for (i = 0; res->progs && i < l->meta.nprogs && !prog_init(&res->progs[i]); i++) {
 		pm = &l->meta.progs[i];
-		p = &res->progs[res->nprogs];
-		if (prog_init(p))
-			return;
-		res->nprogs++;
+		p = &res->progs[res->nprogs++];
 		snprintf(p->name, KSTATS_NAME_LEN, "%s", pm->name);
 		snprintf(p->attach, KSTATS_NAME_LEN, "%s", pm->attach);
 		snprintf(p->attach_type, LOADER_TYPE_LEN, "%s", variant_name(pm->variant));
@@ -454,12 +437,11 @@ static enum kstats_outcome run_object(struct obj_load *l)
 	struct kstats_status_obj *res = l->res;
 	char fix[KSTATS_NAME_LEN], why[128];
 
-	if (object_name_check(res->name, fix, sizeof(fix))) {
-		set_outcome(res, KSTATS_SKIPPED_OBJECT_NAME, "object name %s is not letters "
-			    "and digits after a letter, so its pin names could be another "
-			    "object's; rename the file to %s.bpf", res->name, fix);
-		return res->outcome;
-	}
+	if (object_name_check(res->name, fix, sizeof(fix)))
+		return set_outcome(res, KSTATS_SKIPPED_OBJECT_NAME, "object name %s is not "
+				   "letters and digits after a letter, so its pin names could "
+				   "be another object's; rename the file to %s.bpf", res->name,
+				   fix);
 	if (read_object(l))
 		return res->outcome;
 	if (is_disabled(l->ctx, res->name)) {
@@ -519,10 +501,8 @@ static int name_object(struct kstats_status_obj *res)
 static void keep_loaded_copy(const struct obj_load *l)
 {
 	char *path = l->res->copy;
-	int ret;
-
-	ret = copy_path(l->ctx, l->res->name, path, LOADER_PATH_LEN) ?:
-	      kstats_file_replace(path, l->elf, l->elf_len, 0644);
+	int ret = copy_path(l->ctx, l->res->name, path, LOADER_PATH_LEN) ?:
+		  kstats_file_replace(path, l->elf, l->elf_len, 0644);
 	if (ret)
 		log_msg(LOG_WARNING, "warning: cannot write %s: %s; after an upgrade "
 			"that changes its maps, kstats cannot read them", path,

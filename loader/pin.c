@@ -3,15 +3,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
-#include <bpf/libbpf.h>
 
 #include "kstats_pins.h"
 #include "loader.h"
@@ -67,16 +64,13 @@ int map_shape_check(const struct btf *obj_btf, struct bpf_map *map, int pinned_f
 	struct map_types want, have;
 	struct btf *btf = NULL;
 
-	if (bpf_obj_get_info_by_fd(pinned_fd, &info, &info_len) || !info.id) {
-		snprintf(why, len, "the pinned object is not a map");
-		return -EINVAL;
-	}
+	if (bpf_obj_get_info_by_fd(pinned_fd, &info, &info_len) || !info.id)
+		return kstats_fail(why, len, EINVAL, "the pinned object is not a map");
 #define SAME(what, pinned, declared) do {					\
-		if ((pinned) != (declared)) {					\
-			snprintf(why, len, what " is %u, the object wants %u",	\
-				 (unsigned int)(pinned), (unsigned int)(declared)); \
-			return -EINVAL;						\
-		}								\
+		if ((pinned) != (declared))					\
+			return kstats_fail(why, len, EINVAL, what " is %u, the object "	\
+					   "wants %u", (unsigned int)(pinned),		\
+					   (unsigned int)(declared));			\
 	} while (0)
 	SAME("map type", info.type, bpf_map__type(map));
 	SAME("key size", info.key_size, bpf_map__key_size(map));
@@ -85,11 +79,9 @@ int map_shape_check(const struct btf *obj_btf, struct bpf_map *map, int pinned_f
 	SAME("map flags", info.map_flags, bpf_map__map_flags(map));
 #undef SAME
 	/* BTF by id needs CAP_SYS_ADMIN, not granted: else the names the last run saw. */
-	if (info.btf_id && !(btf = btf__load_from_kernel_by_id(info.btf_id)) && !known) {
-		snprintf(why, len, "its BTF cannot be read (%s) and no status file "
-			 "names its types", strerror(errno));
-		return -EINVAL;
-	}
+	if (info.btf_id && !(btf = btf__load_from_kernel_by_id(info.btf_id)) && !known)
+		return kstats_fail(why, len, EINVAL, "its BTF cannot be read (%s) and no "
+				   "status file names its types", strerror(errno));
 	if (!btf && known) {
 		have = *known;
 	} else {
@@ -98,11 +90,9 @@ int map_shape_check(const struct btf *obj_btf, struct bpf_map *map, int pinned_f
 		btf__free(btf);
 	}
 	map_type_names(obj_btf, map, want.key, want.value);
-	if (strcmp(want.key, have.key) || strcmp(want.value, have.value)) {
-		snprintf(why, len, "types are %s -> %s, the object wants %s -> %s",
-			 have.key, have.value, want.key, want.value);
-		return -EINVAL;
-	}
+	if (strcmp(want.key, have.key) || strcmp(want.value, have.value))
+		return kstats_fail(why, len, EINVAL, "types are %s -> %s, the object wants "
+				   "%s -> %s", have.key, have.value, want.key, want.value);
 	return 0;
 }
 
@@ -164,21 +154,17 @@ int txn_commit(struct pin_txn *txn, char *why, size_t len)
 
 	for (i = 0; i < txn->n; i++) {
 		e = &txn->e[i];
-		if (*e->aside && rename(e->final, e->aside) && errno != ENOENT)
+		if ((*e->aside && rename(e->final, e->aside) && errno != ENOENT) ||
+		    rename(e->tmp, e->final))
 			goto fail;
-		if (rename(e->tmp, e->final)) {
-			ret = -errno;
-			if (*e->aside)
-				rename(e->aside, e->final);
-			errno = -ret;
-			goto fail;
-		}
 		e->pinned = false;
 	}
 	return 0;
 fail:
 	ret = -errno;
 	snprintf(why, len, "cannot publish %s: %s", e->final, strerror(-ret));
+	if (*e->aside)
+		rename(e->aside, e->final);	/* the old one back, if it went aside */
 	while (i--) {
 		e = &txn->e[i];
 		if (!rename(e->final, e->tmp))
@@ -219,12 +205,6 @@ void txn_abort(struct pin_txn *txn)
 			txn->e[i].pinned = false;
 }
 
-void txn_free(struct pin_txn *txn)
-{
-	txn_abort(txn);
-	free(txn->e);
-}
-
 struct prog_fp {
 	__u32 id;
 	__u32 type;
@@ -245,8 +225,8 @@ struct old_link {
 };
 
 struct link_swap {
-	struct old_link *l;
 	size_t n;
+	struct old_link l[];
 };
 
 static int cmp_u32(const void *a, const void *b)
@@ -330,14 +310,13 @@ static int read_old_link(struct old_link *ol, const struct kstats_status_obj *re
  */
 struct link_swap *swap_begin(const struct kstats_status_obj *res, char *why, size_t len)
 {
-	struct link_swap *sw = calloc(1, sizeof(*sw));
 	size_t i, j, n = res->nprogs + res->npins;
+	struct link_swap *sw = calloc(1, sizeof(*sw) + n * sizeof(sw->l[0]));
 	struct old_link *ol;
 	const char *pin;
 	int ret;
 
-	if (!sw || !(sw->l = calloc(n ? n : 1, sizeof(*sw->l)))) {
-		free(sw);
+	if (!sw) {
 		snprintf(why, len, "out of memory");
 		return NULL;
 	}
@@ -390,18 +369,15 @@ int swap_detach(struct link_swap *sw, char *why, size_t len)
 {
 	struct old_link *ol;
 	size_t i;
-	int ret;
 
 	for (i = 0; i < sw->n; i++) {
 		ol = &sw->l[i];
 		if (ol->kept)
 			continue;
 		/* Unpin first: the last close then frees the link now, not from a workqueue. */
-		if (unlink(ol->pin)) {
-			ret = -errno;
-			snprintf(why, len, "cannot detach %s: %s", ol->pin, strerror(-ret));
-			return ret;
-		}
+		if (unlink(ol->pin))
+			return kstats_fail(why, len, errno, "cannot detach %s: %s", ol->pin,
+					   strerror(errno));
 		close(ol->link_fd);
 		ol->link_fd = -1;
 		ol->detached = true;
@@ -452,6 +428,5 @@ void swap_free(struct link_swap *sw)
 		if (sw->l[i].prog_fd >= 0)
 			close(sw->l[i].prog_fd);
 	}
-	free(sw->l);
 	free(sw);
 }

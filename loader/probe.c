@@ -3,17 +3,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <bpf/libbpf.h>
 
 #include "kstats_fileio.h"
 #include "loader.h"
@@ -105,7 +102,7 @@ static __attribute__((noreturn)) void probe_serve(int fd)
 
 	libbpf_set_print(libbpf_log);
 	log_unhold();
-	log_set_verbose(false);
+	log_verbose = false;
 	while (!read_within(fd, &req, sizeof(req), -1)) {
 		req.name[sizeof(req.name) - 1] = 0;
 		elf = req.len <= OBJECT_MAX_BYTES ? malloc(req.len ?: 1) : NULL;

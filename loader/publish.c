@@ -1,15 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* One loaded object: maps checked, pins staged, links swapped, all published at once. */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
-#include "kstats_fileio.h"
 #include "kstats_pins.h"
 #include "loader.h"
 
@@ -60,7 +55,7 @@ static int stage_progs(struct obj_load *l, struct link_swap *sw, struct pin_txn 
 	struct kstats_status_prog *p;
 	struct prog_plan *pl;
 	size_t i;
-	int fd, ret;
+	int fd, kept_fd, ret;
 
 	for (i = 0; i < l->res->nprogs; i++) {
 		p = &l->res->progs[i];
@@ -68,14 +63,14 @@ static int stage_progs(struct obj_load *l, struct link_swap *sw, struct pin_txn 
 		if (!pl->chosen)
 			continue;
 		fd = bpf_program__fd(pl->prog);
-		pl->kept_fd = swap_keep(sw, p->link_pin, fd, &p->prog_id);
-		p->kept = pl->kept_fd >= 0;
+		kept_fd = swap_keep(sw, p->link_pin, fd, &p->prog_id);	/* the swap's */
+		p->kept = kept_fd >= 0;
 		if (p->kept)
 			snprintf(p->reason, LOADER_REASON_LEN,
 				 "kept: the same program was already attached");
 		else
 			p->prog_id = kstats_fd_obj_id(fd);
-		ret = txn_pin(txn, p->kept ? pl->kept_fd : fd, p->prog_pin, NULL,
+		ret = txn_pin(txn, p->kept ? kept_fd : fd, p->prog_pin, NULL,
 			      pl->meta->uid, pl->meta->gid, pl->meta->mode);
 		if (ret) {
 			set_outcome(l->res, KSTATS_FAILED_PIN, "pin %s: %s", p->prog_pin,
@@ -192,7 +187,8 @@ out:
 		settle_pins(l);
 	destroy_links(links, links ? l->res->nprogs : 0);
 	swap_free(sw);
-	txn_free(&txn);
+	txn_abort(&txn);
+	free(txn.e);
 	free(links);
 }
 
@@ -203,20 +199,16 @@ enum kstats_outcome prepare_map(struct obj_load *l, struct bpf_map *map)
 	char why[256];
 	int fd, ret;
 
-	if (!m || !*m->pin) {
-		set_outcome(l->res, KSTATS_FAILED_PIN, "no pin path for map %s",
-			    bpf_map__name(map));
-		return KSTATS_FAILED_PIN;
-	}
+	if (!m || !*m->pin)
+		return set_outcome(l->res, KSTATS_FAILED_PIN, "no pin path for map %s",
+				   bpf_map__name(map));
 	m->reused = m->replaced = false;
 	fd = pin_open(m->pin);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return KSTATS_LOADED;
-		set_outcome(l->res, KSTATS_FAILED_PIN, "cannot open pinned %s: %s", m->pin,
-			    strerror(errno));
-		return KSTATS_FAILED_PIN;
-	}
+	if (fd < 0 && errno == ENOENT)
+		return KSTATS_LOADED;
+	if (fd < 0)
+		return set_outcome(l->res, KSTATS_FAILED_PIN, "cannot open pinned %s: %s",
+				   m->pin, strerror(errno));
 	ret = prev_map_types(l->ctx, l->res->name, m->name, kstats_fd_obj_id(fd), known.key,
 			     known.value);
 	ret = map_shape_check(bpf_object__btf(l->obj), map, fd, ret ? NULL : &known,
@@ -234,22 +226,18 @@ enum kstats_outcome prepare_map(struct obj_load *l, struct bpf_map *map)
 		close(fd);
 		if (!ret)
 			return KSTATS_LOADED;
-		set_outcome(l->res, KSTATS_FAILED_PIN, "cannot reuse %s: %s", m->pin,
-			    strerror(-ret));
-		return KSTATS_FAILED_PIN;
+		return set_outcome(l->res, KSTATS_FAILED_PIN, "cannot reuse %s: %s", m->pin,
+				   strerror(-ret));
 	}
 	close(fd);
-	if (!l->ctx->replace_incompatible) {
-		set_outcome(l->res, KSTATS_REFUSED_INCOMPATIBLE_PIN, "map %s pinned at %s is "
-			    "incompatible: %s; the old programs keep counting into it "
-			    "and kstats pull reads it until the next boot loads this "
-			    "object; --replace-incompatible moves it aside now",
-			    m->name, m->pin, why);
-		return KSTATS_REFUSED_INCOMPATIBLE_PIN;
-	}
+	if (!l->ctx->replace_incompatible)
+		return set_outcome(l->res, KSTATS_REFUSED_INCOMPATIBLE_PIN, "map %s pinned at "
+				   "%s is incompatible: %s; the old programs keep counting "
+				   "into it and kstats pull reads it until the next boot "
+				   "loads this object; --replace-incompatible moves it aside "
+				   "now", m->name, m->pin, why);
 	m->replaced = true;
 	log_msg(LOG_WARNING, "%s: replacing incompatible %s (%s)", l->res->name, m->pin,
 		why);
 	return KSTATS_LOADED;
 }
-

@@ -4,17 +4,14 @@
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <json-c/json.h>
 
 #include "kstats_fileio.h"
 #include "kstats_pins.h"
-#include "kstats_status.h"
 #include "loader.h"
 
 /* The previous status (from buf, the fuzzer's, else the file) if about this pin dir. */
@@ -51,17 +48,12 @@ void status_free_prev(struct loader_ctx *ctx)
 	ctx->prev = NULL;
 }
 
-static const struct kstats_status_obj *prev_object(const struct loader_ctx *ctx,
-						   const char *name)
-{
-	return ctx->prev ? kstats_status_obj(ctx->prev, name) : NULL;
-}
-
 static const struct kstats_status_map *prev_map(const struct loader_ctx *ctx,
 						const char *obj, const char *map,
 						__u32 map_id)
 {
-	const struct kstats_status_map *m = kstats_status_obj_map(prev_object(ctx, obj), map);
+	const struct kstats_status_map *m =
+		kstats_status_obj_map(kstats_status_obj(ctx->prev, obj), map);
 
 	return m && m->map_id == map_id ? m : NULL;
 }
@@ -96,18 +88,17 @@ struct room {
 
 static int make_rooms(const struct room *r, size_t n)
 {
+	int ret = 0;
 	size_t i;
 
 	for (i = 0; i < n; i++)
 		if (!(*r[i].s = calloc(1, r[i].len)))
-			break;
-	if (i == n)
-		return 0;
-	while (i--) {
+			ret = -ENOMEM;
+	for (i = 0; ret && i < n; i++) {
 		free(*r[i].s);
 		*r[i].s = NULL;
 	}
-	return -ENOMEM;
+	return ret;
 }
 
 int obj_init(struct kstats_status_obj *o)
@@ -332,8 +323,7 @@ int own_pin(struct kstats_status_obj *res, const char *path)
 	if (!grown)
 		return -ENOMEM;
 	res->pins = grown;
-	res->pins[res->npins] = strdup(path);
-	if (!res->pins[res->npins])
+	if (!(res->pins[res->npins] = strdup(path)))
 		return -ENOMEM;
 	res->npins++;
 	return 0;
@@ -348,11 +338,6 @@ bool in_pin_dir(const struct loader_ctx *ctx, const char *path)
 	       path[n + 1] && !strchr(path + n + 1, '/') && strcmp(path + n + 1, "..");
 }
 
-static bool ascii_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-}
-
 /*
  * Pin names are flat, <kind>_<object>_<name>: an object name of letters and digits,
  * starting with a letter (AOSP's camelCase), keeps them plain.  Else -EINVAL, fix.
@@ -362,9 +347,9 @@ int object_name_check(const char *name, char *fix, size_t len)
 	bool up = false;
 	size_t i, n;
 
-	n = snprintf(fix, len, "%s", ascii_alnum(name[0]) && !isdigit(name[0]) ? "" : "obj");
+	n = snprintf(fix, len, "%s", isalpha((unsigned char)name[0]) ? "" : "obj");
 	for (i = 0; name[i] && n + 1 < len; i++) {
-		if (!ascii_alnum(name[i])) {
+		if (!isalnum((unsigned char)name[i])) {
 			up = true;
 			continue;
 		}
@@ -408,7 +393,8 @@ bool is_pin_kind(const char *path, const char *kind)
 	return !strncmp(base, kind, strlen(kind));
 }
 
-void set_outcome(struct kstats_status_obj *res, enum kstats_outcome o, const char *fmt, ...)
+enum kstats_outcome set_outcome(struct kstats_status_obj *res, enum kstats_outcome o,
+				const char *fmt, ...)
 {
 	va_list ap;
 
@@ -416,6 +402,7 @@ void set_outcome(struct kstats_status_obj *res, enum kstats_outcome o, const cha
 	va_start(ap, fmt);
 	vsnprintf(res->reason, LOADER_REASON_LEN, fmt, ap);
 	va_end(ap);
+	return o;
 }
 
 struct kstats_status_map *add_map(struct kstats_status_obj *res, const char *name,
@@ -448,7 +435,7 @@ struct kstats_status_map *add_map(struct kstats_status_obj *res, const char *nam
 void describe_kept_pins(struct loader_ctx *ctx, struct kstats_status_obj *res,
 			const struct kstats_objmeta *meta)
 {
-	const struct kstats_status_obj *o = prev_object(ctx, res->name);
+	const struct kstats_status_obj *o = kstats_status_obj(ctx->prev, res->name);
 	struct kstats_status_map *m;
 	size_t i;
 	int fd;
@@ -500,7 +487,7 @@ void describe_kept_pins(struct loader_ctx *ctx, struct kstats_status_obj *res,
 /* Pins the loader made for this object that still exist stay listed. */
 void adopt_prev_pins(struct loader_ctx *ctx, struct kstats_status_obj *res)
 {
-	const struct kstats_status_obj *o = prev_object(ctx, res->name);
+	const struct kstats_status_obj *o = kstats_status_obj(ctx->prev, res->name);
 	size_t i;
 
 	for (i = 0; o && i < o->npins; i++)
@@ -557,4 +544,3 @@ void prune_pins(struct kstats_status_obj *res)
 		}
 	}
 }
-

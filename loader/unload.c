@@ -2,16 +2,12 @@
 /* kstats-loader --unload: only what the loader made goes. */
 #include <dirent.h>
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "kstats_objmeta.h"
-#include "kstats_status.h"
 #include "loader.h"
 
-/* --unload removes only the loader's pins, its files, and the pin dir if empty. */
 struct unload {
 	unsigned int removed;
 	unsigned int failed;
@@ -56,26 +52,10 @@ static int remove_named_pins(struct loader_ctx *ctx, struct unload *u)
 	return 0;
 }
 
-/* The copies of the objects as loaded that the status file records (object.c). */
-static void remove_copies(const struct loader_ctx *ctx)
-{
-	const struct kstats_status_obj *o;
-	char path[LOADER_PATH_LEN];
-	size_t i;
-
-	for (i = 0; ctx->prev && i < ctx->prev->nobjs; i++) {
-		o = &ctx->prev->objs[i];
-		if (!*o->copy || copy_path(ctx, o->name, path, sizeof(path)) ||
-		    strcmp(path, o->copy))
-			continue;
-		if (unlink(path) && errno != ENOENT)
-			log_msg(LOG_WARNING, "warning: cannot remove %s: %m", path);
-	}
-}
-
 int unload_all(struct loader_ctx *ctx, const char *flag)
 {
 	const struct kstats_status_obj *o;
+	char copy[LOADER_PATH_LEN];
 	struct unload u = {};
 	size_t i, j;
 
@@ -87,13 +67,16 @@ int unload_all(struct loader_ctx *ctx, const char *flag)
 			else
 				log_msg(LOG_WARNING, "warning: %s is not a pin of %s in %s; "
 					"left alone", o->pins[j], o->name, ctx->pin_dir);
+		/* Its copy as loaded (object.c), if the status file records the one we make. */
+		if (*o->copy && !copy_path(ctx, o->name, copy, sizeof(copy)) &&
+		    !strcmp(copy, o->copy) && unlink(copy) && errno != ENOENT)
+			log_msg(LOG_WARNING, "warning: cannot remove %s: %m", copy);
 	}
 	if (!ctx->prev && remove_named_pins(ctx, &u)) {
 		log_msg(LOG_ERR, "no status file %s and cannot read %s: nothing known to "
 			"unload; pass --run-dir or --obj-dir", ctx->status_path, ctx->obj_dir);
 		return EXIT_ENV;
 	}
-	remove_copies(ctx);
 	unlink(flag);
 	if (unlink(ctx->status_path) && errno != ENOENT)
 		log_msg(LOG_WARNING, "warning: cannot remove %s: %m", ctx->status_path);
@@ -104,4 +87,3 @@ int unload_all(struct loader_ctx *ctx, const char *flag)
 		u.failed ? ", some could not be" : "");
 	return u.failed ? EXIT_CRITICAL : EXIT_OK;
 }
-

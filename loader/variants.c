@@ -1,25 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /* One object's programs: their attach points, and the variant chosen per handler. */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <bpf/libbpf.h>
 
 #include "kstats_pins.h"
 #include "loader.h"
 
 static const char *attach_type_of(const char *section)
 {
-	static const char *const kinds[] = { "tp_btf", "raw_tp", "kprobe" };
-	size_t i, n;
+	__u32 v;
+	size_t n;
 
-	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		n = strlen(kinds[i]);
-		if (!strncmp(section, kinds[i], n) && section[n] == '/')
-			return kinds[i];
+	for (v = KSTATS_VARIANT_TP_BTF; v < KSTATS_VARIANT_OTHER; v++) {
+		n = strlen(variant_name(v));
+		if (!strncmp(section, variant_name(v), n) && section[n] == '/')
+			break;
 	}
-	return "other";
+	return variant_name(v);
 }
 
 /* Checks deferred attach points and forgets the failed attempt; false if none. */
@@ -58,20 +56,15 @@ int init_progs(struct obj_load *l)
 		n++;
 	l->res->progs = calloc(n ? n : 1, sizeof(*l->res->progs));
 	l->pl = calloc(n ? n : 1, sizeof(*l->pl));
-	if (!l->res->progs || !l->pl) {
-		set_outcome(l->res, KSTATS_FAILED_OBJECT, "out of memory");
-		return -ENOMEM;
-	}
+	if (!l->res->progs || !l->pl)
+		goto oom;
 	bpf_object__for_each_program(prog, l->obj) {
 		p = &l->res->progs[l->res->nprogs];
 		pl = &l->pl[l->res->nprogs];
-		if (prog_init(p)) {
-			set_outcome(l->res, KSTATS_FAILED_OBJECT, "out of memory");
-			return -ENOMEM;
-		}
+		if (prog_init(p))
+			goto oom;
 		l->res->nprogs++;
 		pl->prog = prog;
-		pl->kept_fd = -1;
 		snprintf(p->name, KSTATS_NAME_LEN, "%s", bpf_program__name(prog));
 		snprintf(p->section, LOADER_SECTION_LEN, "%s", bpf_program__section_name(prog));
 		snprintf(p->attach_type, LOADER_TYPE_LEN, "%s", attach_type_of(p->section));
@@ -100,6 +93,9 @@ int init_progs(struct obj_load *l)
 							    sizeof(pl->why));
 	}
 	return 0;
+oom:
+	set_outcome(l->res, KSTATS_FAILED_OBJECT, "out of memory");
+	return -ENOMEM;
 }
 
 static bool same_group(const struct obj_load *l, size_t i, size_t j)
@@ -200,15 +196,11 @@ enum kstats_outcome choose_variants(struct obj_load *l)
 		if (best < 0 && stop == KSTATS_LOADED)
 			stop = group_stop(l, i);
 	}
-	if (stop == KSTATS_LOADED && res->nprogs && !any_chosen) {
-		if (any_in_range)
-			set_outcome(res, KSTATS_SKIPPED_NO_ATTACH_POINT,
-				    "none of its attach points exists in this kernel");
-		else
-			set_outcome(res, KSTATS_SKIPPED_KERNEL_VERSION,
-				    "no program is for kernel %s", kver_str(l->ctx->kver).s);
-		stop = res->outcome;
-	}
-	return stop;
+	if (stop != KSTATS_LOADED || !res->nprogs || any_chosen)
+		return stop;
+	if (any_in_range)
+		return set_outcome(res, KSTATS_SKIPPED_NO_ATTACH_POINT,
+				   "none of its attach points exists in this kernel");
+	return set_outcome(res, KSTATS_SKIPPED_KERNEL_VERSION, "no program is for kernel %s",
+			   kver_str(l->ctx->kver).s);
 }
-

@@ -4,7 +4,7 @@
 FUZZ_STATUS_BIN  := $(FUZZ_DIR)/fuzz_loader_status
 FUZZ_STATUS_SRCS := fuzz/fuzz_loader_status.c \
 		    loader/result.c loader/pin.c loader/log.c btfreader/tool.c btfreader/fileio.c btfreader/pins.c \
-		    btfreader/loader_status.c
+		    btfreader/loader_status.c btfreader/layout.c
 
 .PHONY: fuzz-loader-status
 $(FUZZ_STATUS_BIN): $(FUZZ_STATUS_SRCS) loader/loader.h
@@ -23,7 +23,7 @@ fuzz-loader-status: $(FUZZ_STATUS_BIN)
 # libFuzzer on loader.conf (loader/config.c): make fuzz-loader-config runs it
 # until stopped; make test runs it 10 s (tests/sh/fuzz_loader_config.sh).
 FUZZ_CONFIG_BIN  := $(FUZZ_DIR)/fuzz_loader_config
-FUZZ_CONFIG_SRCS := fuzz/fuzz_loader_config.c loader/config.c btfreader/fileio.c
+FUZZ_CONFIG_SRCS := fuzz/fuzz_loader_config.c loader/config.c btfreader/fileio.c btfreader/layout.c
 
 .PHONY: fuzz-loader-config
 $(FUZZ_CONFIG_BIN): $(FUZZ_CONFIG_SRCS) loader/loader.h
