@@ -49,6 +49,9 @@ int kstats_parse_count(const char *opt, const char *arg, uint64_t max, uint64_t 
  * at s into out (outlen >= 1), whole escapes only, NUL-terminated; returns
  * how many bytes of s it took.
  */
+/* Bytes of the UTF-8 sequence at s (RFC 3629: no overlong form, surrogate or code
+ * point past U+10FFFF), 0 if it is not one: where a name must stay valid text. */
+size_t kstats_utf8_len(const char *s);
 #define KSTATS_ESCAPED_SIZE(n) (4 * (n) + 1)
 size_t kstats_escape(char *out, size_t outlen, const char *s, size_t len);
 

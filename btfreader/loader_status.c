@@ -25,23 +25,6 @@ static json_object *member(json_object *o, const char *key, json_type type)
 	       v : NULL;
 }
 
-/* Bytes of the UTF-8 sequence at s (RFC 3629: no overlong, surrogate or > U+10FFFF), or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned int n = s[0] < 0x80 ? 1 : s[0] > 0xf4 ? 0 : s[0] >= 0xf0 ? 4 :
-			 s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0, cp = s[0] & (0xff >> (n + 1)), i;
-
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 /* A file name may be any bytes: one that is not UTF-8 is escaped as the log escapes it. */
 static json_object *utf8_string(const char *s)
 {
@@ -49,7 +32,7 @@ static json_object *utf8_string(const char *s)
 	json_object *j;
 	char *buf;
 
-	for (i = 0; i < len && (n = utf8_len((const unsigned char *)s + i)); i += n)
+	for (i = 0; i < len && (n = kstats_utf8_len(s + i)); i += n)
 		;
 	if (i >= len || !(buf = malloc(4 * len + 1)))
 		return json_object_new_string(i >= len ? s : "");

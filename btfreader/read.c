@@ -446,4 +446,3 @@ size_t kstats_column_string(const struct kstats_column *col, const int64_t *vals
 		buf[n] = 0;
 	return n;
 }
-

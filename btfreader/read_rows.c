@@ -426,4 +426,3 @@ int kstats_read_rows(struct kstats_map *m, int64_t **rows, size_t *nrows,
 	}
 	return ret;
 }
-

@@ -130,6 +130,21 @@ int kstats_parse_count(const char *opt, const char *arg, uint64_t max, uint64_t 
 	return -EINVAL;
 }
 
+size_t kstats_utf8_len(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i, n = *s < 0x80 ? 1 : *s < 0xc2 ? 0 : *s < 0xe0 ? 2 : *s < 0xf0 ? 3 :
+		      *s < 0xf5 ? 4 : 0;
+
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if ((*s == 0xe0 && s[1] < 0xa0) || (*s == 0xed && s[1] >= 0xa0) ||
+	    (*s == 0xf0 && s[1] < 0x90) || (*s == 0xf4 && s[1] >= 0x90))
+		return 0;
+	return n;
+}
+
 size_t kstats_escape(char *out, size_t outlen, const char *s, size_t len)
 {
 	size_t i, n = 0;

@@ -70,22 +70,6 @@ static void prom_le(char *buf, size_t len, unsigned int i, unsigned int shift)
 		buf[--n] = 0;
 }
 
-/* The length of the UTF-8 sequence at s (RFC 3629: no overlong form, surrogate or
- * code point past U+10FFFF), 0 if it is not one. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t i, n = *s < 0x80 ? 1 : *s < 0xc2 ? 0 : *s < 0xe0 ? 2 : *s < 0xf0 ? 3 :
-		      *s < 0xf5 ? 4 : 0;
-
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	if ((*s == 0xe0 && s[1] < 0xa0) || (*s == 0xed && s[1] >= 0xa0) ||
-	    (*s == 0xf0 && s[1] < 0x90) || (*s == 0xf4 && s[1] >= 0x90))
-		return 0;
-	return n;
-}
-
 /*
  * Exposition text (a label value, or HELP): \\, newline and, quoted, '"' escaped;
  * a byte that is not UTF-8 becomes the text \xNN (kstats_escape's form), so that
@@ -96,7 +80,7 @@ static void put_text(FILE *f, const char *s, bool quoted)
 	size_t n;
 
 	for (; *s; s += n) {
-		n = utf8_len((const unsigned char *)s);
+		n = kstats_utf8_len(s);
 		if (!n)
 			fprintf(f, "\\\\x%02x", (unsigned char)*s);
 		else if (*s == '\\' || (quoted && *s == '"'))
