@@ -254,11 +254,16 @@ ship_in_domain() {
 }
 
 # kstats ship to a port the policy does not give it (1024-65535 but 8123
-# is unreserved_port_t): refused at connect, with an AVC.
+# is unreserved_port_t): refused at connect, with an AVC.  A state dir with
+# no record, so that every atom is sent again (no atom left: no connect).
 ship_port_refused() {
+	local st=/var/lib/kernelstats/systest-ship
+	install -d -o kstats -g kstats -m 0750 "$st" || return 1
 	new_denials "denied +\{ name_connect \}.*scontext=[^ ]*:kstats_t:.*tcontext=[^ ]*:unreserved_port_t:.*tclass=tcp_socket" \
 		run_unit ship_port User=kstats Group=kstats -- \
-		"/usr/bin/kstats ship --url http://127.0.0.1:18123/ --host systest --timeout 5" | tee "$out.sp"
+		"/usr/bin/kstats ship --url http://127.0.0.1:18123/ --state-dir $st --host systest --timeout 5" | tee "$out.sp"
+	journalctl -b -u systest-ship_port.service --no-pager -o cat | grep 'kstats ship:'
+	rm -rf "$st"
 	grep -q '^exit [1-9]' "$out.sp" && grep -q avc "$out.sp"
 }
 
