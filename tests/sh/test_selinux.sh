@@ -183,11 +183,14 @@ check "kstats_t (kstats ship): connects to 8123 (kstats_clickhouse_port_t) and h
 	"sesearch -A -s kstats_t -t kstats_t -c tcp_socket -p create,connect,write,read '$P' | grep . &&
 	 sesearch -A -s kstats_t -t kstats_clickhouse_port_t -c tcp_socket -p name_connect '$P' | grep . &&
 	 sesearch -A -s kstats_t -t http_port_t -c tcp_socket -p name_connect '$P' | grep ."
-check "kstats_t: resolves the server's name (dns_port_t, net_conf_t) and reads the CA certificates (cert_t)" sh -c \
-	"sesearch -A -s kstats_t -t dns_port_t -c tcp_socket -p name_connect '$P' | grep . &&
-	 sesearch -A -s kstats_t -t kstats_t -c udp_socket -p create,connect,write '$P' | grep . &&
-	 sesearch -A -s kstats_t -t net_conf_t -c file -p read '$P' | grep . &&
-	 sesearch -A -s kstats_t -t cert_t -c file -p read '$P' | grep ."
+resolves_and_verifies() {
+	active -A -s kstats_t -t dns_port_t -c tcp_socket -p name_connect | grep . &&
+	active -A -s kstats_t -t kstats_t -c udp_socket -p create,connect,write | grep . &&
+	active -A -s kstats_t -t net_conf_t -c file -p read | grep . &&
+	active -A -s kstats_t -t cert_t -c file -p read,open | grep .
+}
+check "kstats_t: resolves the server's name (dns_port_t, net_conf_t) and reads the CA certificates (cert_t)" \
+	resolves_and_verifies
 check "kstats_t: reads ship.conf's password file (etc_t), writes its shipped record (kstats_var_lib_t)" sh -c \
 	"sesearch -A -s kstats_t -t etc_t -c file -p read,open '$P' | grep . &&
 	 sesearch -A -s kstats_t -t kstats_var_lib_t -c file -p create,write,rename '$P' | grep ."
