@@ -208,6 +208,65 @@ new_denials() {	# pattern command...
 	denials | comm -13 "$out.before" - | grep -E "$pat"
 }
 
+# kstats ship from its unit, as an operator turns it on (ship.conf, a
+# password file), to a listener on 127.0.0.1:8123 that answers as
+# ClickHouse answers an INSERT (200, no body) and records, while the POST
+# is open, the domain of the kstats that sent it (ps -Z).
+ship_listener() {	# port
+	python3 -c '
+import http.server, subprocess, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        ps = subprocess.run(["ps", "-e", "-o", "label=,comm=,args="],
+                            capture_output=True, text=True).stdout.splitlines()
+        with open(sys.argv[2], "a") as f:
+            f.write("POST " + self.path.split("?")[0] + "\n")
+            f.write("".join("PS " + l + "\n" for l in ps if l.split()[1:2] == ["kstats"]))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+' "$1" "$out.posts" &
+	lpid=$!
+	wait_for "bash -c 'exec 3<>/dev/tcp/127.0.0.1/$1'" 30
+}
+ship_in_domain() {
+	local conf=/etc/kernelstats/ship.conf pw=/etc/kernelstats/ship.password
+	: >"$out.posts"
+	ship_listener 8123 || { kill "$lpid"; echo "the listener on 8123 did not start"; return 1; }
+	install -m 0600 -o kstats -g kstats /dev/null "$pw" && echo systest >"$pw" &&
+	cp "$conf" "$out.conf" &&
+	printf 'URL=http://127.0.0.1:8123/\nARGS="--host systest --user ingest --password-file %s"\n' "$pw" >"$conf" ||
+		return 1
+	stat -c '%n %U %a %C' "$pw" "$conf"
+	timeout 300 systemctl start kernelstats-ship.service
+	kill "$lpid"
+	cp "$out.conf" "$conf"
+	[ "$(systemctl show -P Result kernelstats-ship.service)" = success ] ||
+		{ journalctl -b -u kernelstats-ship.service --no-pager | tail -5; return 1; }
+	cat "$out.posts"
+	grep -q '^POST ' "$out.posts" && grep -q '^PS ' "$out.posts" &&
+	! grep '^PS ' "$out.posts" | grep -v ':kstats_t:' &&
+	all_typed kstats_var_lib_t /var/lib/kernelstats/state/shipped
+}
+
+# kstats ship to a port the policy does not give it (1024-65535 but 8123
+# is unreserved_port_t): refused at connect, with an AVC.  A state dir with
+# no record, so that every atom is sent again (no atom left: no connect).
+ship_port_refused() {
+	local st=/var/lib/kernelstats/systest-ship
+	install -d -o kstats -g kstats -m 0750 "$st" || return 1
+	new_denials "denied +\{ name_connect \}.*scontext=[^ ]*:kstats_t:.*tcontext=[^ ]*:unreserved_port_t:.*tclass=tcp_socket" \
+		run_unit ship_port User=kstats Group=kstats -- \
+		"/usr/bin/kstats ship --url http://127.0.0.1:18123/ --state-dir $st --host systest --timeout 5" | tee "$out.sp"
+	journalctl -b -u systest-ship_port.service --no-pager -o cat | grep 'kstats ship:'
+	rm -rf "$st"
+	grep -q '^exit [1-9]' "$out.sp" && grep -q avc "$out.sp"
+}
+
 # A confined login user (user_u:user_r:user_t) in group kstats: the Unix
 # modes let it read the pins (as test_system's member does), SELinux does
 # not.  Started by systemd with its SELinux context, the working directory
@@ -269,12 +328,16 @@ boot)
 	check "boot: the loader's unit runs in kstats_loader_t, the prober it executes after a crash too (ps -Z)" loader_domains
 	check "boot: ls -Z: the new object's pins are kstats_bpf_t, with no policy change" extra_pins
 	info "boot: new pins: $(head -4 "$out" | tr '\n' ' ')"
+	check "boot: kstats ship's unit (ship.conf, a password file) reaches ClickHouse's port 8123 from kstats_t and records what was acknowledged" ship_in_domain
+	info "boot: ship: $(tr '\n' ' ' <"$out" | cut -c1-600)"
 	check "boot: no kernelstats domain is permissive (semanage permissive -l, seinfo --permissive)" no_permissive
 	check "boot: no AVC denial for a kernelstats domain across the boots" no_domain_denials
 	check "boot: a confined user_t in group kstats is refused the pins (AVC on kstats_bpf_t)" user_refused
 	info "boot: user_t: $(tail -2 "$out" | tr '\n' ' ' | cut -c1-500)"
 	check "boot: kstats_t cannot load a program (AVC bpf { prog_load })" prog_load_refused
 	info "boot: prog_load: $(tail -2 "$out" | tr '\n' ' ' | cut -c1-500)"
+	check "boot: kstats_t cannot connect to another port (AVC tcp_socket { name_connect } on unreserved_port_t)" ship_port_refused
+	info "boot: ship to 18123: $(tail -2 "$out" | tr '\n' ' ' | cut -c1-500)"
 	;;
 *)
 	say "FAIL: guest: unknown phase '$phase'"

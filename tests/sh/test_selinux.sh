@@ -97,7 +97,7 @@ for pt in /usr/sbin/kstats-loader:kstats_loader_exec_t /usr/bin/kstats:kstats_ex
 	/usr/lib/kernelstats/bpf/compaction.bpf:kstats_obj_t /var/lib/kernelstats/atoms/a.pb:kstats_var_lib_t \
 	"$textfile/kernelstats.prom:kstats_textfile_t" "$textfile:kstats_textfile_dir_t" \
 	/run/kernelstats/loader-status.json:kstats_runtime_t \
-	/run/kernelstats-watch/1:kstats_watch_runtime_t; do
+	/run/kernelstats-watch/1:kstats_watch_runtime_t /etc/kernelstats/ship.password:etc_t; do
 	check "file contexts: ${pt%%:*} is ${pt##*:}" label "${pt%%:*}" "${pt##*:}"
 done
 
@@ -153,6 +153,71 @@ check "kstats_t: no capability that bypasses file modes or finds maps by id" \
 check "kstats_t: writes nothing of the loader's (status, objects)" sh -c \
 	"! sesearch -A -s kstats_t -t kstats_runtime_t -c file -p write,create,unlink '$P' | grep . &&
 	 ! sesearch -A -s kstats_t -t kstats_obj_t -c file -p write,create,unlink '$P' | grep ."
+
+# --- kstats ship (doc/fleet-atoms.md): the network, and no more ---
+# The rules sesearch finds that hold with the booleans as the policy ships
+# them: unconditional ones, and those whose boolean is in its default state.
+seinfo -b -x "$P" | awk '$1 == "bool" {sub(/;/, "", $3); print $2, $3}' >"$tmp/bools"
+active() {	# sesearch args...
+	sesearch "$@" "$P" | awk 'NR == FNR {on[$1] = $2; next}
+		!/\[ / {print; next}
+		match($0, /\[ [a-z0-9_]+ \]:(True|False)$/) {
+			split(substr($0, RSTART + 2), c, " ")
+			if ((on[c[1]] == "true") == (c[2] == "]:True")) print
+			next
+		}
+		{print}' "$tmp/bools" -
+}
+# Every target of the active rules sesearch finds is one of the named ones.
+active_targets_only() {	# "allowed targets" sesearch args...
+	local ok=" $1 " bad
+	shift
+	bad=$(active "$@" | awk '{split($3, tc, ":"); print tc[1]}' | sort -u | while read -r t; do
+		[[ $ok == *" $t "* ]] || echo "$t"
+	done)
+	[ -z "$bad" ] || { echo "also: $bad"; active "$@" | head -5; return 1; }
+}
+check "portcon: tcp 8123 (ClickHouse's HTTP interface) is kstats_clickhouse_port_t" \
+	sh -c "seinfo '$P' --portcon=8123 | grep -E 'portcon tcp 8123 +system_u:object_r:kstats_clickhouse_port_t:s0'"
+check "kstats_t (kstats ship): connects to 8123 (kstats_clickhouse_port_t) and http_port_t (80, 443, 8443)" sh -c \
+	"sesearch -A -s kstats_t -t kstats_t -c tcp_socket -p create,connect,write,read '$P' | grep . &&
+	 sesearch -A -s kstats_t -t kstats_clickhouse_port_t -c tcp_socket -p name_connect '$P' | grep . &&
+	 sesearch -A -s kstats_t -t http_port_t -c tcp_socket -p name_connect '$P' | grep ."
+resolves_and_verifies() {
+	active -A -s kstats_t -t dns_port_t -c tcp_socket -p name_connect | grep . &&
+	active -A -s kstats_t -t kstats_t -c udp_socket -p create,connect,write | grep . &&
+	active -A -s kstats_t -t net_conf_t -c file -p read | grep . &&
+	active -A -s kstats_t -t cert_t -c file -p read,open | grep .
+}
+check "kstats_t: resolves the server's name (dns_port_t, net_conf_t) and reads the CA certificates (cert_t)" \
+	resolves_and_verifies
+check "kstats_t: reads ship.conf's password file (etc_t), writes its shipped record (kstats_var_lib_t)" sh -c \
+	"sesearch -A -s kstats_t -t etc_t -c file -p read,open '$P' | grep . &&
+	 sesearch -A -s kstats_t -t kstats_var_lib_t -c file -p create,write,rename '$P' | grep ."
+check "kstats_t connects to no other port (booleans as shipped: not unreserved_port_t, not port_t)" \
+	active_targets_only "kstats_clickhouse_port_t http_port_t dns_port_t" -A -s kstats_t -c tcp_socket -p name_connect
+no_active() {	# sesearch args...: no active rule
+	local r
+	r=$(active "$@")
+	echo "$r"
+	[ -z "$r" ]
+}
+proxy_by_boolean() {
+	sesearch -A -s kstats_t -t http_cache_port_t -c tcp_socket -p name_connect "$P" |
+		grep -F '[ kstats_ship_http_proxy ]:True' &&
+	grep -x 'kstats_ship_http_proxy false' "$tmp/bools" &&
+	no_active -A -s kstats_t -t http_cache_port_t -c tcp_socket -p name_connect
+}
+check "kstats_t binds, listens and accepts on no port (booleans as shipped)" \
+	no_active -A -s kstats_t -c tcp_socket,udp_socket -p name_bind,node_bind,listen,accept
+check "kstats_t connects to an HTTP proxy (http_cache_port_t: 8080, 3128) only with kstats_ship_http_proxy, off by default" \
+	proxy_by_boolean
+loader_no_network() {
+	active_targets_only dns_port_t -A -s kstats_loader_t -c tcp_socket -p name_connect &&
+	no_active -A -s kstats_loader_t -c tcp_socket,udp_socket -p name_bind,node_bind,listen,accept
+}
+check "kstats_loader_t connects to no port but DNS (nsswitch, Debian's), binds and listens on none" \
+	loader_no_network
 
 # --- the neverallows, as queries on the whole policy ---
 sessions=$(seinfo -a systemd_user_session_type -x "$P" | awk 'NR > 1 {print $1}' | tr '\n' ' ')

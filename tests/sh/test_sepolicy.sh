@@ -93,3 +93,14 @@ if out=$(sesearch -A -s kstats_loader -t tmpfs -c dir -p write,add_name "$tmp/go
 else
 	echo "FAIL: the loader may write tmpfs directories: $out"
 fi
+
+# Android has no kstats ship (sepolicy/README.md): no kernelstats domain
+# may open a network socket; only Debian's module connects to ClickHouse.
+net=':(tcp|udp|rawip|sctp|packet|netlink_[a-z_]*)_socket |:(node|netif|packet) '
+if ! rules=$(sesearch -A "$tmp/good/policy.bin" 2>&1) || ! grep -q '^allow kstats ' <<<"$rules"; then
+	echo "FAIL: sesearch cannot list the AOSP policy's rules: $(head -2 <<<"$rules" | tr '\n' ' ')"
+elif out=$(grep -E '^allow kstats(_loader)? ' <<<"$rules" | grep -E "$net"); then
+	echo "FAIL: the AOSP policy gives a kernelstats domain the network: $(head -2 <<<"$out" | tr '\n' ' ')"
+else
+	echo "PASS: Android has no ship: no kernelstats domain may use a network socket"
+fi
