@@ -62,14 +62,14 @@ enum { AWAKE, FUTEX_WAITING, POLLING };
  * two context switches (or a quarter of what they may trail), all once caught up. */
 static void wake_sleepers(struct kstats_stream *s, uint64_t upto, bool mid_walk)
 {
-	uint64_t pos, backlog;
+	uint64_t pos, least;
 	size_t i;
 
 	for (i = 0; i < s->nconsumers; i++) {
 		pos = atomic_load_explicit(&s->consumers[i]->pos, memory_order_relaxed);
-		backlog = mid_walk ? MIN(s->consumers[i]->lag_max / 4, WAKE_BACKLOG * s->stride) : 0;
+		least = mid_walk ? MIN(s->consumers[i]->lag_max / 4, WAKE_BACKLOG * s->stride) : 0;
 		if (atomic_load(&s->consumers[i]->sleeping) == FUTEX_WAITING &&
-		    pos <= upto && upto - pos >= backlog)
+		    pos <= upto && upto - pos >= least)
 			break;
 	}
 	if (i < s->nconsumers)
