@@ -16,12 +16,10 @@
 #include "kstats_pins.h"
 #include "stream_int.h"
 
-/*
- * Reads are destructive: the ring is claimed with flock on a file named by its map id in
+/* Reads are destructive: the ring is claimed with flock on a file named by its map id in
  * a root-only directory (a name anyone could take first, such as an abstract socket, would
  * let any user stop root's watch); bpffs refuses to open the pin itself (EIO).  The lock
- * goes when its holder dies, the file when it closes: check the name still gives the file.
- */
+ * goes when its holder dies, the file when it closes: check the name still gives the file. */
 static int claim_ring(struct kstats_stream *s, const char *pin, char *err, size_t errlen)
 {
 	struct bpf_map_info info = {};
@@ -86,32 +84,6 @@ static int claim_ring(struct kstats_stream *s, const char *pin, char *err, size_
 				   "stop the other kstats watch", s->name);
 	s->lock_fd = fd;	/* open only while locked: its close removes the file */
 	return 0;
-}
-
-static const struct kstats_stream_meta *
-pick_stream(const struct kstats_objmeta *meta, const struct kstats_stream_opts *o,
-	    char *err, size_t errlen)
-{
-	const struct kstats_stream_meta *sm = NULL;
-	char names[256] = "";
-	size_t i, n = 0;
-
-	if (o->stream)
-		sm = kstats_objmeta_stream(meta, o->stream);
-	else if (meta->nstreams == 1)
-		sm = &meta->streams[0];
-	if (sm)
-		return sm;
-	for (i = 0; i < meta->nstreams; i++)
-		n += snprintf(names + n, n < sizeof(names) ? sizeof(names) - n : 0, "%s%s",
-			      i ? ", " : "", meta->streams[i].name);
-	if (o->stream)
-		kstats_fail(err, errlen, ENOENT, "%s has no stream %s; it has: %s", o->obj_path,
-			    o->stream, meta->nstreams ? names : "none");
-	else
-		kstats_fail(err, errlen, ENOENT, "%s has %zu streams; name one of: %s",
-			    o->obj_path, meta->nstreams, meta->nstreams ? names : "none");
-	return NULL;
 }
 
 static int kstats_stream_plan(struct kstats_stream *s, const char *record,
@@ -218,10 +190,11 @@ static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t
 int kstats_stream_open(const struct kstats_stream_opts *o, struct kstats_stream **out,
 		       char *err, size_t errlen)
 {
-	const struct kstats_stream_meta *sm;
+	const struct kstats_stream_meta *sm = NULL;
 	struct kstats_objmeta meta;
 	struct kstats_stream *s;
-	char obj[KSTATS_NAME_LEN], pin[PATH_MAX], drops_pin[PATH_MAX];
+	char obj[KSTATS_NAME_LEN], pin[PATH_MAX], drops_pin[PATH_MAX], names[256] = "";
+	size_t i, n = 0;
 	int ret;
 
 	ret = kstats_objmeta_read(o->obj_path, &meta, err, errlen);
@@ -233,8 +206,13 @@ int kstats_stream_open(const struct kstats_stream_opts *o, struct kstats_stream 
 		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	}
 	s->ring_fd = s->lock_fd = s->lock_dir_fd = s->stop_fd = s->sig_fd = s->wake_fd = -1;
-	ret = -ENOENT;
-	sm = pick_stream(&meta, o, err, errlen);
+	if (o->stream)
+		sm = kstats_objmeta_stream(&meta, o->stream);
+	else if (meta.nstreams == 1)
+		sm = &meta.streams[0];
+	for (i = 0; !sm && i < meta.nstreams; i++)
+		n += snprintf(names + n, n < sizeof(names) ? sizeof(names) - n : 0, "%s%s",
+			      i ? ", " : "", meta.streams[i].name);
 	if (sm) {
 		snprintf(s->name, sizeof(s->name), "%s", sm->name);
 		ret = kstats_obj_name(o->obj_path, obj, sizeof(obj)) ?:
@@ -246,6 +224,12 @@ int kstats_stream_open(const struct kstats_stream_opts *o, struct kstats_stream 
 		else
 			ret = open_ring(s, pin, err, errlen) ?:
 			      open_columns(s, o, sm, drops_pin, err, errlen);
+	} else if (o->stream) {
+		ret = kstats_fail(err, errlen, ENOENT, "%s has no stream %s; it has: %s",
+				  o->obj_path, o->stream, meta.nstreams ? names : "none");
+	} else {
+		ret = kstats_fail(err, errlen, ENOENT, "%s has %zu streams; name one of: %s",
+				  o->obj_path, meta.nstreams, meta.nstreams ? names : "none");
 	}
 	kstats_objmeta_free(&meta);
 	if (ret) {
@@ -330,13 +314,10 @@ int kstats_stream_get_stats(struct kstats_stream *s, struct kstats_stream_stats 
 int kstats_stream_consumer_stats(const struct kstats_stream *s, int id,
 				 struct kstats_consumer_stats *st)
 {
-	const struct consumer *c;
-
 	if (id < 0 || (size_t)id >= s->nconsumers)
 		return -ENOENT;
-	c = s->consumers[id];
-	st->dropped = atomic_load(&c->dropped);
-	st->handled = atomic_load(&c->next_seq) - st->dropped;
+	st->dropped = atomic_load(&s->consumers[id]->dropped);
+	st->handled = atomic_load(&s->consumers[id]->next_seq) - st->dropped;
 	return 0;
 }
 

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Event streams read in place: every consumer thread walks the mapped ring itself and
- * publishes how far it got; the kernel's consumer_pos follows the slowest (streams.md).
- */
+/* Event streams read in place: every consumer thread walks the mapped ring itself and
+ * publishes how far it got; the kernel's consumer_pos follows the slowest (streams.md). */
 #include <errno.h>
 #include <linux/bpf.h>
 #include <linux/futex.h>
@@ -91,8 +89,7 @@ static void release(struct kstats_stream *s)
 		;
 }
 
-/* A consumer's place in the ring, on its own thread: every seq before seq was handled or
- * dropped. */
+/* A consumer's place, on its own thread: every seq before seq was handled or dropped. */
 struct cursor {
 	uint64_t pos, seq, dropped, malformed;
 };
@@ -211,10 +208,8 @@ out:
 	*at = (struct cursor){ pos, seq, at->dropped, at->malformed };
 }
 
-/*
- * When every consumer is here, the kernel wakes the ring's pollers at the next commit;
- * else the one holding the ring back wakes this one, or it looks again every TICK_MS.
- */
+/* When every consumer is here, the kernel wakes the ring's pollers at the next commit;
+ * else the one holding the ring back wakes this one, or it looks again every TICK_MS. */
 static void sleep_until_ready(struct consumer *c, uint64_t pos)
 {
 	struct kstats_stream *s = c->s;
@@ -286,13 +281,9 @@ int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
 	c = all ? aligned_alloc(CACHELINE, size) : NULL;
 	if (!c)
 		return kstats_fail(err, errlen, ENOMEM, "out of memory");
-	memset(c, 0, size);
-	c->s = s;
-	c->fn = fn;
-	c->ctx = ctx;
-	/* The next power of two, at least 2. */
-	c->lag_max = ((queue_len < 2 ? 1 : UINT32_MAX >> __builtin_clz(queue_len - 1)) + 1ull) *
-		     s->stride;
+	/* lag_max: the next power of two of records, at least 2. */
+	*c = (struct consumer){ .s = s, .fn = fn, .ctx = ctx, .lag_max = s->stride *
+		((queue_len < 2 ? 1 : UINT32_MAX >> __builtin_clz(queue_len - 1)) + 1ull) };
 	s->consumers[s->nconsumers] = c;
 	return (int)s->nconsumers++;
 }

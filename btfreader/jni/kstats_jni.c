@@ -21,6 +21,7 @@ struct jni_reader {
 	struct kstats_map *map;
 	int64_t *rows;		/* max_rows * ncols */
 	size_t max_rows, ncols;
+	jint nread;		/* rows of the last read */
 };
 
 static jclass exception_class;
@@ -182,7 +183,7 @@ static jstring JNICALL native_enum_name(JNIEnv *env, jclass cls, jlong handle,
 }
 
 /* One read into dst (NULL: a new array of exactly the rows read). */
-static jlongArray read_into(JNIEnv *env, jlong handle, jlongArray dst, jint *nrows)
+static jlongArray read_into(JNIEnv *env, jlong handle, jlongArray dst)
 {
 	struct jni_reader *r = reader_of(handle);
 	char err[KSTATS_ERR_LEN] = "";
@@ -202,23 +203,18 @@ static jlongArray read_into(JNIEnv *env, jlong handle, jlongArray dst, jint *nro
 	if (!dst || (*env)->ExceptionCheck(env))
 		return NULL;
 	(*env)->SetLongArrayRegion(env, dst, 0, len, (const jlong *)r->rows);
-	*nrows = n;
+	r->nread = n;
 	return dst;
 }
 
 static jint JNICALL native_read(JNIEnv *env, jclass cls, jlong handle, jlongArray dst)
 {
-	jint n = 0;
-
-	read_into(env, handle, dst, &n);
-	return n;
+	return read_into(env, handle, dst) ? reader_of(handle)->nread : 0;
 }
 
 static jlongArray JNICALL native_read_new(JNIEnv *env, jclass cls, jlong handle)
 {
-	jint n;
-
-	return read_into(env, handle, NULL, &n);
+	return read_into(env, handle, NULL);
 }
 
 static const JNINativeMethod methods[] = {
