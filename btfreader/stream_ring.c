@@ -2,7 +2,6 @@
 /* Event streams read in place: every consumer thread walks the mapped ring itself and
  * publishes how far it got; the kernel's consumer_pos follows the slowest (streams.md). */
 #include <errno.h>
-#include <linux/bpf.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <sched.h>

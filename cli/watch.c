@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,7 +123,6 @@ static int print_text(struct watcher *w, const struct kstats_stream_record *rec)
 static void on_record(void *ctx, const struct kstats_stream_record *rec)
 {
 	struct watcher *w = ctx;
-	int ret;
 
 	/* Reads are destructive and the stop drains the ring: what arrives past --count is
 	 * counted, never silently eaten. */
@@ -132,15 +130,13 @@ static void on_record(void *ctx, const struct kstats_stream_record *rec)
 		w->unprinted++;
 		return;
 	}
-	ret = w->json ? print_json(w, rec) : print_text(w, rec);
-	if (ret || fflush(stdout)) {
+	if ((w->json ? print_json(w, rec) : print_text(w, rec)) || fflush(stdout)) {
 		w->write_err = errno ? errno : EIO;
 		w->unprinted++;
-		kstats_stream_request_stop(w->s);
+	} else if (++w->printed != w->count) {
 		return;
 	}
-	if (++w->printed == w->count)
-		kstats_stream_request_stop(w->s);
+	kstats_stream_request_stop(w->s);
 }
 
 struct stream_refs {
@@ -258,19 +254,12 @@ static int run(struct watcher *w, const sigset_t *sigs)
 {
 	struct kstats_stream_stats st;
 	char err[KSTATS_ERR_LEN] = "";
-	uint64_t seen[2] = { 0, 0 };
 	int ret = kstats_stream_get_stats(w->s, &st, err, sizeof(err));
+	uint64_t seen[2] = { st.kernel_drops, 0 };
 
-	if (ret) {
-		fprintf(stderr, "kstats watch: %s\n", err);
-		return ret;
-	}
-	seen[0] = st.kernel_drops;
-	while ((ret = kstats_stream_wait(w->s, sigs, DROP_CHECK_MS)) == -ETIME) {
+	while (!ret && (ret = kstats_stream_wait(w->s, sigs, DROP_CHECK_MS)) == -ETIME) {
 		report_losses(w, seen);
 		ret = kstats_stream_check_pin(w->s, err, sizeof(err));
-		if (ret)
-			break;
 	}
 	if (ret < 0)
 		fprintf(stderr, "kstats watch: %s%s\n", *err ? "" : "waiting: ",
