@@ -141,24 +141,19 @@ static jobjectArray JNICALL native_columns(JNIEnv *env, jclass cls, jlong handle
 static jintArray JNICALL native_layout(JNIEnv *env, jclass cls, jlong handle)
 {
 	struct jni_reader *r = reader_of(handle);
-	size_t i, len = 2 + 2 * r->ncols;
-	jintArray out = (*env)->NewIntArray(env, len);
-	jint *v = calloc(len, sizeof(*v));
+	jintArray out = (*env)->NewIntArray(env, 2 + 2 * r->ncols);
+	jint v[2] = { kstats_map_nkey_cols(r->map), r->max_rows };
+	size_t i;
 
-	if (out && v) {
-		v[0] = kstats_map_nkey_cols(r->map);
-		v[1] = r->max_rows;
-		for (i = 0; i < r->ncols; i++) {
-			const struct kstats_column *c = kstats_map_column(r->map, i);
+	if (out)
+		(*env)->SetIntArrayRegion(env, out, 0, 2, v);
+	for (i = 0; out && i < r->ncols; i++) {
+		const struct kstats_column *c = kstats_map_column(r->map, i);
 
-			v[2 + 2 * i] = c->kind | c->size << 8 | c->is_signed << 16;
-			v[3 + 2 * i] = c->offset;
-		}
-		(*env)->SetIntArrayRegion(env, out, 0, len, v);
-	} else if (out) {
-		throw_plain(env, "java/lang/OutOfMemoryError", "column layout");
+		v[0] = c->kind | c->size << 8 | c->is_signed << 16;
+		v[1] = c->offset;
+		(*env)->SetIntArrayRegion(env, out, 2 + 2 * i, 2, v);
 	}
-	free(v);
 	return out;
 }
 
