@@ -37,7 +37,7 @@ struct consumer {
 	kstats_consumer_fn fn;
 	void *ctx;
 	pthread_t thread;
-	int64_t vals[];			/* one per column, and one more */
+	int64_t vals[];			/* one per column of s->cols */
 };
 
 struct kstats_stream {

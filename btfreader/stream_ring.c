@@ -264,7 +264,7 @@ static void *consumer_main(void *arg)
 int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
 			       kstats_consumer_fn fn, void *ctx, char *err, size_t errlen)
 {
-	size_t size = (sizeof(struct consumer) + (s->cols.ncols + 1) * sizeof(int64_t) +
+	size_t size = (sizeof(struct consumer) + s->cols.ncols * sizeof(int64_t) +
 		       CACHELINE - 1) / CACHELINE * CACHELINE;
 	struct consumer *c, **all;
 
