@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * libkstats event streams (doc/streams.md).  The library's threads block every signal: hand
- * SIGINT and SIGTERM to kstats_stream_wait().  0 (or an id) or -errno, the reason in err.
- */
+/* libkstats event streams (doc/streams.md).  The library's threads block every signal: hand
+ * SIGINT and SIGTERM to kstats_stream_wait().  0 (or an id) or -errno, the reason in err. */
 #ifndef KSTATS_STREAM_H
 #define KSTATS_STREAM_H
 
@@ -20,8 +18,7 @@ struct kstats_stream_opts {
 	const char *pin_dir;	/* its maps are pinned there as map_<obj>_<map> */
 };
 
-/* One record, as a consumer receives it, decoded from the ring in place; valid during the
- * callback only. */
+/* One record, decoded from the ring in place for a consumer: valid during the callback. */
 struct kstats_stream_record {
 	uint64_t seq;		/* 0, 1, 2... in ring order, per open stream */
 	uint64_t ts_ns;		/* the record's CLOCK_MONOTONIC stamp */
@@ -40,7 +37,7 @@ struct kstats_stream_stats {
 
 struct kstats_consumer_stats {
 	uint64_t handled;	/* records passed to the callback */
-	uint64_t dropped;	/* records it fell its queue too far behind for: gaps in its seqs */
+	uint64_t dropped;	/* records it fell too far behind for: gaps in its seqs */
 };
 
 /* Root's own directory of stream claims (created 0700 when missing). */

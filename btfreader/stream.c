@@ -5,11 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/mman.h>
-#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
@@ -18,42 +16,15 @@
 #include "kstats_pins.h"
 #include "stream_int.h"
 
-/*
- * Reads are destructive: the ring is claimed with flock on a file named by its map id in
+/* Reads are destructive: the ring is claimed with flock on a file named by its map id in
  * a root-only directory (a name anyone could take first, such as an abstract socket, would
  * let any user stop root's watch); bpffs refuses to open the pin itself (EIO).  The lock
- * goes when its holder dies, the file when it closes: check the name still gives the file.
- */
-static int lock_dir_open(char *err, size_t errlen)
-{
-	struct stat st = {};
-	int fd;
-
-	if (mkdir(KSTATS_STREAM_LOCK_DIR, 0700) && errno != EEXIST)
-		return kstats_fail(err, errlen, errno, "cannot create %s: %s%s",
-				   KSTATS_STREAM_LOCK_DIR, strerror(errno),
-				   errno == EACCES ? " (run kstats watch as root)" : "");
-	fd = open(KSTATS_STREAM_LOCK_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return kstats_fail(err, errlen, errno, "%s: %s", KSTATS_STREAM_LOCK_DIR,
-				   strerror(errno));
-	if (fstat(fd, &st) || st.st_uid != geteuid() || (st.st_mode & 077)) {
-		close(fd);
-		return kstats_fail(err, errlen, EPERM, "%s is not a directory of this user's "
-				   "alone (owner uid %u, mode %04o), so others could claim "
-				   "streams; run: %s %s", KSTATS_STREAM_LOCK_DIR,
-				   (unsigned int)st.st_uid, (unsigned int)(st.st_mode & 07777),
-				   st.st_uid == geteuid() ? "chmod 0700" : "rm -r",
-				   KSTATS_STREAM_LOCK_DIR);
-	}
-	return fd;
-}
-
+ * goes when its holder dies, the file when it closes: check the name still gives the file. */
 static int claim_ring(struct kstats_stream *s, const char *pin, char *err, size_t errlen)
 {
 	struct bpf_map_info info = {};
 	__u32 len = sizeof(info);
-	struct stat held, named;
+	struct stat held = {}, named;
 	int fd, ret, tries;
 
 	if (bpf_obj_get_info_by_fd(s->ring_fd, &info, &len))
@@ -67,9 +38,22 @@ static int claim_ring(struct kstats_stream *s, const char *pin, char *err, size_
 	s->ring_id = info.id;
 	s->ring_mask = info.max_entries - 1;
 	snprintf(s->ring_pin, sizeof(s->ring_pin), "%s", pin);
-	s->lock_dir_fd = lock_dir_open(err, errlen);
+	if (mkdir(KSTATS_STREAM_LOCK_DIR, 0700) && errno != EEXIST)
+		return kstats_fail(err, errlen, errno, "cannot create %s: %s%s",
+				   KSTATS_STREAM_LOCK_DIR, strerror(errno),
+				   errno == EACCES ? " (run kstats watch as root)" : "");
+	s->lock_dir_fd = open(KSTATS_STREAM_LOCK_DIR,
+			      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (s->lock_dir_fd < 0)
-		return s->lock_dir_fd;
+		return kstats_fail(err, errlen, errno, "%s: %s", KSTATS_STREAM_LOCK_DIR,
+				   strerror(errno));
+	if (fstat(s->lock_dir_fd, &held) || held.st_uid != geteuid() || (held.st_mode & 077))
+		return kstats_fail(err, errlen, EPERM, "%s is not a directory of this user's "
+				   "alone (owner uid %u, mode %04o), so others could claim "
+				   "streams; run: %s %s", KSTATS_STREAM_LOCK_DIR,
+				   (unsigned int)held.st_uid, (unsigned int)(held.st_mode & 07777),
+				   held.st_uid == geteuid() ? "chmod 0700" : "rm -r",
+				   KSTATS_STREAM_LOCK_DIR);
 	snprintf(s->lock_name, sizeof(s->lock_name), "ring-%u", info.id);
 	for (tries = 0; tries < 100; tries++) {
 		fd = openat(s->lock_dir_fd, s->lock_name,
@@ -95,38 +79,11 @@ static int claim_ring(struct kstats_stream *s, const char *pin, char *err, size_
 		if (ret < 0)
 			return ret;
 	}
-	if (tries < 100) {
-		s->lock_fd = fd;	/* open only while locked: its close removes the file */
-		return 0;
-	}
-	return kstats_fail(err, errlen, EBUSY, "stream %s: its claim keeps being removed; "
-			   "stop the other kstats watch", s->name);
-}
-
-static const struct kstats_stream_meta *
-pick_stream(const struct kstats_objmeta *meta, const struct kstats_stream_opts *o,
-	    char *err, size_t errlen)
-{
-	const struct kstats_stream_meta *sm = NULL;
-	char names[256] = "";
-	size_t i, n = 0;
-
-	if (o->stream)
-		sm = kstats_objmeta_stream(meta, o->stream);
-	else if (meta->nstreams == 1)
-		sm = &meta->streams[0];
-	if (sm)
-		return sm;
-	for (i = 0; i < meta->nstreams; i++)
-		n += snprintf(names + n, n < sizeof(names) ? sizeof(names) - n : 0, "%s%s",
-			      i ? ", " : "", meta->streams[i].name);
-	if (o->stream)
-		kstats_fail(err, errlen, ENOENT, "%s has no stream %s; it has: %s", o->obj_path,
-			    o->stream, meta->nstreams ? names : "none");
-	else
-		kstats_fail(err, errlen, ENOENT, "%s has %zu streams; name one of: %s",
-			    o->obj_path, meta->nstreams, meta->nstreams ? names : "none");
-	return NULL;
+	if (tries == 100)
+		return kstats_fail(err, errlen, EBUSY, "stream %s: its claim keeps being removed; "
+				   "stop the other kstats watch", s->name);
+	s->lock_fd = fd;	/* open only while locked: its close removes the file */
+	return 0;
 }
 
 static int kstats_stream_plan(struct kstats_stream *s, const char *record,
@@ -140,6 +97,7 @@ static int kstats_stream_plan(struct kstats_stream *s, const char *record,
 				   "struct kstats_stream_hdr hdr", record);
 	while (first < s->layout.ncols && !strncmp(c[first].name, "hdr.", 4))
 		first++;
+	s->stride = (s->layout.size + BPF_RINGBUF_HDR_SZ + 7) & ~7u;
 	s->cols.cols = s->layout.cols + first;
 	s->cols.ncols = s->layout.ncols - first;
 	s->leaves = calloc(s->cols.ncols + 1, sizeof(*s->leaves));
@@ -190,27 +148,10 @@ static int open_columns(struct kstats_stream *s, const struct kstats_stream_opts
 	return ret ? ret : kstats_stream_plan(s, sm->record, err, errlen);
 }
 
-static int map_ring(struct kstats_stream *s)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	void *cons, *prod;
-
-	/* libbpf's layout: consumer_pos's page at 0, then producer_pos's and the data. */
-	cons = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, s->ring_fd, 0);
-	if (cons == MAP_FAILED)
-		return -errno;
-	s->cons_pos = cons;
-	s->prod_len = page + 2 * (s->ring_mask + 1);
-	prod = mmap(NULL, s->prod_len, PROT_READ, MAP_SHARED, s->ring_fd, (off_t)page);
-	if (prod == MAP_FAILED)
-		return -errno;
-	s->prod_pos = prod;
-	s->data = (const unsigned char *)prod + page;
-	return 0;
-}
-
 static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t errlen)
 {
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	void *prod = MAP_FAILED;
 	int ret;
 
 	s->ring_fd = kstats_pin_get(pin, 0, &s->ring_st);
@@ -226,11 +167,19 @@ static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t
 	ret = claim_ring(s, pin, err, errlen);
 	if (ret)
 		return ret;
-	ret = map_ring(s);
-	if (ret)
-		return kstats_fail(err, errlen, -ret, "%s: %s", pin, ret == -EPERM ?
+	/* libbpf's layout: consumer_pos's page at 0, then producer_pos's and the data. */
+	s->cons_pos = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, s->ring_fd, 0);
+	if (s->cons_pos != MAP_FAILED)
+		prod = mmap(NULL, page + 2 * (s->ring_mask + 1), PROT_READ, MAP_SHARED,
+			    s->ring_fd, (off_t)page);
+	ret = errno;
+	if (prod == MAP_FAILED)
+		return kstats_fail(err, errlen, ret, "%s: %s", pin, ret == EPERM ?
 				   "the ring was frozen (BPF_MAP_FREEZE) and can no longer be "
-				   "read; " KSTATS_FIX_LOAD " to recreate it" : strerror(-ret));
+				   "read; " KSTATS_FIX_LOAD " to recreate it" : strerror(ret));
+	s->prod_pos = prod;
+	s->prod_len = page + 2 * (s->ring_mask + 1);
+	s->data = (const unsigned char *)prod + page;
 	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->stop_fd < 0 || s->wake_fd < 0)
@@ -241,10 +190,11 @@ static int open_ring(struct kstats_stream *s, const char *pin, char *err, size_t
 int kstats_stream_open(const struct kstats_stream_opts *o, struct kstats_stream **out,
 		       char *err, size_t errlen)
 {
-	const struct kstats_stream_meta *sm;
+	const struct kstats_stream_meta *sm = NULL;
 	struct kstats_objmeta meta;
 	struct kstats_stream *s;
-	char obj[KSTATS_NAME_LEN], pin[PATH_MAX], drops_pin[PATH_MAX];
+	char obj[KSTATS_NAME_LEN], pin[PATH_MAX], drops_pin[PATH_MAX], names[256] = "";
+	size_t i, n = 0;
 	int ret;
 
 	ret = kstats_objmeta_read(o->obj_path, &meta, err, errlen);
@@ -256,8 +206,13 @@ int kstats_stream_open(const struct kstats_stream_opts *o, struct kstats_stream 
 		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	}
 	s->ring_fd = s->lock_fd = s->lock_dir_fd = s->stop_fd = s->sig_fd = s->wake_fd = -1;
-	ret = -ENOENT;
-	sm = pick_stream(&meta, o, err, errlen);
+	if (o->stream)
+		sm = kstats_objmeta_stream(&meta, o->stream);
+	else if (meta.nstreams == 1)
+		sm = &meta.streams[0];
+	for (i = 0; !sm && i < meta.nstreams; i++)
+		n += snprintf(names + n, n < sizeof(names) ? sizeof(names) - n : 0, "%s%s",
+			      i ? ", " : "", meta.streams[i].name);
 	if (sm) {
 		snprintf(s->name, sizeof(s->name), "%s", sm->name);
 		ret = kstats_obj_name(o->obj_path, obj, sizeof(obj)) ?:
@@ -269,6 +224,12 @@ int kstats_stream_open(const struct kstats_stream_opts *o, struct kstats_stream 
 		else
 			ret = open_ring(s, pin, err, errlen) ?:
 			      open_columns(s, o, sm, drops_pin, err, errlen);
+	} else if (o->stream) {
+		ret = kstats_fail(err, errlen, ENOENT, "%s has no stream %s; it has: %s",
+				  o->obj_path, o->stream, meta.nstreams ? names : "none");
+	} else {
+		ret = kstats_fail(err, errlen, ENOENT, "%s has %zu streams; name one of: %s",
+				  o->obj_path, meta.nstreams, meta.nstreams ? names : "none");
 	}
 	kstats_objmeta_free(&meta);
 	if (ret) {
@@ -286,12 +247,10 @@ void kstats_stream_close(struct kstats_stream *s)
 	if (!s)
 		return;
 	kstats_stream_stop(s, NULL, 0);
-	for (i = 0; i < s->nconsumers; i++) {
-		free(s->consumers[i]->vals);
+	for (i = 0; i < s->nconsumers; i++)
 		free(s->consumers[i]);
-	}
 	free(s->consumers);
-	/* Never mapped: NULL, and munmap fails harmlessly. */
+	/* Never mapped: NULL or MAP_FAILED, and munmap fails harmlessly. */
 	munmap(s->cons_pos, (size_t)sysconf(_SC_PAGESIZE));
 	munmap((void *)s->prod_pos, s->prod_len);
 	kstats_map_close(s->drops);
@@ -355,13 +314,10 @@ int kstats_stream_get_stats(struct kstats_stream *s, struct kstats_stream_stats 
 int kstats_stream_consumer_stats(const struct kstats_stream *s, int id,
 				 struct kstats_consumer_stats *st)
 {
-	const struct consumer *c;
-
 	if (id < 0 || (size_t)id >= s->nconsumers)
 		return -ENOENT;
-	c = s->consumers[id];
-	st->dropped = atomic_load(&c->dropped);
-	st->handled = atomic_load(&c->next_seq) - st->dropped;
+	st->dropped = atomic_load(&s->consumers[id]->dropped);
+	st->handled = atomic_load(&s->consumers[id]->next_seq) - st->dropped;
 	return 0;
 }
 

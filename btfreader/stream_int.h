@@ -7,9 +7,7 @@
 #include <pthread.h>
 #include <stdalign.h>
 #include <stdatomic.h>
-#include <stdbool.h>
 #include <sys/param.h>
-#include <sys/stat.h>
 
 #include "kstats_meta.h"
 #include "kstats_stream.h"
@@ -17,11 +15,10 @@
 
 #define CACHELINE 64
 
-/* One 8-byte load ending where the column ends (inside the record: the header is 8 bytes),
- * shifted right past the bytes before it and masked to its size unless signed. */
+/* A column: one 8-byte load ending where it ends (the header's 8 bytes keep it inside the
+ * record), shifted right past the bytes before it, masked to its size unless signed. */
 struct leaf {
-	uint32_t end8;			/* offset + size - 8 */
-	uint32_t shift;			/* 64 - 8 * size */
+	uint32_t end8, shift;		/* offset + size - 8, 64 - 8 * size */
 	uint64_t mask;
 };
 
@@ -39,8 +36,8 @@ struct consumer {
 	struct kstats_stream *s;
 	kstats_consumer_fn fn;
 	void *ctx;
-	int64_t *vals;
 	pthread_t thread;
+	int64_t vals[];			/* one per column of s->cols */
 };
 
 struct kstats_stream {
@@ -56,14 +53,14 @@ struct kstats_stream {
 	const uint64_t *prod_pos;
 	const unsigned char *data;
 	size_t prod_len;
-	uint64_t ring_mask;
+	uint64_t ring_mask, stride;	/* stride: a record of layout.size with its header */
 	struct kstats_map *drops;	/* the drop counter; its BTF is the object's */
 	struct kstats_layout layout;	/* the whole record, header first */
 	struct kstats_map cols;		/* layout's columns after the header */
 	struct leaf *leaves;		/* one per column of cols */
 	struct consumer **consumers;
 	size_t nconsumers;
-	bool running, started;
+	bool started;
 	int reader_err;			/* a consumer's failed poll */
 	alignas(CACHELINE) _Atomic uint32_t wake_seq;	/* futex word of sleeping consumers */
 	_Atomic bool stopping;

@@ -1,16 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Event streams read in place: every consumer thread walks the mapped ring itself and
- * publishes how far it got; the kernel's consumer_pos follows the slowest (streams.md).
- */
+/* Event streams read in place: every consumer thread walks the mapped ring itself and
+ * publishes how far it got; the kernel's consumer_pos follows the slowest (streams.md). */
 #include <errno.h>
-#include <linux/bpf.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -51,13 +47,6 @@ static uint64_t produced(const struct kstats_stream *s)
 	return __atomic_load_n(s->prod_pos, __ATOMIC_ACQUIRE);
 }
 
-/* A record at pos, committed: its header's length word is no longer BUSY. */
-static bool ready(const struct kstats_stream *s, uint64_t pos)
-{
-	return pos < produced(s) && !(__atomic_load_n((const uint32_t *)(s->data + (pos &
-		s->ring_mask)), __ATOMIC_ACQUIRE) & BPF_RINGBUF_BUSY_BIT);
-}
-
 static void futex_wake_all(_Atomic uint32_t *word)
 {
 	atomic_fetch_add(word, 1);
@@ -66,24 +55,18 @@ static void futex_wake_all(_Atomic uint32_t *word)
 
 enum { AWAKE, FUTEX_WAITING, POLLING };
 
-static uint64_t stride(const struct kstats_stream *s)
-{
-	return (s->layout.size + BPF_RINGBUF_HDR_SZ + 7) & ~7u;
-}
-
 /* Consumers waiting on another one: mid-walk those whose backlog is worth a futex call and
  * two context switches (or a quarter of what they may trail), all once caught up. */
 static void wake_sleepers(struct kstats_stream *s, uint64_t upto, bool mid_walk)
 {
-	uint64_t pos, backlog;
+	uint64_t pos, least;
 	size_t i;
 
 	for (i = 0; i < s->nconsumers; i++) {
 		pos = atomic_load_explicit(&s->consumers[i]->pos, memory_order_relaxed);
-		backlog = s->consumers[i]->lag_max / 4;
-		backlog = mid_walk ? MIN(backlog, WAKE_BACKLOG * stride(s)) : 0;
+		least = mid_walk ? MIN(s->consumers[i]->lag_max / 4, WAKE_BACKLOG * s->stride) : 0;
 		if (atomic_load(&s->consumers[i]->sleeping) == FUTEX_WAITING &&
-		    pos <= upto && upto - pos >= backlog)
+		    pos <= upto && upto - pos >= least)
 			break;
 	}
 	if (i < s->nconsumers)
@@ -105,8 +88,7 @@ static void release(struct kstats_stream *s)
 		;
 }
 
-/* A consumer's place in the ring, on its own thread: every seq before seq was handled or
- * dropped. */
+/* A consumer's place, on its own thread: every seq before seq was handled or dropped. */
 struct cursor {
 	uint64_t pos, seq, dropped, malformed;
 };
@@ -178,7 +160,7 @@ static void walk(struct consumer *c, struct cursor *at, uint64_t end)
 	const struct leaf *leaves = s->leaves, *leaves_end = leaves + s->cols.ncols;
 	struct kstats_stream_record rec = { .vals = c->vals };
 	const unsigned char *hdr;
-	uint64_t pos = at->pos, seq = at->seq, step = stride(s), stop;
+	uint64_t pos = at->pos, seq = at->seq, step = s->stride, stop;
 	uint32_t len;
 
 	/* A jump past end (overrun by a consumer that saw more) ends the walk there. */
@@ -225,10 +207,8 @@ out:
 	*at = (struct cursor){ pos, seq, at->dropped, at->malformed };
 }
 
-/*
- * When every consumer is here, the kernel wakes the ring's pollers at the next commit;
- * else the one holding the ring back wakes this one, or it looks again every TICK_MS.
- */
+/* When every consumer is here, the kernel wakes the ring's pollers at the next commit;
+ * else the one holding the ring back wakes this one, or it looks again every TICK_MS. */
 static void sleep_until_ready(struct consumer *c, uint64_t pos)
 {
 	struct kstats_stream *s = c->s;
@@ -241,7 +221,10 @@ static void sleep_until_ready(struct consumer *c, uint64_t pos)
 	atomic_store(&c->sleeping, FUTEX_WAITING);
 	if (__atomic_load_n(s->cons_pos, __ATOMIC_SEQ_CST) == pos)
 		atomic_store(&c->sleeping, POLLING);
-	if (ready(s, pos) || atomic_load(&s->stopping))
+	/* A record at pos, committed (not BUSY), or the stop: no sleep. */
+	if ((pos < produced(s) && !(__atomic_load_n((const uint32_t *)(s->data +
+	     (pos & s->ring_mask)), __ATOMIC_ACQUIRE) & BPF_RINGBUF_BUSY_BIT)) ||
+	    atomic_load(&s->stopping))
 		;
 	else if (atomic_load(&c->sleeping) == FUTEX_WAITING)
 		syscall(SYS_futex, (uint32_t *)&s->wake_seq, FUTEX_WAIT_PRIVATE, seen, &tick,
@@ -281,7 +264,8 @@ static void *consumer_main(void *arg)
 int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
 			       kstats_consumer_fn fn, void *ctx, char *err, size_t errlen)
 {
-	size_t size = (sizeof(struct consumer) + CACHELINE - 1) / CACHELINE * CACHELINE;
+	size_t size = (sizeof(struct consumer) + s->cols.ncols * sizeof(int64_t) +
+		       CACHELINE - 1) / CACHELINE * CACHELINE;
 	struct consumer *c, **all;
 
 	if (s->started)
@@ -294,20 +278,11 @@ int kstats_stream_add_consumer(struct kstats_stream *s, uint32_t queue_len,
 	if (all)
 		s->consumers = all;
 	c = all ? aligned_alloc(CACHELINE, size) : NULL;
-	if (c) {
-		memset(c, 0, size);
-		c->vals = calloc(s->cols.ncols + 1, sizeof(*c->vals));
-	}
-	if (!c || !c->vals) {
-		free(c);
+	if (!c)
 		return kstats_fail(err, errlen, ENOMEM, "out of memory");
-	}
-	c->s = s;
-	c->fn = fn;
-	c->ctx = ctx;
-	/* The next power of two, at least 2. */
-	c->lag_max = ((queue_len < 2 ? 1 : UINT32_MAX >> __builtin_clz(queue_len - 1)) + 1ull) *
-		     stride(s);
+	/* lag_max: the next power of two of records, at least 2. */
+	*c = (struct consumer){ .s = s, .fn = fn, .ctx = ctx, .lag_max = s->stride *
+		((queue_len < 2 ? 1 : UINT32_MAX >> __builtin_clz(queue_len - 1)) + 1ull) };
 	s->consumers[s->nconsumers] = c;
 	return (int)s->nconsumers++;
 }
@@ -326,7 +301,6 @@ static void join_consumers(struct kstats_stream *s, size_t n)
 		pthread_join(s->consumers[i]->thread, NULL);
 		delivered = MAX(delivered, s->consumers[i]->next_seq);
 	}
-	s->running = false;
 	for (i = 0; i < n; i++) {
 		s->consumers[i]->dropped += delivered - s->consumers[i]->next_seq;
 		s->consumers[i]->next_seq = delivered;
@@ -349,16 +323,13 @@ int kstats_stream_start(struct kstats_stream *s, char *err, size_t errlen)
 	/* Threads inherit the mask: signals go to the caller's thread only. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	s->running = true;
 	for (i = 0; i < s->nconsumers && !ret; i++)
 		ret = -pthread_create(&s->consumers[i]->thread, NULL, consumer_main,
 				      s->consumers[i]);
-	if (ret)
-		i--;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret) {
 		s->reader_err = ret;
-		join_consumers(s, i);
+		join_consumers(s, i - 1);
 		return kstats_fail(err, errlen, -ret, "cannot start threads: %s", strerror(-ret));
 	}
 	return 0;
@@ -366,7 +337,7 @@ int kstats_stream_start(struct kstats_stream *s, char *err, size_t errlen)
 
 int kstats_stream_stop(struct kstats_stream *s, char *err, size_t errlen)
 {
-	if (s->running) {
+	if (s->started && !atomic_load(&s->stopping)) {
 		kstats_stream_request_stop(s);
 		join_consumers(s, s->nconsumers);
 	}

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,25 +123,20 @@ static int print_text(struct watcher *w, const struct kstats_stream_record *rec)
 static void on_record(void *ctx, const struct kstats_stream_record *rec)
 {
 	struct watcher *w = ctx;
-	int ret;
 
-	/*
-	 * Ring reads are destructive and the reader drains the ring on stop:
-	 * what arrives past --count is counted, never silently eaten.
-	 */
+	/* Reads are destructive and the stop drains the ring: what arrives past --count is
+	 * counted, never silently eaten. */
 	if (w->write_err || (w->count && w->printed >= w->count)) {
 		w->unprinted++;
 		return;
 	}
-	ret = w->json ? print_json(w, rec) : print_text(w, rec);
-	if (ret || fflush(stdout)) {
+	if ((w->json ? print_json(w, rec) : print_text(w, rec)) || fflush(stdout)) {
 		w->write_err = errno ? errno : EIO;
 		w->unprinted++;
-		kstats_stream_request_stop(w->s);
+	} else if (++w->printed != w->count) {
 		return;
 	}
-	if (++w->printed == w->count)
-		kstats_stream_request_stop(w->s);
+	kstats_stream_request_stop(w->s);
 }
 
 struct stream_refs {
@@ -260,19 +254,12 @@ static int run(struct watcher *w, const sigset_t *sigs)
 {
 	struct kstats_stream_stats st;
 	char err[KSTATS_ERR_LEN] = "";
-	uint64_t seen[2] = { 0, 0 };
 	int ret = kstats_stream_get_stats(w->s, &st, err, sizeof(err));
+	uint64_t seen[2] = { st.kernel_drops, 0 };
 
-	if (ret) {
-		fprintf(stderr, "kstats watch: %s\n", err);
-		return ret;
-	}
-	seen[0] = st.kernel_drops;
-	while ((ret = kstats_stream_wait(w->s, sigs, DROP_CHECK_MS)) == -ETIME) {
+	while (!ret && (ret = kstats_stream_wait(w->s, sigs, DROP_CHECK_MS)) == -ETIME) {
 		report_losses(w, seen);
 		ret = kstats_stream_check_pin(w->s, err, sizeof(err));
-		if (ret)
-			break;
 	}
 	if (ret < 0)
 		fprintf(stderr, "kstats watch: %s%s\n", *err ? "" : "waiting: ",
@@ -304,46 +291,6 @@ static void print_summary(struct watcher *w)
 		w->printed, w->unprinted, w->write_err ? "output failed" : "past --count");
 }
 
-/* Prints the error; 0 or -EINVAL. */
-static int parse_count(const char *opt, const char *arg, uint64_t max, uint64_t *out)
-{
-	char err[KSTATS_ERR_LEN];
-	int ret = kstats_parse_count(opt, arg, max, out, err, sizeof(err));
-
-	if (ret)
-		fprintf(stderr, "kstats watch: %s\n", err);
-	return ret;
-}
-
-static int watch_stream(struct watcher *w, const struct stream_ref *ref,
-			const char *pin_dir, uint64_t queue, const sigset_t *sigs)
-{
-	struct kstats_stream_opts so = { .obj_path = ref->obj_path, .stream = ref->name,
-					 .pin_dir = pin_dir };
-	char err[KSTATS_ERR_LEN] = "";
-	int ret = kstats_stream_open(&so, &w->s, err, sizeof(err));
-
-	if (!ret)
-		ret = build_fields(w);
-	if (!ret)
-		ret = w->id = kstats_stream_add_consumer(w->s, (uint32_t)queue, on_record, w,
-							 err, sizeof(err));
-	if (ret >= 0)
-		ret = kstats_stream_start(w->s, err, sizeof(err));
-	if (ret < 0) {
-		fprintf(stderr, "kstats watch: %s\n", *err ? err : strerror(-ret));
-		return kstats_exit_code(ret);
-	}
-	w->real_minus_mono_ns = (int64_t)(kstats_clock_ns(CLOCK_REALTIME) -
-					  kstats_clock_ns(CLOCK_MONOTONIC));
-	ret = run(w, sigs);
-	print_summary(w);
-	if (w->write_err && w->write_err != EPIPE)
-		fprintf(stderr, "kstats watch: writing: %s\n", strerror(w->write_err));
-	return ret || (w->write_err && w->write_err != EPIPE) ? KSTATS_EXIT_ERROR
-							      : KSTATS_EXIT_OK;
-}
-
 int cmd_watch(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -355,10 +302,13 @@ int cmd_watch(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	const char *obj_dir = kstats_default_obj_dir(), *pin_dir = KSTATS_DEFAULT_PIN_DIR;
+	const char *obj_dir = kstats_default_obj_dir();
 	struct watcher w = {};
 	struct stream_ref ref;
+	struct kstats_stream_opts so = { .obj_path = ref.obj_path, .stream = ref.name,
+					 .pin_dir = KSTATS_DEFAULT_PIN_DIR };
 	uint64_t queue = DEFAULT_QUEUE;
+	char err[KSTATS_ERR_LEN] = "";
 	sigset_t sigs;
 	int c, ret;
 
@@ -366,15 +316,16 @@ int cmd_watch(int argc, char **argv)
 		switch (c) {
 		case 'j': w.json = true; break;
 		case 'c':
-			if (parse_count("--count", optarg, UINT64_MAX, &w.count))
-				return KSTATS_EXIT_USAGE;
-			break;
 		case 'q':
-			if (parse_count("--queue", optarg, 1u << 24, &queue))
+			if (kstats_parse_count(c == 'c' ? "--count" : "--queue", optarg,
+					       c == 'c' ? UINT64_MAX : 1u << 24,
+					       c == 'c' ? &w.count : &queue, err, sizeof(err))) {
+				fprintf(stderr, "kstats watch: %s\n", err);
 				return KSTATS_EXIT_USAGE;
+			}
 			break;
 		case 'o': obj_dir = optarg; break;
-		case 'p': pin_dir = optarg; break;
+		case 'p': so.pin_dir = optarg; break;
 		case 'h': usage(stdout); return KSTATS_EXIT_OK;
 		default: usage(stderr); return KSTATS_EXIT_USAGE;
 		}
@@ -388,11 +339,29 @@ int cmd_watch(int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-	ret = pick_stream(obj_dir, pin_dir, optind < argc ? argv[optind] : NULL, &ref);
+	ret = pick_stream(obj_dir, so.pin_dir, optind < argc ? argv[optind] : NULL, &ref);
 	if (ret)
 		return ret;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	ret = watch_stream(&w, &ref, pin_dir, queue, &sigs);
+	ret = kstats_stream_open(&so, &w.s, err, sizeof(err)) ?: build_fields(&w);
+	if (!ret)
+		ret = w.id = kstats_stream_add_consumer(w.s, (uint32_t)queue, on_record, &w,
+							err, sizeof(err));
+	if (ret >= 0)
+		ret = kstats_stream_start(w.s, err, sizeof(err));
+	if (ret < 0) {
+		fprintf(stderr, "kstats watch: %s\n", *err ? err : strerror(-ret));
+		ret = kstats_exit_code(ret);
+		goto out;
+	}
+	w.real_minus_mono_ns = (int64_t)(kstats_clock_ns(CLOCK_REALTIME) -
+					 kstats_clock_ns(CLOCK_MONOTONIC));
+	ret = run(&w, &sigs);
+	print_summary(&w);
+	if (w.write_err && w.write_err != EPIPE)
+		fprintf(stderr, "kstats watch: writing: %s\n", strerror(w.write_err));
+	ret = ret || (w.write_err && w.write_err != EPIPE) ? KSTATS_EXIT_ERROR : KSTATS_EXIT_OK;
+out:
 	kstats_stream_close(w.s);
 	kstats_fields_free(&w.fs);
 	return ret;

@@ -11,6 +11,9 @@
 #include "kstats_tool.h"
 #include "kstats_reader.h"
 
+/* The JVM fixes every native's parameters: most ignore env or the class. */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+
 #define READER_CLASS "org/kernelstats/KernelTelemetryReader"
 #define EXCEPTION_CLASS "org/kernelstats/KernelTelemetryException"
 
@@ -18,6 +21,7 @@ struct jni_reader {
 	struct kstats_map *map;
 	int64_t *rows;		/* max_rows * ncols */
 	size_t max_rows, ncols;
+	jint nread;		/* rows of the last read */
 };
 
 static jclass exception_class;
@@ -57,13 +61,6 @@ static struct jni_reader *reader_of(jlong handle)
 	return (struct jni_reader *)(intptr_t)handle;
 }
 
-static void reader_free(struct jni_reader *r)
-{
-	kstats_map_close(r->map);
-	free(r->rows);
-	free(r);
-}
-
 /* Java arrays index with int: the whole map must fit one. */
 static int alloc_rows(struct jni_reader *r, char *err, size_t errlen)
 {
@@ -74,6 +71,15 @@ static int alloc_rows(struct jni_reader *r, char *err, size_t errlen)
 				   "Java long[]", r->max_rows, r->ncols);
 	r->rows = calloc(r->max_rows ?: 1, r->ncols * sizeof(*r->rows));
 	return r->rows ? 0 : -ENOMEM;
+}
+
+static void JNICALL native_close(JNIEnv *env, jclass cls, jlong handle)
+{
+	struct jni_reader *r = reader_of(handle);
+
+	kstats_map_close(r->map);
+	free(r->rows);
+	free(r);
 }
 
 static jlong JNICALL native_open(JNIEnv *env, jclass cls, jstring obj, jstring map,
@@ -88,7 +94,6 @@ static jlong JNICALL native_open(JNIEnv *env, jclass cls, jstring obj, jstring m
 	struct jni_reader *r = NULL;
 	int ret;
 
-	(void)cls;
 	if (!pin_path || (obj && !obj_path) || (map && !map_name))
 		goto out;	/* OutOfMemoryError is pending */
 	r = calloc(1, sizeof(*r));
@@ -97,7 +102,7 @@ static jlong JNICALL native_open(JNIEnv *env, jclass cls, jstring obj, jstring m
 	if (ret) {
 		throw_error(env, ret, err, sizeof(err));
 		if (r)
-			reader_free(r);
+			native_close(env, cls, (jlong)(intptr_t)r);
 		r = NULL;
 	}
 out:
@@ -110,12 +115,6 @@ out:
 	return (jlong)(intptr_t)r;
 }
 
-static void JNICALL native_close(JNIEnv *env, jclass cls, jlong handle)
-{
-	(void)env;
-	(void)cls;
-	reader_free(reader_of(handle));
-}
 
 static jobjectArray JNICALL native_columns(JNIEnv *env, jclass cls, jlong handle)
 {
@@ -124,7 +123,6 @@ static jobjectArray JNICALL native_columns(JNIEnv *env, jclass cls, jlong handle
 	jobjectArray names;
 	size_t i;
 
-	(void)cls;
 	if (!string_class)
 		return NULL;
 	names = (*env)->NewObjectArray(env, r->ncols, string_class, NULL);
@@ -139,45 +137,33 @@ static jobjectArray JNICALL native_columns(JNIEnv *env, jclass cls, jlong handle
 	return names;
 }
 
-/*
- * { key columns, max rows }, then per column { kind | size << 8 |
- * signed << 16, byte offset }.
- */
+/* { key columns, max rows }, then per column { kind | size << 8 | signed << 16, byte offset }. */
 static jintArray JNICALL native_layout(JNIEnv *env, jclass cls, jlong handle)
 {
 	struct jni_reader *r = reader_of(handle);
-	size_t i, len = 2 + 2 * r->ncols;
-	jintArray out = (*env)->NewIntArray(env, len);
-	jint *v = calloc(len, sizeof(*v));
+	jintArray out = (*env)->NewIntArray(env, 2 + 2 * r->ncols);
+	jint v[2] = { kstats_map_nkey_cols(r->map), r->max_rows };
+	size_t i;
 
-	(void)cls;
-	if (out && v) {
-		v[0] = kstats_map_nkey_cols(r->map);
-		v[1] = r->max_rows;
-		for (i = 0; i < r->ncols; i++) {
-			const struct kstats_column *c = kstats_map_column(r->map, i);
+	if (out)
+		(*env)->SetIntArrayRegion(env, out, 0, 2, v);
+	for (i = 0; out && i < r->ncols; i++) {
+		const struct kstats_column *c = kstats_map_column(r->map, i);
 
-			v[2 + 2 * i] = c->kind | c->size << 8 | c->is_signed << 16;
-			v[3 + 2 * i] = c->offset;
-		}
-		(*env)->SetIntArrayRegion(env, out, 0, len, v);
-	} else if (out) {
-		throw_plain(env, "java/lang/OutOfMemoryError", "column layout");
+		v[0] = c->kind | c->size << 8 | c->is_signed << 16;
+		v[1] = c->offset;
+		(*env)->SetIntArrayRegion(env, out, 2 + 2 * i, 2, v);
 	}
-	free(v);
 	return out;
 }
 
 static jstring JNICALL native_note(JNIEnv *env, jclass cls, jlong handle)
 {
-	(void)cls;
 	return (*env)->NewStringUTF(env, kstats_map_source_note(reader_of(handle)->map));
 }
 
 static jlong JNICALL native_map_id(JNIEnv *env, jclass cls, jlong handle)
 {
-	(void)env;
-	(void)cls;
 	return kstats_map_id(reader_of(handle)->map);
 }
 
@@ -188,12 +174,11 @@ static jstring JNICALL native_enum_name(JNIEnv *env, jclass cls, jlong handle,
 	const struct kstats_column *c = kstats_map_column(r->map, col);
 	const char *name = c ? kstats_column_enum_name(r->map, c, value) : NULL;
 
-	(void)cls;
 	return name ? (*env)->NewStringUTF(env, name) : NULL;
 }
 
 /* One read into dst (NULL: a new array of exactly the rows read). */
-static jlongArray read_into(JNIEnv *env, jlong handle, jlongArray dst, jint *nrows)
+static jlongArray read_into(JNIEnv *env, jlong handle, jlongArray dst)
 {
 	struct jni_reader *r = reader_of(handle);
 	char err[KSTATS_ERR_LEN] = "";
@@ -213,25 +198,18 @@ static jlongArray read_into(JNIEnv *env, jlong handle, jlongArray dst, jint *nro
 	if (!dst || (*env)->ExceptionCheck(env))
 		return NULL;
 	(*env)->SetLongArrayRegion(env, dst, 0, len, (const jlong *)r->rows);
-	*nrows = n;
+	r->nread = n;
 	return dst;
 }
 
 static jint JNICALL native_read(JNIEnv *env, jclass cls, jlong handle, jlongArray dst)
 {
-	jint n = 0;
-
-	(void)cls;
-	read_into(env, handle, dst, &n);
-	return n;
+	return read_into(env, handle, dst) ? reader_of(handle)->nread : 0;
 }
 
 static jlongArray JNICALL native_read_new(JNIEnv *env, jclass cls, jlong handle)
 {
-	jint n;
-
-	(void)cls;
-	return read_into(env, handle, NULL, &n);
+	return read_into(env, handle, NULL);
 }
 
 static const JNINativeMethod methods[] = {
@@ -252,7 +230,6 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
 	JNIEnv *env;
 	jclass reader, ex;
 
-	(void)reserved;
 	if ((*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_8) != JNI_OK)
 		return JNI_ERR;
 	reader = (*env)->FindClass(env, READER_CLASS);
