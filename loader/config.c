@@ -206,11 +206,7 @@ void free_config(struct loader_ctx *ctx)
 	free(ctx->disabled);
 }
 
-/*
- * Whoever can write an object or a directory above it can put code into the
- * kernel: each component must be root's and writable by no one else
- * (kstats_check_private_dir() would accept our own uid too).
- */
+/* Who can write an object or a dir above it loads kernel code: each must be root's only. */
 static int judge(const char *path, const char *comp, int fd, bool leaf,
 		 char *why, size_t len)
 {

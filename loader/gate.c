@@ -100,10 +100,7 @@ static const struct btf *vmlinux(struct loader_ctx *ctx)
 	return ctx->vmlinux_btf;
 }
 
-/*
- * libbpf 1.1 scans every type per lookup, and a missing tracepoint is asked
- * twice (tp_btf, then raw_tp): the run's answers are kept, under gate_lock.
- */
+/* libbpf 1.1 scans every type per lookup, a missing tracepoint is asked twice: kept. */
 #define BTF_ANSWERS 32
 
 static struct btf_answer {
@@ -199,10 +196,7 @@ static const char *after(const char *section, const char *prefix)
 	return strncmp(section, prefix, n) ? NULL : section + n;
 }
 
-/*
- * A tp_btf one tracefs has is left to bpf_object__load(), which looks it up in
- * the BTF libbpf parses anyway; one tracefs lacks may be a bare DECLARE_TRACE.
- */
+/* A tp_btf in tracefs is left to the load's own BTF (one not there: bare DECLARE_TRACE?). */
 bool attach_point_deferred(const char *section)
 {
 	const char *tp = after(section, "tp_btf/");

@@ -32,6 +32,21 @@ static inline bool outcome_failed(enum kstats_outcome o)
 	return o >= KSTATS_FAILED_OBJECT && o <= KSTATS_REFUSED_INCOMPATIBLE_PIN;
 }
 
+/*
+ * One object per metric: the first in sorted order that loads or stays attached claims it,
+ * as kstats_snapshot_unique does; on threads an object waits for earlier ones sharing one.
+ */
+struct metric_claim {
+	char metric[KSTATS_NAME_LEN];
+	char obj[KSTATS_NAME_LEN];
+	size_t idx;			/* of the object, in the run's order */
+};
+
+struct metric_turn {
+	const struct kstats_objmeta *meta;	/* read, and the object not done */
+	bool done;
+};
+
 /* BTF names of a map's key and value types: part of its shape. */
 struct map_types {
 	char key[KSTATS_NAME_LEN];
@@ -59,7 +74,6 @@ struct loader_ctx {
 	struct metric_claim *claims;	/* metrics of loaded objects */
 	size_t nclaims;
 	struct metric_turn *turns;	/* one per object, in order */
-	size_t nturns;
 };
 
 /* log.c: stdout/stderr, and /dev/kmsg once log_to_kmsg() was called. */
@@ -171,8 +185,6 @@ void publish(struct obj_load *l);
 /* object.c: the idx-th object of the run, in sorted order. */
 void load_object(struct loader_ctx *ctx, size_t idx, const char *path,
 		 struct kstats_status_obj *res);
-int metrics_init(struct loader_ctx *ctx, size_t nobjs);
-void metrics_free(struct loader_ctx *ctx);
 
 /* probe.c: libbpf opens an object in a child first. */
 void probe_start(size_t nobjs);

@@ -373,7 +373,8 @@ static int load_all(struct loader_ctx *ctx, struct kstats_status_obj **out, size
 	p.done = calloc(n ? n : 1, sizeof(*p.done));
 	for (i = 0; p.res && i < n && !ret; i++)
 		ret = obj_init(&p.res[i]);
-	if (!ret && (!p.res || !p.held || !p.done || metrics_init(ctx, n)))
+	ctx->turns = calloc(n ? n : 1, sizeof(*ctx->turns));
+	if (!ret && (!p.res || !p.held || !p.done || !ctx->turns))
 		ret = -ENOMEM;
 	if (!ret)
 		load_pool(&p);
@@ -457,7 +458,8 @@ out:
 		kstats_status_obj_free(&res[i]);
 	free(res);
 	btf__free(ctx->vmlinux_btf);
-	metrics_free(ctx);
+	free(ctx->claims);
+	free(ctx->turns);
 	close(lock);
 	return ret;
 }

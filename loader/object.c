@@ -50,10 +50,7 @@ static int read_fd(struct obj_load *l, int fd)
 	return (size_t)n == l->elf_len ? 0 : -EIO;	/* changed meanwhile */
 }
 
-/*
- * The target is lstat()ed so that a FIFO, device or socket is never opened, and
- * opened unable to block or follow a link swapped in; trust judges that fd.
- */
+/* lstat() first: a FIFO or device is never opened; the open neither blocks nor follows. */
 static int read_object(struct obj_load *l)
 {
 	char *real = realpath(l->res->path, NULL);
@@ -103,31 +100,6 @@ static int open_object(struct obj_load *l)
 	return 0;
 }
 
-/*
- * One object per metric name (compaction.bpf and Compaction.bpf would export
- * it twice): the first in sorted order that loads, or stays attached after a
- * failed re-run, claims it; later ones are skipped, as kstats_snapshot_unique
- * does.  On threads, an object waits for each earlier one sharing a metric
- * (or with metadata unread), so the outcome is that of a sequential run.
- */
-struct metric_claim {
-	char metric[KSTATS_NAME_LEN];
-	char obj[KSTATS_NAME_LEN];
-	size_t idx;			/* of the object, in the run's order */
-};
-
-struct metric_turn {
-	const struct kstats_objmeta *meta;	/* read, and the object not done */
-	bool done;
-};
-
-int metrics_init(struct loader_ctx *ctx, size_t nobjs)
-{
-	ctx->turns = calloc(nobjs ? nobjs : 1, sizeof(*ctx->turns));
-	ctx->nturns = ctx->turns ? nobjs : 0;
-	return ctx->turns ? 0 : -ENOMEM;
-}
-
 /* The first claim of an object before idx, as a sequential run saw it. */
 static const struct metric_claim *claimed(const struct loader_ctx *ctx,
 					  const char *metric, size_t idx)
@@ -159,20 +131,11 @@ static void wait_earlier(struct obj_load *l)
 	struct metric_turn *t;
 	size_t i;
 
-	for (i = 0; i < l->idx && i < ctx->nturns; i++) {
+	for (i = 0; i < l->idx; i++) {
 		t = &ctx->turns[i];
 		while (!t->done && (!t->meta || share_metric(t->meta, &l->meta)))
 			pthread_cond_wait(&ctx->turn_done, &ctx->lock);
 	}
-}
-
-static void set_turn(struct obj_load *l, const struct kstats_objmeta *meta, bool done)
-{
-	if (l->idx >= l->ctx->nturns)
-		return;
-	l->ctx->turns[l->idx].meta = meta;
-	l->ctx->turns[l->idx].done = done;
-	pthread_cond_broadcast(&l->ctx->turn_done);
 }
 
 /* 0, or the object's outcome set: a metric twice, or claimed by another. */
@@ -226,14 +189,9 @@ static void metrics_claim(struct obj_load *l)
 		snprintf(c->obj, sizeof(c->obj), "%s", l->res->name);
 		c->idx = l->idx;
 	}
-	set_turn(l, NULL, true);
+	ctx->turns[l->idx].done = true;
+	pthread_cond_broadcast(&ctx->turn_done);
 	pthread_mutex_unlock(&ctx->lock);
-}
-
-void metrics_free(struct loader_ctx *ctx)
-{
-	free(ctx->claims);
-	free(ctx->turns);
 }
 
 static void log_tail(const char *log, char *out, size_t len)
@@ -457,7 +415,8 @@ static enum kstats_outcome run_object(struct obj_load *l)
 	if (read_meta(l))
 		return res->outcome;
 	pthread_mutex_lock(&l->ctx->lock);
-	set_turn(l, &l->meta, false);	/* later objects that share no metric go on */
+	l->ctx->turns[l->idx].meta = &l->meta;	/* later objects that share no metric go on */
+	pthread_cond_broadcast(&l->ctx->turn_done);
 	pthread_mutex_unlock(&l->ctx->lock);
 	if (!kver_in(l->ctx->kver, l->meta.obj.min_kver, l->meta.obj.max_kver, why,
 		     sizeof(why))) {
@@ -503,12 +462,11 @@ static void keep_loaded_copy(const struct obj_load *l)
 	char *path = l->res->copy;
 	int ret = copy_path(l->ctx, l->res->name, path, LOADER_PATH_LEN) ?:
 		  kstats_file_replace(path, l->elf, l->elf_len, 0644);
-	if (ret)
-		log_msg(LOG_WARNING, "warning: cannot write %s: %s; after an upgrade "
-			"that changes its maps, kstats cannot read them", path,
-			strerror(-ret));
-	if (ret)
-		*path = 0;
+	if (!ret)
+		return;
+	log_msg(LOG_WARNING, "warning: cannot write %s: %s; after an upgrade that changes "
+		"its maps, kstats cannot read them", path, strerror(-ret));
+	*path = 0;
 }
 
 void load_object(struct loader_ctx *ctx, size_t idx, const char *path,

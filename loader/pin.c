@@ -15,10 +15,7 @@
 
 #define MAX_PROG_MAPS 64
 
-/*
- * Pins are often 0440, which root opens only with CAP_DAC_OVERRIDE (not
- * granted); as the owner it lifts its own write bit for the open.
- */
+/* A 0440 pin needs CAP_DAC_OVERRIDE (not granted): its owner lifts its write bit to open. */
 int pin_open(const char *path)
 {
 	struct stat st;
@@ -304,10 +301,7 @@ static int read_old_link(struct old_link *ol, const struct kstats_status_obj *re
 	return 0;
 }
 
-/*
- * Every link res may have left.  One that cannot be read fails it all:
- * replacing it blind could attach a second copy.
- */
+/* Every link res may have left; one unreadable fails all (blind, we could attach twice). */
 struct link_swap *swap_begin(const struct kstats_status_obj *res, char *why, size_t len)
 {
 	size_t i, j, n = res->nprogs + res->npins;

@@ -23,9 +23,8 @@ struct bpf_object *obj_open_mem(const char *name, const void *elf, size_t len)
 }
 
 /*
- * libbpf parses the ELF in a child first, so a crash costs one FAILED_OBJECT
- * (libFuzzer found a SEGV in libbpf 1.1.2, doc/loader.md).  A replacement is
- * this binary run afresh: a child forked from threads may hang on a held lock.
+ * libbpf parses in a child first: a crash (SEGV in libbpf 1.1.2) costs one FAILED_OBJECT.
+ * A replacement is this binary run afresh: a child forked from threads may hang on a lock.
  */
 struct probe_req {
 	__u64 len;

@@ -149,10 +149,7 @@ static void group_why(struct obj_load *l, size_t i, char *buf, size_t len)
 	}
 }
 
-/*
- * A mandatory attach point with no runnable variant stops the object, unless
- * all its programs are outside their kernel range.
- */
+/* A mandatory attach point with no runnable in-range variant stops the object. */
 static enum kstats_outcome group_stop(struct obj_load *l, size_t i)
 {
 	bool in_range = false, rejected = false;
