@@ -17,22 +17,18 @@
 int parse_kver(const char *s, __u32 *kver)
 {
 	unsigned int v[3] = { 0, 0, 0 };
-	int n = 0;
+	unsigned long x;
 	char *end;
+	int n = 0;
 
-	while (n < 3) {
-		if (!isdigit((unsigned char)*s))
-			break;
+	for (; n < 3 && isdigit((unsigned char)*s); s = end + 1) {
 		errno = 0;
-		unsigned long x = strtoul(s, &end, 10);
-
+		x = strtoul(s, &end, 10);
 		if (errno)
 			return -EINVAL;
 		v[n++] = x > 255 ? 255 : x;
-		s = end;
-		if (*s != '.')
+		if (*end != '.')
 			break;
-		s++;
 	}
 	if (n < 2)
 		return -EINVAL;

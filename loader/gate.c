@@ -17,12 +17,11 @@ static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
 
 const char *variant_name(__u32 variant)
 {
-	switch (variant) {
-	case KSTATS_VARIANT_TP_BTF: return "tp_btf";
-	case KSTATS_VARIANT_RAW_TP: return "raw_tp";
-	case KSTATS_VARIANT_KPROBE: return "kprobe";
-	default: return "other";
-	}
+	static const char *const names[] = { [KSTATS_VARIANT_TP_BTF] = "tp_btf",
+		[KSTATS_VARIANT_RAW_TP] = "raw_tp", [KSTATS_VARIANT_KPROBE] = "kprobe",
+		[KSTATS_VARIANT_OTHER] = "other" };
+
+	return names[variant < KSTATS_VARIANT_OTHER ? variant : KSTATS_VARIANT_OTHER];
 }
 
 static const char *tracefs(void)

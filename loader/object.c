@@ -124,30 +124,21 @@ static bool share_metric(const struct kstats_objmeta *a, const struct kstats_obj
 	return false;
 }
 
-/* Under ctx->lock: until no earlier object can still claim l's metrics. */
-static void wait_earlier(struct obj_load *l)
-{
-	struct loader_ctx *ctx = l->ctx;
-	struct metric_turn *t;
-	size_t i;
-
-	for (i = 0; i < l->idx; i++) {
-		t = &ctx->turns[i];
-		while (!t->done && (!t->meta || share_metric(t->meta, &l->meta)))
-			pthread_cond_wait(&ctx->turn_done, &ctx->lock);
-	}
-}
-
 /* 0, or the object's outcome set: a metric twice, or claimed by another. */
 static int metrics_check(struct obj_load *l)
 {
 	const struct kstats_hist_meta *h = l->meta.hists, *o;
+	struct loader_ctx *ctx = l->ctx;
 	const struct metric_claim *c;
+	struct metric_turn *t;
 	size_t i;
 	int ret = 0;
 
-	pthread_mutex_lock(&l->ctx->lock);
-	wait_earlier(l);
+	pthread_mutex_lock(&ctx->lock);
+	/* Until no earlier object can still claim l's metrics. */
+	for (t = ctx->turns; t < ctx->turns + l->idx; t++)
+		while (!t->done && (!t->meta || share_metric(t->meta, &l->meta)))
+			pthread_cond_wait(&ctx->turn_done, &ctx->lock);
 	for (i = 0; !ret && i < l->meta.nhists; i++) {
 		for (o = h; o < &h[i] && !kstats_metric_same(o->metric, h[i].metric); o++)
 			;
@@ -164,7 +155,7 @@ static int metrics_check(struct obj_load *l)
 			ret = -EEXIST;
 		}
 	}
-	pthread_mutex_unlock(&l->ctx->lock);
+	pthread_mutex_unlock(&ctx->lock);
 	return ret;
 }
 
@@ -260,14 +251,12 @@ static int try_load(struct obj_load *l)
 	for (i = 0; i < l->res->nprogs; i++) {
 		pl = &l->pl[i];
 		bpf_program__set_autoload(pl->prog, pl->chosen);
-		if (!pl->chosen)
-			continue;
 		/* Written only when a load fails: only its first byte touched now. */
-		pl->log = malloc(VERIFIER_LOG_SIZE);
-		if (!pl->log)
-			continue;
-		*pl->log = 0;
-		bpf_program__set_log_buf(pl->prog, pl->log, VERIFIER_LOG_SIZE);
+		pl->log = pl->chosen ? malloc(VERIFIER_LOG_SIZE) : NULL;
+		if (pl->log) {
+			*pl->log = 0;
+			bpf_program__set_log_buf(pl->prog, pl->log, VERIFIER_LOG_SIZE);
+		}
 	}
 	log_capture(l->libbpf_err, sizeof(l->libbpf_err));
 	ret = bpf_object__load(l->obj);
@@ -276,22 +265,18 @@ static int try_load(struct obj_load *l)
 	if (ret && limit_hit(ret)) {
 		set_outcome(l->res, KSTATS_FAILED_OBJECT, "load: %s: raise %s; libbpf: %s",
 			    strerror(-ret), limit_hit(ret), l->libbpf_err);
+	} else if (ret && (bad = failed_prog(l)) < 0) {
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "load: %s; libbpf: %s",
+			    strerror(-ret), l->libbpf_err);
 	} else if (ret) {
-		bad = failed_prog(l);
-		if (bad < 0) {
-			set_outcome(l->res, KSTATS_FAILED_OBJECT, "load: %s; libbpf: %s",
-				    strerror(-ret), l->libbpf_err);
-		} else {
-			pl = &l->pl[bad];
-			if (pl->log && *pl->log)
-				log_tail(pl->log, tail, sizeof(tail));
-			pl->rejected = true;
-			l->res->progs[bad].outcome = KSTATS_FAILED_VERIFIER;
-			snprintf(l->res->progs[bad].reason, LOADER_REASON_LEN,
-				 "load: %s; %s: %s", strerror(-ret), *tail ? "verifier" : "libbpf",
-				 *tail ? tail : l->libbpf_err);
-			ret = -EAGAIN;
-		}
+		pl = &l->pl[bad];
+		if (pl->log && *pl->log)
+			log_tail(pl->log, tail, sizeof(tail));
+		pl->rejected = true;
+		l->res->progs[bad].outcome = KSTATS_FAILED_VERIFIER;
+		snprintf(l->res->progs[bad].reason, LOADER_REASON_LEN, "load: %s; %s: %s",
+			 strerror(-ret), *tail ? "verifier" : "libbpf", *tail ? tail : l->libbpf_err);
+		ret = -EAGAIN;
 	}
 	for (i = 0; i < l->res->nprogs; i++) {
 		free(l->pl[i].log);
@@ -456,23 +441,11 @@ static int name_object(struct kstats_status_obj *res)
 	return -EINVAL;
 }
 
-/* Readers decode pinned maps with the bytes loaded, not a newer object on disk. */
-static void keep_loaded_copy(const struct obj_load *l)
-{
-	char *path = l->res->copy;
-	int ret = copy_path(l->ctx, l->res->name, path, LOADER_PATH_LEN) ?:
-		  kstats_file_replace(path, l->elf, l->elf_len, 0644);
-	if (!ret)
-		return;
-	log_msg(LOG_WARNING, "warning: cannot write %s: %s; after an upgrade that changes "
-		"its maps, kstats cannot read them", path, strerror(-ret));
-	*path = 0;
-}
-
 void load_object(struct loader_ctx *ctx, size_t idx, const char *path,
 		 struct kstats_status_obj *res)
 {
 	struct obj_load l = { .ctx = ctx, .idx = idx, .res = res };
+	int ret;
 
 	snprintf(res->path, LOADER_PATH_LEN, "%s", path);	/* obj_init() made res */
 	if (!name_object(res)) {
@@ -480,10 +453,15 @@ void load_object(struct loader_ctx *ctx, size_t idx, const char *path,
 		res->outcome = run_object(&l);
 		if (res->outcome == KSTATS_LOADED)
 			publish(&l);
-		if (res->outcome == KSTATS_LOADED)
-			keep_loaded_copy(&l);
-		else
+		if (res->outcome != KSTATS_LOADED) {
 			finish_not_loaded(&l);
+		} else if ((ret = copy_path(ctx, res->name, res->copy, LOADER_PATH_LEN) ?:
+				  kstats_file_replace(res->copy, l.elf, l.elf_len, 0644))) {
+			/* Readers decode pinned maps with the bytes loaded, not a newer file. */
+			log_msg(LOG_WARNING, "warning: cannot write %s: %s; after an upgrade that "
+				"changes its maps, kstats cannot read them", res->copy, strerror(-ret));
+			*res->copy = 0;
+		}
 		prune_pins(res);
 	}
 	metrics_claim(&l);	/* on every path: later objects may wait for it */

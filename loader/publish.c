@@ -50,51 +50,22 @@ static int stage_maps(struct obj_load *l, struct pin_txn *txn)
 	return 0;
 }
 
-static int stage_progs(struct obj_load *l, struct link_swap *sw, struct pin_txn *txn)
+/* Pins the chosen programs, or with links, attaches those not kept and pins their links. */
+static int stage_progs(struct obj_load *l, struct link_swap *sw, struct pin_txn *txn,
+		       struct bpf_link **links)
 {
 	struct kstats_status_prog *p;
 	struct prog_plan *pl;
+	const char *pin;
 	size_t i;
-	int fd, kept_fd, ret;
+	int fd, kept_fd, ret = 0;
 
-	for (i = 0; i < l->res->nprogs; i++) {
+	for (i = 0; !ret && i < l->res->nprogs; i++) {
 		p = &l->res->progs[i];
 		pl = &l->pl[i];
-		if (!pl->chosen)
+		if (!pl->chosen || (links && p->kept))
 			continue;
-		fd = bpf_program__fd(pl->prog);
-		kept_fd = swap_keep(sw, p->link_pin, fd, &p->prog_id);	/* the swap's */
-		p->kept = kept_fd >= 0;
-		if (p->kept)
-			snprintf(p->reason, LOADER_REASON_LEN,
-				 "kept: the same program was already attached");
-		else
-			p->prog_id = kstats_fd_obj_id(fd);
-		ret = txn_pin(txn, p->kept ? kept_fd : fd, p->prog_pin, NULL,
-			      pl->meta->uid, pl->meta->gid, pl->meta->mode);
-		if (ret) {
-			set_outcome(l->res, KSTATS_FAILED_PIN, "pin %s: %s", p->prog_pin,
-				    strerror(-ret));
-			return ret;
-		}
-	}
-	return 0;
-}
-
-static int attach_progs(struct obj_load *l, struct pin_txn *txn, struct bpf_link **links)
-{
-	struct kstats_status_prog *p;
-	struct prog_plan *pl;
-	size_t i;
-	int ret;
-
-	for (i = 0; i < l->res->nprogs; i++) {
-		p = &l->res->progs[i];
-		pl = &l->pl[i];
-		if (!pl->chosen || p->kept)
-			continue;
-		links[i] = bpf_program__attach(pl->prog);
-		if (!links[i]) {
+		if (links && !(links[i] = bpf_program__attach(pl->prog))) {
 			ret = -errno;
 			p->outcome = KSTATS_FAILED_ATTACH;
 			snprintf(p->reason, LOADER_REASON_LEN, "attach: %s", strerror(-ret));
@@ -102,15 +73,23 @@ static int attach_progs(struct obj_load *l, struct pin_txn *txn, struct bpf_link
 				    strerror(-ret));
 			return ret;
 		}
-		ret = txn_pin(txn, bpf_link__fd(links[i]), p->link_pin, NULL,
-			      pl->meta->uid, pl->meta->gid, pl->meta->mode);
-		if (ret) {
-			set_outcome(l->res, KSTATS_FAILED_PIN, "pin %s: %s", p->link_pin,
-				    strerror(-ret));
-			return ret;
+		fd = links ? bpf_link__fd(links[i]) : bpf_program__fd(pl->prog);
+		if (!links) {
+			p->prog_id = kstats_fd_obj_id(fd);
+			kept_fd = swap_keep(sw, p->link_pin, fd, &p->prog_id);	/* the swap's */
+			p->kept = kept_fd >= 0;
+			if (p->kept) {
+				fd = kept_fd;
+				snprintf(p->reason, LOADER_REASON_LEN,
+					 "kept: the same program was already attached");
+			}
 		}
+		pin = links ? p->link_pin : p->prog_pin;
+		ret = txn_pin(txn, fd, pin, NULL, pl->meta->uid, pl->meta->gid, pl->meta->mode);
+		if (ret)
+			set_outcome(l->res, KSTATS_FAILED_PIN, "pin %s: %s", pin, strerror(-ret));
 	}
-	return 0;
+	return ret;
 }
 
 /* After publication: own what exists now, drop pins of unchosen programs. */
@@ -167,12 +146,11 @@ void publish(struct obj_load *l)
 		set_outcome(l->res, KSTATS_FAILED_PIN, "out of memory");
 		goto out;
 	}
-	ret = stage_maps(l, &txn);
-	ret = ret ?: stage_progs(l, sw, &txn);
+	ret = stage_maps(l, &txn) ?: stage_progs(l, sw, &txn, NULL);
 	if (ret)
 		goto out;
 	ret = swap_detach(sw, l->res->reason, LOADER_REASON_LEN);
-	ret = ret ?: attach_progs(l, &txn, links);
+	ret = ret ?: stage_progs(l, sw, &txn, links);
 	ret = ret ?: txn_commit(&txn, l->res->reason, LOADER_REASON_LEN);
 	if (ret) {
 		if (l->res->outcome == KSTATS_LOADED)
