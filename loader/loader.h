@@ -60,7 +60,7 @@ struct loader_ctx {
 	char status_path[LOADER_PATH_LEN];
 	char release[65];		/* uname -r */
 	__u32 kver;			/* KSTATS_KVER code in force */
-	bool replace_incompatible;
+	int replace_incompatible;
 	bool disable_all;
 	char **disabled;		/* object names */
 	size_t ndisabled;
@@ -78,7 +78,7 @@ struct loader_ctx {
 
 /* log.c: stdout/stderr, and /dev/kmsg once log_to_kmsg() was called. */
 void log_to_kmsg(void);
-extern bool log_verbose;		/* libbpf's log too */
+extern int log_verbose;		/* libbpf's log too */
 void log_line(FILE *f, const char *prefix, int prio, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 #define log_msg(prio, ...) log_line(stderr, "kstats-loader: ", prio, __VA_ARGS__)

@@ -23,7 +23,7 @@ struct log_held {
 };
 
 static int kmsg_fd = -1;
-bool log_verbose;
+int log_verbose;
 /* Per thread: libbpf calls the print callback on the loading thread. */
 static _Thread_local char *capture;
 static _Thread_local size_t capture_len;

@@ -29,8 +29,8 @@ struct options {
 	const char *kver;
 	const char *run_dir;
 	const char *status_file;
-	bool unload;
-	bool boot;
+	int unload;
+	int boot;
 };
 
 static void usage(FILE *f)
@@ -80,42 +80,38 @@ static int bad_usage(const char *fmt, const char *arg)
 static int parse_args(int argc, char **argv, struct loader_ctx *ctx,
 		      struct options *o)
 {
-	static const struct option opts[] = {
-		{ "obj-dir", required_argument, NULL, 'o' },
-		{ "pin-dir", required_argument, NULL, 'p' },
-		{ "run-dir", required_argument, NULL, 'r' },
-		{ "status-file", required_argument, NULL, 's' },
-		{ "config", required_argument, NULL, 'c' },
+	/* The first ones set the path of the same index in path[]. */
+	const struct option opts[] = {
+		{ "obj-dir", required_argument, NULL, 'P' },
+		{ "pin-dir", required_argument, NULL, 'P' },
+		{ "run-dir", required_argument, NULL, 'P' },
+		{ "status-file", required_argument, NULL, 'P' },
+		{ "config", required_argument, NULL, 'P' },
+		{ "kver", required_argument, NULL, 'P' },
 		{ "disable", required_argument, NULL, 'd' },
-		{ "kver", required_argument, NULL, 'k' },
-		{ "replace-incompatible", no_argument, NULL, 'R' },
+		{ "replace-incompatible", no_argument, &ctx->replace_incompatible, 1 },
 		{ "lock-timeout", required_argument, NULL, 'L' },
-		{ "unload", no_argument, NULL, 'U' },
-		{ "boot", no_argument, NULL, 'b' },
-		{ "verbose", no_argument, NULL, 'v' },
+		{ "unload", no_argument, &o->unload, 1 },
+		{ "boot", no_argument, &o->boot, 1 },
+		{ "verbose", no_argument, &log_verbose, 1 },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
+	const char **path[] = { &ctx->obj_dir, &ctx->pin_dir, &o->run_dir, &o->status_file,
+				&o->config, &o->kver };
 	char err[256];
-	int c;
+	int c, i;
 
-	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "vh", opts, &i)) != -1) {
 		switch (c) {
-		case 'o': ctx->obj_dir = optarg; break;
-		case 'p': ctx->pin_dir = optarg; break;
-		case 'r': o->run_dir = optarg; break;
-		case 's': o->status_file = optarg; break;
-		case 'c': o->config = optarg; break;
-		case 'k': o->kver = optarg; break;
-		case 'R': ctx->replace_incompatible = true; break;
+		case 'P': *path[i] = optarg; break;
 		case 'L':
 			if (kstats_parse_seconds("--lock-timeout", optarg, 86400,
 						 &ctx->lock_timeout_s, err, sizeof(err)))
 				return bad_usage("%s", err);
 			break;
-		case 'U': o->unload = true; break;
-		case 'b': o->boot = true; break;
-		case 'v': log_verbose = true; break;
+		case 'v': log_verbose = 1; break;
+		case 0: break;
 		case 'd':
 			if (add_disabled(ctx, optarg, err, sizeof(err)))
 				return bad_usage("--disable: %s", err);
@@ -220,15 +216,6 @@ static int prepare_pin_dir(const char *pin_dir, char *err, size_t len)
 	if (ret)
 		snprintf(err, len, "%s: %s", pin_dir, strerror(-ret));
 	return ret;
-}
-
-/* By identity, not by spelling: "dir/", "./dir" or a symlink name the same one. */
-static bool same_dir(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
 }
 
 /* Recorded in the status file with nothing touched. */
@@ -395,6 +382,7 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 	struct kstats_status_obj *res = NULL;
 	__u64 started = kstats_clock_ns(CLOCK_BOOTTIME);
 	char flag[LOADER_PATH_LEN + 16], err[2 * LOADER_PATH_LEN];
+	struct stat sr, so;
 	size_t n = 0, i;
 	int lock, ret, code;
 
@@ -404,7 +392,9 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 		log_msg(LOG_ERR, "unusable run dir: %s; pass --run-dir", err);
 		return EXIT_ENV;
 	}
-	if (same_dir(ctx->run_dir, ctx->obj_dir))
+	/* By identity, not by spelling: "dir/", "./dir" or a symlink name the same one. */
+	if (!stat(ctx->run_dir, &sr) && !stat(ctx->obj_dir, &so) && sr.st_dev == so.st_dev &&
+	    sr.st_ino == so.st_ino)
 		return bad_usage("run dir %s is the object directory: its copies would "
 				 "replace, and --unload delete, the objects; pass another "
 				 "--run-dir", ctx->run_dir);

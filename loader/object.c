@@ -275,7 +275,8 @@ static int try_load(struct obj_load *l)
 		pl->rejected = true;
 		l->res->progs[bad].outcome = KSTATS_FAILED_VERIFIER;
 		snprintf(l->res->progs[bad].reason, LOADER_REASON_LEN, "load: %s; %s: %s",
-			 strerror(-ret), *tail ? "verifier" : "libbpf", *tail ? tail : l->libbpf_err);
+			 strerror(-ret), *tail ? "verifier" : "libbpf",
+			 *tail ? tail : l->libbpf_err);
 		ret = -EAGAIN;
 	}
 	for (i = 0; i < l->res->nprogs; i++) {
@@ -458,8 +459,9 @@ void load_object(struct loader_ctx *ctx, size_t idx, const char *path,
 		} else if ((ret = copy_path(ctx, res->name, res->copy, LOADER_PATH_LEN) ?:
 				  kstats_file_replace(res->copy, l.elf, l.elf_len, 0644))) {
 			/* Readers decode pinned maps with the bytes loaded, not a newer file. */
-			log_msg(LOG_WARNING, "warning: cannot write %s: %s; after an upgrade that "
-				"changes its maps, kstats cannot read them", res->copy, strerror(-ret));
+			log_msg(LOG_WARNING, "warning: cannot write %s: %s; after an upgrade "
+				"that changes its maps, kstats cannot read them", res->copy,
+				strerror(-ret));
 			*res->copy = 0;
 		}
 		prune_pins(res);

@@ -101,7 +101,7 @@ static __attribute__((noreturn)) void probe_serve(int fd)
 
 	libbpf_set_print(libbpf_log);
 	log_unhold();
-	log_verbose = false;
+	log_verbose = 0;
 	while (!read_within(fd, &req, sizeof(req), -1)) {
 		req.name[sizeof(req.name) - 1] = 0;
 		elf = req.len <= OBJECT_MAX_BYTES ? malloc(req.len ?: 1) : NULL;
