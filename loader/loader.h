@@ -115,9 +115,15 @@ bool attach_point_exists(struct loader_ctx *ctx, const char *section,
 bool attach_point_deferred(const char *section);
 const char *variant_name(__u32 variant);
 
-/* result.c; warn_unknown_disabled: one warning per disabled name matching no object. */
-void warn_unknown_disabled(const struct loader_ctx *ctx, const struct kstats_status_obj *res,
-			   size_t n);
+/* result.c: the status file, pins and owners */
+void status_parse_prev(struct loader_ctx *ctx, const char *buf, size_t len);
+void status_free_prev(struct loader_ctx *ctx);
+void prev_map_created(const struct loader_ctx *ctx, const char *obj, const char *map,
+		      __u32 map_id, uint64_t *boot_ns, uint64_t *real_ns);
+int prev_map_types(const struct loader_ctx *ctx, const char *obj, const char *map,
+		   __u32 map_id, char *key, char *value);
+int status_write(const struct loader_ctx *ctx, struct kstats_status_obj *res,
+		 size_t n, __u64 started_ns, const char *error);
 int apply_owner(const char *path, const char *uid, const char *gid,
 		unsigned int mode);
 /* Returns o. */
@@ -135,9 +141,6 @@ bool pin_of(const struct loader_ctx *ctx, const char *path, const char *obj);
 int copy_path(const struct loader_ctx *ctx, const char *obj, char *buf, size_t len);
 int unload_all(struct loader_ctx *ctx, const char *flag);
 void adopt_prev_pins(struct loader_ctx *ctx, struct kstats_status_obj *res);
-void retire_programs(struct kstats_status_obj *res);
-void describe_kept_pins(struct loader_ctx *ctx, struct kstats_status_obj *res,
-			const struct kstats_objmeta *meta);
 int obj_init(struct kstats_status_obj *res);
 int prog_init(struct kstats_status_prog *p);
 
@@ -221,15 +224,5 @@ int swap_keep(struct link_swap *sw, const char *link_pin, int new_prog_fd,
 int swap_detach(struct link_swap *sw, char *why, size_t len);
 void swap_rollback(struct link_swap *sw);
 void swap_free(struct link_swap *sw);
-
-/* result.c: the status file */
-void status_parse_prev(struct loader_ctx *ctx, const char *buf, size_t len);
-void status_free_prev(struct loader_ctx *ctx);
-void prev_map_created(const struct loader_ctx *ctx, const char *obj, const char *map,
-		      __u32 map_id, uint64_t *boot_ns, uint64_t *real_ns);
-int prev_map_types(const struct loader_ctx *ctx, const char *obj, const char *map,
-		   __u32 map_id, char *key, char *value);
-int status_write(const struct loader_ctx *ctx, struct kstats_status_obj *res,
-		 size_t n, __u64 started_ns, const char *error);
 
 #endif /* KSTATS_LOADER_H */

@@ -131,21 +131,16 @@ static int set_paths(struct loader_ctx *ctx, const struct options *o)
 	char *copy;
 	int n;
 
-	if (o->status_file && !o->run_dir) {
-		copy = strdup(o->status_file);
-		if (!copy)
-			return EXIT_ENV;
-		n = snprintf(ctx->run_dir, rlen, "%s", dirname(copy));
-		free(copy);
-	} else {
-		n = snprintf(ctx->run_dir, rlen, "%s", o->run_dir ?: DEFAULT_RUN_DIR);
-	}
+	copy = o->status_file && !o->run_dir ? strdup(o->status_file) : NULL;
+	if (o->status_file && !o->run_dir && !copy)
+		return EXIT_ENV;
+	n = snprintf(ctx->run_dir, rlen, "%s",
+		     copy ? dirname(copy) : o->run_dir ?: DEFAULT_RUN_DIR);
+	free(copy);
 	if (n < 0 || (size_t)n >= rlen)
 		return bad_usage("run dir '%s' is too long", ctx->run_dir);
-	if (o->status_file)
-		n = snprintf(ctx->status_path, slen, "%s", o->status_file);
-	else
-		n = snprintf(ctx->status_path, slen, "%s/" STATUS_NAME, ctx->run_dir);
+	n = snprintf(ctx->status_path, slen, "%s%s", o->status_file ?: ctx->run_dir,
+		     o->status_file ? "" : "/" STATUS_NAME);
 	if (n < 0 || (size_t)n >= slen)
 		return bad_usage("status file path '%s' is too long", ctx->status_path);
 	if (strlen(ctx->pin_dir) > LOADER_PATH_LEN - 2 * KSTATS_NAME_LEN - 32)
@@ -375,6 +370,27 @@ static int load_all(struct loader_ctx *ctx, struct kstats_status_obj **out, size
 	if (!ret && !n)
 		log_msg(LOG_WARNING, "warning: no *.bpf objects in %s", ctx->obj_dir);
 	return ret ?: p.critical ? EXIT_CRITICAL : EXIT_OK;
+}
+
+/* A disabled name no object has is a typo: the object it meant stays loaded. */
+static void warn_unknown_disabled(const struct loader_ctx *ctx,
+				  const struct kstats_status_obj *res, size_t n)
+{
+	char known[1024];
+	size_t i, j, len;
+
+	for (i = 0; i < ctx->ndisabled; i++) {
+		for (j = 0; j < n && strcmp(res[j].name, ctx->disabled[i]); j++)
+			;
+		if (j < n)
+			continue;
+		for (j = 0, len = 0, *known = 0; j < n && len < sizeof(known); j++)
+			len += snprintf(known + len, sizeof(known) - len, "%s%s",
+					j ? ", " : "", res[j].name);
+		log_msg(LOG_WARNING, "warning: disable = %s names no object in %s; the "
+			"objects are: %s", ctx->disabled[i], ctx->obj_dir,
+			n ? known : "none");
+	}
 }
 
 static int run(struct loader_ctx *ctx, const struct options *o)

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 
 #include "kstats_fileio.h"
 #include "kstats_pins.h"
@@ -321,14 +322,72 @@ static enum kstats_outcome load_loop(struct obj_load *l)
 	return KSTATS_FAILED_VERIFIER;	/* not reached: each try rejects one */
 }
 
+static void unpin(const char *path)
+{
+	if (unlink(path) && errno != ENOENT)
+		log_msg(LOG_WARNING, "warning: cannot unpin %s: %m", path);
+}
+
+/* Not loaded: maps pinned by earlier runs keep id and times; programs show what is attached. */
+static void describe_kept_pins(struct loader_ctx *ctx, struct kstats_status_obj *res,
+			const struct kstats_objmeta *meta)
+{
+	const struct kstats_status_obj *o = kstats_status_obj(ctx->prev, res->name);
+	struct kstats_status_map *m;
+	size_t i;
+	int fd;
+
+	for (i = 0; o && i < o->nmaps; i++)
+		if (*o->maps[i].name)
+			add_map(res, o->maps[i].name, ctx);
+	for (i = 0; meta && i < meta->nmaps; i++)
+		add_map(res, meta->maps[i].name, ctx);
+	for (i = 0; i < res->nmaps;) {
+		m = &res->maps[i];
+		fd = owns_pin(res, m->pin) ? pin_open(m->pin) : -1;
+		if (fd < 0) {
+			free(m->name), free(m->pin), free(m->key_type), free(m->value_type);
+			memmove(m, m + 1, (--res->nmaps - i) * sizeof(*m));
+			continue;
+		}
+		m->map_id = kstats_fd_obj_id(fd);
+		m->reused = true;
+		prev_map_created(ctx, res->name, m->name, m->map_id,
+				 &m->created_boot_ns, &m->created_real_ns);
+		prev_map_types(ctx, res->name, m->name, m->map_id, m->key_type, m->value_type);
+		close(fd);
+		i++;
+	}
+	for (i = 0; i < res->nprogs; i++) {
+		struct kstats_status_prog *p = &res->progs[i];
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
+
+		fd = owns_pin(res, p->link_pin) ? pin_open(p->link_pin) : -1;
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			p->link_pin[0] = 0;
+		p->prog_id = *p->link_pin ? info.prog_id : 0;
+		len = strlen(p->reason);
+		if (p->prog_id && (outcome_failed(p->outcome) || p->outcome == KSTATS_LOADED))
+			snprintf(p->reason + len, LOADER_REASON_LEN - len, "%sprevious program %u "
+				 "stays attached", len ? "; " : "", p->prog_id);
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
 static void finish_not_loaded(struct obj_load *l)
 {
 	struct kstats_status_obj *res = l->res;
 	size_t i;
 
-	/* A clean skip stops the object; a failure leaves it as it was. */
-	if (!outcome_failed(res->outcome))
-		retire_programs(res);
+	/* A clean skip stops the object: links and program pins go; a failure leaves it. */
+	for (i = 0; !outcome_failed(res->outcome) && i < res->nprogs; i++)
+		if (*res->progs[i].link_pin)
+			unpin(res->progs[i].link_pin);
+	for (i = 0; !outcome_failed(res->outcome) && i < res->npins; i++)
+		if (is_pin_kind(res->pins[i], "link_") || is_pin_kind(res->pins[i], "prog_"))
+			unpin(res->pins[i]);
 	for (i = 0; i < res->nprogs; i++) {
 		struct kstats_status_prog *p = &res->progs[i];
 

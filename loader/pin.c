@@ -181,9 +181,7 @@ void txn_remove_stale(const char *pin_dir)
 	DIR *dp = opendir(pin_dir);
 
 	while (dp && (d = readdir(dp))) {
-		end = 0;
-		if (sscanf(d->d_name, "tmp_%d_%d%n", &pid, &seq, &end) != 2 ||
-		    d->d_name[end])
+		if (sscanf(d->d_name, "tmp_%d_%d%n", &pid, &seq, &end) != 2 || d->d_name[end])
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", pin_dir, d->d_name);
 		if (!unlink(path))
@@ -204,7 +202,7 @@ void txn_abort(struct pin_txn *txn)
 
 struct prog_fp {
 	__u32 id;
-	__u32 type;
+	__u32 type;			/* from here on: what makes two programs the same */
 	__u8 tag[BPF_TAG_SIZE];
 	__u32 nmaps;
 	__u32 maps[MAX_PROG_MAPS];	/* sorted */
@@ -344,14 +342,11 @@ int swap_keep(struct link_swap *sw, const char *link_pin, int new_prog_fd,
 	if (prog_fingerprint(new_prog_fd, &fp))
 		return -ENOENT;
 	for (i = 0; i < sw->n; i++) {
-		struct prog_fp *old = &sw->l[i].fp;
-
 		if (sw->l[i].prog_fd < 0 || strcmp(sw->l[i].pin, link_pin) ||
-		    old->type != fp.type ||
-		    memcmp(old->tag, fp.tag, sizeof(fp.tag)) || old->nmaps != fp.nmaps ||
-		    memcmp(old->maps, fp.maps, fp.nmaps * sizeof(fp.maps[0])))
+		    memcmp(&sw->l[i].fp.type, &fp.type,
+			   sizeof(fp) - offsetof(struct prog_fp, type)))
 			continue;
-		*prog_id = old->id;
+		*prog_id = sw->l[i].fp.id;
 		sw->l[i].kept = true;
 		return sw->l[i].prog_fd;
 	}

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
 #include <json-c/json.h>
 
 #include "kstats_fileio.h"
@@ -246,27 +245,6 @@ cached:
 	return ret;
 }
 
-/* A disabled name no object has is a typo: the object it meant stays loaded. */
-void warn_unknown_disabled(const struct loader_ctx *ctx,
-				  const struct kstats_status_obj *res, size_t n)
-{
-	char known[1024];
-	size_t i, j, len;
-
-	for (i = 0; i < ctx->ndisabled; i++) {
-		for (j = 0; j < n && strcmp(res[j].name, ctx->disabled[i]); j++)
-			;
-		if (j < n)
-			continue;
-		for (j = 0, len = 0, *known = 0; j < n && len < sizeof(known); j++)
-			len += snprintf(known + len, sizeof(known) - len, "%s%s",
-					j ? ", " : "", res[j].name);
-		log_msg(LOG_WARNING, "warning: disable = %s names no object in %s; the "
-			"objects are: %s", ctx->disabled[i], ctx->obj_dir,
-			n ? known : "none");
-	}
-}
-
 bool owns_pin(const struct kstats_status_obj *res, const char *path)
 {
 	size_t i;
@@ -390,54 +368,6 @@ struct kstats_status_map *add_map(struct kstats_status_obj *res, const char *nam
 	return m;
 }
 
-/* Not loaded: maps pinned by earlier runs keep id and times; programs show what is attached. */
-void describe_kept_pins(struct loader_ctx *ctx, struct kstats_status_obj *res,
-			const struct kstats_objmeta *meta)
-{
-	const struct kstats_status_obj *o = kstats_status_obj(ctx->prev, res->name);
-	struct kstats_status_map *m;
-	size_t i;
-	int fd;
-
-	for (i = 0; o && i < o->nmaps; i++)
-		if (*o->maps[i].name)
-			add_map(res, o->maps[i].name, ctx);
-	for (i = 0; meta && i < meta->nmaps; i++)
-		add_map(res, meta->maps[i].name, ctx);
-	for (i = 0; i < res->nmaps;) {
-		m = &res->maps[i];
-		fd = owns_pin(res, m->pin) ? pin_open(m->pin) : -1;
-		if (fd < 0) {
-			free(m->name), free(m->pin), free(m->key_type), free(m->value_type);
-			memmove(m, m + 1, (--res->nmaps - i) * sizeof(*m));
-			continue;
-		}
-		m->map_id = kstats_fd_obj_id(fd);
-		m->reused = true;
-		prev_map_created(ctx, res->name, m->name, m->map_id,
-				 &m->created_boot_ns, &m->created_real_ns);
-		prev_map_types(ctx, res->name, m->name, m->map_id, m->key_type, m->value_type);
-		close(fd);
-		i++;
-	}
-	for (i = 0; i < res->nprogs; i++) {
-		struct kstats_status_prog *p = &res->progs[i];
-		struct bpf_link_info info = {};
-		__u32 len = sizeof(info);
-
-		fd = owns_pin(res, p->link_pin) ? pin_open(p->link_pin) : -1;
-		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
-			p->link_pin[0] = 0;
-		p->prog_id = *p->link_pin ? info.prog_id : 0;
-		len = strlen(p->reason);
-		if (p->prog_id && (outcome_failed(p->outcome) || p->outcome == KSTATS_LOADED))
-			snprintf(p->reason + len, LOADER_REASON_LEN - len, "%sprevious program %u "
-				 "stays attached", len ? "; " : "", p->prog_id);
-		if (fd >= 0)
-			close(fd);
-	}
-}
-
 /* Pins the loader made for this object that still exist stay listed. */
 void adopt_prev_pins(struct loader_ctx *ctx, struct kstats_status_obj *res)
 {
@@ -462,26 +392,6 @@ int copy_path(const struct loader_ctx *ctx, const char *obj, char *buf, size_t l
 	    (size_t)snprintf(buf, len, "%s/%s.bpf", ctx->run_dir, obj) >= len)
 		return -EINVAL;
 	return 0;
-}
-
-static void unpin(const char *path)
-{
-	if (unlink(path) && errno != ENOENT)
-		log_msg(LOG_WARNING, "warning: cannot unpin %s: %m", path);
-}
-
-/* A clean skip: its links and program pins go, its maps stay pinned with their counts. */
-void retire_programs(struct kstats_status_obj *res)
-{
-	size_t i;
-
-	for (i = 0; i < res->nprogs; i++)
-		if (*res->progs[i].link_pin)
-			unpin(res->progs[i].link_pin);
-	for (i = 0; i < res->npins; i++)
-		if (is_pin_kind(res->pins[i], "link_") || is_pin_kind(res->pins[i], "prog_"))
-			unpin(res->pins[i]);
-	prune_pins(res);
 }
 
 /* Forgets owned pins that no longer exist. */
