@@ -26,55 +26,37 @@ const char *variant_name(__u32 variant)
 
 static const char *tracefs(void)
 {
-	static const char *const roots[] = { "/sys/kernel/tracing",
-					     "/sys/kernel/debug/tracing" };
-	char probe[64];
-	size_t i;
-
-	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
-		snprintf(probe, sizeof(probe), "%s/events", roots[i]);
-		if (!access(probe, F_OK))
-			return roots[i];
-	}
+	if (!access("/sys/kernel/tracing/events", F_OK))
+		return "/sys/kernel/tracing";
+	if (!access("/sys/kernel/debug/tracing/events", F_OK))
+		return "/sys/kernel/debug/tracing";
 	return NULL;
-}
-
-/* Read once per run: each lookup in events/ cost a stat in ~100 systems. */
-static const char *tracefs_events(int *err)
-{
-	static char *text;
-	static int text_err;
-	char path[64], *raw = NULL;
-	const char *root;
-	size_t len = 0;
-
-	if (text || text_err) {
-		*err = text_err;
-		return text;
-	}
-	root = tracefs();
-	text_err = -ENOENT;
-	if (root) {
-		snprintf(path, sizeof(path), "%s/available_events", root);
-		text_err = kstats_read_file(path, EVENTS_MAX_BYTES, &raw, &len);
-	}
-	if (!text_err && (text = malloc(len + 3)))
-		snprintf(text, len + 3, "\n%s\n", raw);
-	else if (!text_err)
-		text_err = -ENOMEM;
-	free(raw);
-	*err = text_err;
-	return text;
 }
 
 /* event is "name" (any system) or "system/name": 1, 0, or -errno. */
 static int tracefs_has_event(const char *event)
 {
-	const char *slash = strchr(event, '/');
-	char line[512];
-	int err, n;
-	const char *text = tracefs_events(&err);
+	/* Read once per run: each lookup in events/ cost a stat in ~100 systems. */
+	static char *text;
+	static int err;
+	const char *slash = strchr(event, '/'), *root;
+	char line[512], *raw = NULL;
+	size_t len = 0;
+	int n;
 
+	if (!text && !err) {
+		root = tracefs();
+		err = -ENOENT;
+		if (root) {
+			snprintf(line, sizeof(line), "%s/available_events", root);
+			err = kstats_read_file(line, EVENTS_MAX_BYTES, &raw, &len);
+		}
+		if (!err && !(text = malloc(len + 3)))
+			err = -ENOMEM;
+		if (text)
+			snprintf(text, len + 3, "\n%s\n", raw);
+		free(raw);
+	}
 	if (!text)
 		return err;
 	if (slash)

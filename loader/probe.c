@@ -184,7 +184,6 @@ static int prober_spawn(int fd)
 
 static int prober_start(bool threads, int hello_ms)
 {
-	static bool registered;
 	__u32 hello = 0;
 	int sv[2], ret;
 
@@ -206,8 +205,6 @@ static int prober_start(bool threads, int hello_ms)
 		return ret;
 	}
 	prober.fd = sv[0];
-	if (!registered)
-		registered = !atexit(prober_stop);
 	return 0;
 }
 
@@ -216,6 +213,7 @@ void probe_start(size_t nobjs)
 {
 	pthread_mutex_lock(&prober.lock);
 	prober.left = nobjs;
+	atexit(prober_stop);	/* probe_open() follows only this */
 	if (prober.fd < 0)
 		prober_start(false, 0);
 	pthread_mutex_unlock(&prober.lock);

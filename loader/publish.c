@@ -122,14 +122,6 @@ static void settle_pins(struct obj_load *l)
 	prune_pins(res);
 }
 
-static void destroy_links(struct bpf_link **links, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		bpf_link__destroy(links[i]);	/* pinned ones stay attached */
-}
-
 /* Old links detach just before the new ones attach; a failed attach restores them. */
 void publish(struct obj_load *l)
 {
@@ -137,6 +129,7 @@ void publish(struct obj_load *l)
 	struct bpf_link **links = calloc(l->res->nprogs + 1, sizeof(*links));
 	struct link_swap *sw = swap_begin(l->res, l->res->reason, LOADER_REASON_LEN);
 	int ret = -ENOMEM;
+	size_t i;
 
 	if (!sw) {
 		l->res->outcome = KSTATS_FAILED_PIN;
@@ -155,15 +148,15 @@ void publish(struct obj_load *l)
 	if (ret) {
 		if (l->res->outcome == KSTATS_LOADED)
 			l->res->outcome = KSTATS_FAILED_PIN;
-		txn_abort(&txn);
-		destroy_links(links, l->res->nprogs);
-		memset(links, 0, l->res->nprogs * sizeof(*links));
-		swap_rollback(sw);
+		txn_abort(&txn);	/* first: the links it pinned detach when destroyed */
 	}
-out:
-	if (!ret)
+	for (i = 0; i < l->res->nprogs; i++)
+		bpf_link__destroy(links[i]);	/* pinned ones stay attached */
+	if (ret)
+		swap_rollback(sw);
+	else
 		settle_pins(l);
-	destroy_links(links, links ? l->res->nprogs : 0);
+out:
 	swap_free(sw);
 	txn_abort(&txn);
 	free(txn.e);
