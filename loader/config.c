@@ -69,20 +69,11 @@ static char *trim(char *s)
 	return s;
 }
 
-/* Room for one more name; the capacity doubles at each power of two. */
-static char **grow_list(struct loader_ctx *ctx)
-{
-	size_t n = ctx->ndisabled;
-
-	if (n >= 8 && (n & (n - 1)))
-		return ctx->disabled;
-	return realloc(ctx->disabled, (n < 8 ? 8 : 2 * n) * sizeof(*ctx->disabled));
-}
-
 int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t errlen)
 {
 	char *copy = strdup(list), *tok, *save = NULL, **grown;
 	int ret = copy ? 0 : -ENOMEM;
+	size_t n;
 
 	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok;
 	     tok = strtok_r(NULL, ",", &save)) {
@@ -97,7 +88,10 @@ int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t err
 			ret = -EINVAL;
 			break;
 		}
-		grown = grow_list(ctx);
+		/* Room for one more name: the capacity doubles at each power of two. */
+		n = ctx->ndisabled;
+		grown = n >= 8 && (n & (n - 1)) ? ctx->disabled :
+			realloc(ctx->disabled, (n < 8 ? 8 : 2 * n) * sizeof(*grown));
 		if (grown)
 			ctx->disabled = grown;
 		if (!grown || !(grown[ctx->ndisabled] = strdup(tok))) {

@@ -379,17 +379,16 @@ static void warn_unknown_disabled(const struct loader_ctx *ctx,
 	char known[1024];
 	size_t i, j, len;
 
+	for (j = 0, len = 0, *known = 0; j < n && len < sizeof(known); j++)
+		len += snprintf(known + len, sizeof(known) - len, "%s%s", j ? ", " : "",
+				res[j].name);
 	for (i = 0; i < ctx->ndisabled; i++) {
 		for (j = 0; j < n && strcmp(res[j].name, ctx->disabled[i]); j++)
 			;
-		if (j < n)
-			continue;
-		for (j = 0, len = 0, *known = 0; j < n && len < sizeof(known); j++)
-			len += snprintf(known + len, sizeof(known) - len, "%s%s",
-					j ? ", " : "", res[j].name);
-		log_msg(LOG_WARNING, "warning: disable = %s names no object in %s; the "
-			"objects are: %s", ctx->disabled[i], ctx->obj_dir,
-			n ? known : "none");
+		if (j == n)
+			log_msg(LOG_WARNING, "warning: disable = %s names no object in %s; "
+				"the objects are: %s", ctx->disabled[i], ctx->obj_dir,
+				n ? known : "none");
 	}
 }
 

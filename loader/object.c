@@ -329,19 +329,26 @@ static void unpin(const char *path)
 }
 
 /* Not loaded: maps pinned by earlier runs keep id and times; programs show what is attached. */
-static void describe_kept_pins(struct loader_ctx *ctx, struct kstats_status_obj *res,
-			const struct kstats_objmeta *meta)
+static void finish_not_loaded(struct obj_load *l)
 {
-	const struct kstats_status_obj *o = kstats_status_obj(ctx->prev, res->name);
+	struct kstats_status_obj *res = l->res;
+	const struct kstats_status_obj *o = kstats_status_obj(l->ctx->prev, res->name);
 	struct kstats_status_map *m;
 	size_t i;
 	int fd;
 
+	/* A clean skip stops the object: links and program pins go; a failure leaves it. */
+	for (i = 0; !outcome_failed(res->outcome) && i < res->nprogs; i++)
+		if (*res->progs[i].link_pin)
+			unpin(res->progs[i].link_pin);
+	for (i = 0; !outcome_failed(res->outcome) && i < res->npins; i++)
+		if (is_pin_kind(res->pins[i], "link_") || is_pin_kind(res->pins[i], "prog_"))
+			unpin(res->pins[i]);
 	for (i = 0; o && i < o->nmaps; i++)
 		if (*o->maps[i].name)
-			add_map(res, o->maps[i].name, ctx);
-	for (i = 0; meta && i < meta->nmaps; i++)
-		add_map(res, meta->maps[i].name, ctx);
+			add_map(res, o->maps[i].name, l->ctx);
+	for (i = 0; i < l->meta.nmaps; i++)
+		add_map(res, l->meta.maps[i].name, l->ctx);
 	for (i = 0; i < res->nmaps;) {
 		m = &res->maps[i];
 		fd = owns_pin(res, m->pin) ? pin_open(m->pin) : -1;
@@ -352,9 +359,9 @@ static void describe_kept_pins(struct loader_ctx *ctx, struct kstats_status_obj 
 		}
 		m->map_id = kstats_fd_obj_id(fd);
 		m->reused = true;
-		prev_map_created(ctx, res->name, m->name, m->map_id,
+		prev_map_created(l->ctx, res->name, m->name, m->map_id,
 				 &m->created_boot_ns, &m->created_real_ns);
-		prev_map_types(ctx, res->name, m->name, m->map_id, m->key_type, m->value_type);
+		prev_map_types(l->ctx, res->name, m->name, m->map_id, m->key_type, m->value_type);
 		close(fd);
 		i++;
 	}
@@ -363,6 +370,11 @@ static void describe_kept_pins(struct loader_ctx *ctx, struct kstats_status_obj 
 		struct bpf_link_info info = {};
 		__u32 len = sizeof(info);
 
+		if (p->outcome == KSTATS_LOADED) {
+			p->outcome = res->outcome;
+			snprintf(p->reason, LOADER_REASON_LEN, "not loaded: the object is %s",
+				 kstats_outcome_name(res->outcome));
+		}
 		fd = owns_pin(res, p->link_pin) ? pin_open(p->link_pin) : -1;
 		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
 			p->link_pin[0] = 0;
@@ -374,30 +386,6 @@ static void describe_kept_pins(struct loader_ctx *ctx, struct kstats_status_obj 
 		if (fd >= 0)
 			close(fd);
 	}
-}
-
-static void finish_not_loaded(struct obj_load *l)
-{
-	struct kstats_status_obj *res = l->res;
-	size_t i;
-
-	/* A clean skip stops the object: links and program pins go; a failure leaves it. */
-	for (i = 0; !outcome_failed(res->outcome) && i < res->nprogs; i++)
-		if (*res->progs[i].link_pin)
-			unpin(res->progs[i].link_pin);
-	for (i = 0; !outcome_failed(res->outcome) && i < res->npins; i++)
-		if (is_pin_kind(res->pins[i], "link_") || is_pin_kind(res->pins[i], "prog_"))
-			unpin(res->pins[i]);
-	for (i = 0; i < res->nprogs; i++) {
-		struct kstats_status_prog *p = &res->progs[i];
-
-		if (p->outcome != KSTATS_LOADED)
-			continue;
-		p->outcome = res->outcome;
-		snprintf(p->reason, LOADER_REASON_LEN, "not loaded: the object is %s",
-			 kstats_outcome_name(res->outcome));
-	}
-	describe_kept_pins(l->ctx, res, &l->meta);
 }
 
 static int read_meta(struct obj_load *l)

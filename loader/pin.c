@@ -136,10 +136,8 @@ int txn_pin(struct pin_txn *txn, int fd, const char *final, const char *aside,
 	/* bpffs refuses names with a dot, so no ".tmp"; unique across threads. */
 	snprintf(e->tmp, sizeof(e->tmp), "%s/tmp_%d_%u", txn->pin_dir, (int)getpid(),
 		 atomic_fetch_add(&tmp_seq, 1));
-	if (bpf_obj_pin(fd, e->tmp))
-		return -errno;
-	e->pinned = true;
-	return apply_owner(e->tmp, uid, gid, mode);
+	e->pinned = !bpf_obj_pin(fd, e->tmp);
+	return e->pinned ? apply_owner(e->tmp, uid, gid, mode) : -errno;
 }
 
 /* All or nothing: a link left published would stay attached beside the old one. */

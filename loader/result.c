@@ -288,13 +288,11 @@ int object_name_check(const char *name, char *fix, size_t len)
 
 	n = snprintf(fix, len, "%s", isalpha((unsigned char)name[0]) ? "" : "obj");
 	for (i = 0; name[i] && n + 1 < len; i++) {
-		if (!isalnum((unsigned char)name[i])) {
-			up = true;
-			continue;
-		}
-		fix[n] = up && n ? toupper((unsigned char)name[i]) : name[i];
-		n++;
-		up = false;
+		if (isalnum((unsigned char)name[i]) && up && n)
+			fix[n++] = toupper((unsigned char)name[i]);
+		else if (isalnum((unsigned char)name[i]))
+			fix[n++] = name[i];
+		up = !isalnum((unsigned char)name[i]);
 	}
 	fix[n] = 0;
 	return strcmp(fix, name) ? -EINVAL : 0;
