@@ -46,9 +46,7 @@ static int read_fd(struct obj_load *l, int fd)
 		return -ENOMEM;
 	l->elf_len = st.st_size;
 	n = pread(fd, l->elf, l->elf_len, 0);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == l->elf_len ? 0 : -EIO;	/* changed meanwhile */
+	return n < 0 ? -errno : (size_t)n == l->elf_len ? 0 : -EIO;	/* -EIO: changed */
 }
 
 /* lstat() first: a FIFO or device is never opened; the open neither blocks nor follows. */
@@ -400,14 +398,16 @@ static int read_meta(struct obj_load *l)
 	return ret;
 }
 
-/* An object skipped unopened: its programs as its metadata lists them. */
-static void progs_from_meta(struct obj_load *l)
+/* An object skipped unopened, with outcome o: its programs as its metadata lists them. */
+static enum kstats_outcome skip_unopened(struct obj_load *l, enum kstats_outcome o,
+					 const char *why)
 {
 	struct kstats_status_obj *res = l->res;
 	const struct kstats_prog_meta *pm;
 	struct kstats_status_prog *p;
 	size_t i;
 
+	set_outcome(res, o, "%s", why);
 	res->progs = calloc(l->meta.nprogs ? l->meta.nprogs : 1, sizeof(*res->progs));
 	for (i = 0; res->progs && i < l->meta.nprogs && !prog_init(&res->progs[i]); i++) {
 		pm = &l->meta.progs[i];
@@ -421,6 +421,7 @@ static void progs_from_meta(struct obj_load *l)
 				    "link", res->name, p->name))
 			p->link_pin[0] = 0;
 	}
+	return o;
 }
 
 static enum kstats_outcome run_object(struct obj_load *l)
@@ -437,10 +438,8 @@ static enum kstats_outcome run_object(struct obj_load *l)
 		return res->outcome;
 	if (is_disabled(l->ctx, res->name)) {
 		read_meta(l);	/* only to list its programs */
-		set_outcome(res, KSTATS_SKIPPED_DISABLED, "disabled by %s",
-			    l->ctx->disable_all ? "disable = all" : "configuration");
-		progs_from_meta(l);
-		return res->outcome;
+		return skip_unopened(l, KSTATS_SKIPPED_DISABLED, l->ctx->disable_all ?
+				     "disabled by disable = all" : "disabled by configuration");
 	}
 	/* Code anyone but root could have written never reaches the kernel. */
 	if (l->untrusted)
@@ -452,11 +451,8 @@ static enum kstats_outcome run_object(struct obj_load *l)
 	pthread_cond_broadcast(&l->ctx->turn_done);
 	pthread_mutex_unlock(&l->ctx->lock);
 	if (!kver_in(l->ctx->kver, l->meta.obj.min_kver, l->meta.obj.max_kver, why,
-		     sizeof(why))) {
-		set_outcome(res, KSTATS_SKIPPED_KERNEL_VERSION, "%s", why);
-		progs_from_meta(l);
-		return res->outcome;
-	}
+		     sizeof(why)))
+		return skip_unopened(l, KSTATS_SKIPPED_KERNEL_VERSION, why);
 	/* After the opens: a corrupt copy is FAILED_OBJECT, not a duplicate. */
 	if (probe_open(l) || open_object(l) || init_progs(l) || metrics_check(l))
 		return res->outcome;

@@ -143,21 +143,6 @@ void probe_server_main(void)
 	probe_serve(PROBE_SERVER_FD);
 }
 
-/* No thread yet: the child is this process as it is. */
-static int prober_fork(int fd)
-{
-	prober.pid = fork();
-	if (prober.pid < 0)
-		return -EAGAIN;
-	if (!prober.pid) {
-		/* Holds nothing of the run: not its lock, pins or files. */
-		close_range(3, fd - 1, 0);
-		close_range(fd + 1, ~0U, 0);
-		probe_serve(fd);
-	}
-	return 0;
-}
-
 /* Threads running: a new process image, with fd as PROBE_SERVER_FD. */
 static int prober_spawn(int fd)
 {
@@ -189,7 +174,13 @@ static int prober_start(bool threads, int hello_ms)
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return -errno;
-	ret = threads ? prober_spawn(sv[1]) : prober_fork(sv[1]);
+	/* No thread yet: the child is this process as it is, holding none of the run's files. */
+	if (!threads && !(prober.pid = fork())) {
+		close_range(3, sv[1] - 1, 0);
+		close_range(sv[1] + 1, ~0U, 0);
+		probe_serve(sv[1]);
+	}
+	ret = threads ? prober_spawn(sv[1]) : prober.pid < 0 ? -EAGAIN : 0;
 	close(sv[1]);
 	/* An executed prober dying before it serves is not its objects' fault. */
 	if (!ret && threads) {
@@ -228,8 +219,7 @@ static void prober_lost(struct obj_load *l, int err, int ms)
 	prober.fd = -1;
 	if (err == -ETIMEDOUT)
 		kill(prober.pid, SIGKILL);
-	if (waitpid(prober.pid, &status, 0) != prober.pid)
-		status = 0;
+	waitpid(prober.pid, &status, 0);	/* status stays 0 if it fails */
 	if (err == -ETIMEDOUT)
 		set_outcome(l->res, KSTATS_FAILED_OBJECT, "libbpf did not finish parsing "
 			    "it within %d ms (malformed BTF?); rebuild it", ms);

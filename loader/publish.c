@@ -195,10 +195,8 @@ enum kstats_outcome prepare_map(struct obj_load *l, struct bpf_map *map)
 		m->reused = !ret;
 		m->map_id = kstats_fd_obj_id(fd);
 		close(fd);
-		if (!ret)
-			return KSTATS_LOADED;
-		return set_outcome(l->res, KSTATS_FAILED_PIN, "cannot reuse %s: %s", m->pin,
-				   strerror(-ret));
+		return ret ? set_outcome(l->res, KSTATS_FAILED_PIN, "cannot reuse %s: %s", m->pin,
+					 strerror(-ret)) : KSTATS_LOADED;
 	}
 	close(fd);
 	if (!l->ctx->replace_incompatible)
