@@ -108,9 +108,8 @@ static bool btf_has(struct loader_ctx *ctx, const char *prefix,
 	found = btf__find_by_name_kind(vmlinux(ctx), full, kind) > 0;
 	if (nbtf_answers < BTF_ANSWERS) {
 		a = &btf_answers[nbtf_answers++];
+		*a = (struct btf_answer){ .kind = kind, .found = found };
 		snprintf(a->name, sizeof(a->name), "%s", full);
-		a->kind = kind;
-		a->found = found;
 	}
 	return found;
 }

@@ -407,9 +407,7 @@ void swap_free(struct link_swap *sw)
 {
 	size_t i;
 
-	if (!sw)
-		return;
-	for (i = 0; i < sw->n; i++) {
+	for (i = 0; sw && i < sw->n; i++) {
 		if (sw->l[i].link_fd >= 0)
 			close(sw->l[i].link_fd);
 		if (sw->l[i].prog_fd >= 0)

@@ -275,12 +275,10 @@ int probe_open(struct obj_load *l)
 	prober.left -= !!prober.left;
 	prober.spent_ns += kstats_clock_ns(CLOCK_MONOTONIC) - start;
 	pthread_mutex_unlock(&prober.lock);
-	if (ret)
-		return -ENOEXEC;
-	if (rep.ok)
-		return 0;
-	rep.why[sizeof(rep.why) - 1] = 0;
-	set_outcome(l->res, KSTATS_FAILED_OBJECT, "libbpf cannot open it: %s",
-		    *rep.why ? rep.why : "unknown error");
-	return -ENOEXEC;
+	if (!ret && !rep.ok) {
+		rep.why[sizeof(rep.why) - 1] = 0;
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "libbpf cannot open it: %s",
+			    *rep.why ? rep.why : "unknown error");
+	}
+	return ret || !rep.ok ? -ENOEXEC : 0;
 }

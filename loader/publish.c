@@ -10,12 +10,13 @@
 
 static int stage_maps(struct obj_load *l, struct pin_txn *txn)
 {
+	/* A map without metadata: root's only. */
+	static const struct kstats_map_meta root_only = { .uid = "root", .gid = "root",
+							  .mode = 0600 };
 	const struct kstats_map_meta *mm;
 	char aside[LOADER_PATH_LEN];
-	const char *uid, *gid;
 	struct kstats_status_map *m;
 	struct bpf_map *map;
-	unsigned int mode;
 	int ret;
 
 	bpf_object__for_each_map(map, l->obj) {
@@ -23,14 +24,11 @@ static int stage_maps(struct obj_load *l, struct pin_txn *txn)
 			continue;
 		m = add_map(l->res, bpf_map__name(map), l->ctx);
 		map_type_names(bpf_object__btf(l->obj), map, m->key_type, m->value_type);
-		mm = kstats_objmeta_map(&l->meta, m->name);
-		uid = mm ? mm->uid : "root";
-		gid = mm ? mm->gid : "root";
-		mode = mm ? mm->mode : 0600;
+		mm = kstats_objmeta_map(&l->meta, m->name) ?: &root_only;
 		if (m->reused) {
 			prev_map_created(l->ctx, l->res->name, m->name, m->map_id,
 					 &m->created_boot_ns, &m->created_real_ns);
-			ret = apply_owner(m->pin, uid, gid, mode);
+			ret = apply_owner(m->pin, mm->uid, mm->gid, mm->mode);
 		} else {
 			snprintf(aside, sizeof(aside), "%s/aside_%llu_%s", l->ctx->pin_dir,
 				 (unsigned long long)l->created_real_ns, strrchr(m->pin, '/') + 1);
@@ -38,7 +36,7 @@ static int stage_maps(struct obj_load *l, struct pin_txn *txn)
 			m->created_boot_ns = l->created_boot_ns;
 			m->created_real_ns = l->created_real_ns;
 			ret = txn_pin(txn, bpf_map__fd(map), m->pin, m->replaced ? aside : NULL,
-				      uid, gid, mode);
+				      mm->uid, mm->gid, mm->mode);
 			if (!ret && m->replaced)
 				ret = own_pin(l->res, aside);
 		}
