@@ -17,22 +17,18 @@
 int parse_kver(const char *s, __u32 *kver)
 {
 	unsigned int v[3] = { 0, 0, 0 };
-	int n = 0;
+	unsigned long x;
 	char *end;
+	int n = 0;
 
-	while (n < 3) {
-		if (!isdigit((unsigned char)*s))
-			break;
+	for (; n < 3 && isdigit((unsigned char)*s); s = end + 1) {
 		errno = 0;
-		unsigned long x = strtoul(s, &end, 10);
-
+		x = strtoul(s, &end, 10);
 		if (errno)
 			return -EINVAL;
 		v[n++] = x > 255 ? 255 : x;
-		s = end;
-		if (*s != '.')
+		if (*end != '.')
 			break;
-		s++;
 	}
 	if (n < 2)
 		return -EINVAL;
@@ -73,20 +69,11 @@ static char *trim(char *s)
 	return s;
 }
 
-/* Room for one more name; the capacity doubles at each power of two. */
-static char **grow_list(struct loader_ctx *ctx)
-{
-	size_t n = ctx->ndisabled;
-
-	if (n >= 8 && (n & (n - 1)))
-		return ctx->disabled;
-	return realloc(ctx->disabled, (n < 8 ? 8 : 2 * n) * sizeof(*ctx->disabled));
-}
-
 int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t errlen)
 {
 	char *copy = strdup(list), *tok, *save = NULL, **grown;
 	int ret = copy ? 0 : -ENOMEM;
+	size_t n;
 
 	for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok;
 	     tok = strtok_r(NULL, ",", &save)) {
@@ -101,7 +88,10 @@ int add_disabled(struct loader_ctx *ctx, const char *list, char *err, size_t err
 			ret = -EINVAL;
 			break;
 		}
-		grown = grow_list(ctx);
+		/* Room for one more name: the capacity doubles at each power of two. */
+		n = ctx->ndisabled;
+		grown = n >= 8 && (n & (n - 1)) ? ctx->disabled :
+			realloc(ctx->disabled, (n < 8 ? 8 : 2 * n) * sizeof(*grown));
 		if (grown)
 			ctx->disabled = grown;
 		if (!grown || !(grown[ctx->ndisabled] = strdup(tok))) {
@@ -206,11 +196,7 @@ void free_config(struct loader_ctx *ctx)
 	free(ctx->disabled);
 }
 
-/*
- * Whoever can write an object or a directory above it can put code into the
- * kernel: each component must be root's and writable by no one else
- * (kstats_check_private_dir() would accept our own uid too).
- */
+/* Who can write an object or a dir above it loads kernel code: each must be root's only. */
 static int judge(const char *path, const char *comp, int fd, bool leaf,
 		 char *why, size_t len)
 {

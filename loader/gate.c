@@ -17,65 +17,46 @@ static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
 
 const char *variant_name(__u32 variant)
 {
-	switch (variant) {
-	case KSTATS_VARIANT_TP_BTF: return "tp_btf";
-	case KSTATS_VARIANT_RAW_TP: return "raw_tp";
-	case KSTATS_VARIANT_KPROBE: return "kprobe";
-	default: return "other";
-	}
+	static const char *const names[] = { [KSTATS_VARIANT_TP_BTF] = "tp_btf",
+		[KSTATS_VARIANT_RAW_TP] = "raw_tp", [KSTATS_VARIANT_KPROBE] = "kprobe",
+		[KSTATS_VARIANT_OTHER] = "other" };
+
+	return names[variant < KSTATS_VARIANT_OTHER ? variant : KSTATS_VARIANT_OTHER];
 }
 
 static const char *tracefs(void)
 {
-	static const char *const roots[] = { "/sys/kernel/tracing",
-					     "/sys/kernel/debug/tracing" };
-	char probe[64];
-	size_t i;
-
-	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
-		snprintf(probe, sizeof(probe), "%s/events", roots[i]);
-		if (!access(probe, F_OK))
-			return roots[i];
-	}
+	if (!access("/sys/kernel/tracing/events", F_OK))
+		return "/sys/kernel/tracing";
+	if (!access("/sys/kernel/debug/tracing/events", F_OK))
+		return "/sys/kernel/debug/tracing";
 	return NULL;
-}
-
-/* Read once per run: each lookup in events/ cost a stat in ~100 systems. */
-static const char *tracefs_events(int *err)
-{
-	static char *text;
-	static int text_err;
-	char path[64], *raw = NULL;
-	const char *root;
-	size_t len = 0;
-
-	if (text || text_err) {
-		*err = text_err;
-		return text;
-	}
-	root = tracefs();
-	text_err = -ENOENT;
-	if (root) {
-		snprintf(path, sizeof(path), "%s/available_events", root);
-		text_err = kstats_read_file(path, EVENTS_MAX_BYTES, &raw, &len);
-	}
-	if (!text_err && (text = malloc(len + 3)))
-		snprintf(text, len + 3, "\n%s\n", raw);
-	else if (!text_err)
-		text_err = -ENOMEM;
-	free(raw);
-	*err = text_err;
-	return text;
 }
 
 /* event is "name" (any system) or "system/name": 1, 0, or -errno. */
 static int tracefs_has_event(const char *event)
 {
-	const char *slash = strchr(event, '/');
-	char line[512];
-	int err, n;
-	const char *text = tracefs_events(&err);
+	/* Read once per run: each lookup in events/ cost a stat in ~100 systems. */
+	static char *text;
+	static int err;
+	const char *slash = strchr(event, '/'), *root;
+	char line[512], *raw = NULL;
+	size_t len = 0;
+	int n;
 
+	if (!text && !err) {
+		root = tracefs();
+		err = -ENOENT;
+		if (root) {
+			snprintf(line, sizeof(line), "%s/available_events", root);
+			err = kstats_read_file(line, EVENTS_MAX_BYTES, &raw, &len);
+		}
+		if (!err && !(text = malloc(len + 3)))
+			err = -ENOMEM;
+		if (text)
+			snprintf(text, len + 3, "\n%s\n", raw);
+		free(raw);
+	}
 	if (!text)
 		return err;
 	if (slash)
@@ -100,10 +81,7 @@ static const struct btf *vmlinux(struct loader_ctx *ctx)
 	return ctx->vmlinux_btf;
 }
 
-/*
- * libbpf 1.1 scans every type per lookup, and a missing tracepoint is asked
- * twice (tp_btf, then raw_tp): the run's answers are kept, under gate_lock.
- */
+/* libbpf 1.1 scans every type per lookup, a missing tracepoint is asked twice: kept. */
 #define BTF_ANSWERS 32
 
 static struct btf_answer {
@@ -130,9 +108,8 @@ static bool btf_has(struct loader_ctx *ctx, const char *prefix,
 	found = btf__find_by_name_kind(vmlinux(ctx), full, kind) > 0;
 	if (nbtf_answers < BTF_ANSWERS) {
 		a = &btf_answers[nbtf_answers++];
+		*a = (struct btf_answer){ .kind = kind, .found = found };
 		snprintf(a->name, sizeof(a->name), "%s", full);
-		a->kind = kind;
-		a->found = found;
 	}
 	return found;
 }
@@ -199,10 +176,7 @@ static const char *after(const char *section, const char *prefix)
 	return strncmp(section, prefix, n) ? NULL : section + n;
 }
 
-/*
- * A tp_btf one tracefs has is left to bpf_object__load(), which looks it up in
- * the BTF libbpf parses anyway; one tracefs lacks may be a bare DECLARE_TRACE.
- */
+/* A tp_btf in tracefs is left to the load's own BTF (one not there: bare DECLARE_TRACE?). */
 bool attach_point_deferred(const char *section)
 {
 	const char *tp = after(section, "tp_btf/");

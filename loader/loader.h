@@ -32,6 +32,21 @@ static inline bool outcome_failed(enum kstats_outcome o)
 	return o >= KSTATS_FAILED_OBJECT && o <= KSTATS_REFUSED_INCOMPATIBLE_PIN;
 }
 
+/*
+ * One object per metric: the first in sorted order that loads or stays attached claims it,
+ * as kstats_snapshot_unique does; on threads an object waits for earlier ones sharing one.
+ */
+struct metric_claim {
+	char metric[KSTATS_NAME_LEN];
+	char obj[KSTATS_NAME_LEN];
+	size_t idx;			/* of the object, in the run's order */
+};
+
+struct metric_turn {
+	const struct kstats_objmeta *meta;	/* read, and the object not done */
+	bool done;
+};
+
 /* BTF names of a map's key and value types: part of its shape. */
 struct map_types {
 	char key[KSTATS_NAME_LEN];
@@ -45,7 +60,7 @@ struct loader_ctx {
 	char status_path[LOADER_PATH_LEN];
 	char release[65];		/* uname -r */
 	__u32 kver;			/* KSTATS_KVER code in force */
-	bool replace_incompatible;
+	int replace_incompatible;
 	bool disable_all;
 	char **disabled;		/* object names */
 	size_t ndisabled;
@@ -59,12 +74,11 @@ struct loader_ctx {
 	struct metric_claim *claims;	/* metrics of loaded objects */
 	size_t nclaims;
 	struct metric_turn *turns;	/* one per object, in order */
-	size_t nturns;
 };
 
 /* log.c: stdout/stderr, and /dev/kmsg once log_to_kmsg() was called. */
 void log_to_kmsg(void);
-extern bool log_verbose;		/* libbpf's log too */
+extern int log_verbose;		/* libbpf's log too */
 void log_line(FILE *f, const char *prefix, int prio, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 #define log_msg(prio, ...) log_line(stderr, "kstats-loader: ", prio, __VA_ARGS__)
@@ -101,9 +115,15 @@ bool attach_point_exists(struct loader_ctx *ctx, const char *section,
 bool attach_point_deferred(const char *section);
 const char *variant_name(__u32 variant);
 
-/* result.c; warn_unknown_disabled: one warning per disabled name matching no object. */
-void warn_unknown_disabled(const struct loader_ctx *ctx, const struct kstats_status_obj *res,
-			   size_t n);
+/* result.c: the status file, pins and owners */
+void status_parse_prev(struct loader_ctx *ctx, const char *buf, size_t len);
+void status_free_prev(struct loader_ctx *ctx);
+void prev_map_created(const struct loader_ctx *ctx, const char *obj, const char *map,
+		      __u32 map_id, uint64_t *boot_ns, uint64_t *real_ns);
+int prev_map_types(const struct loader_ctx *ctx, const char *obj, const char *map,
+		   __u32 map_id, char *key, char *value);
+int status_write(const struct loader_ctx *ctx, struct kstats_status_obj *res,
+		 size_t n, __u64 started_ns, const char *error);
 int apply_owner(const char *path, const char *uid, const char *gid,
 		unsigned int mode);
 /* Returns o. */
@@ -121,9 +141,6 @@ bool pin_of(const struct loader_ctx *ctx, const char *path, const char *obj);
 int copy_path(const struct loader_ctx *ctx, const char *obj, char *buf, size_t len);
 int unload_all(struct loader_ctx *ctx, const char *flag);
 void adopt_prev_pins(struct loader_ctx *ctx, struct kstats_status_obj *res);
-void retire_programs(struct kstats_status_obj *res);
-void describe_kept_pins(struct loader_ctx *ctx, struct kstats_status_obj *res,
-			const struct kstats_objmeta *meta);
 int obj_init(struct kstats_status_obj *res);
 int prog_init(struct kstats_status_prog *p);
 
@@ -171,8 +188,6 @@ void publish(struct obj_load *l);
 /* object.c: the idx-th object of the run, in sorted order. */
 void load_object(struct loader_ctx *ctx, size_t idx, const char *path,
 		 struct kstats_status_obj *res);
-int metrics_init(struct loader_ctx *ctx, size_t nobjs);
-void metrics_free(struct loader_ctx *ctx);
 
 /* probe.c: libbpf opens an object in a child first. */
 void probe_start(size_t nobjs);
@@ -209,15 +224,5 @@ int swap_keep(struct link_swap *sw, const char *link_pin, int new_prog_fd,
 int swap_detach(struct link_swap *sw, char *why, size_t len);
 void swap_rollback(struct link_swap *sw);
 void swap_free(struct link_swap *sw);
-
-/* result.c: the status file */
-void status_parse_prev(struct loader_ctx *ctx, const char *buf, size_t len);
-void status_free_prev(struct loader_ctx *ctx);
-void prev_map_created(const struct loader_ctx *ctx, const char *obj, const char *map,
-		      __u32 map_id, uint64_t *boot_ns, uint64_t *real_ns);
-int prev_map_types(const struct loader_ctx *ctx, const char *obj, const char *map,
-		   __u32 map_id, char *key, char *value);
-int status_write(const struct loader_ctx *ctx, struct kstats_status_obj *res,
-		 size_t n, __u64 started_ns, const char *error);
 
 #endif /* KSTATS_LOADER_H */

@@ -23,7 +23,7 @@ struct log_held {
 };
 
 static int kmsg_fd = -1;
-bool log_verbose;
+int log_verbose;
 /* Per thread: libbpf calls the print callback on the loading thread. */
 static _Thread_local char *capture;
 static _Thread_local size_t capture_len;
@@ -129,9 +129,8 @@ int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 		va_copy(copy, ap);
 		vsnprintf(capture, capture_len, fmt, copy);
 		va_end(copy);
-		n = strlen("libbpf: ");
-		if (!strncmp(capture, "libbpf: ", n))
-			memmove(capture, capture + n, strlen(capture + n) + 1);
+		if (!strncmp(capture, "libbpf: ", 8))
+			memmove(capture, capture + 8, strlen(capture + 8) + 1);
 		n = strlen(capture);
 		while (n && capture[n - 1] == '\n')
 			capture[--n] = 0;

@@ -29,8 +29,8 @@ struct options {
 	const char *kver;
 	const char *run_dir;
 	const char *status_file;
-	bool unload;
-	bool boot;
+	int unload;
+	int boot;
 };
 
 static void usage(FILE *f)
@@ -80,42 +80,38 @@ static int bad_usage(const char *fmt, const char *arg)
 static int parse_args(int argc, char **argv, struct loader_ctx *ctx,
 		      struct options *o)
 {
-	static const struct option opts[] = {
-		{ "obj-dir", required_argument, NULL, 'o' },
-		{ "pin-dir", required_argument, NULL, 'p' },
-		{ "run-dir", required_argument, NULL, 'r' },
-		{ "status-file", required_argument, NULL, 's' },
-		{ "config", required_argument, NULL, 'c' },
+	/* The first ones set the path of the same index in path[]. */
+	const struct option opts[] = {
+		{ "obj-dir", required_argument, NULL, 'P' },
+		{ "pin-dir", required_argument, NULL, 'P' },
+		{ "run-dir", required_argument, NULL, 'P' },
+		{ "status-file", required_argument, NULL, 'P' },
+		{ "config", required_argument, NULL, 'P' },
+		{ "kver", required_argument, NULL, 'P' },
 		{ "disable", required_argument, NULL, 'd' },
-		{ "kver", required_argument, NULL, 'k' },
-		{ "replace-incompatible", no_argument, NULL, 'R' },
+		{ "replace-incompatible", no_argument, &ctx->replace_incompatible, 1 },
 		{ "lock-timeout", required_argument, NULL, 'L' },
-		{ "unload", no_argument, NULL, 'U' },
-		{ "boot", no_argument, NULL, 'b' },
-		{ "verbose", no_argument, NULL, 'v' },
+		{ "unload", no_argument, &o->unload, 1 },
+		{ "boot", no_argument, &o->boot, 1 },
+		{ "verbose", no_argument, &log_verbose, 1 },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
+	const char **path[] = { &ctx->obj_dir, &ctx->pin_dir, &o->run_dir, &o->status_file,
+				&o->config, &o->kver };
 	char err[256];
-	int c;
+	int c, i;
 
-	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "vh", opts, &i)) != -1) {
 		switch (c) {
-		case 'o': ctx->obj_dir = optarg; break;
-		case 'p': ctx->pin_dir = optarg; break;
-		case 'r': o->run_dir = optarg; break;
-		case 's': o->status_file = optarg; break;
-		case 'c': o->config = optarg; break;
-		case 'k': o->kver = optarg; break;
-		case 'R': ctx->replace_incompatible = true; break;
+		case 'P': *path[i] = optarg; break;
 		case 'L':
 			if (kstats_parse_seconds("--lock-timeout", optarg, 86400,
 						 &ctx->lock_timeout_s, err, sizeof(err)))
 				return bad_usage("%s", err);
 			break;
-		case 'U': o->unload = true; break;
-		case 'b': o->boot = true; break;
-		case 'v': log_verbose = true; break;
+		case 'v': log_verbose = 1; break;
+		case 0: break;
 		case 'd':
 			if (add_disabled(ctx, optarg, err, sizeof(err)))
 				return bad_usage("--disable: %s", err);
@@ -135,21 +131,16 @@ static int set_paths(struct loader_ctx *ctx, const struct options *o)
 	char *copy;
 	int n;
 
-	if (o->status_file && !o->run_dir) {
-		copy = strdup(o->status_file);
-		if (!copy)
-			return EXIT_ENV;
-		n = snprintf(ctx->run_dir, rlen, "%s", dirname(copy));
-		free(copy);
-	} else {
-		n = snprintf(ctx->run_dir, rlen, "%s", o->run_dir ?: DEFAULT_RUN_DIR);
-	}
+	copy = o->status_file && !o->run_dir ? strdup(o->status_file) : NULL;
+	if (o->status_file && !o->run_dir && !copy)
+		return EXIT_ENV;
+	n = snprintf(ctx->run_dir, rlen, "%s",
+		     copy ? dirname(copy) : o->run_dir ?: DEFAULT_RUN_DIR);
+	free(copy);
 	if (n < 0 || (size_t)n >= rlen)
 		return bad_usage("run dir '%s' is too long", ctx->run_dir);
-	if (o->status_file)
-		n = snprintf(ctx->status_path, slen, "%s", o->status_file);
-	else
-		n = snprintf(ctx->status_path, slen, "%s/" STATUS_NAME, ctx->run_dir);
+	n = snprintf(ctx->status_path, slen, "%s%s", o->status_file ?: ctx->run_dir,
+		     o->status_file ? "" : "/" STATUS_NAME);
 	if (n < 0 || (size_t)n >= slen)
 		return bad_usage("status file path '%s' is too long", ctx->status_path);
 	if (strlen(ctx->pin_dir) > LOADER_PATH_LEN - 2 * KSTATS_NAME_LEN - 32)
@@ -220,15 +211,6 @@ static int prepare_pin_dir(const char *pin_dir, char *err, size_t len)
 	if (ret)
 		snprintf(err, len, "%s: %s", pin_dir, strerror(-ret));
 	return ret;
-}
-
-/* By identity, not by spelling: "dir/", "./dir" or a symlink name the same one. */
-static bool same_dir(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
 }
 
 /* Recorded in the status file with nothing touched. */
@@ -373,7 +355,8 @@ static int load_all(struct loader_ctx *ctx, struct kstats_status_obj **out, size
 	p.done = calloc(n ? n : 1, sizeof(*p.done));
 	for (i = 0; p.res && i < n && !ret; i++)
 		ret = obj_init(&p.res[i]);
-	if (!ret && (!p.res || !p.held || !p.done || metrics_init(ctx, n)))
+	ctx->turns = calloc(n ? n : 1, sizeof(*ctx->turns));
+	if (!ret && (!p.res || !p.held || !p.done || !ctx->turns))
 		ret = -ENOMEM;
 	if (!ret)
 		load_pool(&p);
@@ -389,11 +372,32 @@ static int load_all(struct loader_ctx *ctx, struct kstats_status_obj **out, size
 	return ret ?: p.critical ? EXIT_CRITICAL : EXIT_OK;
 }
 
+/* A disabled name no object has is a typo: the object it meant stays loaded. */
+static void warn_unknown_disabled(const struct loader_ctx *ctx,
+				  const struct kstats_status_obj *res, size_t n)
+{
+	char known[1024];
+	size_t i, j, len;
+
+	for (j = 0, len = 0, *known = 0; j < n && len < sizeof(known); j++)
+		len += snprintf(known + len, sizeof(known) - len, "%s%s", j ? ", " : "",
+				res[j].name);
+	for (i = 0; i < ctx->ndisabled; i++) {
+		for (j = 0; j < n && strcmp(res[j].name, ctx->disabled[i]); j++)
+			;
+		if (j == n)
+			log_msg(LOG_WARNING, "warning: disable = %s names no object in %s; "
+				"the objects are: %s", ctx->disabled[i], ctx->obj_dir,
+				n ? known : "none");
+	}
+}
+
 static int run(struct loader_ctx *ctx, const struct options *o)
 {
 	struct kstats_status_obj *res = NULL;
 	__u64 started = kstats_clock_ns(CLOCK_BOOTTIME);
 	char flag[LOADER_PATH_LEN + 16], err[2 * LOADER_PATH_LEN];
+	struct stat sr, so;
 	size_t n = 0, i;
 	int lock, ret, code;
 
@@ -403,7 +407,9 @@ static int run(struct loader_ctx *ctx, const struct options *o)
 		log_msg(LOG_ERR, "unusable run dir: %s; pass --run-dir", err);
 		return EXIT_ENV;
 	}
-	if (same_dir(ctx->run_dir, ctx->obj_dir))
+	/* By identity, not by spelling: "dir/", "./dir" or a symlink name the same one. */
+	if (!stat(ctx->run_dir, &sr) && !stat(ctx->obj_dir, &so) && sr.st_dev == so.st_dev &&
+	    sr.st_ino == so.st_ino)
 		return bad_usage("run dir %s is the object directory: its copies would "
 				 "replace, and --unload delete, the objects; pass another "
 				 "--run-dir", ctx->run_dir);
@@ -457,7 +463,8 @@ out:
 		kstats_status_obj_free(&res[i]);
 	free(res);
 	btf__free(ctx->vmlinux_btf);
-	metrics_free(ctx);
+	free(ctx->claims);
+	free(ctx->turns);
 	close(lock);
 	return ret;
 }

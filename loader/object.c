@@ -5,6 +5,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 
 #include "kstats_fileio.h"
 #include "kstats_pins.h"
@@ -45,15 +46,10 @@ static int read_fd(struct obj_load *l, int fd)
 		return -ENOMEM;
 	l->elf_len = st.st_size;
 	n = pread(fd, l->elf, l->elf_len, 0);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == l->elf_len ? 0 : -EIO;	/* changed meanwhile */
+	return n < 0 ? -errno : (size_t)n == l->elf_len ? 0 : -EIO;	/* -EIO: changed */
 }
 
-/*
- * The target is lstat()ed so that a FIFO, device or socket is never opened, and
- * opened unable to block or follow a link swapped in; trust judges that fd.
- */
+/* lstat() first: a FIFO or device is never opened; the open neither blocks nor follows. */
 static int read_object(struct obj_load *l)
 {
 	char *real = realpath(l->res->path, NULL);
@@ -103,31 +99,6 @@ static int open_object(struct obj_load *l)
 	return 0;
 }
 
-/*
- * One object per metric name (compaction.bpf and Compaction.bpf would export
- * it twice): the first in sorted order that loads, or stays attached after a
- * failed re-run, claims it; later ones are skipped, as kstats_snapshot_unique
- * does.  On threads, an object waits for each earlier one sharing a metric
- * (or with metadata unread), so the outcome is that of a sequential run.
- */
-struct metric_claim {
-	char metric[KSTATS_NAME_LEN];
-	char obj[KSTATS_NAME_LEN];
-	size_t idx;			/* of the object, in the run's order */
-};
-
-struct metric_turn {
-	const struct kstats_objmeta *meta;	/* read, and the object not done */
-	bool done;
-};
-
-int metrics_init(struct loader_ctx *ctx, size_t nobjs)
-{
-	ctx->turns = calloc(nobjs ? nobjs : 1, sizeof(*ctx->turns));
-	ctx->nturns = ctx->turns ? nobjs : 0;
-	return ctx->turns ? 0 : -ENOMEM;
-}
-
 /* The first claim of an object before idx, as a sequential run saw it. */
 static const struct metric_claim *claimed(const struct loader_ctx *ctx,
 					  const char *metric, size_t idx)
@@ -152,39 +123,21 @@ static bool share_metric(const struct kstats_objmeta *a, const struct kstats_obj
 	return false;
 }
 
-/* Under ctx->lock: until no earlier object can still claim l's metrics. */
-static void wait_earlier(struct obj_load *l)
-{
-	struct loader_ctx *ctx = l->ctx;
-	struct metric_turn *t;
-	size_t i;
-
-	for (i = 0; i < l->idx && i < ctx->nturns; i++) {
-		t = &ctx->turns[i];
-		while (!t->done && (!t->meta || share_metric(t->meta, &l->meta)))
-			pthread_cond_wait(&ctx->turn_done, &ctx->lock);
-	}
-}
-
-static void set_turn(struct obj_load *l, const struct kstats_objmeta *meta, bool done)
-{
-	if (l->idx >= l->ctx->nturns)
-		return;
-	l->ctx->turns[l->idx].meta = meta;
-	l->ctx->turns[l->idx].done = done;
-	pthread_cond_broadcast(&l->ctx->turn_done);
-}
-
 /* 0, or the object's outcome set: a metric twice, or claimed by another. */
 static int metrics_check(struct obj_load *l)
 {
 	const struct kstats_hist_meta *h = l->meta.hists, *o;
+	struct loader_ctx *ctx = l->ctx;
 	const struct metric_claim *c;
+	struct metric_turn *t;
 	size_t i;
 	int ret = 0;
 
-	pthread_mutex_lock(&l->ctx->lock);
-	wait_earlier(l);
+	pthread_mutex_lock(&ctx->lock);
+	/* Until no earlier object can still claim l's metrics. */
+	for (t = ctx->turns; t < ctx->turns + l->idx; t++)
+		while (!t->done && (!t->meta || share_metric(t->meta, &l->meta)))
+			pthread_cond_wait(&ctx->turn_done, &ctx->lock);
 	for (i = 0; !ret && i < l->meta.nhists; i++) {
 		for (o = h; o < &h[i] && !kstats_metric_same(o->metric, h[i].metric); o++)
 			;
@@ -201,7 +154,7 @@ static int metrics_check(struct obj_load *l)
 			ret = -EEXIST;
 		}
 	}
-	pthread_mutex_unlock(&l->ctx->lock);
+	pthread_mutex_unlock(&ctx->lock);
 	return ret;
 }
 
@@ -226,14 +179,9 @@ static void metrics_claim(struct obj_load *l)
 		snprintf(c->obj, sizeof(c->obj), "%s", l->res->name);
 		c->idx = l->idx;
 	}
-	set_turn(l, NULL, true);
+	ctx->turns[l->idx].done = true;
+	pthread_cond_broadcast(&ctx->turn_done);
 	pthread_mutex_unlock(&ctx->lock);
-}
-
-void metrics_free(struct loader_ctx *ctx)
-{
-	free(ctx->claims);
-	free(ctx->turns);
 }
 
 static void log_tail(const char *log, char *out, size_t len)
@@ -302,14 +250,12 @@ static int try_load(struct obj_load *l)
 	for (i = 0; i < l->res->nprogs; i++) {
 		pl = &l->pl[i];
 		bpf_program__set_autoload(pl->prog, pl->chosen);
-		if (!pl->chosen)
-			continue;
 		/* Written only when a load fails: only its first byte touched now. */
-		pl->log = malloc(VERIFIER_LOG_SIZE);
-		if (!pl->log)
-			continue;
-		*pl->log = 0;
-		bpf_program__set_log_buf(pl->prog, pl->log, VERIFIER_LOG_SIZE);
+		pl->log = pl->chosen ? malloc(VERIFIER_LOG_SIZE) : NULL;
+		if (pl->log) {
+			*pl->log = 0;
+			bpf_program__set_log_buf(pl->prog, pl->log, VERIFIER_LOG_SIZE);
+		}
 	}
 	log_capture(l->libbpf_err, sizeof(l->libbpf_err));
 	ret = bpf_object__load(l->obj);
@@ -318,22 +264,19 @@ static int try_load(struct obj_load *l)
 	if (ret && limit_hit(ret)) {
 		set_outcome(l->res, KSTATS_FAILED_OBJECT, "load: %s: raise %s; libbpf: %s",
 			    strerror(-ret), limit_hit(ret), l->libbpf_err);
+	} else if (ret && (bad = failed_prog(l)) < 0) {
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "load: %s; libbpf: %s",
+			    strerror(-ret), l->libbpf_err);
 	} else if (ret) {
-		bad = failed_prog(l);
-		if (bad < 0) {
-			set_outcome(l->res, KSTATS_FAILED_OBJECT, "load: %s; libbpf: %s",
-				    strerror(-ret), l->libbpf_err);
-		} else {
-			pl = &l->pl[bad];
-			if (pl->log && *pl->log)
-				log_tail(pl->log, tail, sizeof(tail));
-			pl->rejected = true;
-			l->res->progs[bad].outcome = KSTATS_FAILED_VERIFIER;
-			snprintf(l->res->progs[bad].reason, LOADER_REASON_LEN,
-				 "load: %s; %s: %s", strerror(-ret), *tail ? "verifier" : "libbpf",
-				 *tail ? tail : l->libbpf_err);
-			ret = -EAGAIN;
-		}
+		pl = &l->pl[bad];
+		if (pl->log && *pl->log)
+			log_tail(pl->log, tail, sizeof(tail));
+		pl->rejected = true;
+		l->res->progs[bad].outcome = KSTATS_FAILED_VERIFIER;
+		snprintf(l->res->progs[bad].reason, LOADER_REASON_LEN, "load: %s; %s: %s",
+			 strerror(-ret), *tail ? "verifier" : "libbpf",
+			 *tail ? tail : l->libbpf_err);
+		ret = -EAGAIN;
 	}
 	for (i = 0; i < l->res->nprogs; i++) {
 		free(l->pl[i].log);
@@ -377,24 +320,70 @@ static enum kstats_outcome load_loop(struct obj_load *l)
 	return KSTATS_FAILED_VERIFIER;	/* not reached: each try rejects one */
 }
 
+static void unpin(const char *path)
+{
+	if (unlink(path) && errno != ENOENT)
+		log_msg(LOG_WARNING, "warning: cannot unpin %s: %m", path);
+}
+
+/* Not loaded: maps pinned by earlier runs keep id and times; programs show what is attached. */
 static void finish_not_loaded(struct obj_load *l)
 {
 	struct kstats_status_obj *res = l->res;
+	const struct kstats_status_obj *o = kstats_status_obj(l->ctx->prev, res->name);
+	struct kstats_status_map *m;
 	size_t i;
+	int fd;
 
-	/* A clean skip stops the object; a failure leaves it as it was. */
-	if (!outcome_failed(res->outcome))
-		retire_programs(res);
+	/* A clean skip stops the object: links and program pins go; a failure leaves it. */
+	for (i = 0; !outcome_failed(res->outcome) && i < res->nprogs; i++)
+		if (*res->progs[i].link_pin)
+			unpin(res->progs[i].link_pin);
+	for (i = 0; !outcome_failed(res->outcome) && i < res->npins; i++)
+		if (is_pin_kind(res->pins[i], "link_") || is_pin_kind(res->pins[i], "prog_"))
+			unpin(res->pins[i]);
+	for (i = 0; o && i < o->nmaps; i++)
+		if (*o->maps[i].name)
+			add_map(res, o->maps[i].name, l->ctx);
+	for (i = 0; i < l->meta.nmaps; i++)
+		add_map(res, l->meta.maps[i].name, l->ctx);
+	for (i = 0; i < res->nmaps;) {
+		m = &res->maps[i];
+		fd = owns_pin(res, m->pin) ? pin_open(m->pin) : -1;
+		if (fd < 0) {
+			free(m->name), free(m->pin), free(m->key_type), free(m->value_type);
+			memmove(m, m + 1, (--res->nmaps - i) * sizeof(*m));
+			continue;
+		}
+		m->map_id = kstats_fd_obj_id(fd);
+		m->reused = true;
+		prev_map_created(l->ctx, res->name, m->name, m->map_id,
+				 &m->created_boot_ns, &m->created_real_ns);
+		prev_map_types(l->ctx, res->name, m->name, m->map_id, m->key_type, m->value_type);
+		close(fd);
+		i++;
+	}
 	for (i = 0; i < res->nprogs; i++) {
 		struct kstats_status_prog *p = &res->progs[i];
+		struct bpf_link_info info = {};
+		__u32 len = sizeof(info);
 
-		if (p->outcome != KSTATS_LOADED)
-			continue;
-		p->outcome = res->outcome;
-		snprintf(p->reason, LOADER_REASON_LEN, "not loaded: the object is %s",
-			 kstats_outcome_name(res->outcome));
+		if (p->outcome == KSTATS_LOADED) {
+			p->outcome = res->outcome;
+			snprintf(p->reason, LOADER_REASON_LEN, "not loaded: the object is %s",
+				 kstats_outcome_name(res->outcome));
+		}
+		fd = owns_pin(res, p->link_pin) ? pin_open(p->link_pin) : -1;
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			p->link_pin[0] = 0;
+		p->prog_id = *p->link_pin ? info.prog_id : 0;
+		len = strlen(p->reason);
+		if (p->prog_id && (outcome_failed(p->outcome) || p->outcome == KSTATS_LOADED))
+			snprintf(p->reason + len, LOADER_REASON_LEN - len, "%sprevious program %u "
+				 "stays attached", len ? "; " : "", p->prog_id);
+		if (fd >= 0)
+			close(fd);
 	}
-	describe_kept_pins(l->ctx, res, &l->meta);
 }
 
 static int read_meta(struct obj_load *l)
@@ -409,14 +398,16 @@ static int read_meta(struct obj_load *l)
 	return ret;
 }
 
-/* An object skipped unopened: its programs as its metadata lists them. */
-static void progs_from_meta(struct obj_load *l)
+/* An object skipped unopened, with outcome o: its programs as its metadata lists them. */
+static enum kstats_outcome skip_unopened(struct obj_load *l, enum kstats_outcome o,
+					 const char *why)
 {
 	struct kstats_status_obj *res = l->res;
 	const struct kstats_prog_meta *pm;
 	struct kstats_status_prog *p;
 	size_t i;
 
+	set_outcome(res, o, "%s", why);
 	res->progs = calloc(l->meta.nprogs ? l->meta.nprogs : 1, sizeof(*res->progs));
 	for (i = 0; res->progs && i < l->meta.nprogs && !prog_init(&res->progs[i]); i++) {
 		pm = &l->meta.progs[i];
@@ -430,6 +421,7 @@ static void progs_from_meta(struct obj_load *l)
 				    "link", res->name, p->name))
 			p->link_pin[0] = 0;
 	}
+	return o;
 }
 
 static enum kstats_outcome run_object(struct obj_load *l)
@@ -446,10 +438,8 @@ static enum kstats_outcome run_object(struct obj_load *l)
 		return res->outcome;
 	if (is_disabled(l->ctx, res->name)) {
 		read_meta(l);	/* only to list its programs */
-		set_outcome(res, KSTATS_SKIPPED_DISABLED, "disabled by %s",
-			    l->ctx->disable_all ? "disable = all" : "configuration");
-		progs_from_meta(l);
-		return res->outcome;
+		return skip_unopened(l, KSTATS_SKIPPED_DISABLED, l->ctx->disable_all ?
+				     "disabled by disable = all" : "disabled by configuration");
 	}
 	/* Code anyone but root could have written never reaches the kernel. */
 	if (l->untrusted)
@@ -457,14 +447,12 @@ static enum kstats_outcome run_object(struct obj_load *l)
 	if (read_meta(l))
 		return res->outcome;
 	pthread_mutex_lock(&l->ctx->lock);
-	set_turn(l, &l->meta, false);	/* later objects that share no metric go on */
+	l->ctx->turns[l->idx].meta = &l->meta;	/* later objects that share no metric go on */
+	pthread_cond_broadcast(&l->ctx->turn_done);
 	pthread_mutex_unlock(&l->ctx->lock);
 	if (!kver_in(l->ctx->kver, l->meta.obj.min_kver, l->meta.obj.max_kver, why,
-		     sizeof(why))) {
-		set_outcome(res, KSTATS_SKIPPED_KERNEL_VERSION, "%s", why);
-		progs_from_meta(l);
-		return res->outcome;
-	}
+		     sizeof(why)))
+		return skip_unopened(l, KSTATS_SKIPPED_KERNEL_VERSION, why);
 	/* After the opens: a corrupt copy is FAILED_OBJECT, not a duplicate. */
 	if (probe_open(l) || open_object(l) || init_progs(l) || metrics_check(l))
 		return res->outcome;
@@ -497,24 +485,11 @@ static int name_object(struct kstats_status_obj *res)
 	return -EINVAL;
 }
 
-/* Readers decode pinned maps with the bytes loaded, not a newer object on disk. */
-static void keep_loaded_copy(const struct obj_load *l)
-{
-	char *path = l->res->copy;
-	int ret = copy_path(l->ctx, l->res->name, path, LOADER_PATH_LEN) ?:
-		  kstats_file_replace(path, l->elf, l->elf_len, 0644);
-	if (ret)
-		log_msg(LOG_WARNING, "warning: cannot write %s: %s; after an upgrade "
-			"that changes its maps, kstats cannot read them", path,
-			strerror(-ret));
-	if (ret)
-		*path = 0;
-}
-
 void load_object(struct loader_ctx *ctx, size_t idx, const char *path,
 		 struct kstats_status_obj *res)
 {
 	struct obj_load l = { .ctx = ctx, .idx = idx, .res = res };
+	int ret;
 
 	snprintf(res->path, LOADER_PATH_LEN, "%s", path);	/* obj_init() made res */
 	if (!name_object(res)) {
@@ -522,10 +497,16 @@ void load_object(struct loader_ctx *ctx, size_t idx, const char *path,
 		res->outcome = run_object(&l);
 		if (res->outcome == KSTATS_LOADED)
 			publish(&l);
-		if (res->outcome == KSTATS_LOADED)
-			keep_loaded_copy(&l);
-		else
+		if (res->outcome != KSTATS_LOADED) {
 			finish_not_loaded(&l);
+		} else if ((ret = copy_path(ctx, res->name, res->copy, LOADER_PATH_LEN) ?:
+				  kstats_file_replace(res->copy, l.elf, l.elf_len, 0644))) {
+			/* Readers decode pinned maps with the bytes loaded, not a newer file. */
+			log_msg(LOG_WARNING, "warning: cannot write %s: %s; after an upgrade "
+				"that changes its maps, kstats cannot read them", res->copy,
+				strerror(-ret));
+			*res->copy = 0;
+		}
 		prune_pins(res);
 	}
 	metrics_claim(&l);	/* on every path: later objects may wait for it */

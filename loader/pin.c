@@ -15,10 +15,7 @@
 
 #define MAX_PROG_MAPS 64
 
-/*
- * Pins are often 0440, which root opens only with CAP_DAC_OVERRIDE (not
- * granted); as the owner it lifts its own write bit for the open.
- */
+/* A 0440 pin needs CAP_DAC_OVERRIDE (not granted): its owner lifts its write bit to open. */
 int pin_open(const char *path)
 {
 	struct stat st;
@@ -139,10 +136,8 @@ int txn_pin(struct pin_txn *txn, int fd, const char *final, const char *aside,
 	/* bpffs refuses names with a dot, so no ".tmp"; unique across threads. */
 	snprintf(e->tmp, sizeof(e->tmp), "%s/tmp_%d_%u", txn->pin_dir, (int)getpid(),
 		 atomic_fetch_add(&tmp_seq, 1));
-	if (bpf_obj_pin(fd, e->tmp))
-		return -errno;
-	e->pinned = true;
-	return apply_owner(e->tmp, uid, gid, mode);
+	e->pinned = !bpf_obj_pin(fd, e->tmp);
+	return e->pinned ? apply_owner(e->tmp, uid, gid, mode) : -errno;
 }
 
 /* All or nothing: a link left published would stay attached beside the old one. */
@@ -184,9 +179,7 @@ void txn_remove_stale(const char *pin_dir)
 	DIR *dp = opendir(pin_dir);
 
 	while (dp && (d = readdir(dp))) {
-		end = 0;
-		if (sscanf(d->d_name, "tmp_%d_%d%n", &pid, &seq, &end) != 2 ||
-		    d->d_name[end])
+		if (sscanf(d->d_name, "tmp_%d_%d%n", &pid, &seq, &end) != 2 || d->d_name[end])
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", pin_dir, d->d_name);
 		if (!unlink(path))
@@ -207,7 +200,7 @@ void txn_abort(struct pin_txn *txn)
 
 struct prog_fp {
 	__u32 id;
-	__u32 type;
+	__u32 type;			/* from here on: what makes two programs the same */
 	__u8 tag[BPF_TAG_SIZE];
 	__u32 nmaps;
 	__u32 maps[MAX_PROG_MAPS];	/* sorted */
@@ -304,10 +297,7 @@ static int read_old_link(struct old_link *ol, const struct kstats_status_obj *re
 	return 0;
 }
 
-/*
- * Every link res may have left.  One that cannot be read fails it all:
- * replacing it blind could attach a second copy.
- */
+/* Every link res may have left; one unreadable fails all (blind, we could attach twice). */
 struct link_swap *swap_begin(const struct kstats_status_obj *res, char *why, size_t len)
 {
 	size_t i, j, n = res->nprogs + res->npins;
@@ -350,14 +340,11 @@ int swap_keep(struct link_swap *sw, const char *link_pin, int new_prog_fd,
 	if (prog_fingerprint(new_prog_fd, &fp))
 		return -ENOENT;
 	for (i = 0; i < sw->n; i++) {
-		struct prog_fp *old = &sw->l[i].fp;
-
 		if (sw->l[i].prog_fd < 0 || strcmp(sw->l[i].pin, link_pin) ||
-		    old->type != fp.type ||
-		    memcmp(old->tag, fp.tag, sizeof(fp.tag)) || old->nmaps != fp.nmaps ||
-		    memcmp(old->maps, fp.maps, fp.nmaps * sizeof(fp.maps[0])))
+		    memcmp(&sw->l[i].fp.type, &fp.type,
+			   sizeof(fp) - offsetof(struct prog_fp, type)))
 			continue;
-		*prog_id = old->id;
+		*prog_id = sw->l[i].fp.id;
 		sw->l[i].kept = true;
 		return sw->l[i].prog_fd;
 	}
@@ -420,9 +407,7 @@ void swap_free(struct link_swap *sw)
 {
 	size_t i;
 
-	if (!sw)
-		return;
-	for (i = 0; i < sw->n; i++) {
+	for (i = 0; sw && i < sw->n; i++) {
 		if (sw->l[i].link_fd >= 0)
 			close(sw->l[i].link_fd);
 		if (sw->l[i].prog_fd >= 0)

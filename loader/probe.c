@@ -23,9 +23,8 @@ struct bpf_object *obj_open_mem(const char *name, const void *elf, size_t len)
 }
 
 /*
- * libbpf parses the ELF in a child first, so a crash costs one FAILED_OBJECT
- * (libFuzzer found a SEGV in libbpf 1.1.2, doc/loader.md).  A replacement is
- * this binary run afresh: a child forked from threads may hang on a held lock.
+ * libbpf parses in a child first: a crash (SEGV in libbpf 1.1.2) costs one FAILED_OBJECT.
+ * A replacement is this binary run afresh: a child forked from threads may hang on a lock.
  */
 struct probe_req {
 	__u64 len;
@@ -102,7 +101,7 @@ static __attribute__((noreturn)) void probe_serve(int fd)
 
 	libbpf_set_print(libbpf_log);
 	log_unhold();
-	log_verbose = false;
+	log_verbose = 0;
 	while (!read_within(fd, &req, sizeof(req), -1)) {
 		req.name[sizeof(req.name) - 1] = 0;
 		elf = req.len <= OBJECT_MAX_BYTES ? malloc(req.len ?: 1) : NULL;
@@ -144,21 +143,6 @@ void probe_server_main(void)
 	probe_serve(PROBE_SERVER_FD);
 }
 
-/* No thread yet: the child is this process as it is. */
-static int prober_fork(int fd)
-{
-	prober.pid = fork();
-	if (prober.pid < 0)
-		return -EAGAIN;
-	if (!prober.pid) {
-		/* Holds nothing of the run: not its lock, pins or files. */
-		close_range(3, fd - 1, 0);
-		close_range(fd + 1, ~0U, 0);
-		probe_serve(fd);
-	}
-	return 0;
-}
-
 /* Threads running: a new process image, with fd as PROBE_SERVER_FD. */
 static int prober_spawn(int fd)
 {
@@ -185,13 +169,18 @@ static int prober_spawn(int fd)
 
 static int prober_start(bool threads, int hello_ms)
 {
-	static bool registered;
 	__u32 hello = 0;
 	int sv[2], ret;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return -errno;
-	ret = threads ? prober_spawn(sv[1]) : prober_fork(sv[1]);
+	/* No thread yet: the child is this process as it is, holding none of the run's files. */
+	if (!threads && !(prober.pid = fork())) {
+		close_range(3, sv[1] - 1, 0);
+		close_range(sv[1] + 1, ~0U, 0);
+		probe_serve(sv[1]);
+	}
+	ret = threads ? prober_spawn(sv[1]) : prober.pid < 0 ? -EAGAIN : 0;
 	close(sv[1]);
 	/* An executed prober dying before it serves is not its objects' fault. */
 	if (!ret && threads) {
@@ -207,8 +196,6 @@ static int prober_start(bool threads, int hello_ms)
 		return ret;
 	}
 	prober.fd = sv[0];
-	if (!registered)
-		registered = !atexit(prober_stop);
 	return 0;
 }
 
@@ -217,6 +204,7 @@ void probe_start(size_t nobjs)
 {
 	pthread_mutex_lock(&prober.lock);
 	prober.left = nobjs;
+	atexit(prober_stop);	/* probe_open() follows only this */
 	if (prober.fd < 0)
 		prober_start(false, 0);
 	pthread_mutex_unlock(&prober.lock);
@@ -231,8 +219,7 @@ static void prober_lost(struct obj_load *l, int err, int ms)
 	prober.fd = -1;
 	if (err == -ETIMEDOUT)
 		kill(prober.pid, SIGKILL);
-	if (waitpid(prober.pid, &status, 0) != prober.pid)
-		status = 0;
+	waitpid(prober.pid, &status, 0);	/* status stays 0 if it fails */
 	if (err == -ETIMEDOUT)
 		set_outcome(l->res, KSTATS_FAILED_OBJECT, "libbpf did not finish parsing "
 			    "it within %d ms (malformed BTF?); rebuild it", ms);
@@ -288,12 +275,10 @@ int probe_open(struct obj_load *l)
 	prober.left -= !!prober.left;
 	prober.spent_ns += kstats_clock_ns(CLOCK_MONOTONIC) - start;
 	pthread_mutex_unlock(&prober.lock);
-	if (ret)
-		return -ENOEXEC;
-	if (rep.ok)
-		return 0;
-	rep.why[sizeof(rep.why) - 1] = 0;
-	set_outcome(l->res, KSTATS_FAILED_OBJECT, "libbpf cannot open it: %s",
-		    *rep.why ? rep.why : "unknown error");
-	return -ENOEXEC;
+	if (!ret && !rep.ok) {
+		rep.why[sizeof(rep.why) - 1] = 0;
+		set_outcome(l->res, KSTATS_FAILED_OBJECT, "libbpf cannot open it: %s",
+			    *rep.why ? rep.why : "unknown error");
+	}
+	return ret || !rep.ok ? -ENOEXEC : 0;
 }

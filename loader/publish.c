@@ -10,12 +10,13 @@
 
 static int stage_maps(struct obj_load *l, struct pin_txn *txn)
 {
+	/* A map without metadata: root's only. */
+	static const struct kstats_map_meta root_only = { .uid = "root", .gid = "root",
+							  .mode = 0600 };
 	const struct kstats_map_meta *mm;
 	char aside[LOADER_PATH_LEN];
-	const char *uid, *gid;
 	struct kstats_status_map *m;
 	struct bpf_map *map;
-	unsigned int mode;
 	int ret;
 
 	bpf_object__for_each_map(map, l->obj) {
@@ -23,14 +24,11 @@ static int stage_maps(struct obj_load *l, struct pin_txn *txn)
 			continue;
 		m = add_map(l->res, bpf_map__name(map), l->ctx);
 		map_type_names(bpf_object__btf(l->obj), map, m->key_type, m->value_type);
-		mm = kstats_objmeta_map(&l->meta, m->name);
-		uid = mm ? mm->uid : "root";
-		gid = mm ? mm->gid : "root";
-		mode = mm ? mm->mode : 0600;
+		mm = kstats_objmeta_map(&l->meta, m->name) ?: &root_only;
 		if (m->reused) {
 			prev_map_created(l->ctx, l->res->name, m->name, m->map_id,
 					 &m->created_boot_ns, &m->created_real_ns);
-			ret = apply_owner(m->pin, uid, gid, mode);
+			ret = apply_owner(m->pin, mm->uid, mm->gid, mm->mode);
 		} else {
 			snprintf(aside, sizeof(aside), "%s/aside_%llu_%s", l->ctx->pin_dir,
 				 (unsigned long long)l->created_real_ns, strrchr(m->pin, '/') + 1);
@@ -38,7 +36,7 @@ static int stage_maps(struct obj_load *l, struct pin_txn *txn)
 			m->created_boot_ns = l->created_boot_ns;
 			m->created_real_ns = l->created_real_ns;
 			ret = txn_pin(txn, bpf_map__fd(map), m->pin, m->replaced ? aside : NULL,
-				      uid, gid, mode);
+				      mm->uid, mm->gid, mm->mode);
 			if (!ret && m->replaced)
 				ret = own_pin(l->res, aside);
 		}
@@ -50,51 +48,22 @@ static int stage_maps(struct obj_load *l, struct pin_txn *txn)
 	return 0;
 }
 
-static int stage_progs(struct obj_load *l, struct link_swap *sw, struct pin_txn *txn)
+/* Pins the chosen programs, or with links, attaches those not kept and pins their links. */
+static int stage_progs(struct obj_load *l, struct link_swap *sw, struct pin_txn *txn,
+		       struct bpf_link **links)
 {
 	struct kstats_status_prog *p;
 	struct prog_plan *pl;
+	const char *pin;
 	size_t i;
-	int fd, kept_fd, ret;
+	int fd, kept_fd, ret = 0;
 
-	for (i = 0; i < l->res->nprogs; i++) {
+	for (i = 0; !ret && i < l->res->nprogs; i++) {
 		p = &l->res->progs[i];
 		pl = &l->pl[i];
-		if (!pl->chosen)
+		if (!pl->chosen || (links && p->kept))
 			continue;
-		fd = bpf_program__fd(pl->prog);
-		kept_fd = swap_keep(sw, p->link_pin, fd, &p->prog_id);	/* the swap's */
-		p->kept = kept_fd >= 0;
-		if (p->kept)
-			snprintf(p->reason, LOADER_REASON_LEN,
-				 "kept: the same program was already attached");
-		else
-			p->prog_id = kstats_fd_obj_id(fd);
-		ret = txn_pin(txn, p->kept ? kept_fd : fd, p->prog_pin, NULL,
-			      pl->meta->uid, pl->meta->gid, pl->meta->mode);
-		if (ret) {
-			set_outcome(l->res, KSTATS_FAILED_PIN, "pin %s: %s", p->prog_pin,
-				    strerror(-ret));
-			return ret;
-		}
-	}
-	return 0;
-}
-
-static int attach_progs(struct obj_load *l, struct pin_txn *txn, struct bpf_link **links)
-{
-	struct kstats_status_prog *p;
-	struct prog_plan *pl;
-	size_t i;
-	int ret;
-
-	for (i = 0; i < l->res->nprogs; i++) {
-		p = &l->res->progs[i];
-		pl = &l->pl[i];
-		if (!pl->chosen || p->kept)
-			continue;
-		links[i] = bpf_program__attach(pl->prog);
-		if (!links[i]) {
+		if (links && !(links[i] = bpf_program__attach(pl->prog))) {
 			ret = -errno;
 			p->outcome = KSTATS_FAILED_ATTACH;
 			snprintf(p->reason, LOADER_REASON_LEN, "attach: %s", strerror(-ret));
@@ -102,15 +71,23 @@ static int attach_progs(struct obj_load *l, struct pin_txn *txn, struct bpf_link
 				    strerror(-ret));
 			return ret;
 		}
-		ret = txn_pin(txn, bpf_link__fd(links[i]), p->link_pin, NULL,
-			      pl->meta->uid, pl->meta->gid, pl->meta->mode);
-		if (ret) {
-			set_outcome(l->res, KSTATS_FAILED_PIN, "pin %s: %s", p->link_pin,
-				    strerror(-ret));
-			return ret;
+		fd = links ? bpf_link__fd(links[i]) : bpf_program__fd(pl->prog);
+		if (!links) {
+			p->prog_id = kstats_fd_obj_id(fd);
+			kept_fd = swap_keep(sw, p->link_pin, fd, &p->prog_id);	/* the swap's */
+			p->kept = kept_fd >= 0;
+			if (p->kept) {
+				fd = kept_fd;
+				snprintf(p->reason, LOADER_REASON_LEN,
+					 "kept: the same program was already attached");
+			}
 		}
+		pin = links ? p->link_pin : p->prog_pin;
+		ret = txn_pin(txn, fd, pin, NULL, pl->meta->uid, pl->meta->gid, pl->meta->mode);
+		if (ret)
+			set_outcome(l->res, KSTATS_FAILED_PIN, "pin %s: %s", pin, strerror(-ret));
 	}
-	return 0;
+	return ret;
 }
 
 /* After publication: own what exists now, drop pins of unchosen programs. */
@@ -143,14 +120,6 @@ static void settle_pins(struct obj_load *l)
 	prune_pins(res);
 }
 
-static void destroy_links(struct bpf_link **links, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		bpf_link__destroy(links[i]);	/* pinned ones stay attached */
-}
-
 /* Old links detach just before the new ones attach; a failed attach restores them. */
 void publish(struct obj_load *l)
 {
@@ -158,6 +127,7 @@ void publish(struct obj_load *l)
 	struct bpf_link **links = calloc(l->res->nprogs + 1, sizeof(*links));
 	struct link_swap *sw = swap_begin(l->res, l->res->reason, LOADER_REASON_LEN);
 	int ret = -ENOMEM;
+	size_t i;
 
 	if (!sw) {
 		l->res->outcome = KSTATS_FAILED_PIN;
@@ -167,25 +137,24 @@ void publish(struct obj_load *l)
 		set_outcome(l->res, KSTATS_FAILED_PIN, "out of memory");
 		goto out;
 	}
-	ret = stage_maps(l, &txn);
-	ret = ret ?: stage_progs(l, sw, &txn);
+	ret = stage_maps(l, &txn) ?: stage_progs(l, sw, &txn, NULL);
 	if (ret)
 		goto out;
 	ret = swap_detach(sw, l->res->reason, LOADER_REASON_LEN);
-	ret = ret ?: attach_progs(l, &txn, links);
+	ret = ret ?: stage_progs(l, sw, &txn, links);
 	ret = ret ?: txn_commit(&txn, l->res->reason, LOADER_REASON_LEN);
 	if (ret) {
 		if (l->res->outcome == KSTATS_LOADED)
 			l->res->outcome = KSTATS_FAILED_PIN;
-		txn_abort(&txn);
-		destroy_links(links, l->res->nprogs);
-		memset(links, 0, l->res->nprogs * sizeof(*links));
-		swap_rollback(sw);
+		txn_abort(&txn);	/* first: the links it pinned detach when destroyed */
 	}
-out:
-	if (!ret)
+	for (i = 0; i < l->res->nprogs; i++)
+		bpf_link__destroy(links[i]);	/* pinned ones stay attached */
+	if (ret)
+		swap_rollback(sw);
+	else
 		settle_pins(l);
-	destroy_links(links, links ? l->res->nprogs : 0);
+out:
 	swap_free(sw);
 	txn_abort(&txn);
 	free(txn.e);
@@ -224,10 +193,8 @@ enum kstats_outcome prepare_map(struct obj_load *l, struct bpf_map *map)
 		m->reused = !ret;
 		m->map_id = kstats_fd_obj_id(fd);
 		close(fd);
-		if (!ret)
-			return KSTATS_LOADED;
-		return set_outcome(l->res, KSTATS_FAILED_PIN, "cannot reuse %s: %s", m->pin,
-				   strerror(-ret));
+		return ret ? set_outcome(l->res, KSTATS_FAILED_PIN, "cannot reuse %s: %s", m->pin,
+					 strerror(-ret)) : KSTATS_LOADED;
 	}
 	close(fd);
 	if (!l->ctx->replace_incompatible)

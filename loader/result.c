@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
 #include <json-c/json.h>
 
 #include "kstats_fileio.h"
@@ -80,53 +79,39 @@ int prev_map_types(const struct loader_ctx *ctx, const char *obj, const char *ma
 	return known ? 0 : -ENOENT;
 }
 
-/* The loader writes its strings in place: each gets the room of its kind. */
-struct room {
-	char **s;
-	size_t len;
-};
-
-static int make_rooms(const struct room *r, size_t n)
+/* The loader writes its strings in place: n pairs (char **, room of its kind). */
+static int make_rooms(int n, ...)
 {
-	int ret = 0;
-	size_t i;
+	char **s[8];
+	va_list ap;
+	int i, ret = 0;
 
-	for (i = 0; i < n; i++)
-		if (!(*r[i].s = calloc(1, r[i].len)))
+	va_start(ap, n);
+	for (i = 0; i < n; i++) {
+		s[i] = va_arg(ap, char **);
+		if (!(*s[i] = calloc(1, va_arg(ap, int))))
 			ret = -ENOMEM;
+	}
+	va_end(ap);
 	for (i = 0; ret && i < n; i++) {
-		free(*r[i].s);
-		*r[i].s = NULL;
+		free(*s[i]);
+		*s[i] = NULL;
 	}
 	return ret;
 }
 
 int obj_init(struct kstats_status_obj *o)
 {
-	const struct room r[] = { { &o->name, KSTATS_NAME_LEN }, { &o->path, LOADER_PATH_LEN },
-				  { &o->reason, LOADER_REASON_LEN }, { &o->copy, LOADER_PATH_LEN } };
-
-	return make_rooms(r, sizeof(r) / sizeof(r[0]));
+	return make_rooms(4, &o->name, KSTATS_NAME_LEN, &o->path, LOADER_PATH_LEN,
+			  &o->reason, LOADER_REASON_LEN, &o->copy, LOADER_PATH_LEN);
 }
 
 int prog_init(struct kstats_status_prog *p)
 {
-	const struct room r[] = {
-		{ &p->name, KSTATS_NAME_LEN }, { &p->section, LOADER_SECTION_LEN },
-		{ &p->attach, KSTATS_NAME_LEN }, { &p->attach_type, LOADER_TYPE_LEN },
-		{ &p->reason, LOADER_REASON_LEN }, { &p->prog_pin, LOADER_PATH_LEN },
-		{ &p->link_pin, LOADER_PATH_LEN } };
-
-	return make_rooms(r, sizeof(r) / sizeof(r[0]));
-}
-
-static int map_init(struct kstats_status_map *m)
-{
-	const struct room r[] = { { &m->name, KSTATS_NAME_LEN }, { &m->pin, LOADER_PATH_LEN },
-				  { &m->key_type, KSTATS_NAME_LEN },
-				  { &m->value_type, KSTATS_NAME_LEN } };
-
-	return make_rooms(r, sizeof(r) / sizeof(r[0]));
+	return make_rooms(7, &p->name, KSTATS_NAME_LEN, &p->section, LOADER_SECTION_LEN,
+			  &p->attach, KSTATS_NAME_LEN, &p->attach_type, LOADER_TYPE_LEN,
+			  &p->reason, LOADER_REASON_LEN, &p->prog_pin, LOADER_PATH_LEN,
+			  &p->link_pin, LOADER_PATH_LEN);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -134,10 +119,7 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/*
- * Previous objects this run did not process: after an environment error, as they
- * were; one gone from the object directory keeps its pins until --unload.
- */
+/* Objects this run did not process: as they were after an env error, else kept as ABSENT. */
 static void carry_prev(const struct loader_ctx *ctx, const struct kstats_status_obj *res,
 		       size_t n, bool as_they_were, struct json_object *objs)
 {
@@ -205,13 +187,13 @@ int status_write(const struct loader_ctx *ctx, struct kstats_status_obj *res,
 	return ret;
 }
 
-/* Owners cached per run: a lookup reads /etc/passwd or /etc/group, then every NSS module. */
+/* Owners cached per run (a lookup reads /etc/passwd, then every NSS module); one scratch. */
 #define OWNERS_CACHED 4
-static struct {
+static struct owner {
 	char uid[64], gid[64];
 	uid_t u;
 	gid_t g;
-} owners[OWNERS_CACHED];
+} owners[OWNERS_CACHED + 1];
 
 /* getpwnam(3): these errnos, or none, mean "no such entry". */
 static int lookup_error(int err)
@@ -219,88 +201,48 @@ static int lookup_error(int err)
 	return err == ENOENT || err == ESRCH || err == EBADF || err == EPERM ? 0 : err;
 }
 
-static void resolve_owner(const char *uid, const char *gid, uid_t *u, gid_t *g)
+int apply_owner(const char *path, const char *uid, const char *gid,
+		unsigned int mode)
 {
+	/* The cache, and getpwnam()'s static result, are the threads'. */
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	static unsigned int next;
 	static bool warned;
 	struct passwd *pw;
 	struct group *gr;
-	unsigned int i;
-	int err;
+	struct owner *o;
+	int err, ret = 0;
 
-	for (i = 0; i < OWNERS_CACHED; i++)
-		if (*owners[i].uid && !strcmp(owners[i].uid, uid) && !strcmp(owners[i].gid, gid)) {
-			*u = owners[i].u;
-			*g = owners[i].g;
-			return;
-		}
+	pthread_mutex_lock(&lock);
+	for (o = owners; o < owners + OWNERS_CACHED; o++)
+		if (*o->uid && !strcmp(o->uid, uid) && !strcmp(o->gid, gid))
+			goto cached;
 	errno = 0;
 	pw = getpwnam(uid);
 	err = pw ? 0 : lookup_error(errno);
 	errno = 0;
 	gr = getgrnam(gid);
 	err = err ?: gr ? 0 : lookup_error(errno);
-	*u = pw ? pw->pw_uid : 0;
-	*g = gr ? gr->gr_gid : 0;
-	if (err) {
-		/* Not cached: the next pin looks again. */
-		if (!warned)
-			log_msg(LOG_WARNING, "warning: cannot look up %s:%s (%s); pins "
-				"left to root only: run the loader again", uid, gid,
-				strerror(err));
-		warned = true;
-		return;
-	}
-	i = next++ % OWNERS_CACHED;
-	if (snprintf(owners[i].uid, sizeof(owners[i].uid), "%s", uid) >= (int)sizeof(owners[i].uid) ||
-	    snprintf(owners[i].gid, sizeof(owners[i].gid), "%s", gid) >= (int)sizeof(owners[i].gid))
-		owners[i].uid[0] = 0;	/* too long to keep: looked up each time */
-	owners[i].u = *u;
-	owners[i].g = *g;
-	if ((!pw || !gr) && !warned) {
-		warned = true;
-		/* Without the group only root can read: safe, so warn and go on. */
+	if (err && !warned)
+		log_msg(LOG_WARNING, "warning: cannot look up %s:%s (%s); pins "
+			"left to root only: run the loader again", uid, gid, strerror(err));
+	else if ((!pw || !gr) && !warned)	/* only root can read: safe, so go on */
 		log_msg(LOG_WARNING, "warning: %s%s%s unknown, using root; run make "
 			"install (creates group kstats)", pw ? "" : uid,
 			!pw && !gr ? " and " : "", gr ? "" : gid);
-	}
-}
-
-int apply_owner(const char *path, const char *uid, const char *gid,
-		unsigned int mode)
-{
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	uid_t u;
-	gid_t g;
-
-	/* The cache, and getpwnam()'s static result, are the threads'. */
-	pthread_mutex_lock(&lock);
-	resolve_owner(uid, gid, &u, &g);
+	warned |= !pw || !gr;
+	/* An error is not cached: the next pin looks again. */
+	o = &owners[err ? OWNERS_CACHED : next++ % OWNERS_CACHED];
+	o->u = pw ? pw->pw_uid : 0;
+	o->g = gr ? gr->gr_gid : 0;
+	if (!err && (snprintf(o->uid, sizeof(o->uid), "%s", uid) >= (int)sizeof(o->uid) ||
+		     snprintf(o->gid, sizeof(o->gid), "%s", gid) >= (int)sizeof(o->gid)))
+		o->uid[0] = 0;	/* too long to keep: looked up each time */
+cached:
+	if (chown(path, o->u, o->g) || chmod(path, mode))
+		ret = -errno;
 	pthread_mutex_unlock(&lock);
-	if (chown(path, u, g) || chmod(path, mode))
-		return -errno;
-	return 0;
-}
-
-/* A disabled name no object has is a typo: the object it meant stays loaded. */
-void warn_unknown_disabled(const struct loader_ctx *ctx,
-				  const struct kstats_status_obj *res, size_t n)
-{
-	char known[1024];
-	size_t i, j, len;
-
-	for (i = 0; i < ctx->ndisabled; i++) {
-		for (j = 0; j < n && strcmp(res[j].name, ctx->disabled[i]); j++)
-			;
-		if (j < n)
-			continue;
-		for (j = 0, len = 0, *known = 0; j < n && len < sizeof(known); j++)
-			len += snprintf(known + len, sizeof(known) - len, "%s%s",
-					j ? ", " : "", res[j].name);
-		log_msg(LOG_WARNING, "warning: disable = %s names no object in %s; the "
-			"objects are: %s", ctx->disabled[i], ctx->obj_dir,
-			n ? known : "none");
-	}
+	return ret;
 }
 
 bool owns_pin(const struct kstats_status_obj *res, const char *path)
@@ -338,10 +280,7 @@ bool in_pin_dir(const struct loader_ctx *ctx, const char *path)
 	       path[n + 1] && !strchr(path + n + 1, '/') && strcmp(path + n + 1, "..");
 }
 
-/*
- * Pin names are flat, <kind>_<object>_<name>: an object name of letters and digits,
- * starting with a letter (AOSP's camelCase), keeps them plain.  Else -EINVAL, fix.
- */
+/* Flat pin names <kind>_<obj>_<name> need [A-Za-z][A-Za-z0-9]*; else -EINVAL and a fix. */
 int object_name_check(const char *name, char *fix, size_t len)
 {
 	bool up = false;
@@ -349,13 +288,11 @@ int object_name_check(const char *name, char *fix, size_t len)
 
 	n = snprintf(fix, len, "%s", isalpha((unsigned char)name[0]) ? "" : "obj");
 	for (i = 0; name[i] && n + 1 < len; i++) {
-		if (!isalnum((unsigned char)name[i])) {
-			up = true;
-			continue;
-		}
-		fix[n] = up && n ? toupper((unsigned char)name[i]) : name[i];
-		n++;
-		up = false;
+		if (isalnum((unsigned char)name[i]) && up && n)
+			fix[n++] = toupper((unsigned char)name[i]);
+		else if (isalnum((unsigned char)name[i]))
+			fix[n++] = name[i];
+		up = !isalnum((unsigned char)name[i]);
 	}
 	fix[n] = 0;
 	return strcmp(fix, name) ? -EINVAL : 0;
@@ -419,69 +356,14 @@ struct kstats_status_map *add_map(struct kstats_status_obj *res, const char *nam
 		return NULL;
 	res->maps = grown;
 	m = memset(&res->maps[res->nmaps], 0, sizeof(*m));
-	if (map_init(m))
+	if (make_rooms(4, &m->name, KSTATS_NAME_LEN, &m->pin, LOADER_PATH_LEN,
+		       &m->key_type, KSTATS_NAME_LEN, &m->value_type, KSTATS_NAME_LEN))
 		return NULL;
 	res->nmaps++;
 	snprintf(m->name, KSTATS_NAME_LEN, "%s", name);
 	if (kstats_pin_path(m->pin, LOADER_PATH_LEN, ctx->pin_dir, "map", res->name, name))
 		m->pin[0] = 0;
 	return m;
-}
-
-/*
- * For an object that did not load: the maps pinned from earlier runs (recorded
- * or declared) keep their id and creation time; programs show the one attached.
- */
-void describe_kept_pins(struct loader_ctx *ctx, struct kstats_status_obj *res,
-			const struct kstats_objmeta *meta)
-{
-	const struct kstats_status_obj *o = kstats_status_obj(ctx->prev, res->name);
-	struct kstats_status_map *m;
-	size_t i;
-	int fd;
-
-	for (i = 0; o && i < o->nmaps; i++)
-		if (*o->maps[i].name)
-			add_map(res, o->maps[i].name, ctx);
-	for (i = 0; meta && i < meta->nmaps; i++)
-		add_map(res, meta->maps[i].name, ctx);
-	i = 0;
-	while (i < res->nmaps) {
-		m = &res->maps[i];
-		fd = owns_pin(res, m->pin) ? pin_open(m->pin) : -1;
-		if (fd < 0) {
-			free(m->name), free(m->pin), free(m->key_type), free(m->value_type);
-			memmove(m, m + 1, (--res->nmaps - i) * sizeof(*m));
-			continue;
-		}
-		m->map_id = kstats_fd_obj_id(fd);
-		m->reused = true;
-		prev_map_created(ctx, res->name, m->name, m->map_id,
-				 &m->created_boot_ns, &m->created_real_ns);
-		prev_map_types(ctx, res->name, m->name, m->map_id, m->key_type, m->value_type);
-		close(fd);
-		i++;
-	}
-	for (i = 0; i < res->nprogs; i++) {
-		struct kstats_status_prog *p = &res->progs[i];
-		struct bpf_link_info info = {};
-		__u32 len = sizeof(info);
-
-		fd = owns_pin(res, p->link_pin) ? pin_open(p->link_pin) : -1;
-		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len)) {
-			p->prog_id = info.prog_id;
-			if (outcome_failed(p->outcome) || p->outcome == KSTATS_LOADED)
-				snprintf(p->reason + strlen(p->reason),
-					 LOADER_REASON_LEN - strlen(p->reason),
-					 "%sprevious program %u stays attached",
-					 *p->reason ? "; " : "", info.prog_id);
-		} else {
-			p->prog_id = 0;
-			p->link_pin[0] = 0;
-		}
-		if (fd >= 0)
-			close(fd);
-	}
 }
 
 /* Pins the loader made for this object that still exist stay listed. */
@@ -510,37 +392,14 @@ int copy_path(const struct loader_ctx *ctx, const char *obj, char *buf, size_t l
 	return 0;
 }
 
-static void unpin(const char *path)
-{
-	if (unlink(path) && errno != ENOENT)
-		log_msg(LOG_WARNING, "warning: cannot unpin %s: %m", path);
-}
-
-/* A clean skip: its links and program pins go, its maps stay pinned with their counts. */
-void retire_programs(struct kstats_status_obj *res)
-{
-	size_t i;
-
-	for (i = 0; i < res->nprogs; i++)
-		if (*res->progs[i].link_pin)
-			unpin(res->progs[i].link_pin);
-	for (i = 0; i < res->npins; i++)
-		if (is_pin_kind(res->pins[i], "link_") || is_pin_kind(res->pins[i], "prog_"))
-			unpin(res->pins[i]);
-	prune_pins(res);
-}
-
 /* Forgets owned pins that no longer exist. */
 void prune_pins(struct kstats_status_obj *res)
 {
-	size_t i = 0;
+	size_t i;
 
-	while (i < res->npins) {
+	for (i = res->npins; i--;)
 		if (access(res->pins[i], F_OK)) {
 			free(res->pins[i]);
 			res->pins[i] = res->pins[--res->npins];
-		} else {
-			i++;
 		}
-	}
 }

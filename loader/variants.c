@@ -118,45 +118,13 @@ static int best_variant(const struct obj_load *l, size_t i)
 	return best;
 }
 
-static void explain_unchosen(struct obj_load *l, size_t i, int best)
-{
-	struct kstats_status_prog *p = &l->res->progs[i];
-	struct prog_plan *pl = &l->pl[i];
-
-	if (pl->rejected)
-		return;		/* keeps its FAILED_VERIFIER */
-	p->outcome = !pl->in_range ? KSTATS_SKIPPED_KERNEL_VERSION :
-		     !pl->available ? KSTATS_SKIPPED_NO_ATTACH_POINT : KSTATS_SKIPPED_VARIANT;
-	if (p->outcome == KSTATS_SKIPPED_VARIANT)
-		snprintf(p->reason, LOADER_REASON_LEN, "%s variant %s preferred",
-			 variant_name(l->pl[best].meta->variant), l->res->progs[best].name);
-	else
-		snprintf(p->reason, LOADER_REASON_LEN, "%s", pl->why);
-}
-
-/* "<attach>: <prog>: <why>; <prog>: <why>" over the group's in-range members. */
-static void group_why(struct obj_load *l, size_t i, char *buf, size_t len)
-{
-	size_t j, n = snprintf(buf, len, "%s", l->res->progs[i].attach);
-	const char *sep = ":";
-
-	for (j = 0; j < l->res->nprogs && n < len; j++) {
-		if (!same_group(l, i, j) || !l->pl[j].in_range)
-			continue;
-		n += snprintf(buf + n, len - n, "%s %s: %s", sep, l->res->progs[j].name,
-			      l->pl[j].rejected ? l->res->progs[j].reason : l->pl[j].why);
-		sep = ";";
-	}
-}
-
-/*
- * A mandatory attach point with no runnable variant stops the object, unless
- * all its programs are outside their kernel range.
- */
+/* A mandatory attach point with no runnable in-range variant stops the object. */
 static enum kstats_outcome group_stop(struct obj_load *l, size_t i)
 {
 	bool in_range = false, rejected = false;
-	size_t j;
+	const char *sep = ":";
+	char *why = l->res->reason;
+	size_t j, n;
 
 	for (j = 0; j < l->res->nprogs; j++) {
 		if (!same_group(l, i, j))
@@ -168,8 +136,17 @@ static enum kstats_outcome group_stop(struct obj_load *l, size_t i)
 	}
 	if (!in_range)
 		return KSTATS_LOADED;
+	/* "<attach>: <prog>: <why>; <prog>: <why>" over the group's in-range members. */
+	n = snprintf(why, LOADER_REASON_LEN, "%s", l->res->progs[i].attach);
+	for (j = 0; j < l->res->nprogs && n < LOADER_REASON_LEN; j++) {
+		if (!same_group(l, i, j) || !l->pl[j].in_range)
+			continue;
+		n += snprintf(why + n, LOADER_REASON_LEN - n, "%s %s: %s", sep,
+			      l->res->progs[j].name,
+			      l->pl[j].rejected ? l->res->progs[j].reason : l->pl[j].why);
+		sep = ";";
+	}
 	l->res->outcome = rejected ? KSTATS_FAILED_VERIFIER : KSTATS_SKIPPED_NO_ATTACH_POINT;
-	group_why(l, i, l->res->reason, LOADER_REASON_LEN);
 	return l->res->outcome;
 }
 
@@ -183,16 +160,27 @@ enum kstats_outcome choose_variants(struct obj_load *l)
 	int best;
 
 	for (i = 0; i < res->nprogs; i++) {
+		struct kstats_status_prog *p = &res->progs[i];
+		struct prog_plan *pl = &l->pl[i];
+
 		best = best_variant(l, i);
-		l->pl[i].chosen = best == (int)i;
-		if (l->pl[i].chosen) {
-			res->progs[i].outcome = KSTATS_LOADED;
-			res->progs[i].reason[0] = 0;
-		} else {
-			explain_unchosen(l, i, best);
+		pl->chosen = best == (int)i;
+		if (pl->chosen) {
+			p->outcome = KSTATS_LOADED;
+			p->reason[0] = 0;
+		} else if (!pl->rejected) {	/* a rejected one keeps its FAILED_VERIFIER */
+			p->outcome = !pl->in_range ? KSTATS_SKIPPED_KERNEL_VERSION :
+				     !pl->available ? KSTATS_SKIPPED_NO_ATTACH_POINT :
+				     KSTATS_SKIPPED_VARIANT;
+			if (p->outcome == KSTATS_SKIPPED_VARIANT)
+				snprintf(p->reason, LOADER_REASON_LEN, "%s variant %s preferred",
+					 variant_name(l->pl[best].meta->variant),
+					 res->progs[best].name);
+			else
+				snprintf(p->reason, LOADER_REASON_LEN, "%s", pl->why);
 		}
-		any_in_range |= l->pl[i].in_range;
-		any_chosen |= l->pl[i].chosen;
+		any_in_range |= pl->in_range;
+		any_chosen |= pl->chosen;
 		if (best < 0 && stop == KSTATS_LOADED)
 			stop = group_stop(l, i);
 	}
