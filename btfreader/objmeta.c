@@ -20,80 +20,66 @@
 #define OBJECT_MAX_BYTES (64u << 20)	/* its BTF and the rest */
 #define HINT(want) ((want) & KSTATS_WANT_BTF ? "; pass the .bpf the map was loaded from" : "")
 
-static int copy_section(Elf_Data *data, size_t rec, void **out, size_t *n)
-{
-	if (data->d_size % rec)
-		return -EINVAL;
-	*out = malloc(data->d_size ? data->d_size : 1);
-	if (!*out)
-		return -ENOMEM;
-	memcpy(*out, data->d_buf, data->d_size);
-	*n = data->d_size / rec;
-	return 0;
-}
-
-/* Each name NUL-terminated, so a corrupt object cannot overrun one. */
-#define TERMINATE(arr, n, field) do {					\
-		for (size_t __i = 0; __i < (n); __i++)			\
-			(arr)[__i].field[sizeof((arr)->field) - 1] = 0;	\
-	} while (0)
-
-static void terminate_names(struct kstats_objmeta *m)
-{
-	TERMINATE(m->maps, m->nmaps, name);
-	TERMINATE(m->maps, m->nmaps, uid);
-	TERMINATE(m->maps, m->nmaps, gid);
-	TERMINATE(m->progs, m->nprogs, name);
-	TERMINATE(m->progs, m->nprogs, attach);
-	TERMINATE(m->progs, m->nprogs, uid);
-	TERMINATE(m->progs, m->nprogs, gid);
-	TERMINATE(m->hists, m->nhists, map);
-	TERMINATE(m->hists, m->nhists, metric);
-	TERMINATE(m->hists, m->nhists, names_map);
-	TERMINATE(m->hists, m->nhists, key_enum);
-	TERMINATE(m->streams, m->nstreams, name);
-	TERMINATE(m->streams, m->nstreams, ringbuf);
-	TERMINATE(m->streams, m->nstreams, drops);
-	TERMINATE(m->streams, m->nstreams, record);
-}
-
-#define FOREIGN_VERSION(arr, n, bad) do {				\
-		size_t __i;						\
-									\
-		for (__i = 0; __i < (n); __i++)				\
-			if ((arr)[__i].version != KSTATS_META_VERSION) {	\
-				*(bad) = (arr)[__i].version;		\
-				return true;				\
-			}						\
-	} while (0)
-
-static bool foreign_version(const struct kstats_objmeta *m, __u32 *bad)
-{
-	FOREIGN_VERSION(m->maps, m->nmaps, bad);
-	FOREIGN_VERSION(m->progs, m->nprogs, bad);
-	FOREIGN_VERSION(m->hists, m->nhists, bad);
-	FOREIGN_VERSION(m->streams, m->nstreams, bad);
-	FOREIGN_VERSION(&m->obj, 1, bad);
-	return false;
-}
+/* A .kstats.* section: records with names first (NAME_LEN, then OWNER_LEN ones). */
+#define SECTION(sec, arr, type, names, owners) { sec, offsetof(struct kstats_objmeta, arr), \
+	offsetof(struct kstats_objmeta, n##arr), sizeof(type), offsetof(type, version), \
+	names, owners }
+static const struct section {
+	const char *name;
+	size_t arr, n, size, version, names, owners;
+} sections[] = {
+	SECTION(KSTATS_SEC_MAPS, maps, struct kstats_map_meta, 1, 2),
+	SECTION(KSTATS_SEC_PROGS, progs, struct kstats_prog_meta, 2, 2),
+	SECTION(KSTATS_SEC_HISTS, hists, struct kstats_hist_meta, 4, 0),
+	SECTION(KSTATS_SEC_STREAMS, streams, struct kstats_stream_meta, 4, 0),
+};
+#define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
 
 static int copy_meta(const char *name, Elf_Data *data, struct kstats_objmeta *m)
 {
-	if (!strcmp(name, KSTATS_SEC_MAPS))
-		return copy_section(data, sizeof(*m->maps), (void **)&m->maps, &m->nmaps);
-	if (!strcmp(name, KSTATS_SEC_PROGS))
-		return copy_section(data, sizeof(*m->progs), (void **)&m->progs, &m->nprogs);
-	if (!strcmp(name, KSTATS_SEC_HISTS))
-		return copy_section(data, sizeof(*m->hists), (void **)&m->hists, &m->nhists);
-	if (!strcmp(name, KSTATS_SEC_STREAMS))
-		return copy_section(data, sizeof(*m->streams), (void **)&m->streams,
-				    &m->nstreams);
-	if (strcmp(name, KSTATS_SEC_OBJ))
-		return 0;
-	if (data->d_size != sizeof(m->obj))
+	const struct section *s;
+	void **arr;
+
+	if (!strcmp(name, KSTATS_SEC_OBJ) && data->d_size != sizeof(m->obj))
 		return -EINVAL;
-	memcpy(&m->obj, data->d_buf, sizeof(m->obj));
+	if (!strcmp(name, KSTATS_SEC_OBJ))
+		memcpy(&m->obj, data->d_buf, sizeof(m->obj));
+	for (s = sections; s < sections + NSECTIONS && strcmp(name, s->name); s++)
+		;
+	if (s == sections + NSECTIONS)
+		return 0;
+	if (data->d_size % s->size)
+		return -EINVAL;
+	arr = (void **)((char *)m + s->arr);
+	*arr = malloc(data->d_size ?: 1);
+	if (!*arr)
+		return -ENOMEM;
+	memcpy(*arr, data->d_buf, data->d_size);
+	*(size_t *)((char *)m + s->n) = data->d_size / s->size;
 	return 0;
+}
+
+/* A version this tool does not read, into *bad; else each name NUL-terminated. */
+static bool foreign_version(struct kstats_objmeta *m, __u32 *bad)
+{
+	const struct section *s;
+	size_t i, k;
+	char *rec;
+
+	for (s = sections; s < sections + NSECTIONS; s++) {
+		rec = *(char **)((char *)m + s->arr);
+		for (i = 0; i < *(size_t *)((char *)m + s->n); i++, rec += s->size) {
+			memcpy(bad, rec + s->version, sizeof(*bad));
+			if (*bad != KSTATS_META_VERSION)
+				return true;
+			for (k = 1; k <= s->names; k++)
+				rec[k * KSTATS_NAME_LEN - 1] = 0;
+			for (k = 1; k <= s->owners; k++)
+				rec[s->names * KSTATS_NAME_LEN + k * KSTATS_OWNER_LEN - 1] = 0;
+		}
+	}
+	*bad = m->obj.version;
+	return *bad != KSTATS_META_VERSION;
 }
 
 /* m->btf from the .BTF section, at most BTF_MAX_BYTES. */
@@ -165,7 +151,6 @@ static int read_elf(Elf *elf, const char *what, unsigned int want,
 		return kstats_fail(err, errlen, EPROTO, "%s: .kstats metadata version %u, "
 				   "this tool reads version %d; rebuild the object with this "
 				   "tree's headers", what, version, KSTATS_META_VERSION);
-	terminate_names(m);
 	return want & KSTATS_WANT_BTF ? read_btf(btf_scn, &btf_sh, what, hint, m, err, errlen) : 0;
 }
 
