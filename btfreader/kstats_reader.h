@@ -4,9 +4,11 @@
 #ifndef KSTATS_READER_H
 #define KSTATS_READER_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct btf;
 
@@ -15,8 +17,16 @@ struct btf;
 #define KSTATS_MAX_LEAVES 65536	/* scalar leaves per key or value */
 
 /* fmt into err; returns -errnum. */
-int kstats_fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+static inline __attribute__((format(printf, 4, 5))) int
+kstats_fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -errnum;
+}
 
 enum kstats_leaf_kind { KSTATS_LEAF_INT, KSTATS_LEAF_BOOL, KSTATS_LEAF_CHAR, KSTATS_LEAF_ENUM };
 

@@ -4,8 +4,7 @@
 #ifndef KSTATS_TOOL_H
 #define KSTATS_TOOL_H
 
-#include <stdio.h>
-
+#include "kstats_reader.h"
 #include "kstats_status.h"
 
 #define KSTATS_FIX_LOAD "run kstats-loader"
@@ -17,10 +16,6 @@
 const char *kstats_perm_fix(void);
 /* Appends "; <kstats_perm_fix()>" when err is EPERM/EACCES. */
 void kstats_add_fix(char *msg, size_t len, int err);
-
-/* fmt into err; returns -errnum (btfreader/layout.c). */
-int kstats_fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
 
 /* Room for a line with any reason the loader writes. */
 #define KSTATS_WHY_LEN 4096

@@ -2,8 +2,6 @@
 /* A BTF type as scalar leaves.  Each leaf is checked to lie inside the root type:
  * an object's BTF is not verified by the kernel, and may be hostile. */
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/btf.h>
@@ -26,16 +24,6 @@ struct walk {
 };
 
 #define fail(w, errnum, ...) kstats_fail((w)->err, (w)->errlen, errnum, __VA_ARGS__)
-
-int kstats_fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -errnum;
-}
 
 static int add_leaf(struct walk *w, const char *path, uint64_t off,
 		    uint32_t size, bool is_signed, enum kstats_leaf_kind kind,
