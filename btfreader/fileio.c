@@ -15,6 +15,7 @@
 
 #include "kstats_fileio.h"
 #include "kstats_hooks.h"
+#include "kstats_reader.h"
 
 int kstats_write_full(int fd, const void *buf, size_t len)
 {
@@ -302,35 +303,31 @@ int kstats_read_fd(int fd, size_t max, char **buf, size_t *len)
 	return ret;
 }
 
-/* Owner euid or root; not writable by group or others (sticky ancestors may be). */
+/* Root's or ours; writable by others only when sticky above the leaf (/tmp): no one
+ * else can redirect a write there. */
+static bool dir_owned(const struct stat *st, bool leaf)
+{
+	return (!st->st_uid || st->st_uid == geteuid()) &&
+	       (!(st->st_mode & (S_IWGRP | S_IWOTH)) || (!leaf && (st->st_mode & S_ISVTX)));
+}
+
 static int check_dir_component(const char *given, const char *comp, bool leaf,
 			       char *msg, size_t len)
 {
-	uid_t me = geteuid();
 	struct stat st;
 
-	if (stat(comp, &st)) {
-		int ret = -errno;
-
-		snprintf(msg, len, "cannot stat %s: %s", comp, strerror(errno));
-		return ret;
-	}
-	if (st.st_uid && st.st_uid != me) {
-		snprintf(msg, len, "%s: %s is owned by uid %u, who could redirect this "
-			 "process's writes; run: chown %u %s", given, comp,
-			 (unsigned int)st.st_uid, (unsigned int)me, comp);
-		return -EPERM;
-	}
-	if (!leaf && (st.st_mode & S_ISVTX))
+	if (stat(comp, &st))
+		return kstats_fail(msg, len, errno, "cannot stat %s: %s", comp, strerror(errno));
+	if (dir_owned(&st, leaf))
 		return 0;
-	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		snprintf(msg, len, "%s: %s is %s-writable (mode %04o), so others could "
-			 "plant files there; run: chmod go-w %s", given, comp,
-			 st.st_mode & S_IWOTH ? "world" : "group",
-			 (unsigned int)(st.st_mode & 07777), comp);
-		return -EPERM;
-	}
-	return 0;
+	if (st.st_uid && st.st_uid != geteuid())
+		return kstats_fail(msg, len, EPERM, "%s: %s is owned by uid %u, who could "
+				   "redirect this process's writes; run: chown %u %s", given,
+				   comp, (unsigned int)st.st_uid, (unsigned int)geteuid(), comp);
+	return kstats_fail(msg, len, EPERM, "%s: %s is %s-writable (mode %04o), so others "
+			   "could plant files there; run: chmod go-w %s", given, comp,
+			   st.st_mode & S_IWOTH ? "world" : "group",
+			   (unsigned int)(st.st_mode & 07777), comp);
 }
 
 /* Messages name given, the path the caller was asked about. */
@@ -340,11 +337,8 @@ static int check_up(const char *given, const char *path, kstats_path_check_fn ch
 	char *real = realpath(path, NULL), *slash;
 	int ret;
 
-	if (!real) {
-		ret = -errno;
-		snprintf(msg, len, "%s: %s", given, strerror(errno));
-		return ret;
-	}
+	if (!real)
+		return kstats_fail(msg, len, errno, "%s: %s", given, strerror(errno));
 	for (;;) {
 		ret = check(given, real, leaf, msg, len);
 		if (ret || !strcmp(real, "/"))
@@ -379,15 +373,6 @@ int kstats_open_regular(const char *path, int flags, mode_t mode)
 	return fd;
 }
 
-/* Root's or ours; writable by others only when sticky (/tmp): no one can redirect a write there. */
-static bool dir_owned(int dfd)
-{
-	struct stat st;
-
-	return !fstat(dfd, &st) && (!st.st_uid || st.st_uid == geteuid()) &&
-	       (!(st.st_mode & (S_IWGRP | S_IWOTH)) || (st.st_mode & S_ISVTX));
-}
-
 /*
  * The components of path past skip opened under dfd (taken over), never through
  * a symlink; with mode, each made first and each must be dir_owned (someone may
@@ -398,6 +383,7 @@ static bool dir_owned(int dfd)
 static int open_below(int dfd, char *path, size_t skip, mode_t mode, size_t *bad)
 {
 	char *comp = path + skip, *next;
+	struct stat st;
 	int fd;
 
 	while (*comp == '/')
@@ -417,7 +403,7 @@ static int open_below(int dfd, char *path, size_t skip, mode_t mode, size_t *bad
 			goto err_out;
 		close(dfd);
 		dfd = fd;
-		if ((mode || !*next) && !dir_owned(dfd)) {
+		if ((mode || !*next) && (fstat(dfd, &st) || !dir_owned(&st, false))) {
 			errno = EPERM;
 			goto err_out;
 		}
@@ -437,30 +423,24 @@ int kstats_file_replace_owned(const char *path, const void *buf, size_t len, mod
 	int dfd = split_path(path, dir, name), ret;
 	struct stat st;
 
-	if (!n || path[n - 1] == '/') {
-		snprintf(msg, msglen, "'%s' names no file%s; pass a file path, such as '%sFILE'",
-			 path, n ? ", a directory" : "", path);
-		return -EISDIR;
-	}
-	if (dfd) {
-		snprintf(msg, msglen, "%s", strerror(-dfd));
-		return dfd;
-	}
+	if (!n || path[n - 1] == '/')
+		return kstats_fail(msg, msglen, EISDIR, "'%s' names no file%s; pass a file path, "
+				   "such as '%sFILE'", path, n ? ", a directory" : "", path);
+	if (dfd)
+		return kstats_fail(msg, msglen, -dfd, "%s", strerror(-dfd));
 	memcpy(walk, dir, sizeof(walk));
 	dfd = open(*dir == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	dfd = dfd < 0 ? -errno : open_below(dfd, walk, 0, 0, &bad);
-	if (dfd == -ELOOP || dfd == -ENOTDIR || dfd == -EPERM) {
-		snprintf(msg, msglen, "%.*s is %s; make it root's (or this user's) and writable "
-			 "by no one else (mode 0755), or pass another --output", (int)bad, dir,
-			 dfd == -EPERM ? "another user's or writable by others" :
-			 "a symlink or not a directory");
-		return -EPERM;
-	}
+	if (dfd == -ELOOP || dfd == -ENOTDIR || dfd == -EPERM)
+		return kstats_fail(msg, msglen, EPERM, "%.*s is %s; make it root's (or this "
+				   "user's) and writable by no one else (mode 0755), or pass "
+				   "another --output", (int)bad, dir, dfd == -EPERM ?
+				   "another user's or writable by others" :
+				   "a symlink or not a directory");
 	if (dfd >= 0 && !fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode)) {
 		close(dfd);
-		snprintf(msg, msglen, "'%s' is a directory; pass a file path, such as "
-			 "'%s/FILE'", path, path);
-		return -EISDIR;
+		return kstats_fail(msg, msglen, EISDIR, "'%s' is a directory; pass a file path, "
+				   "such as '%s/FILE'", path, path);
 	}
 	ret = dfd < 0 ? dfd : put_in(dfd, name, buf, len, mode, false);
 	if (ret == -EINVAL)
@@ -471,49 +451,36 @@ int kstats_file_replace_owned(const char *path, const void *buf, size_t len, mod
 	return ret;
 }
 
-/* The longest prefix of path (its first *cut bytes, "." for none) that exists. */
-static int deepest_existing(const char *path, size_t n, char *parent, size_t *cut)
-{
-	struct stat st;
-
-	for (*cut = n;;) {
-		memcpy(parent, path, *cut);
-		parent[*cut] = 0;
-		if (!stat(parent, &st))
-			return 0;
-		if (errno != ENOENT)
-			return -errno;
-		while (*cut && path[*cut - 1] != '/')
-			--*cut;
-		while (*cut > 1 && path[*cut - 1] == '/')
-			--*cut;
-		if (!*cut) {
-			strcpy(parent, ".");
-			return 0;
-		}
-	}
-}
-
 int kstats_mkdir_private(const char *path, mode_t mode, bool create, char *msg,
 			 size_t len)
 {
 	char buf[PATH_MAX], parent[PATH_MAX];
 	size_t n = strlen(path), cut;
-	int dfd, ret;
+	struct stat st;
+	int dfd, ret = 0;
 
-	if (n >= sizeof(buf)) {
-		snprintf(msg, len, "%s: %s", path, strerror(ENAMETOOLONG));
-		return -ENAMETOOLONG;
-	}
+	if (n >= sizeof(buf))
+		return kstats_fail(msg, len, ENAMETOOLONG, "%s: %s", path, strerror(ENAMETOOLONG));
 	memcpy(buf, path, n + 1);
 	while (n > 1 && buf[n - 1] == '/')
 		buf[--n] = 0;
-	/* The deepest directory that exists is checked before anything is created. */
-	ret = deepest_existing(buf, n, parent, &cut);
-	if (ret) {
-		snprintf(msg, len, "%s: %s: %s", path, parent, strerror(-ret));
-		return ret;
+	/* The deepest directory that exists (parent: the first cut bytes, "." for none) is
+	 * checked before anything is created. */
+	for (cut = n; cut; ) {
+		memcpy(parent, buf, cut);
+		parent[cut] = 0;
+		ret = stat(parent, &st) ? -errno : 0;
+		if (ret != -ENOENT)
+			break;
+		while (cut && buf[cut - 1] != '/')
+			cut--;
+		while (cut > 1 && buf[cut - 1] == '/')
+			cut--;
 	}
+	if (!cut)
+		strcpy(parent, ".");
+	if (cut && ret)
+		return kstats_fail(msg, len, -ret, "%s: %s: %s", path, parent, strerror(-ret));
 	if (cut == n)
 		return check_up(buf, buf, check_dir_component, true, msg, len);
 	/* A parent that gets a new entry: only who could also rename it may write it. */
@@ -521,13 +488,12 @@ int kstats_mkdir_private(const char *path, mode_t mode, bool create, char *msg,
 	if (ret || !create)
 		return ret;
 	dfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ret = dfd < 0 ? -errno : open_below(dfd, buf, !strcmp(parent, ".") ? 0 : cut, mode, &cut);
-	if (ret < 0) {
-		snprintf(msg, len, "%s: cannot create it: %s%s", path, strerror(-ret),
-			 ret == -EPERM ? " (a directory on the way, made meanwhile, is "
-			 "another user's or writable by others; remove it)" : "");
-		return ret;
-	}
+	ret = dfd < 0 ? -errno : open_below(dfd, buf, cut, mode, &cut);
+	if (ret < 0)
+		return kstats_fail(msg, len, -ret, "%s: cannot create it: %s%s", path,
+				   strerror(-ret), ret == -EPERM ? " (a directory on the way, "
+				   "made meanwhile, is another user's or writable by others; "
+				   "remove it)" : "");
 	close(ret);
 	return check_up(buf, buf, check_dir_component, true, msg, len);
 }
