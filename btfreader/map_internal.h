@@ -30,7 +30,6 @@ struct leaf_run {
 struct kstats_map {
 	int fd;
 	char *pin;
-	char *obj_path, *map_name;
 	struct kstats_map_opts opts;	/* to open the pin again: its strings are ours */
 	struct stat pin_st;		/* the pin's inode when fd was opened */
 	struct bpf_map_info info;

@@ -305,16 +305,14 @@ int kstats_map_open(const struct kstats_map_opts *o, struct kstats_map **out,
 	if (!m)
 		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	m->fd = -1;
-	if (!(m->pin = strdup(o->pin_path ?: "")) ||
-	    (o->obj_path && !(m->obj_path = strdup(o->obj_path))) ||
-	    (o->map_name && !(m->map_name = strdup(o->map_name)))) {
+	m->opts = *o;
+	m->opts.obj_path = o->obj_path ? strdup(o->obj_path) : NULL;
+	m->opts.map_name = o->map_name ? strdup(o->map_name) : NULL;
+	m->opts.pin_path = m->pin = strdup(o->pin_path ?: "");
+	if (!m->pin || (o->obj_path && !m->opts.obj_path) || (o->map_name && !m->opts.map_name)) {
 		kstats_map_close(m);
 		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	}
-	m->opts = *o;
-	m->opts.obj_path = m->obj_path;
-	m->opts.map_name = m->map_name;
-	m->opts.pin_path = m->pin;
 	ret = o->pin_path ? open_types(m, o, err, errlen) :
 	      types_from_object(o->obj_path, o->map_name, &m->types, err, errlen);
 	if (!ret && !o->pin_path) {	/* the object's declaration, for its columns */
@@ -390,8 +388,8 @@ void kstats_map_close(struct kstats_map *m)
 		close(m->fd);
 	types_free(&m->types);
 	free(m->pin);
-	free(m->obj_path);
-	free(m->map_name);
+	free((char *)m->opts.obj_path);
+	free((char *)m->opts.map_name);
 	free(m->cols);
 	free(m->runs);
 	free(m->keys);
