@@ -42,15 +42,13 @@ struct direct {
 
 static int64_t load_leaf(const unsigned char *p, uint8_t size, bool is_signed)
 {
-	uint8_t u8;
 	uint16_t u16;
 	uint32_t u32;
 	uint64_t u64;
 
 	switch (size) {
 	case 1:
-		memcpy(&u8, p, 1);
-		return is_signed ? (int64_t)(int8_t)u8 : (int64_t)u8;
+		return is_signed ? (int64_t)(int8_t)*p : (int64_t)*p;
 	case 2:
 		memcpy(&u16, p, 2);
 		return is_signed ? (int64_t)(int16_t)u16 : (int64_t)u16;
@@ -325,17 +323,6 @@ static int read_entries(struct kstats_map *m, struct direct *direct, size_t *n,
 	return read_walk(m, n, err, errlen);
 }
 
-static void fill_rows(const struct kstats_map *m, int64_t *rows, size_t n)
-{
-	int last = m->per_cpu_rows ? m->ncpus : 0, cpu;	/* cpu -1: all combined */
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		for (cpu = m->per_cpu_rows ? 0 : -1; cpu < last; cpu++, rows += m->ncols)
-			fill_row(m, rows, (unsigned char *)m->keys + i * m->info.key_size,
-				 (unsigned char *)m->vals + i * m->entry_bytes, cpu);
-}
-
 /* Values of 8-byte integers only, one copy: rows hold them as they are. */
 static bool value_is_row(const struct kstats_map *m)
 {
@@ -354,21 +341,15 @@ static bool value_is_row(const struct kstats_map *m)
 	return off && off == m->info.value_size;
 }
 
-/* Entries per direct read call, of cap: kstats_read_chunk_bytes() of values, or the tests'. */
-static size_t read_chunk(const struct kstats_map *m, size_t cap)
-{
-	size_t bytes = kstats_read_chunk_bytes();
-	size_t chunk = cap * m->entry_bytes > bytes ? bytes / m->entry_bytes : cap;
-
-	return m->chunk ?: chunk ?: 1;
-}
-
-/* Into rows directly when value_is_row and rows hold the whole map, else -EOVERFLOW. */
+/* Into rows directly when value_is_row and rows hold the whole map, else -EOVERFLOW;
+ * kstats_read_chunk_bytes() of values per call, or the tests' m->chunk. */
 static int read_direct(struct kstats_map *m, int64_t *rows, size_t max_rows, size_t *nrows,
 		       char *err, size_t errlen)
 {
 	size_t cap = m->cap < m->info.max_entries ? m->cap : m->info.max_entries;
-	struct direct d = { .rows = rows, .cap = cap, .chunk = read_chunk(m, cap) };
+	size_t bytes = kstats_read_chunk_bytes();
+	size_t chunk = cap * m->entry_bytes > bytes ? bytes / m->entry_bytes : cap;
+	struct direct d = { .rows = rows, .cap = cap, .chunk = m->chunk ?: chunk ?: 1 };
 
 	if (!value_is_row(m) || max_rows < m->info.max_entries)
 		return -EOVERFLOW;
@@ -378,8 +359,9 @@ static int read_direct(struct kstats_map *m, int64_t *rows, size_t max_rows, siz
 int kstats_map_read(struct kstats_map *m, int64_t *rows, size_t max_rows,
 		    size_t *nrows, char *err, size_t errlen)
 {
-	size_t n = 0, per_entry = m->per_cpu_rows ? m->ncpus : 1;
-	int attempt, ret;
+	size_t n = 0, per_entry = m->per_cpu_rows ? m->ncpus : 1, i;
+	int last = m->per_cpu_rows ? m->ncpus : 0, attempt, ret, cpu;	/* cpu -1: combined */
+	int64_t *row = rows;
 
 	*err = 0;
 	ret = kstats_map_follow_pin(m, err, errlen);
@@ -405,7 +387,10 @@ int kstats_map_read(struct kstats_map *m, int64_t *rows, size_t max_rows,
 	if (n > max_rows / per_entry)
 		return kstats_fail(err, errlen, ENOSPC, "%zu rows do not fit in %zu; size the "
 				   "buffer with kstats_map_max_rows()", n * per_entry, max_rows);
-	fill_rows(m, rows, n);
+	for (i = 0; i < n; i++)
+		for (cpu = m->per_cpu_rows ? 0 : -1; cpu < last; cpu++, row += m->ncols)
+			fill_row(m, row, (unsigned char *)m->keys + i * m->info.key_size,
+				 (unsigned char *)m->vals + i * m->entry_bytes, cpu);
 	*nrows = n * per_entry;
 	return 0;
 }
