@@ -79,35 +79,27 @@ static int walk_int(struct walk *w, uint32_t id, const struct btf_type *t,
 }
 
 /*
- * Whether any enum of the BTF is marked signed (kind_flag): then its
- * producer marks signedness and an unflagged enum is unsigned.  Older
- * producers (clang < 15, pahole < 1.24) never set it.
+ * C enum constants are ints: without a sign flag, a negative one means signed.  Unless
+ * any enum of the BTF is marked signed (kind_flag): then its producer marks signedness
+ * and an unflagged enum is unsigned.  Older ones (clang < 15, pahole < 1.24) never do.
  */
-static bool btf_marks_enum_sign(const struct btf *btf)
-{
-	uint32_t id, n = btf__type_cnt(btf);
-
-	for (id = 1; id < n; id++) {
-		const struct btf_type *t = btf__type_by_id(btf, id);
-
-		if (t && btf_is_any_enum(t) && btf_kflag(t))
-			return true;
-	}
-	return false;
-}
-
-/* C enum constants are ints: without a sign flag, a negative one means signed. */
 static bool enum_is_signed(struct walk *w, const struct btf_type *t)
 {
 	const struct btf_enum *e = btf_enum(t);
+	uint32_t id, n = btf__type_cnt(w->btf);
+	const struct btf_type *any;
 	int i;
 
 	if (btf_kflag(t) || btf_is_enum64(t))
 		return btf_kflag(t);
-	if (w->enum_kflag_known < 0)
-		w->enum_kflag_known = btf_marks_enum_sign(w->btf);
-	if (w->enum_kflag_known)
+	for (id = 1; w->enum_kflag_known < 0 && id < n; id++) {
+		any = btf__type_by_id(w->btf, id);
+		if (any && btf_is_any_enum(any) && btf_kflag(any))
+			w->enum_kflag_known = 1;
+	}
+	if (w->enum_kflag_known > 0)
 		return false;
+	w->enum_kflag_known = 0;
 	for (i = 0; i < btf_vlen(t); i++)
 		if (e[i].val < 0)
 			return true;
