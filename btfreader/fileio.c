@@ -128,16 +128,6 @@ static int rename_at(int dfd, const char *from, const char *to, bool noreplace)
 	return unlinkat(dfd, from, 0) ? -errno : 0;
 }
 
-/* Only a regular file, or nothing, is replaced: never a link, a FIFO, a device. */
-static int check_target(int dfd, const char *name)
-{
-	struct stat st;
-
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
-		return errno == ENOENT ? 0 : -errno;
-	return S_ISREG(st.st_mode) ? 0 : -EINVAL;
-}
-
 static int open_dir(const char *dir)
 {
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -169,9 +159,15 @@ static int put_in(int dfd, const char *name, const void *buf, size_t len, mode_t
 		  bool noreplace)
 {
 	char tmp[NAME_MAX + 1];
-	int fd, ret = noreplace ? 0 : check_target(dfd, name);
 	sigset_t term, old;
+	struct stat st;
+	int fd, ret = 0;
 
+	/* Only a regular file, or nothing, is replaced: never a link, a FIFO, a device. */
+	if (!noreplace && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		ret = errno == ENOENT ? 0 : -errno;
+	else if (!noreplace && !S_ISREG(st.st_mode))
+		ret = -EINVAL;
 	sigemptyset(&term);
 	sigaddset(&term, SIGTERM);
 	sigaddset(&term, SIGINT);
@@ -180,19 +176,16 @@ static int put_in(int dfd, const char *name, const void *buf, size_t len, mode_t
 	if (!ret)
 		remove_stale(dfd, name);
 	fd = ret ?: create_temp(dfd, name, mode, tmp, sizeof(tmp));
-	if (fd < 0) {
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		return sync_close_dir(dfd, fd);
-	}
-	ret = kstats_write_full(fd, buf, len);
+	ret = fd < 0 ? fd : kstats_write_full(fd, buf, len);
 	if (!ret && fsync(fd))
 		ret = -errno;
 	if (!ret)
 		kstats_hook_temp(name, fd);
 	ret = ret ?: rename_at(dfd, tmp, name, noreplace);
-	if (ret)
+	if (ret && fd >= 0)
 		unlinkat(dfd, tmp, 0);
-	if (close(fd) && !ret)	/* after the rename: the lock keeps remove_stale() off */
+	/* after the rename: the lock keeps remove_stale() off */
+	if (fd >= 0 && close(fd) && !ret)
 		ret = -errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return sync_close_dir(dfd, ret);
@@ -373,13 +366,10 @@ int kstats_open_regular(const char *path, int flags, mode_t mode)
 	return fd;
 }
 
-/*
- * The components of path past skip opened under dfd (taken over), never through
- * a symlink; with mode, each made first and each must be dir_owned (someone may
- * have made it meanwhile in a sticky /tmp), else the last one must.  *bad: length
- * of path up to the one that failed.  Those above the last are opened O_PATH, a
- * lookup by name (an SELinux domain may not read /var).
- */
+/* The components of path past skip opened under dfd (taken over), never through a symlink; with
+ * mode, each made first and each must be dir_owned (someone may have made it meanwhile in a
+ * sticky /tmp), else the last one must.  *bad: length of path up to the one that failed.  Those
+ * above the last are opened O_PATH, a lookup by name (an SELinux domain may not read /var). */
 static int open_below(int dfd, char *path, size_t skip, mode_t mode, size_t *bad)
 {
 	char *comp = path + skip, *next;
