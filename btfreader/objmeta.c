@@ -198,33 +198,13 @@ static bool same_file(const struct stat *a, const struct stat *b)
 	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
-static int catalog_load(struct catalog_entry *e, const char *path, unsigned int want,
-			char *err, size_t errlen)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), ret;
-
-	if (fd < 0)
-		return kstats_fail(err, errlen, errno, "%s: %s", path, errno == ENOENT ?
-				   "no such file (a dangling link?)" : strerror(errno));
-	if (fstat(fd, &e->st) || !S_ISREG(e->st.st_mode))
-		ret = kstats_fail(err, errlen, ENOEXEC, "%s: not a regular file, so not a "
-				  "BPF object%s", path, HINT(want));
-	else if ((ret = kstats_read_fd(fd, OBJECT_MAX_BYTES, &e->buf, &e->len)) == -EFBIG)
-		ret = kstats_fail(err, errlen, EFBIG, "%s: more than %u bytes, so not a BPF "
-				  "object%s", path, OBJECT_MAX_BYTES, HINT(want));
-	else if (ret)
-		ret = kstats_fail(err, errlen, -ret, "%s: %s", path, strerror(-ret));
-	close(fd);
-	return ret;
-}
-
 /* The entry of path, read now unless it is the file read before; under catalog_lock. */
 static int catalog_entry(const char *path, unsigned int want, struct catalog_entry **out,
 			 char *err, size_t errlen)
 {
 	struct catalog_entry *e, fresh = {};
 	struct stat st;
-	int ret;
+	int fd, ret;
 
 	for (e = catalog; e && strcmp(e->path, path); e = e->next)
 		;
@@ -232,7 +212,19 @@ static int catalog_entry(const char *path, unsigned int want, struct catalog_ent
 		*out = e;
 		return 0;
 	}
-	ret = catalog_load(&fresh, path, want, err, errlen);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return kstats_fail(err, errlen, errno, "%s: %s", path, errno == ENOENT ?
+				   "no such file (a dangling link?)" : strerror(errno));
+	if (fstat(fd, &fresh.st) || !S_ISREG(fresh.st.st_mode))
+		ret = kstats_fail(err, errlen, ENOEXEC, "%s: not a regular file, so not a "
+				  "BPF object%s", path, HINT(want));
+	else if ((ret = kstats_read_fd(fd, OBJECT_MAX_BYTES, &fresh.buf, &fresh.len)) == -EFBIG)
+		ret = kstats_fail(err, errlen, EFBIG, "%s: more than %u bytes, so not a BPF "
+				  "object%s", path, OBJECT_MAX_BYTES, HINT(want));
+	else if (ret)
+		ret = kstats_fail(err, errlen, -ret, "%s: %s", path, strerror(-ret));
+	close(fd);
 	if (ret)
 		return ret;
 	if (!e) {
