@@ -15,17 +15,11 @@ static bool in_group(void)
 {
 	struct group *g = getgrnam(KSTATS_GROUP);
 	gid_t groups[256];
-	int n, i;
+	int n = getgroups(sizeof(groups) / sizeof(groups[0]), groups), i;
 
-	if (!g)
-		return false;
-	if (getegid() == g->gr_gid)
-		return true;
-	n = getgroups(sizeof(groups) / sizeof(groups[0]), groups);
-	for (i = 0; i < n; i++)
-		if (groups[i] == g->gr_gid)
-			return true;
-	return false;
+	for (i = 0; g && i < n && groups[i] != g->gr_gid; i++)
+		;
+	return g && (getegid() == g->gr_gid || i < n);
 }
 
 /* CAP_BPF (39) or CAP_SYS_ADMIN (21) in the effective set. */
