@@ -45,11 +45,8 @@ static const char *bpf_fd_kind(int fd)
 	return NULL;
 }
 
-/*
- * The kernel says EACCES for a bpf_obj_get() of anything on or off bpffs
- * that is not a BPF object, and EINVAL for a read-only get of a link (and,
- * on some kernels, of a program).
- */
+/* The kernel says EACCES for a bpf_obj_get() of anything on or off bpffs that is not a BPF
+ * object, and EINVAL for a read-only get of a link (and, on some kernels, of a program). */
 static int open_pin(struct kstats_map *m, const char *pin, char *err, size_t errlen)
 {
 	__u32 len = sizeof(m->info);

@@ -124,13 +124,10 @@ spread_one_key(int64_t *rows, const int64_t *vals, const unsigned char *k, size_
 	}
 }
 
-/*
- * Decode in place: the batch wrote n values back to back at vals, at least
- * n * nkey_cols int64s past rows, so row i ends at or before value i + 1
- * begins and moving forward never overwrites an unread value.  The loop is
- * the reader's whole per-row cost beyond the kernel's copy
- * (bench/read/profile.sh counts it): what it reads from m stays in locals.
- */
+/* Decode in place: the batch wrote n values back to back at vals, at least n * nkey_cols int64s
+ * past rows, so row i ends at or before value i + 1 begins and moving forward never overwrites
+ * an unread value.  The loop is the reader's whole per-row cost beyond the kernel's copy
+ * (bench/read/profile.sh counts it): what it reads from m stays in locals. */
 static void spread_rows(const struct kstats_map *m, int64_t *rows, const int64_t *vals,
 			const unsigned char *k, size_t n)
 {
@@ -149,12 +146,9 @@ static void spread_rows(const struct kstats_map *m, int64_t *rows, const int64_t
 			fill_row(m, rows, k, (const unsigned char *)vals, -1);
 }
 
-/*
- * BPF_MAP_LOOKUP_BATCH until the kernel says ENOENT (hash maps) or every
- * index is read (arrays).  A hash bucket that does not fit the room left
- * gives ENOSPC when nothing else fit (then the room grows), else a short
- * count (the next call has more room).
- */
+/* BPF_MAP_LOOKUP_BATCH until the kernel says ENOENT (hash maps) or every index is read (arrays).
+ * A hash bucket that does not fit the room left gives ENOSPC when nothing else fit (then the
+ * room grows), else a short count (the next call has more room). */
 static int read_batch(struct kstats_map *m, struct direct *d, size_t *n, char *err,
 		      size_t errlen)
 {
