@@ -60,24 +60,6 @@ static int add_leaf(struct walk *w, const char *path, uint64_t off,
 static int walk_type(struct walk *w, uint32_t id, uint64_t off,
 		     const char *path, int depth);
 
-static int walk_int(struct walk *w, uint32_t id, const struct btf_type *t,
-		    uint64_t off, const char *path)
-{
-	uint32_t info = *(const uint32_t *)(t + 1);
-	uint8_t enc = BTF_INT_ENCODING(info);
-	const char *name = btf__name_by_offset(w->btf, t->name_off);
-	enum kstats_leaf_kind kind = KSTATS_LEAF_INT;
-
-	if (BTF_INT_OFFSET(info) || BTF_INT_BITS(info) != t->size * 8)
-		return fail(w, EOPNOTSUPP, "%s: bitfield int is not supported", path);
-	/* Compilers mark plain char SIGNED, not CHAR: tell it by its name. */
-	if (enc & BTF_INT_BOOL)
-		kind = KSTATS_LEAF_BOOL;
-	else if ((enc & BTF_INT_CHAR) || (name && !strcmp(name, "char")))
-		kind = KSTATS_LEAF_CHAR;
-	return add_leaf(w, path, off, t->size, enc & BTF_INT_SIGNED, kind, id);
-}
-
 /*
  * C enum constants are ints: without a sign flag, a negative one means signed.  Unless
  * any enum of the BTF is marked signed (kind_flag): then its producer marks signedness
@@ -183,7 +165,7 @@ static int walk_member(struct walk *w, const struct btf_type *t, int i,
 static int walk_type(struct walk *w, uint32_t id, uint64_t off,
 		     const char *path, int depth)
 {
-	const char *shown = *path ? path : w->root;
+	const char *shown = *path ? path : w->root, *name;
 	const struct btf_type *t;
 	int rid, i, err;
 
@@ -200,7 +182,15 @@ static int walk_type(struct walk *w, uint32_t id, uint64_t off,
 
 	switch (btf_kind(t)) {
 	case BTF_KIND_INT:
-		return walk_int(w, rid, t, off, shown);
+		if (btf_int_offset(t) || btf_int_bits(t) != t->size * 8)
+			return fail(w, EOPNOTSUPP, "%s: bitfield int is not supported", shown);
+		/* Compilers mark plain char SIGNED, not CHAR: tell it by its name. */
+		name = btf__name_by_offset(w->btf, t->name_off);
+		return add_leaf(w, shown, off, t->size, btf_int_encoding(t) & BTF_INT_SIGNED,
+				btf_int_encoding(t) & BTF_INT_BOOL ? KSTATS_LEAF_BOOL :
+				(btf_int_encoding(t) & BTF_INT_CHAR) ||
+				(name && !strcmp(name, "char")) ? KSTATS_LEAF_CHAR :
+				KSTATS_LEAF_INT, rid);
 	case BTF_KIND_ENUM:
 	case BTF_KIND_ENUM64:
 		return add_leaf(w, shown, off, t->size, enum_is_signed(w, t),
