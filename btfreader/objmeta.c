@@ -82,32 +82,7 @@ static bool foreign_version(struct kstats_objmeta *m, __u32 *bad)
 	return *bad != KSTATS_META_VERSION;
 }
 
-/* m->btf from the .BTF section, at most BTF_MAX_BYTES. */
-static int read_btf(Elf_Scn *scn, const GElf_Shdr *sh, const char *what,
-		    const char *hint, struct kstats_objmeta *m, char *err, size_t errlen)
-{
-	Elf_Data *data;
-
-	/* Not ENOENT: the file is there, so this is no "missing object". */
-	if (!scn)
-		return kstats_fail(err, errlen, ENODATA, "%s: a BPF object without readable "
-				   "BTF (no .BTF section); build it with clang -g", what);
-	if (sh->sh_size > BTF_MAX_BYTES)
-		return kstats_fail(err, errlen, EFBIG, "%s: its BTF has %llu bytes, more "
-				   "than the kernel's limit of %u%s", what,
-				   (unsigned long long)sh->sh_size, BTF_MAX_BYTES, hint);
-	data = elf_getdata(scn, NULL);
-	if (!data)
-		return kstats_fail(err, errlen, ENOEXEC, "%s: a corrupt ELF file: %s", what,
-				   elf_errmsg(-1));
-	m->btf = btf__new(data->d_buf, data->d_size);
-	if (!m->btf)
-		return kstats_fail(err, errlen, ENODATA, "%s: a BPF object without readable "
-				   "BTF (%s); build it with clang -g", what, strerror(errno));
-	return 0;
-}
-
-/* One pass over the sections of elf (NULL: not ELF); what names it in errors. */
+/* One pass over the sections of elf (NULL: not ELF), then its BTF; what names it in errors. */
 static int read_elf(Elf *elf, const char *what, unsigned int want,
 		    struct kstats_objmeta *m, char *err, size_t errlen)
 {
@@ -115,6 +90,7 @@ static int read_elf(Elf *elf, const char *what, unsigned int want,
 	Elf_Scn *scn = NULL, *btf_scn = NULL;
 	GElf_Shdr sh, btf_sh = {};
 	GElf_Ehdr eh = {};
+	Elf_Data *data;
 	size_t shstrndx;
 	__u32 version;
 	int ret = 0;
@@ -130,7 +106,6 @@ static int read_elf(Elf *elf, const char *what, unsigned int want,
 				   elf_errmsg(-1));
 	while (!ret && (scn = elf_nextscn(elf, scn))) {
 		const char *name;
-		Elf_Data *data;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
 			continue;
@@ -151,10 +126,27 @@ static int read_elf(Elf *elf, const char *what, unsigned int want,
 		return kstats_fail(err, errlen, EPROTO, "%s: .kstats metadata version %u, "
 				   "this tool reads version %d; rebuild the object with this "
 				   "tree's headers", what, version, KSTATS_META_VERSION);
-	return want & KSTATS_WANT_BTF ? read_btf(btf_scn, &btf_sh, what, hint, m, err, errlen) : 0;
+	if (!(want & KSTATS_WANT_BTF))
+		return 0;
+	/* Not ENOENT: the file is there, so this is no "missing object". */
+	if (!btf_scn)
+		return kstats_fail(err, errlen, ENODATA, "%s: a BPF object without readable "
+				   "BTF (no .BTF section); build it with clang -g", what);
+	if (btf_sh.sh_size > BTF_MAX_BYTES)
+		return kstats_fail(err, errlen, EFBIG, "%s: its BTF has %llu bytes, more "
+				   "than the kernel's limit of %u%s", what,
+				   (unsigned long long)btf_sh.sh_size, BTF_MAX_BYTES, hint);
+	data = elf_getdata(btf_scn, NULL);
+	if (!data)
+		return kstats_fail(err, errlen, ENOEXEC, "%s: a corrupt ELF file: %s", what,
+				   elf_errmsg(-1));
+	m->btf = btf__new(data->d_buf, data->d_size);
+	if (!m->btf)
+		return kstats_fail(err, errlen, ENODATA, "%s: a BPF object without readable "
+				   "BTF (%s); build it with clang -g", what, strerror(errno));
+	return 0;
 }
 
-/* The object in buf; what names it in errors. */
 static int read_object(void *buf, size_t len, const char *what, unsigned int want,
 		       struct kstats_objmeta *m, char *err, size_t errlen)
 {
