@@ -55,7 +55,6 @@ int kstats_histmap_read(const char *obj_path, const char *map_name, const char *
 				      &h->nrows, err, errlen);
 		if (ret != -ESTALE)
 			break;
-		/* Reloaded with other columns: open the new map. */
 		kstats_histmap_free(h);
 		*err = 0;
 	}

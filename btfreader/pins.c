@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Pin names and bpffs (kstats_pins.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

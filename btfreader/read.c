@@ -35,14 +35,9 @@ static const char *bpf_fd_kind(int fd)
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	n = readlink(path, target, sizeof(target) - 1);
-	if (n < 0)
-		return NULL;
-	target[n] = 0;
-	if (!strcmp(target, "anon_inode:bpf-prog"))
-		return "program";
-	if (!strcmp(target, "anon_inode:bpf_link"))
-		return "link";
-	return NULL;
+	target[n < 0 ? 0 : n] = 0;
+	return !strcmp(target, "anon_inode:bpf-prog") ? "program" :
+	       !strcmp(target, "anon_inode:bpf_link") ? "link" : NULL;
 }
 
 /* The kernel says EACCES for a bpf_obj_get() of anything on or off bpffs that is not a BPF
@@ -231,7 +226,6 @@ static int open_types(struct kstats_map *m, const struct kstats_map_opts *o,
 	return choose_types(m, o, &obj, err, errlen);
 }
 
-/* The columns ([cpu,] key leaves, value leaves) and the runs to decode them. */
 static int plan_columns(struct kstats_map *m)
 {
 	const struct kstats_layout *key = &m->types.key, *value = &m->types.value;
@@ -365,7 +359,6 @@ int kstats_map_follow_pin(struct kstats_map *m, char *err, size_t errlen)
 		kstats_map_close(next);
 		return ret;
 	}
-	/* Same columns: read the new map from now on, keeping what callers hold. */
 	fd = m->fd;
 	m->fd = next->fd;
 	next->fd = fd;

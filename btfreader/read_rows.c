@@ -238,16 +238,13 @@ static int dedup_walk(struct kstats_map *m, size_t *n, char *err, size_t errlen)
 	for (i = 0; i < *n; i++)
 		keep[idx[i]] = i + 1 == *n || memcmp(key_at(m, idx[i]), key_at(m, idx[i + 1]),
 						     m->info.key_size);
-	for (i = 0; i < *n; i++) {
-		if (!keep[i])
-			continue;
-		if (i != out) {
+	for (i = 0; i < *n; out += keep[i++]) {
+		if (keep[i] && i != out) {
 			memcpy((char *)m->keys + out * m->info.key_size, key_at(m, i),
 			       m->info.key_size);
 			memcpy((char *)m->vals + out * m->entry_bytes,
 			       (char *)m->vals + i * m->entry_bytes, m->entry_bytes);
 		}
-		out++;
 	}
 	free(idx);
 	*n = out;
