@@ -37,35 +37,27 @@ int kstats_write_full(int fd, const void *buf, size_t len)
 #define TEMP_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 #define TEMP_SFX 6
 
-/* Unpredictable where the kernel has entropy yet; O_EXCL keeps it safe either way. */
-static void temp_suffix(char *sfx, size_t n)
+/* A new file .NAME.XXXXXX.tmp in dfd, never one that exists nor through a link, locked
+ * while it is written (remove_stale() took one it had just unlinked: another). */
+static int create_temp(int dfd, const char *name, mode_t mode, char *tmp, size_t len)
 {
 	static const char chars[] = TEMP_CHARS;
+	char sfx[TEMP_SFX + 1] = "";
+	int tries, fd = -EEXIST;
 	struct timespec ts;
+	struct stat st;
 	uint64_t v;
 	size_t i;
 
-	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v)) {
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		v = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 40;
-	}
-	for (i = 0; i < n; i++, v /= sizeof(chars) - 1)
-		sfx[i] = chars[v % (sizeof(chars) - 1)];
-	sfx[n] = 0;
-}
-
-/*
- * A new file .NAME.XXXXXX.tmp in dfd, never one that exists nor through a link,
- * locked while it is written (remove_stale() took one it had just unlinked: another).
- */
-static int create_temp(int dfd, const char *name, mode_t mode, char *tmp, size_t len)
-{
-	char sfx[TEMP_SFX + 1];
-	int tries, fd = -EEXIST;
-	struct stat st;
-
 	for (tries = 0; tries < 100 && fd == -EEXIST; tries++) {
-		temp_suffix(sfx, TEMP_SFX);
+		/* Unpredictable where the kernel has entropy yet; O_EXCL keeps it safe either way. */
+		if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v)) {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			v = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^
+			    (uint64_t)getpid() << 40;
+		}
+		for (i = 0; i < TEMP_SFX; i++, v /= sizeof(chars) - 1)
+			sfx[i] = chars[v % (sizeof(chars) - 1)];
 		/* A leading '.' keeps globbing collectors (*.prom) off the temp file. */
 		if ((size_t)snprintf(tmp, len, ".%s.%s.tmp", name, sfx) >= len)
 			return -ENAMETOOLONG;
@@ -81,10 +73,8 @@ static int create_temp(int dfd, const char *name, mode_t mode, char *tmp, size_t
 	return fd;
 }
 
-/*
- * The temp files of name (NULL: of any name) that a killed writer left: create_temp()'s
- * names only, regular, ours, and unlocked (a live writer holds its lock).  Other files stay.
- */
+/* The temp files of name (NULL: of any name) that a killed writer left: create_temp()'s names
+ * only, regular, ours, and unlocked (a live writer holds its lock).  Other files stay. */
 static void remove_stale(int dfd, const char *name)
 {
 	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -151,10 +141,8 @@ int kstats_fsync_dir(const char *dir)
 	return dfd < 0 ? dfd : sync_close_dir(dfd, 0);
 }
 
-/*
- * name in the directory dfd (closed) becomes buf, through a fsynced temp file.
- * SIGTERM, SIGINT and SIGHUP wait until the temp file is renamed or removed.
- */
+/* name in the directory dfd (closed) becomes buf, through a fsynced temp file. SIGTERM, SIGINT
+ * and SIGHUP wait until the temp file is renamed or removed. */
 static int put_in(int dfd, const char *name, const void *buf, size_t len, mode_t mode,
 		  bool noreplace)
 {
