@@ -35,11 +35,9 @@ int kstats_parse_count(const char *opt, const char *arg, uint64_t max, uint64_t 
 /* Bytes of the UTF-8 sequence at s (RFC 3629: no overlong form, surrogate or code
  * point past U+10FFFF), 0 if it is not one: where a name must stay valid text. */
 size_t kstats_utf8_len(const char *s);
-/*
- * Text made safe to print (one record one line, no terminal or kernel log command):
- * printable ASCII as is, any other byte and '\' as \xNN.  The len bytes at s into out
- * (outlen >= 1), whole escapes only; returns how many bytes of s it took.
- */
+/* Text made safe to print (one record one line, no terminal or kernel log command): printable
+ * ASCII as is, any other byte and '\' as \xNN.  The len bytes at s into out (outlen >= 1), whole
+ * escapes only; returns how many bytes of s it took. */
 #define KSTATS_ESCAPED_SIZE(n) (4 * (n) + 1)
 size_t kstats_escape(char *out, size_t outlen, const char *s, size_t len);
 

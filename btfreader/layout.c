@@ -60,11 +60,9 @@ static int add_leaf(struct walk *w, const char *path, uint64_t off,
 static int walk_type(struct walk *w, uint32_t id, uint64_t off,
 		     const char *path, int depth);
 
-/*
- * C enum constants are ints: without a sign flag, a negative one means signed.  Unless
- * any enum of the BTF is marked signed (kind_flag): then its producer marks signedness
- * and an unflagged enum is unsigned.  Older ones (clang < 15, pahole < 1.24) never do.
- */
+/* C enum constants are ints: without a sign flag, a negative one means signed.  Unless any enum
+ * of the BTF is marked signed (kind_flag): then its producer marks signedness and an unflagged
+ * enum is unsigned.  Older ones (clang < 15, pahole < 1.24) never do. */
 static bool enum_is_signed(struct walk *w, const struct btf_type *t)
 {
 	const struct btf_enum *e = btf_enum(t);

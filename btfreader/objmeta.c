@@ -165,12 +165,9 @@ static int read_object(void *buf, size_t len, const char *what, unsigned int wan
 	return ret;
 }
 
-/*
- * The process's catalog: each object's bytes, read once (non-blocking: a FIFO
- * must not hang the reader; a regular file, never reopened by name) and parsed
- * from memory by every later reader.  An entry is read again only when the
- * path names another file now (an update renamed over it): stat(), no open.
- */
+/* The process's catalog: each object's bytes, read once (non-blocking: a FIFO must not hang us;
+ * a regular file, never reopened by name), parsed from memory by every later reader, read again
+ * only when the path names another file now (an update renamed over it: stat(), no open). */
 struct catalog_entry {
 	struct catalog_entry *next;
 	char *path;

@@ -198,10 +198,8 @@ static int choose_types(struct kstats_map *m, const struct kstats_map_opts *o,
 	return kstats_fail(err, errlen, -own_ret, "%s: %s", m->pin, own_err);
 }
 
-/*
- * A map the object does not define is a wrong name, not a missing pin; an
- * unsupported map type says more than the object's view of its types.
- */
+/* A map the object does not define is a wrong name, not a missing pin; an unsupported map type
+ * says more than the object's view of its types. */
 static int open_types(struct kstats_map *m, const struct kstats_map_opts *o,
 		      char *err, size_t errlen)
 {

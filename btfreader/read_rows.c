@@ -106,11 +106,8 @@ static void fill_row(const struct kstats_map *m, int64_t *row, const unsigned ch
 	}
 }
 
-/*
- * One key leaf (the usual u32 or u64 key): inlined for each key size that
- * spread_rows passes as a constant, so the loop decodes the key without a
- * switch (a sixth of the loop's instructions, bench/read/profile.sh).
- */
+/* One key leaf (the usual u32 or u64 key), inlined per constant key size from spread_rows: no
+ * switch in the loop (a sixth of its instructions, bench/read/profile.sh). */
 static inline __attribute__((always_inline)) void
 spread_one_key(int64_t *rows, const int64_t *vals, const unsigned char *k, size_t n,
 	       const struct kstats_map *m, uint8_t size, bool is_signed)
@@ -219,10 +216,8 @@ static int cmp_keys(const void *a, const void *b, void *arg)
 	return c ?: (i < j ? -1 : i > j);
 }
 
-/*
- * A hash walk restarts from the first key when the previous key is deleted
- * under it, so keys can come twice: keep each key's latest copy, in order.
- */
+/* A hash walk restarts from the first key when the previous key is deleted under it, so keys can
+ * come twice: keep each key's latest copy, in order. */
 static int dedup_walk(struct kstats_map *m, size_t *n, char *err, size_t errlen)
 {
 	size_t *idx = calloc(*n + 1, sizeof(*idx) + sizeof(bool)), i, out = 0;
