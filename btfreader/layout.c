@@ -220,11 +220,8 @@ int kstats_layout_build(const struct btf *btf, uint32_t type_id,
 			const char *root_name, bool in_key,
 			struct kstats_layout *layout, char *err, size_t errlen)
 {
-	struct walk w = {
-		.btf = btf, .layout = layout, .in_key = in_key,
-		.enum_kflag_known = -1, .root = root_name,
-		.err = err, .errlen = errlen,
-	};
+	struct walk w = { .btf = btf, .layout = layout, .in_key = in_key, .enum_kflag_known = -1,
+			  .root = root_name, .err = err, .errlen = errlen };
 	long long size = btf__resolve_size(btf, type_id);
 	int ret;
 
