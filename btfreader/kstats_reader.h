@@ -60,13 +60,11 @@ struct kstats_map;
 struct kstats_map_opts {
 	const char *obj_path;	/* .bpf object with BTF; NULL: use the map's BTF */
 	const char *map_name;	/* map name in the object */
-	const char *pin_path;	/* pinned map; NULL: the object's declaration,
-				 * for its columns only (kstats_map_read fails) */
+	const char *pin_path;	/* NULL: the object's declaration, columns only (no read) */
 	bool per_cpu_rows;	/* per-CPU maps: one row per CPU, not summed */
 	bool no_batch;		/* always walk with get_next_key (bench, tests) */
 	size_t batch_entries;	/* first batch buffer, in entries; 0: whole map */
-	bool pin_once;		/* keep reading the map first opened, even when the
-				 * pin names another (a stream's drops, tied to its ring) */
+	bool pin_once;		/* keep the first map when the pin names another (a ring's drops) */
 };
 
 /* The pin read-only, with the object's types or (object missing or other) the map's BTF.
