@@ -217,7 +217,7 @@ struct json_object *kstats_status_json(struct kstats_status *st)
 int kstats_status_parse(const char *buf, size_t len, const char *name,
 			struct kstats_status *st, char *err, size_t errlen)
 {
-	enum json_tokener_error jerr = json_tokener_success;
+	enum json_tokener_error jerr;
 	struct json_tokener *tok = json_tokener_new();
 	struct io io = {};
 	int64_t version;
@@ -231,24 +231,19 @@ int kstats_status_parse(const char *buf, size_t len, const char *name,
 	json_tokener_free(tok);
 	st->json = io.j;
 	version = json_object_get_int64(member(io.j, "version", json_type_int));
-	if (!io.j || jerr != json_tokener_success ||
-	    !json_object_is_type(io.j, json_type_object)) {
-		snprintf(err, errlen, "%s is not a loader status file: %s; " KSTATS_FIX_LOAD
-			 " to rewrite it", name, jerr == json_tokener_continue ? "truncated" :
-			 io.j && jerr == json_tokener_success ? "not a JSON object" :
-			 json_tokener_error_desc(jerr));
-		ret = -EINVAL;
-	} else if (version != KSTATS_STATUS_VERSION ||
-		   !member(io.j, "objects", json_type_array)) {
-		snprintf(err, errlen, "%s: status version %lld, this kstats reads version %d "
-			 "with an objects array; " KSTATS_FIX_LOAD " from the same release", name,
-			 (long long)version, KSTATS_STATUS_VERSION);
-		ret = -EINVAL;
-	} else {
-		ret = status_io(&io, st);
-		if (ret)
-			snprintf(err, errlen, "%s: %s", name, strerror(-ret));
-	}
+	if (!io.j || jerr != json_tokener_success || !json_object_is_type(io.j, json_type_object))
+		ret = kstats_fail(err, errlen, EINVAL, "%s is not a loader status file: %s; "
+				  KSTATS_FIX_LOAD " to rewrite it", name,
+				  jerr == json_tokener_continue ? "truncated" : io.j &&
+				  jerr == json_tokener_success ? "not a JSON object" :
+				  json_tokener_error_desc(jerr));
+	else if (version != KSTATS_STATUS_VERSION || !member(io.j, "objects", json_type_array))
+		ret = kstats_fail(err, errlen, EINVAL, "%s: status version %lld, this kstats "
+				  "reads version %d with an objects array; " KSTATS_FIX_LOAD
+				  " from the same release", name, (long long)version,
+				  KSTATS_STATUS_VERSION);
+	else if ((ret = status_io(&io, st)))
+		snprintf(err, errlen, "%s: %s", name, strerror(-ret));
 	if (ret)
 		kstats_status_free(st);
 	return ret;
