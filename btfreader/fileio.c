@@ -79,7 +79,6 @@ static void remove_stale(int dfd, const char *name)
 {
 	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *dp = fd < 0 ? NULL : fdopendir(fd);
-	const char *sfx;
 	struct dirent *e;
 	struct stat st;
 	size_t n, len;
@@ -88,10 +87,9 @@ static void remove_stale(int dfd, const char *name)
 		len = strlen(e->d_name);
 		n = name ? strlen(name) : len > TEMP_SFX + 6 ? len - TEMP_SFX - 6 : 0;
 		if (!n || len != n + TEMP_SFX + 6 || e->d_name[0] != '.' ||
-		    (name && strncmp(e->d_name + 1, name, n)) || e->d_name[n + 1] != '.')
-			continue;
-		sfx = e->d_name + n + 2;
-		if (strspn(sfx, TEMP_CHARS) != TEMP_SFX || strcmp(sfx + TEMP_SFX, ".tmp"))
+		    (name && strncmp(e->d_name + 1, name, n)) || e->d_name[n + 1] != '.' ||
+		    strspn(e->d_name + n + 2, TEMP_CHARS) != TEMP_SFX ||
+		    strcmp(e->d_name + n + 2 + TEMP_SFX, ".tmp"))
 			continue;
 		fd = openat(dfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
