@@ -15,6 +15,7 @@
 
 #include "kstats_fileio.h"
 #include "kstats_hooks.h"
+#include "kstats_reader.h"
 
 int kstats_write_full(int fd, const void *buf, size_t len)
 {
@@ -36,35 +37,27 @@ int kstats_write_full(int fd, const void *buf, size_t len)
 #define TEMP_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 #define TEMP_SFX 6
 
-/* Unpredictable where the kernel has entropy yet; O_EXCL keeps it safe either way. */
-static void temp_suffix(char *sfx, size_t n)
+/* A new file .NAME.XXXXXX.tmp in dfd, never one that exists nor through a link, locked
+ * while it is written (remove_stale() took one it had just unlinked: another). */
+static int create_temp(int dfd, const char *name, mode_t mode, char *tmp, size_t len)
 {
 	static const char chars[] = TEMP_CHARS;
+	char sfx[TEMP_SFX + 1] = "";
+	int tries, fd = -EEXIST;
 	struct timespec ts;
+	struct stat st;
 	uint64_t v;
 	size_t i;
 
-	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v)) {
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		v = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)getpid() << 40;
-	}
-	for (i = 0; i < n; i++, v /= sizeof(chars) - 1)
-		sfx[i] = chars[v % (sizeof(chars) - 1)];
-	sfx[n] = 0;
-}
-
-/*
- * A new file .NAME.XXXXXX.tmp in dfd, never one that exists nor through a link,
- * locked while it is written (remove_stale() took one it had just unlinked: another).
- */
-static int create_temp(int dfd, const char *name, mode_t mode, char *tmp, size_t len)
-{
-	char sfx[TEMP_SFX + 1];
-	int tries, fd = -EEXIST;
-	struct stat st;
-
 	for (tries = 0; tries < 100 && fd == -EEXIST; tries++) {
-		temp_suffix(sfx, TEMP_SFX);
+		/* Unpredictable where the kernel has entropy yet; O_EXCL keeps it safe either way. */
+		if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v)) {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			v = (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^
+			    (uint64_t)getpid() << 40;
+		}
+		for (i = 0; i < TEMP_SFX; i++, v /= sizeof(chars) - 1)
+			sfx[i] = chars[v % (sizeof(chars) - 1)];
 		/* A leading '.' keeps globbing collectors (*.prom) off the temp file. */
 		if ((size_t)snprintf(tmp, len, ".%s.%s.tmp", name, sfx) >= len)
 			return -ENAMETOOLONG;
@@ -80,15 +73,12 @@ static int create_temp(int dfd, const char *name, mode_t mode, char *tmp, size_t
 	return fd;
 }
 
-/*
- * The temp files of name (NULL: of any name) that a killed writer left: create_temp()'s
- * names only, regular, ours, and unlocked (a live writer holds its lock).  Other files stay.
- */
+/* The temp files of name (NULL: of any name) that a killed writer left: create_temp()'s names
+ * only, regular, ours, and unlocked (a live writer holds its lock).  Other files stay. */
 static void remove_stale(int dfd, const char *name)
 {
 	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *dp = fd < 0 ? NULL : fdopendir(fd);
-	const char *sfx;
 	struct dirent *e;
 	struct stat st;
 	size_t n, len;
@@ -97,10 +87,9 @@ static void remove_stale(int dfd, const char *name)
 		len = strlen(e->d_name);
 		n = name ? strlen(name) : len > TEMP_SFX + 6 ? len - TEMP_SFX - 6 : 0;
 		if (!n || len != n + TEMP_SFX + 6 || e->d_name[0] != '.' ||
-		    (name && strncmp(e->d_name + 1, name, n)) || e->d_name[n + 1] != '.')
-			continue;
-		sfx = e->d_name + n + 2;
-		if (strspn(sfx, TEMP_CHARS) != TEMP_SFX || strcmp(sfx + TEMP_SFX, ".tmp"))
+		    (name && strncmp(e->d_name + 1, name, n)) || e->d_name[n + 1] != '.' ||
+		    strspn(e->d_name + n + 2, TEMP_CHARS) != TEMP_SFX ||
+		    strcmp(e->d_name + n + 2 + TEMP_SFX, ".tmp"))
 			continue;
 		fd = openat(dfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
@@ -127,16 +116,6 @@ static int rename_at(int dfd, const char *from, const char *to, bool noreplace)
 	return unlinkat(dfd, from, 0) ? -errno : 0;
 }
 
-/* Only a regular file, or nothing, is replaced: never a link, a FIFO, a device. */
-static int check_target(int dfd, const char *name)
-{
-	struct stat st;
-
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
-		return errno == ENOENT ? 0 : -errno;
-	return S_ISREG(st.st_mode) ? 0 : -EINVAL;
-}
-
 static int open_dir(const char *dir)
 {
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -160,17 +139,21 @@ int kstats_fsync_dir(const char *dir)
 	return dfd < 0 ? dfd : sync_close_dir(dfd, 0);
 }
 
-/*
- * name in the directory dfd (closed) becomes buf, through a fsynced temp file.
- * SIGTERM, SIGINT and SIGHUP wait until the temp file is renamed or removed.
- */
+/* name in the directory dfd (closed) becomes buf, through a fsynced temp file. SIGTERM, SIGINT
+ * and SIGHUP wait until the temp file is renamed or removed. */
 static int put_in(int dfd, const char *name, const void *buf, size_t len, mode_t mode,
 		  bool noreplace)
 {
 	char tmp[NAME_MAX + 1];
-	int fd, ret = noreplace ? 0 : check_target(dfd, name);
 	sigset_t term, old;
+	struct stat st;
+	int fd, ret = 0;
 
+	/* Only a regular file, or nothing, is replaced: never a link, a FIFO, a device. */
+	if (!noreplace && fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		ret = errno == ENOENT ? 0 : -errno;
+	else if (!noreplace && !S_ISREG(st.st_mode))
+		ret = -EINVAL;
 	sigemptyset(&term);
 	sigaddset(&term, SIGTERM);
 	sigaddset(&term, SIGINT);
@@ -179,19 +162,16 @@ static int put_in(int dfd, const char *name, const void *buf, size_t len, mode_t
 	if (!ret)
 		remove_stale(dfd, name);
 	fd = ret ?: create_temp(dfd, name, mode, tmp, sizeof(tmp));
-	if (fd < 0) {
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		return sync_close_dir(dfd, fd);
-	}
-	ret = kstats_write_full(fd, buf, len);
+	ret = fd < 0 ? fd : kstats_write_full(fd, buf, len);
 	if (!ret && fsync(fd))
 		ret = -errno;
 	if (!ret)
 		kstats_hook_temp(name, fd);
 	ret = ret ?: rename_at(dfd, tmp, name, noreplace);
-	if (ret)
+	if (ret && fd >= 0)
 		unlinkat(dfd, tmp, 0);
-	if (close(fd) && !ret)	/* after the rename: the lock keeps remove_stale() off */
+	/* after the rename: the lock keeps remove_stale() off */
+	if (fd >= 0 && close(fd) && !ret)
 		ret = -errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return sync_close_dir(dfd, ret);
@@ -302,35 +282,31 @@ int kstats_read_fd(int fd, size_t max, char **buf, size_t *len)
 	return ret;
 }
 
-/* Owner euid or root; not writable by group or others (sticky ancestors may be). */
+/* Root's or ours; writable by others only when sticky above the leaf (/tmp): no one
+ * else can redirect a write there. */
+static bool dir_owned(const struct stat *st, bool leaf)
+{
+	return (!st->st_uid || st->st_uid == geteuid()) &&
+	       (!(st->st_mode & (S_IWGRP | S_IWOTH)) || (!leaf && (st->st_mode & S_ISVTX)));
+}
+
 static int check_dir_component(const char *given, const char *comp, bool leaf,
 			       char *msg, size_t len)
 {
-	uid_t me = geteuid();
 	struct stat st;
 
-	if (stat(comp, &st)) {
-		int ret = -errno;
-
-		snprintf(msg, len, "cannot stat %s: %s", comp, strerror(errno));
-		return ret;
-	}
-	if (st.st_uid && st.st_uid != me) {
-		snprintf(msg, len, "%s: %s is owned by uid %u, who could redirect this "
-			 "process's writes; run: chown %u %s", given, comp,
-			 (unsigned int)st.st_uid, (unsigned int)me, comp);
-		return -EPERM;
-	}
-	if (!leaf && (st.st_mode & S_ISVTX))
+	if (stat(comp, &st))
+		return kstats_fail(msg, len, errno, "cannot stat %s: %s", comp, strerror(errno));
+	if (dir_owned(&st, leaf))
 		return 0;
-	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		snprintf(msg, len, "%s: %s is %s-writable (mode %04o), so others could "
-			 "plant files there; run: chmod go-w %s", given, comp,
-			 st.st_mode & S_IWOTH ? "world" : "group",
-			 (unsigned int)(st.st_mode & 07777), comp);
-		return -EPERM;
-	}
-	return 0;
+	if (st.st_uid && st.st_uid != geteuid())
+		return kstats_fail(msg, len, EPERM, "%s: %s is owned by uid %u, who could "
+				   "redirect this process's writes; run: chown %u %s", given,
+				   comp, (unsigned int)st.st_uid, (unsigned int)geteuid(), comp);
+	return kstats_fail(msg, len, EPERM, "%s: %s is %s-writable (mode %04o), so others "
+			   "could plant files there; run: chmod go-w %s", given, comp,
+			   st.st_mode & S_IWOTH ? "world" : "group",
+			   (unsigned int)(st.st_mode & 07777), comp);
 }
 
 /* Messages name given, the path the caller was asked about. */
@@ -340,11 +316,8 @@ static int check_up(const char *given, const char *path, kstats_path_check_fn ch
 	char *real = realpath(path, NULL), *slash;
 	int ret;
 
-	if (!real) {
-		ret = -errno;
-		snprintf(msg, len, "%s: %s", given, strerror(errno));
-		return ret;
-	}
+	if (!real)
+		return kstats_fail(msg, len, errno, "%s: %s", given, strerror(errno));
 	for (;;) {
 		ret = check(given, real, leaf, msg, len);
 		if (ret || !strcmp(real, "/"))
@@ -379,25 +352,14 @@ int kstats_open_regular(const char *path, int flags, mode_t mode)
 	return fd;
 }
 
-/* Root's or ours; writable by others only when sticky (/tmp): no one can redirect a write there. */
-static bool dir_owned(int dfd)
-{
-	struct stat st;
-
-	return !fstat(dfd, &st) && (!st.st_uid || st.st_uid == geteuid()) &&
-	       (!(st.st_mode & (S_IWGRP | S_IWOTH)) || (st.st_mode & S_ISVTX));
-}
-
-/*
- * The components of path past skip opened under dfd (taken over), never through
- * a symlink; with mode, each made first and each must be dir_owned (someone may
- * have made it meanwhile in a sticky /tmp), else the last one must.  *bad: length
- * of path up to the one that failed.  Those above the last are opened O_PATH, a
- * lookup by name (an SELinux domain may not read /var).
- */
+/* The components of path past skip opened under dfd (taken over), never through a symlink; with
+ * mode, each made first and each must be dir_owned (someone may have made it meanwhile in a
+ * sticky /tmp), else the last one must.  *bad: length of path up to the one that failed.  Those
+ * above the last are opened O_PATH, a lookup by name (an SELinux domain may not read /var). */
 static int open_below(int dfd, char *path, size_t skip, mode_t mode, size_t *bad)
 {
 	char *comp = path + skip, *next;
+	struct stat st;
 	int fd;
 
 	while (*comp == '/')
@@ -417,7 +379,7 @@ static int open_below(int dfd, char *path, size_t skip, mode_t mode, size_t *bad
 			goto err_out;
 		close(dfd);
 		dfd = fd;
-		if ((mode || !*next) && !dir_owned(dfd)) {
+		if ((mode || !*next) && (fstat(dfd, &st) || !dir_owned(&st, false))) {
 			errno = EPERM;
 			goto err_out;
 		}
@@ -437,30 +399,24 @@ int kstats_file_replace_owned(const char *path, const void *buf, size_t len, mod
 	int dfd = split_path(path, dir, name), ret;
 	struct stat st;
 
-	if (!n || path[n - 1] == '/') {
-		snprintf(msg, msglen, "'%s' names no file%s; pass a file path, such as '%sFILE'",
-			 path, n ? ", a directory" : "", path);
-		return -EISDIR;
-	}
-	if (dfd) {
-		snprintf(msg, msglen, "%s", strerror(-dfd));
-		return dfd;
-	}
+	if (!n || path[n - 1] == '/')
+		return kstats_fail(msg, msglen, EISDIR, "'%s' names no file%s; pass a file path, "
+				   "such as '%sFILE'", path, n ? ", a directory" : "", path);
+	if (dfd)
+		return kstats_fail(msg, msglen, -dfd, "%s", strerror(-dfd));
 	memcpy(walk, dir, sizeof(walk));
 	dfd = open(*dir == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	dfd = dfd < 0 ? -errno : open_below(dfd, walk, 0, 0, &bad);
-	if (dfd == -ELOOP || dfd == -ENOTDIR || dfd == -EPERM) {
-		snprintf(msg, msglen, "%.*s is %s; make it root's (or this user's) and writable "
-			 "by no one else (mode 0755), or pass another --output", (int)bad, dir,
-			 dfd == -EPERM ? "another user's or writable by others" :
-			 "a symlink or not a directory");
-		return -EPERM;
-	}
+	if (dfd == -ELOOP || dfd == -ENOTDIR || dfd == -EPERM)
+		return kstats_fail(msg, msglen, EPERM, "%.*s is %s; make it root's (or this "
+				   "user's) and writable by no one else (mode 0755), or pass "
+				   "another --output", (int)bad, dir, dfd == -EPERM ?
+				   "another user's or writable by others" :
+				   "a symlink or not a directory");
 	if (dfd >= 0 && !fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode)) {
 		close(dfd);
-		snprintf(msg, msglen, "'%s' is a directory; pass a file path, such as "
-			 "'%s/FILE'", path, path);
-		return -EISDIR;
+		return kstats_fail(msg, msglen, EISDIR, "'%s' is a directory; pass a file path, "
+				   "such as '%s/FILE'", path, path);
 	}
 	ret = dfd < 0 ? dfd : put_in(dfd, name, buf, len, mode, false);
 	if (ret == -EINVAL)
@@ -471,49 +427,36 @@ int kstats_file_replace_owned(const char *path, const void *buf, size_t len, mod
 	return ret;
 }
 
-/* The longest prefix of path (its first *cut bytes, "." for none) that exists. */
-static int deepest_existing(const char *path, size_t n, char *parent, size_t *cut)
-{
-	struct stat st;
-
-	for (*cut = n;;) {
-		memcpy(parent, path, *cut);
-		parent[*cut] = 0;
-		if (!stat(parent, &st))
-			return 0;
-		if (errno != ENOENT)
-			return -errno;
-		while (*cut && path[*cut - 1] != '/')
-			--*cut;
-		while (*cut > 1 && path[*cut - 1] == '/')
-			--*cut;
-		if (!*cut) {
-			strcpy(parent, ".");
-			return 0;
-		}
-	}
-}
-
 int kstats_mkdir_private(const char *path, mode_t mode, bool create, char *msg,
 			 size_t len)
 {
 	char buf[PATH_MAX], parent[PATH_MAX];
 	size_t n = strlen(path), cut;
-	int dfd, ret;
+	struct stat st;
+	int dfd, ret = 0;
 
-	if (n >= sizeof(buf)) {
-		snprintf(msg, len, "%s: %s", path, strerror(ENAMETOOLONG));
-		return -ENAMETOOLONG;
-	}
+	if (n >= sizeof(buf))
+		return kstats_fail(msg, len, ENAMETOOLONG, "%s: %s", path, strerror(ENAMETOOLONG));
 	memcpy(buf, path, n + 1);
 	while (n > 1 && buf[n - 1] == '/')
 		buf[--n] = 0;
-	/* The deepest directory that exists is checked before anything is created. */
-	ret = deepest_existing(buf, n, parent, &cut);
-	if (ret) {
-		snprintf(msg, len, "%s: %s: %s", path, parent, strerror(-ret));
-		return ret;
+	/* The deepest directory that exists (parent: the first cut bytes, "." for none) is
+	 * checked before anything is created. */
+	for (cut = n; cut; ) {
+		memcpy(parent, buf, cut);
+		parent[cut] = 0;
+		ret = stat(parent, &st) ? -errno : 0;
+		if (ret != -ENOENT)
+			break;
+		while (cut && buf[cut - 1] != '/')
+			cut--;
+		while (cut > 1 && buf[cut - 1] == '/')
+			cut--;
 	}
+	if (!cut)
+		strcpy(parent, ".");
+	if (cut && ret)
+		return kstats_fail(msg, len, -ret, "%s: %s: %s", path, parent, strerror(-ret));
 	if (cut == n)
 		return check_up(buf, buf, check_dir_component, true, msg, len);
 	/* A parent that gets a new entry: only who could also rename it may write it. */
@@ -521,13 +464,12 @@ int kstats_mkdir_private(const char *path, mode_t mode, bool create, char *msg,
 	if (ret || !create)
 		return ret;
 	dfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	ret = dfd < 0 ? -errno : open_below(dfd, buf, !strcmp(parent, ".") ? 0 : cut, mode, &cut);
-	if (ret < 0) {
-		snprintf(msg, len, "%s: cannot create it: %s%s", path, strerror(-ret),
-			 ret == -EPERM ? " (a directory on the way, made meanwhile, is "
-			 "another user's or writable by others; remove it)" : "");
-		return ret;
-	}
+	ret = dfd < 0 ? -errno : open_below(dfd, buf, cut, mode, &cut);
+	if (ret < 0)
+		return kstats_fail(msg, len, -ret, "%s: cannot create it: %s%s", path,
+				   strerror(-ret), ret == -EPERM ? " (a directory on the way, "
+				   "made meanwhile, is another user's or writable by others; "
+				   "remove it)" : "");
 	close(ret);
 	return check_up(buf, buf, check_dir_component, true, msg, len);
 }

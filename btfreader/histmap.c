@@ -10,10 +10,8 @@
 static int histmap_open(const char *obj_path, const char *map_name, const char *pin,
 			struct kstats_histmap *h, char *err, size_t errlen)
 {
-	struct kstats_map_opts mo = { .obj_path = obj_path, .map_name = map_name,
-				      .pin_path = pin };
+	struct kstats_map_opts mo = { .obj_path = obj_path, .map_name = map_name, .pin_path = pin };
 	char own_err[KSTATS_ERR_LEN];
-	const struct kstats_column *c;
 	int ret = kstats_map_open(&mo, &h->map, err, errlen);
 	size_t i;
 
@@ -29,13 +27,11 @@ static int histmap_open(const char *obj_path, const char *map_name, const char *
 	if (h->ncols - h->nkey != BPF_TELEMETRY_NR_BUCKETS)
 		return kstats_fail(err, errlen, EINVAL, "value is not a %d-bucket accumulator",
 				   BPF_TELEMETRY_NR_BUCKETS);
-	h->width = kstats_map_column(h->map, h->nkey)->size;
-	for (i = h->nkey; i < h->ncols; i++) {
-		c = kstats_map_column(h->map, i);
-		if (c->size != h->width || c->is_signed)
+	h->width = h->map->cols[h->nkey].size;
+	for (i = h->nkey; i < h->ncols; i++)
+		if (h->map->cols[i].size != h->width || h->map->cols[i].is_signed)
 			return kstats_fail(err, errlen, EINVAL,
 					   "bucket counters are not one unsigned width");
-	}
 	h->rows = calloc(kstats_map_max_rows(h->map) ?: 1, h->ncols * sizeof(*h->rows));
 	return h->rows ? 0 : -ENOMEM;
 }
@@ -55,7 +51,6 @@ int kstats_histmap_read(const char *obj_path, const char *map_name, const char *
 				      &h->nrows, err, errlen);
 		if (ret != -ESTALE)
 			break;
-		/* Reloaded with other columns: open the new map. */
 		kstats_histmap_free(h);
 		*err = 0;
 	}

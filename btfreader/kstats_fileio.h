@@ -10,19 +10,13 @@
 
 /* fsync(2) of a directory: its new entries survive a crash; 0 or -errno. */
 int kstats_fsync_dir(const char *dir);
-/*
- * The one crash-safe writer: buf into a new ".NAME.XXXXXX.tmp" (O_EXCL, O_NOFOLLOW,
- * mode less the umask), fsynced, renamed over NAME, directory fsynced: readers see
- * the old file or the new one.  Only a regular file is replaced (else -EINVAL).
- */
+/* The one crash-safe writer: buf into a new ".NAME.XXXXXX.tmp" (O_EXCL, O_NOFOLLOW),
+ * fsynced, renamed over NAME (a regular file only, else -EINVAL), directory fsynced. */
 int kstats_file_replace(const char *path, const void *buf, size_t len, mode_t mode);
 /* Like kstats_file_replace(), but -EEXIST rather than replace anything at path. */
 int kstats_file_create(const char *path, const void *buf, size_t len, mode_t mode);
-/*
- * kstats_file_replace() into a directory opened from "/" (or ".") one component
- * at a time, never through a symlink, and only if root or the caller owns it and
- * no one else may write it.  -EPERM: the directory is refused; reason in msg.
- */
+/* kstats_file_replace() into a directory opened one component at a time, never via a
+ * symlink, only if root's or ours and no one else's to write.  -EPERM: reason in msg. */
 int kstats_file_replace_owned(const char *path, const void *buf, size_t len, mode_t mode,
 			      char *msg, size_t msglen);
 /* dir/from renamed to dir/to, dir fsynced; noreplace: -EEXIST when to exists. */
@@ -36,16 +30,13 @@ int kstats_write_full(int fd, const void *buf, size_t len);
 int kstats_read_fd(int fd, size_t max, char **buf, size_t *len);
 /* kstats_open_regular(path, O_RDONLY) then kstats_read_fd(); 0 or -errno. */
 int kstats_read_file(const char *path, size_t max, char **buf, size_t *len);
-/*
- * mkdir -p that creates nothing it would refuse: dir and every directory above
- * must be the caller's (euid) or root's and writable by no one else (above it, a
- * sticky one like /tmp may be).  The rest is made by mkdirat() under opened
- * parents (no symlink followed).  Without create, only the checks.  Fix in msg.
- */
+/* mkdir -p that creates nothing it would refuse: dir and all above the caller's or root's
+ * and writable by no one else (above it, a sticky /tmp may be); mkdirat() under opened
+ * parents.  Without create, only the checks.  Fix in msg. */
 int kstats_mkdir_private(const char *dir, mode_t mode, bool create, char *msg,
 			 size_t len);
 
-/* check on path's real path, then each directory above up to "/" (leaf: the first). */
+/* check on path's real path (leaf), then on each directory above up to "/". */
 typedef int (*kstats_path_check_fn)(const char *given, const char *comp, bool leaf,
 				    char *msg, size_t len);
 int kstats_check_path_up(const char *path, kstats_path_check_fn check,

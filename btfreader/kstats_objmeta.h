@@ -27,11 +27,8 @@ struct kstats_objmeta {
 #define KSTATS_WANT_META 1u	/* the .kstats.* sections */
 #define KSTATS_WANT_BTF 2u	/* the .BTF section, which must be there */
 
-/*
- * From the process's catalog: path is opened once, later calls parse the bytes
- * kept (again only when path names another file now).  Thread-safe.
- * -ENOENT no such file, -ENOEXEC not a (BPF) ELF object, -ENODATA no BTF.
- */
+/* From the process's catalog (thread-safe): path is read once, again only when it names
+ * another file.  -ENOENT no such file, -ENOEXEC not a (BPF) ELF object, -ENODATA no BTF. */
 int kstats_object_read(const char *path, unsigned int want, struct kstats_objmeta *meta,
 		       char *err, size_t errlen);
 #define kstats_objmeta_read(path, meta, err, errlen) \

@@ -22,9 +22,8 @@ int kstats_pin_get(const char *pin, unsigned int file_flags, struct stat *st);
 /* 0 while pin is still the inode st, 1 when it is another one, or -errno. */
 int kstats_pin_changed(const char *pin, const struct stat *st);
 
-/* The id of the BPF object fd (prog, map or link), or 0. */
+/* The id of the BPF object fd (prog, map or link), or of the one pinned at pin now; or 0. */
 __u32 kstats_fd_obj_id(int fd);
-/* The id of the object pinned at pin now, or 0. */
 __u32 kstats_pin_id(const char *pin);
 
 /* Mounts bpffs on /sys/fs/bpf when pin_dir lies under it and it is missing. */

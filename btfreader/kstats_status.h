@@ -1,9 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * The loader's status file (doc/loader.md): kstats-loader writes these structs,
- * everyone reads them.  Only version and objects are required; a member missing
- * or mistyped reads as "" or 0, unknown ones are ignored (the writer may add some).
- */
+/* The loader's status file (doc/loader.md).  Only version and objects are required; a
+ * member missing or mistyped reads as "" or 0, unknown ones are ignored. */
 #ifndef KSTATS_STATUS_H
 #define KSTATS_STATUS_H
 
@@ -13,11 +10,8 @@
 
 #define KSTATS_STATUS_VERSION 1
 
-/*
- * Each object's and program's outcome (doc/loader.md), a value everywhere but
- * in the file, which spells it: KSTATS_LOADED is "LOADED".  UNKNOWN: missing
- * in a file, or of a newer release; ABSENT: gone from the object dir.
- */
+/* Outcomes, spelled in the file (KSTATS_LOADED is "LOADED").  UNKNOWN: missing in a
+ * file, or of a newer release; ABSENT: gone from the object dir. */
 #define KSTATS_OUTCOMES(X) X(UNKNOWN) X(LOADED) X(SKIPPED_DISABLED)		\
 	X(SKIPPED_KERNEL_VERSION) X(SKIPPED_NO_ATTACH_POINT) X(SKIPPED_VARIANT)	\
 	X(SKIPPED_DUPLICATE_METRIC) X(SKIPPED_OBJECT_NAME) X(FAILED_OBJECT)	\
@@ -26,12 +20,8 @@
 #define KSTATS_OUTCOME_VALUE(name) KSTATS_##name,
 enum kstats_outcome { KSTATS_OUTCOMES(KSTATS_OUTCOME_VALUE) KSTATS_OUTCOME_COUNT };
 
-/*
- * One struct family, from the loader to its readers: the loader fills them,
- * kstats_status_json() writes them, kstats_status_read() reads them back.
- * Strings are never NULL, and each is its own allocation (the loader's have
- * room to be written in place); kstats_status_free() frees them.
- */
+/* Filled by the loader, written by kstats_status_json(), read by kstats_status_read().
+ * Strings are never NULL, each its own allocation (kstats_status_free() frees them). */
 struct kstats_status_map {
 	char *name, *pin;
 	uint32_t map_id;

@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* What kstats, kstats-loader and the JNI binding say and parse the same way:
- * fixes, why not loaded, numbers, escaped text, the object dir, the units. */
+/* What kstats, kstats-loader and the JNI binding say and parse the same way. */
 #ifndef KSTATS_TOOL_H
 #define KSTATS_TOOL_H
 
-#include <stdio.h>
-
+#include "kstats_reader.h"
 #include "kstats_status.h"
 
 #define KSTATS_FIX_LOAD "run kstats-loader"
@@ -18,22 +16,14 @@ const char *kstats_perm_fix(void);
 /* Appends "; <kstats_perm_fix()>" when err is EPERM/EACCES. */
 void kstats_add_fix(char *msg, size_t len, int err);
 
-/* fmt into err; returns -errnum (btfreader/layout.c). */
-int kstats_fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
 /* Room for a line with any reason the loader writes. */
 #define KSTATS_WHY_LEN 4096
 
-/*
- * o's outcome into buf: "OUTCOME: reason (critical)", or for o NULL (not in the
- * status) "its map is not pinned".  Returns the fix for its metrics: "" when
- * SKIPPED_* (this kernel's doing), KSTATS_FIX_STATUS when failed, else _LOAD.
- */
+/* o's outcome into buf, "OUTCOME: reason (critical)" ("its map is not pinned" for NULL);
+ * returns the fix: "" when SKIPPED_* (this kernel's doing), else _STATUS or _LOAD. */
 const char *kstats_why(const struct kstats_status_obj *o, char *buf, size_t len);
 
-/* Decimal digits at s (no sign, blank, exponent or hex), *rest past them;
- * -EINVAL: no digit, -ERANGE: too big. */
+/* Decimal digits at s (no sign, blank, exponent or hex), *rest past them; -EINVAL, -ERANGE. */
 int kstats_strtou64(const char *s, uint64_t *out, const char **rest);
 /* Seconds in (0, max], fractions allowed ("0.3"): 0, or -EINVAL with the message in err. */
 int kstats_parse_seconds(const char *opt, const char *arg, double max, double *secs,
@@ -42,16 +32,12 @@ int kstats_parse_seconds(const char *opt, const char *arg, double max, double *s
 int kstats_parse_count(const char *opt, const char *arg, uint64_t max, uint64_t *out,
 		       char *err, size_t errlen);
 
-/*
- * Text from files, maps and atoms, made safe to print: printable ASCII as
- * is, any other byte and '\' as \xNN.  One record stays one line, and
- * nothing reaches a terminal or the kernel log as a command.  The len bytes
- * at s into out (outlen >= 1), whole escapes only, NUL-terminated; returns
- * how many bytes of s it took.
- */
 /* Bytes of the UTF-8 sequence at s (RFC 3629: no overlong form, surrogate or code
  * point past U+10FFFF), 0 if it is not one: where a name must stay valid text. */
 size_t kstats_utf8_len(const char *s);
+/* Text made safe to print (one record one line, no terminal or kernel log command): printable
+ * ASCII as is, any other byte and '\' as \xNN.  The len bytes at s into out (outlen >= 1), whole
+ * escapes only; returns how many bytes of s it took. */
 #define KSTATS_ESCAPED_SIZE(n) (4 * (n) + 1)
 size_t kstats_escape(char *out, size_t outlen, const char *s, size_t len);
 
@@ -74,11 +60,10 @@ struct kstats_unit_info {
 	double step;
 };
 
-/* The unit with id, or NULL when this build does not know it. */
+/* The unit with id, or whose atom_word is word; NULL when this build does not know it. */
 const struct kstats_unit_info *kstats_unit(unsigned int id);
-/* The unit whose atom_word is word, or NULL. */
 const struct kstats_unit_info *kstats_unit_by_atom_word(const char *word);
-/* The known units, for iteration: *n gets their count. */
+/* The known units, *n of them. */
 const struct kstats_unit_info *kstats_units(size_t *n);
 
 #endif /* KSTATS_TOOL_H */

@@ -2,8 +2,6 @@
 /* A BTF type as scalar leaves.  Each leaf is checked to lie inside the root type:
  * an object's BTF is not verified by the kernel, and may be hostile. */
 #include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/btf.h>
@@ -26,16 +24,6 @@ struct walk {
 };
 
 #define fail(w, errnum, ...) kstats_fail((w)->err, (w)->errlen, errnum, __VA_ARGS__)
-
-int kstats_fail(char *err, size_t errlen, int errnum, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -errnum;
-}
 
 static int add_leaf(struct walk *w, const char *path, uint64_t off,
 		    uint32_t size, bool is_signed, enum kstats_leaf_kind kind,
@@ -72,54 +60,26 @@ static int add_leaf(struct walk *w, const char *path, uint64_t off,
 static int walk_type(struct walk *w, uint32_t id, uint64_t off,
 		     const char *path, int depth);
 
-static int walk_int(struct walk *w, uint32_t id, const struct btf_type *t,
-		    uint64_t off, const char *path)
-{
-	uint32_t info = *(const uint32_t *)(t + 1);
-	uint8_t enc = BTF_INT_ENCODING(info);
-	const char *name = btf__name_by_offset(w->btf, t->name_off);
-	enum kstats_leaf_kind kind = KSTATS_LEAF_INT;
-
-	if (BTF_INT_OFFSET(info) || BTF_INT_BITS(info) != t->size * 8)
-		return fail(w, EOPNOTSUPP, "%s: bitfield int is not supported", path);
-	/* Compilers mark plain char SIGNED, not CHAR: tell it by its name. */
-	if (enc & BTF_INT_BOOL)
-		kind = KSTATS_LEAF_BOOL;
-	else if ((enc & BTF_INT_CHAR) || (name && !strcmp(name, "char")))
-		kind = KSTATS_LEAF_CHAR;
-	return add_leaf(w, path, off, t->size, enc & BTF_INT_SIGNED, kind, id);
-}
-
-/*
- * Whether any enum of the BTF is marked signed (kind_flag): then its
- * producer marks signedness and an unflagged enum is unsigned.  Older
- * producers (clang < 15, pahole < 1.24) never set it.
- */
-static bool btf_marks_enum_sign(const struct btf *btf)
-{
-	uint32_t id, n = btf__type_cnt(btf);
-
-	for (id = 1; id < n; id++) {
-		const struct btf_type *t = btf__type_by_id(btf, id);
-
-		if (t && btf_is_any_enum(t) && btf_kflag(t))
-			return true;
-	}
-	return false;
-}
-
-/* C enum constants are ints: without a sign flag, a negative one means signed. */
+/* C enum constants are ints: without a sign flag, a negative one means signed.  Unless any enum
+ * of the BTF is marked signed (kind_flag): then its producer marks signedness and an unflagged
+ * enum is unsigned.  Older ones (clang < 15, pahole < 1.24) never do. */
 static bool enum_is_signed(struct walk *w, const struct btf_type *t)
 {
 	const struct btf_enum *e = btf_enum(t);
+	uint32_t id, n = btf__type_cnt(w->btf);
+	const struct btf_type *any;
 	int i;
 
 	if (btf_kflag(t) || btf_is_enum64(t))
 		return btf_kflag(t);
-	if (w->enum_kflag_known < 0)
-		w->enum_kflag_known = btf_marks_enum_sign(w->btf);
-	if (w->enum_kflag_known)
+	for (id = 1; w->enum_kflag_known < 0 && id < n; id++) {
+		any = btf__type_by_id(w->btf, id);
+		if (any && btf_is_any_enum(any) && btf_kflag(any))
+			w->enum_kflag_known = 1;
+	}
+	if (w->enum_kflag_known > 0)
 		return false;
+	w->enum_kflag_known = 0;
 	for (i = 0; i < btf_vlen(t); i++)
 		if (e[i].val < 0)
 			return true;
@@ -203,7 +163,7 @@ static int walk_member(struct walk *w, const struct btf_type *t, int i,
 static int walk_type(struct walk *w, uint32_t id, uint64_t off,
 		     const char *path, int depth)
 {
-	const char *shown = *path ? path : w->root;
+	const char *shown = *path ? path : w->root, *name;
 	const struct btf_type *t;
 	int rid, i, err;
 
@@ -220,7 +180,15 @@ static int walk_type(struct walk *w, uint32_t id, uint64_t off,
 
 	switch (btf_kind(t)) {
 	case BTF_KIND_INT:
-		return walk_int(w, rid, t, off, shown);
+		if (btf_int_offset(t) || btf_int_bits(t) != t->size * 8)
+			return fail(w, EOPNOTSUPP, "%s: bitfield int is not supported", shown);
+		/* Compilers mark plain char SIGNED, not CHAR: tell it by its name. */
+		name = btf__name_by_offset(w->btf, t->name_off);
+		return add_leaf(w, shown, off, t->size, btf_int_encoding(t) & BTF_INT_SIGNED,
+				btf_int_encoding(t) & BTF_INT_BOOL ? KSTATS_LEAF_BOOL :
+				(btf_int_encoding(t) & BTF_INT_CHAR) ||
+				(name && !strcmp(name, "char")) ? KSTATS_LEAF_CHAR :
+				KSTATS_LEAF_INT, rid);
 	case BTF_KIND_ENUM:
 	case BTF_KIND_ENUM64:
 		return add_leaf(w, shown, off, t->size, enum_is_signed(w, t),
@@ -252,11 +220,8 @@ int kstats_layout_build(const struct btf *btf, uint32_t type_id,
 			const char *root_name, bool in_key,
 			struct kstats_layout *layout, char *err, size_t errlen)
 {
-	struct walk w = {
-		.btf = btf, .layout = layout, .in_key = in_key,
-		.enum_kflag_known = -1, .root = root_name,
-		.err = err, .errlen = errlen,
-	};
+	struct walk w = { .btf = btf, .layout = layout, .in_key = in_key, .enum_kflag_known = -1,
+			  .root = root_name, .err = err, .errlen = errlen };
 	long long size = btf__resolve_size(btf, type_id);
 	int ret;
 

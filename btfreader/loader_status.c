@@ -13,7 +13,7 @@
 
 struct io {
 	json_object *j;		/* the JSON object of the struct at hand */
-	bool write;
+	bool write, free;	/* free: each string and array, nothing read */
 	int err;
 };
 
@@ -46,7 +46,9 @@ static void io_str(struct io *io, const char *key, char **v)
 {
 	json_object *m = io->write ? NULL : member(io->j, key, json_type_string);
 
-	if (io->write)
+	if (io->free)
+		free(*v);
+	else if (io->write)
 		json_object_object_add(io->j, key, utf8_string(*v));
 	else if (!(*v = strdup(m ? json_object_get_string(m) : "")))
 		io->err = -ENOMEM;
@@ -97,16 +99,20 @@ static void *io_array(struct io *io, const char *key, void *arr, size_t *n, size
 {
 	json_object *a = io->write ? json_object_new_array() :
 			 member(io->j, key, json_type_array);
-	size_t i, len = io->write ? *n : a ? json_object_array_length(a) : 0;
-	struct io sub = { .write = io->write };
+	size_t i, len = io->write || io->free ? *n : a ? json_object_array_length(a) : 0;
+	struct io sub = { .write = io->write, .free = io->free };
 	char *p = arr;
 
 	if (io->write)
 		json_object_object_add(io->j, key, a);
-	else if (!(p = calloc(len + 1, size)))
+	else if (!io->free && !(p = calloc(len + 1, size)))
 		io->err = -ENOMEM;
 	for (i = 0; p && i < len && !sub.err; i++) {
-		if (io->write && !fn) {
+		if (io->free && !fn) {
+			free(((char **)p)[i]);
+		} else if (io->free) {
+			fn(&sub, p + i * size);
+		} else if (io->write && !fn) {
 			json_object_array_add(a, utf8_string(((char **)p)[i]));
 		} else if (io->write) {
 			sub.j = json_object_new_object();
@@ -122,7 +128,9 @@ static void *io_array(struct io *io, const char *key, void *arr, size_t *n, size
 		}
 	}
 	io->err = io->err ?: sub.err;
-	return p;
+	if (io->free)
+		free(p);
+	return io->free ? NULL : p;
 }
 
 static void prog_io(struct io *io, void *s)
@@ -209,7 +217,7 @@ struct json_object *kstats_status_json(struct kstats_status *st)
 int kstats_status_parse(const char *buf, size_t len, const char *name,
 			struct kstats_status *st, char *err, size_t errlen)
 {
-	enum json_tokener_error jerr = json_tokener_success;
+	enum json_tokener_error jerr;
 	struct json_tokener *tok = json_tokener_new();
 	struct io io = {};
 	int64_t version;
@@ -223,24 +231,19 @@ int kstats_status_parse(const char *buf, size_t len, const char *name,
 	json_tokener_free(tok);
 	st->json = io.j;
 	version = json_object_get_int64(member(io.j, "version", json_type_int));
-	if (!io.j || jerr != json_tokener_success ||
-	    !json_object_is_type(io.j, json_type_object)) {
-		snprintf(err, errlen, "%s is not a loader status file: %s; " KSTATS_FIX_LOAD
-			 " to rewrite it", name, jerr == json_tokener_continue ? "truncated" :
-			 io.j && jerr == json_tokener_success ? "not a JSON object" :
-			 json_tokener_error_desc(jerr));
-		ret = -EINVAL;
-	} else if (version != KSTATS_STATUS_VERSION ||
-		   !member(io.j, "objects", json_type_array)) {
-		snprintf(err, errlen, "%s: status version %lld, this kstats reads version %d "
-			 "with an objects array; " KSTATS_FIX_LOAD " from the same release", name,
-			 (long long)version, KSTATS_STATUS_VERSION);
-		ret = -EINVAL;
-	} else {
-		ret = status_io(&io, st);
-		if (ret)
-			snprintf(err, errlen, "%s: %s", name, strerror(-ret));
-	}
+	if (!io.j || jerr != json_tokener_success || !json_object_is_type(io.j, json_type_object))
+		ret = kstats_fail(err, errlen, EINVAL, "%s is not a loader status file: %s; "
+				  KSTATS_FIX_LOAD " to rewrite it", name,
+				  jerr == json_tokener_continue ? "truncated" : io.j &&
+				  jerr == json_tokener_success ? "not a JSON object" :
+				  json_tokener_error_desc(jerr));
+	else if (version != KSTATS_STATUS_VERSION || !member(io.j, "objects", json_type_array))
+		ret = kstats_fail(err, errlen, EINVAL, "%s: status version %lld, this kstats "
+				  "reads version %d with an objects array; " KSTATS_FIX_LOAD
+				  " from the same release", name, (long long)version,
+				  KSTATS_STATUS_VERSION);
+	else if ((ret = status_io(&io, st)))
+		snprintf(err, errlen, "%s: %s", name, strerror(-ret));
 	if (ret)
 		kstats_status_free(st);
 	return ret;
@@ -273,33 +276,18 @@ int kstats_status_read(const char *path, struct kstats_status *st,
 
 void kstats_status_obj_free(struct kstats_status_obj *o)
 {
-	struct kstats_status_prog *p;
-	struct kstats_status_map *m;
-	size_t i;
+	struct io io = { .free = true };
 
-	for (p = o->progs; p && p < o->progs + o->nprogs; p++) {
-		free(p->name), free(p->section), free(p->attach), free(p->attach_type);
-		free(p->reason), free(p->prog_pin), free(p->link_pin);
-	}
-	for (m = o->maps; m && m < o->maps + o->nmaps; m++) {
-		free(m->name), free(m->pin), free(m->key_type), free(m->value_type);
-	}
-	for (i = 0; o->pins && i < o->npins; i++)
-		free(o->pins[i]);
-	free(o->name), free(o->path), free(o->reason), free(o->copy);
-	free(o->progs), free(o->maps), free(o->pins);
+	obj_io(&io, o);
 	memset(o, 0, sizeof(*o));
 }
 
 void kstats_status_free(struct kstats_status *st)
 {
-	size_t i;
+	struct io io = { .free = true };
 
-	for (i = 0; st->objs && i < st->nobjs; i++)
-		kstats_status_obj_free(&st->objs[i]);
-	free(st->kernel_release), free(st->boot_id), free(st->obj_dir), free(st->pin_dir);
-	free(st->error), free(st->objs);
 	json_object_put(st->json);
+	status_io(&io, st);
 	memset(st, 0, sizeof(*st));
 }
 

@@ -30,7 +30,6 @@ struct leaf_run {
 struct kstats_map {
 	int fd;
 	char *pin;
-	char *obj_path, *map_name;
 	struct kstats_map_opts opts;	/* to open the pin again: its strings are ours */
 	struct stat pin_st;		/* the pin's inode when fd was opened */
 	struct bpf_map_info info;
@@ -62,11 +61,8 @@ int kstats_map_grow(struct kstats_map *m, size_t entries, char *err, size_t errl
 /* The map the pin names now, when its columns are the same (read.c); else -ESTALE. */
 int kstats_map_follow_pin(struct kstats_map *m, char *err, size_t errlen);
 
-/*
- * Bytes of values per direct read call, sized where it runs: this CPU's L2 (1 MiB when it
- * does not say).  Smaller calls keep spread_rows in a smaller cache but cost a syscall
- * each, which some machines price far higher than others (doc/benchmarks.md).
- */
+/* Bytes of values per direct read call: this CPU's L2 (else 1 MiB).  Smaller calls keep
+ * spread_rows in cache but cost a syscall each, priced very unevenly (doc/benchmarks.md). */
 #define KSTATS_READ_CHUNK_BYTES (1u << 20)
 static inline size_t kstats_read_chunk_bytes(void)
 {

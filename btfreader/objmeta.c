@@ -20,108 +20,69 @@
 #define OBJECT_MAX_BYTES (64u << 20)	/* its BTF and the rest */
 #define HINT(want) ((want) & KSTATS_WANT_BTF ? "; pass the .bpf the map was loaded from" : "")
 
-static int copy_section(Elf_Data *data, size_t rec, void **out, size_t *n)
-{
-	if (data->d_size % rec)
-		return -EINVAL;
-	*out = malloc(data->d_size ? data->d_size : 1);
-	if (!*out)
-		return -ENOMEM;
-	memcpy(*out, data->d_buf, data->d_size);
-	*n = data->d_size / rec;
-	return 0;
-}
-
-/* Each name NUL-terminated, so a corrupt object cannot overrun one. */
-#define TERMINATE(arr, n, field) do {					\
-		for (size_t __i = 0; __i < (n); __i++)			\
-			(arr)[__i].field[sizeof((arr)->field) - 1] = 0;	\
-	} while (0)
-
-static void terminate_names(struct kstats_objmeta *m)
-{
-	TERMINATE(m->maps, m->nmaps, name);
-	TERMINATE(m->maps, m->nmaps, uid);
-	TERMINATE(m->maps, m->nmaps, gid);
-	TERMINATE(m->progs, m->nprogs, name);
-	TERMINATE(m->progs, m->nprogs, attach);
-	TERMINATE(m->progs, m->nprogs, uid);
-	TERMINATE(m->progs, m->nprogs, gid);
-	TERMINATE(m->hists, m->nhists, map);
-	TERMINATE(m->hists, m->nhists, metric);
-	TERMINATE(m->hists, m->nhists, names_map);
-	TERMINATE(m->hists, m->nhists, key_enum);
-	TERMINATE(m->streams, m->nstreams, name);
-	TERMINATE(m->streams, m->nstreams, ringbuf);
-	TERMINATE(m->streams, m->nstreams, drops);
-	TERMINATE(m->streams, m->nstreams, record);
-}
-
-#define FOREIGN_VERSION(arr, n, bad) do {				\
-		size_t __i;						\
-									\
-		for (__i = 0; __i < (n); __i++)				\
-			if ((arr)[__i].version != KSTATS_META_VERSION) {	\
-				*(bad) = (arr)[__i].version;		\
-				return true;				\
-			}						\
-	} while (0)
-
-static bool foreign_version(const struct kstats_objmeta *m, __u32 *bad)
-{
-	FOREIGN_VERSION(m->maps, m->nmaps, bad);
-	FOREIGN_VERSION(m->progs, m->nprogs, bad);
-	FOREIGN_VERSION(m->hists, m->nhists, bad);
-	FOREIGN_VERSION(m->streams, m->nstreams, bad);
-	FOREIGN_VERSION(&m->obj, 1, bad);
-	return false;
-}
+/* A .kstats.* section: records with names first (NAME_LEN, then OWNER_LEN ones). */
+#define SECTION(sec, arr, type, names, owners) { sec, offsetof(struct kstats_objmeta, arr), \
+	offsetof(struct kstats_objmeta, n##arr), sizeof(type), offsetof(type, version), \
+	names, owners }
+static const struct section {
+	const char *name;
+	size_t arr, n, size, version, names, owners;
+} sections[] = {
+	SECTION(KSTATS_SEC_MAPS, maps, struct kstats_map_meta, 1, 2),
+	SECTION(KSTATS_SEC_PROGS, progs, struct kstats_prog_meta, 2, 2),
+	SECTION(KSTATS_SEC_HISTS, hists, struct kstats_hist_meta, 4, 0),
+	SECTION(KSTATS_SEC_STREAMS, streams, struct kstats_stream_meta, 4, 0),
+};
+#define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
 
 static int copy_meta(const char *name, Elf_Data *data, struct kstats_objmeta *m)
 {
-	if (!strcmp(name, KSTATS_SEC_MAPS))
-		return copy_section(data, sizeof(*m->maps), (void **)&m->maps, &m->nmaps);
-	if (!strcmp(name, KSTATS_SEC_PROGS))
-		return copy_section(data, sizeof(*m->progs), (void **)&m->progs, &m->nprogs);
-	if (!strcmp(name, KSTATS_SEC_HISTS))
-		return copy_section(data, sizeof(*m->hists), (void **)&m->hists, &m->nhists);
-	if (!strcmp(name, KSTATS_SEC_STREAMS))
-		return copy_section(data, sizeof(*m->streams), (void **)&m->streams,
-				    &m->nstreams);
-	if (strcmp(name, KSTATS_SEC_OBJ))
-		return 0;
-	if (data->d_size != sizeof(m->obj))
+	const struct section *s;
+	void **arr;
+
+	if (!strcmp(name, KSTATS_SEC_OBJ) && data->d_size != sizeof(m->obj))
 		return -EINVAL;
-	memcpy(&m->obj, data->d_buf, sizeof(m->obj));
+	if (!strcmp(name, KSTATS_SEC_OBJ))
+		memcpy(&m->obj, data->d_buf, sizeof(m->obj));
+	for (s = sections; s < sections + NSECTIONS && strcmp(name, s->name); s++)
+		;
+	if (s == sections + NSECTIONS)
+		return 0;
+	if (data->d_size % s->size)
+		return -EINVAL;
+	arr = (void **)((char *)m + s->arr);
+	*arr = malloc(data->d_size ?: 1);
+	if (!*arr)
+		return -ENOMEM;
+	memcpy(*arr, data->d_buf, data->d_size);
+	*(size_t *)((char *)m + s->n) = data->d_size / s->size;
 	return 0;
 }
 
-/* m->btf from the .BTF section, at most BTF_MAX_BYTES. */
-static int read_btf(Elf_Scn *scn, const GElf_Shdr *sh, const char *what,
-		    const char *hint, struct kstats_objmeta *m, char *err, size_t errlen)
+/* A version this tool does not read, into *bad; else each name NUL-terminated. */
+static bool foreign_version(struct kstats_objmeta *m, __u32 *bad)
 {
-	Elf_Data *data;
+	const struct section *s;
+	size_t i, k;
+	char *rec;
 
-	/* Not ENOENT: the file is there, so this is no "missing object". */
-	if (!scn)
-		return kstats_fail(err, errlen, ENODATA, "%s: a BPF object without readable "
-				   "BTF (no .BTF section); build it with clang -g", what);
-	if (sh->sh_size > BTF_MAX_BYTES)
-		return kstats_fail(err, errlen, EFBIG, "%s: its BTF has %llu bytes, more "
-				   "than the kernel's limit of %u%s", what,
-				   (unsigned long long)sh->sh_size, BTF_MAX_BYTES, hint);
-	data = elf_getdata(scn, NULL);
-	if (!data)
-		return kstats_fail(err, errlen, ENOEXEC, "%s: a corrupt ELF file: %s", what,
-				   elf_errmsg(-1));
-	m->btf = btf__new(data->d_buf, data->d_size);
-	if (!m->btf)
-		return kstats_fail(err, errlen, ENODATA, "%s: a BPF object without readable "
-				   "BTF (%s); build it with clang -g", what, strerror(errno));
-	return 0;
+	for (s = sections; s < sections + NSECTIONS; s++) {
+		rec = *(char **)((char *)m + s->arr);
+		for (i = 0; i < *(size_t *)((char *)m + s->n); i++, rec += s->size) {
+			memcpy(bad, rec + s->version, sizeof(*bad));
+			if (*bad != KSTATS_META_VERSION)
+				return true;
+			for (k = 1; k <= s->names; k++)
+				rec[k * KSTATS_NAME_LEN - 1] = 0;
+			for (k = 1; k <= s->owners; k++)
+				rec[s->names * KSTATS_NAME_LEN + k * KSTATS_OWNER_LEN - 1] = 0;
+		}
+	}
+	*bad = m->obj.version;
+	return *bad != KSTATS_META_VERSION;
 }
 
-/* One pass over the sections of elf (NULL: not ELF); what names it in errors. */
+/* One pass over the sections of elf (NULL: not ELF), then its BTF; what names it in errors. */
 static int read_elf(Elf *elf, const char *what, unsigned int want,
 		    struct kstats_objmeta *m, char *err, size_t errlen)
 {
@@ -129,6 +90,7 @@ static int read_elf(Elf *elf, const char *what, unsigned int want,
 	Elf_Scn *scn = NULL, *btf_scn = NULL;
 	GElf_Shdr sh, btf_sh = {};
 	GElf_Ehdr eh = {};
+	Elf_Data *data;
 	size_t shstrndx;
 	__u32 version;
 	int ret = 0;
@@ -144,7 +106,6 @@ static int read_elf(Elf *elf, const char *what, unsigned int want,
 				   elf_errmsg(-1));
 	while (!ret && (scn = elf_nextscn(elf, scn))) {
 		const char *name;
-		Elf_Data *data;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
 			continue;
@@ -165,11 +126,27 @@ static int read_elf(Elf *elf, const char *what, unsigned int want,
 		return kstats_fail(err, errlen, EPROTO, "%s: .kstats metadata version %u, "
 				   "this tool reads version %d; rebuild the object with this "
 				   "tree's headers", what, version, KSTATS_META_VERSION);
-	terminate_names(m);
-	return want & KSTATS_WANT_BTF ? read_btf(btf_scn, &btf_sh, what, hint, m, err, errlen) : 0;
+	if (!(want & KSTATS_WANT_BTF))
+		return 0;
+	/* Not ENOENT: the file is there, so this is no "missing object". */
+	if (!btf_scn)
+		return kstats_fail(err, errlen, ENODATA, "%s: a BPF object without readable "
+				   "BTF (no .BTF section); build it with clang -g", what);
+	if (btf_sh.sh_size > BTF_MAX_BYTES)
+		return kstats_fail(err, errlen, EFBIG, "%s: its BTF has %llu bytes, more "
+				   "than the kernel's limit of %u%s", what,
+				   (unsigned long long)btf_sh.sh_size, BTF_MAX_BYTES, hint);
+	data = elf_getdata(btf_scn, NULL);
+	if (!data)
+		return kstats_fail(err, errlen, ENOEXEC, "%s: a corrupt ELF file: %s", what,
+				   elf_errmsg(-1));
+	m->btf = btf__new(data->d_buf, data->d_size);
+	if (!m->btf)
+		return kstats_fail(err, errlen, ENODATA, "%s: a BPF object without readable "
+				   "BTF (%s); build it with clang -g", what, strerror(errno));
+	return 0;
 }
 
-/* The object in buf; what names it in errors. */
 static int read_object(void *buf, size_t len, const char *what, unsigned int want,
 		       struct kstats_objmeta *m, char *err, size_t errlen)
 {
@@ -188,12 +165,9 @@ static int read_object(void *buf, size_t len, const char *what, unsigned int wan
 	return ret;
 }
 
-/*
- * The process's catalog: each object's bytes, read once (non-blocking: a FIFO
- * must not hang the reader; a regular file, never reopened by name) and parsed
- * from memory by every later reader.  An entry is read again only when the
- * path names another file now (an update renamed over it): stat(), no open.
- */
+/* The process's catalog: each object's bytes, read once (non-blocking: a FIFO must not hang us;
+ * a regular file, never reopened by name), parsed from memory by every later reader, read again
+ * only when the path names another file now (an update renamed over it: stat(), no open). */
 struct catalog_entry {
 	struct catalog_entry *next;
 	char *path;
@@ -213,33 +187,13 @@ static bool same_file(const struct stat *a, const struct stat *b)
 	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
-static int catalog_load(struct catalog_entry *e, const char *path, unsigned int want,
-			char *err, size_t errlen)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), ret;
-
-	if (fd < 0)
-		return kstats_fail(err, errlen, errno, "%s: %s", path, errno == ENOENT ?
-				   "no such file (a dangling link?)" : strerror(errno));
-	if (fstat(fd, &e->st) || !S_ISREG(e->st.st_mode))
-		ret = kstats_fail(err, errlen, ENOEXEC, "%s: not a regular file, so not a "
-				  "BPF object%s", path, HINT(want));
-	else if ((ret = kstats_read_fd(fd, OBJECT_MAX_BYTES, &e->buf, &e->len)) == -EFBIG)
-		ret = kstats_fail(err, errlen, EFBIG, "%s: more than %u bytes, so not a BPF "
-				  "object%s", path, OBJECT_MAX_BYTES, HINT(want));
-	else if (ret)
-		ret = kstats_fail(err, errlen, -ret, "%s: %s", path, strerror(-ret));
-	close(fd);
-	return ret;
-}
-
 /* The entry of path, read now unless it is the file read before; under catalog_lock. */
 static int catalog_entry(const char *path, unsigned int want, struct catalog_entry **out,
 			 char *err, size_t errlen)
 {
 	struct catalog_entry *e, fresh = {};
 	struct stat st;
-	int ret;
+	int fd, ret;
 
 	for (e = catalog; e && strcmp(e->path, path); e = e->next)
 		;
@@ -247,7 +201,19 @@ static int catalog_entry(const char *path, unsigned int want, struct catalog_ent
 		*out = e;
 		return 0;
 	}
-	ret = catalog_load(&fresh, path, want, err, errlen);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return kstats_fail(err, errlen, errno, "%s: %s", path, errno == ENOENT ?
+				   "no such file (a dangling link?)" : strerror(errno));
+	if (fstat(fd, &fresh.st) || !S_ISREG(fresh.st.st_mode))
+		ret = kstats_fail(err, errlen, ENOEXEC, "%s: not a regular file, so not a "
+				  "BPF object%s", path, HINT(want));
+	else if ((ret = kstats_read_fd(fd, OBJECT_MAX_BYTES, &fresh.buf, &fresh.len)) == -EFBIG)
+		ret = kstats_fail(err, errlen, EFBIG, "%s: more than %u bytes, so not a BPF "
+				  "object%s", path, OBJECT_MAX_BYTES, HINT(want));
+	else if (ret)
+		ret = kstats_fail(err, errlen, -ret, "%s: %s", path, strerror(-ret));
+	close(fd);
 	if (ret)
 		return ret;
 	if (!e) {

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Pin names and bpffs (kstats_pins.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include <bpf/bpf.h>
 
 #include "kstats_pins.h"
+#include "kstats_reader.h"
 
 int kstats_pin_path(char *buf, size_t len, const char *dir, const char *kind,
 		    const char *obj, const char *name)
@@ -69,19 +69,12 @@ int kstats_ensure_bpffs(const char *pin_dir, char *err, size_t errlen)
 {
 	size_t n = strlen(KSTATS_BPFFS);
 
-	if (strncmp(pin_dir, KSTATS_BPFFS, n) || (pin_dir[n] && pin_dir[n] != '/'))
+	if (strncmp(pin_dir, KSTATS_BPFFS, n) || (pin_dir[n] && pin_dir[n] != '/') ||
+	    kstats_is_bpffs(KSTATS_BPFFS) || !mount("bpf", KSTATS_BPFFS, "bpf", 0, "mode=0755"))
 		return 0;
-	if (kstats_is_bpffs(KSTATS_BPFFS))
-		return 0;
-	if (mount("bpf", KSTATS_BPFFS, "bpf", 0, "mode=0755")) {
-		int ret = -errno;
-
-		snprintf(err, errlen, "bpffs is not mounted on %s and mounting it failed: %s; "
-			 "run: mount -t bpf bpf %s", KSTATS_BPFFS, strerror(errno),
-			 KSTATS_BPFFS);
-		return ret;
-	}
-	return 0;
+	return kstats_fail(err, errlen, errno, "bpffs is not mounted on %s and mounting it "
+			   "failed: %s; run: mount -t bpf bpf %s", KSTATS_BPFFS, strerror(errno),
+			   KSTATS_BPFFS);
 }
 
 __u32 kstats_fd_obj_id(int fd)

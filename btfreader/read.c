@@ -35,21 +35,13 @@ static const char *bpf_fd_kind(int fd)
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	n = readlink(path, target, sizeof(target) - 1);
-	if (n < 0)
-		return NULL;
-	target[n] = 0;
-	if (!strcmp(target, "anon_inode:bpf-prog"))
-		return "program";
-	if (!strcmp(target, "anon_inode:bpf_link"))
-		return "link";
-	return NULL;
+	target[n < 0 ? 0 : n] = 0;
+	return !strcmp(target, "anon_inode:bpf-prog") ? "program" :
+	       !strcmp(target, "anon_inode:bpf_link") ? "link" : NULL;
 }
 
-/*
- * The kernel says EACCES for a bpf_obj_get() of anything on or off bpffs
- * that is not a BPF object, and EINVAL for a read-only get of a link (and,
- * on some kernels, of a program).
- */
+/* The kernel says EACCES for a bpf_obj_get() of anything on or off bpffs that is not a BPF
+ * object, and EINVAL for a read-only get of a link (and, on some kernels, of a program). */
 static int open_pin(struct kstats_map *m, const char *pin, char *err, size_t errlen)
 {
 	__u32 len = sizeof(m->info);
@@ -134,10 +126,10 @@ static int types_from_object(const char *path, const char *map_name,
 		ret = kstats_fail(err, errlen, EINVAL, "%s: map %s is declared without "
 				  "__type(key/value), so its layout is unknown", path, map_name);
 	else
-		t->max_entries = def.max_entries;
-	if (!ret)
-		return build_layouts(t, def.key_type, def.value_type, err, errlen);
-	types_free(t);
+		ret = build_layouts(t, def.key_type, def.value_type, err, errlen);
+	t->max_entries = def.max_entries;
+	if (ret)
+		types_free(t);
 	return ret;
 }
 
@@ -161,61 +153,15 @@ static bool types_equal(const struct kstats_types *a, const struct kstats_types 
 	       kstats_layout_equal(&a->value, &b->value);
 }
 
-/* The object's types (taken over; empty: none), or the map's own BTF when the
- * object is missing or does not match it (a newer object on disk). */
-static int choose_types(struct kstats_map *m, const struct kstats_map_opts *o,
-			struct kstats_types *obj, char *err, size_t errlen)
-{
-	struct kstats_types own = {};
-	char own_err[KSTATS_ERR_LEN] = "";
-	int own_ret = types_from_map(&m->info, &own, own_err, sizeof(own_err));
-
-	if (obj->btf && !own.btf && m->info.btf_key_type_id &&
-	    (obj->key_type_id != m->info.btf_key_type_id ||
-	     obj->value_type_id != m->info.btf_value_type_id)) {
-		/* Without root the map's BTF is out of reach, but not its type ids. */
-		snprintf(m->note, sizeof(m->note),
-			 "%s: its %s types may not be the map's (BTF type ids %u/%u, the "
-			 "map's %u/%u; only root reads the map's BTF): columns are the "
-			 "object's; pass the object the map was loaded from",
-			 o->obj_path, o->map_name, obj->key_type_id, obj->value_type_id,
-			 m->info.btf_key_type_id, m->info.btf_value_type_id);
-	} else if (obj->btf && own.btf && !types_equal(obj, &own)) {
-		snprintf(m->note, sizeof(m->note),
-			 "%s: its types for %s differ from the pinned map's; "
-			 "read with the map's own BTF", o->obj_path, o->map_name);
-		types_free(obj);
-	} else if (!obj->btf && own.btf && o->obj_path) {
-		snprintf(m->note, sizeof(m->note),
-			 "%s: no such object; read with the map's own BTF", o->obj_path);
-	}
-	if (obj->btf || own.btf) {
-		m->source = obj->btf ? KSTATS_BTF_OBJECT : KSTATS_BTF_MAP;
-		m->types = obj->btf ? *obj : own;
-		if (obj->btf)
-			types_free(&own);
-		return 0;
-	}
-	if (o->obj_path)
-		return kstats_fail(err, errlen, ENODATA, "%s: no such object, and %s: %s; "
-				   "pass the object the map was loaded from",
-				   o->obj_path, m->pin, own_err);
-	if (own_ret == -ENODATA)
-		return kstats_fail(err, errlen, ENODATA, "%s: the map has no BTF; "
-				   "pass the object it was loaded from", m->pin);
-	return kstats_fail(err, errlen, -own_ret, "%s: %s", m->pin, own_err);
-}
-
-/*
- * A map the object does not define is a wrong name, not a missing pin; an
- * unsupported map type says more than the object's view of its types.
- */
+/* The object's types, else the map's own BTF (object missing or another, newer one).  A map the
+ * object does not define is a wrong name, not a missing pin; an unsupported map type says more
+ * than the object's view of its types. */
 static int open_types(struct kstats_map *m, const struct kstats_map_opts *o,
 		      char *err, size_t errlen)
 {
-	char obj_err[KSTATS_ERR_LEN] = "";
-	struct kstats_types obj = {};
-	int obj_ret = 0, ret;
+	char obj_err[KSTATS_ERR_LEN] = "", own_err[KSTATS_ERR_LEN] = "";
+	struct kstats_types obj = {}, own = {};
+	int obj_ret = 0, own_ret, ret;
 
 	if (o->obj_path)
 		obj_ret = types_from_object(o->obj_path, o->map_name, &obj, obj_err,
@@ -231,10 +177,43 @@ static int open_types(struct kstats_map *m, const struct kstats_map_opts *o,
 		types_free(&obj);
 		return ret;
 	}
-	return choose_types(m, o, &obj, err, errlen);
+	own_ret = types_from_map(&m->info, &own, own_err, sizeof(own_err));
+	if (obj.btf && !own.btf && m->info.btf_key_type_id &&
+	    (obj.key_type_id != m->info.btf_key_type_id ||
+	     obj.value_type_id != m->info.btf_value_type_id)) {
+		/* Without root the map's BTF is out of reach, but not its type ids. */
+		snprintf(m->note, sizeof(m->note),
+			 "%s: its %s types may not be the map's (BTF type ids %u/%u, the "
+			 "map's %u/%u; only root reads the map's BTF): columns are the "
+			 "object's; pass the object the map was loaded from",
+			 o->obj_path, o->map_name, obj.key_type_id, obj.value_type_id,
+			 m->info.btf_key_type_id, m->info.btf_value_type_id);
+	} else if (obj.btf && own.btf && !types_equal(&obj, &own)) {
+		snprintf(m->note, sizeof(m->note),
+			 "%s: its types for %s differ from the pinned map's; "
+			 "read with the map's own BTF", o->obj_path, o->map_name);
+		types_free(&obj);
+	} else if (!obj.btf && own.btf && o->obj_path) {
+		snprintf(m->note, sizeof(m->note),
+			 "%s: no such object; read with the map's own BTF", o->obj_path);
+	}
+	if (obj.btf || own.btf) {
+		m->source = obj.btf ? KSTATS_BTF_OBJECT : KSTATS_BTF_MAP;
+		m->types = obj.btf ? obj : own;
+		if (obj.btf)
+			types_free(&own);
+		return 0;
+	}
+	if (o->obj_path)
+		return kstats_fail(err, errlen, ENODATA, "%s: no such object, and %s: %s; "
+				   "pass the object the map was loaded from",
+				   o->obj_path, m->pin, own_err);
+	if (own_ret == -ENODATA)
+		return kstats_fail(err, errlen, ENODATA, "%s: the map has no BTF; "
+				   "pass the object it was loaded from", m->pin);
+	return kstats_fail(err, errlen, -own_ret, "%s: %s", m->pin, own_err);
 }
 
-/* The columns ([cpu,] key leaves, value leaves) and the runs to decode them. */
 static int plan_columns(struct kstats_map *m)
 {
 	const struct kstats_layout *key = &m->types.key, *value = &m->types.value;
@@ -249,12 +228,8 @@ static int plan_columns(struct kstats_map *m)
 	if (!m->cols || !m->runs)
 		return -ENOMEM;
 	c = m->cols;
-	if (extra) {
-		snprintf(c->name, sizeof(c->name), "cpu");
-		c->size = 4;
-		c->in_key = true;
-		c++;
-	}
+	if (extra)
+		*c++ = (struct kstats_column){ .name = "cpu", .size = 4, .in_key = true };
 	memcpy(c, key->cols, key->ncols * sizeof(*c));
 	memcpy(c + key->ncols, value->cols, value->ncols * sizeof(*c));
 	for (i = extra; i < m->ncols; i++, c++) {
@@ -305,16 +280,14 @@ int kstats_map_open(const struct kstats_map_opts *o, struct kstats_map **out,
 	if (!m)
 		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	m->fd = -1;
-	if (!(m->pin = strdup(o->pin_path ?: "")) ||
-	    (o->obj_path && !(m->obj_path = strdup(o->obj_path))) ||
-	    (o->map_name && !(m->map_name = strdup(o->map_name)))) {
+	m->opts = *o;
+	m->opts.obj_path = o->obj_path ? strdup(o->obj_path) : NULL;
+	m->opts.map_name = o->map_name ? strdup(o->map_name) : NULL;
+	m->opts.pin_path = m->pin = strdup(o->pin_path ?: "");
+	if (!m->pin || (o->obj_path && !m->opts.obj_path) || (o->map_name && !m->opts.map_name)) {
 		kstats_map_close(m);
 		return kstats_fail(err, errlen, ENOMEM, "out of memory");
 	}
-	m->opts = *o;
-	m->opts.obj_path = m->obj_path;
-	m->opts.map_name = m->map_name;
-	m->opts.pin_path = m->pin;
 	ret = o->pin_path ? open_types(m, o, err, errlen) :
 	      types_from_object(o->obj_path, o->map_name, &m->types, err, errlen);
 	if (!ret && !o->pin_path) {	/* the object's declaration, for its columns */
@@ -370,7 +343,6 @@ int kstats_map_follow_pin(struct kstats_map *m, char *err, size_t errlen)
 		kstats_map_close(next);
 		return ret;
 	}
-	/* Same columns: read the new map from now on, keeping what callers hold. */
 	fd = m->fd;
 	m->fd = next->fd;
 	next->fd = fd;
@@ -390,8 +362,8 @@ void kstats_map_close(struct kstats_map *m)
 		close(m->fd);
 	types_free(&m->types);
 	free(m->pin);
-	free(m->obj_path);
-	free(m->map_name);
+	free((char *)m->opts.obj_path);
+	free((char *)m->opts.map_name);
 	free(m->cols);
 	free(m->runs);
 	free(m->keys);

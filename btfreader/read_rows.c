@@ -42,15 +42,13 @@ struct direct {
 
 static int64_t load_leaf(const unsigned char *p, uint8_t size, bool is_signed)
 {
-	uint8_t u8;
 	uint16_t u16;
 	uint32_t u32;
 	uint64_t u64;
 
 	switch (size) {
 	case 1:
-		memcpy(&u8, p, 1);
-		return is_signed ? (int64_t)(int8_t)u8 : (int64_t)u8;
+		return is_signed ? (int64_t)(int8_t)*p : (int64_t)*p;
 	case 2:
 		memcpy(&u16, p, 2);
 		return is_signed ? (int64_t)(int16_t)u16 : (int64_t)u16;
@@ -108,11 +106,8 @@ static void fill_row(const struct kstats_map *m, int64_t *row, const unsigned ch
 	}
 }
 
-/*
- * One key leaf (the usual u32 or u64 key): inlined for each key size that
- * spread_rows passes as a constant, so the loop decodes the key without a
- * switch (a sixth of the loop's instructions, bench/read/profile.sh).
- */
+/* One key leaf (the usual u32 or u64 key), inlined per constant key size from spread_rows: no
+ * switch in the loop (a sixth of its instructions, bench/read/profile.sh). */
 static inline __attribute__((always_inline)) void
 spread_one_key(int64_t *rows, const int64_t *vals, const unsigned char *k, size_t n,
 	       const struct kstats_map *m, uint8_t size, bool is_signed)
@@ -126,13 +121,10 @@ spread_one_key(int64_t *rows, const int64_t *vals, const unsigned char *k, size_
 	}
 }
 
-/*
- * Decode in place: the batch wrote n values back to back at vals, at least
- * n * nkey_cols int64s past rows, so row i ends at or before value i + 1
- * begins and moving forward never overwrites an unread value.  The loop is
- * the reader's whole per-row cost beyond the kernel's copy
- * (bench/read/profile.sh counts it): what it reads from m stays in locals.
- */
+/* Decode in place: the batch wrote n values back to back at vals, at least n * nkey_cols int64s
+ * past rows, so row i ends at or before value i + 1 begins and moving forward never overwrites
+ * an unread value.  The loop is the reader's whole per-row cost beyond the kernel's copy
+ * (bench/read/profile.sh counts it): what it reads from m stays in locals. */
 static void spread_rows(const struct kstats_map *m, int64_t *rows, const int64_t *vals,
 			const unsigned char *k, size_t n)
 {
@@ -151,12 +143,9 @@ static void spread_rows(const struct kstats_map *m, int64_t *rows, const int64_t
 			fill_row(m, rows, k, (const unsigned char *)vals, -1);
 }
 
-/*
- * BPF_MAP_LOOKUP_BATCH until the kernel says ENOENT (hash maps) or every
- * index is read (arrays).  A hash bucket that does not fit the room left
- * gives ENOSPC when nothing else fit (then the room grows), else a short
- * count (the next call has more room).
- */
+/* BPF_MAP_LOOKUP_BATCH until the kernel says ENOENT (hash maps) or every index is read (arrays).
+ * A hash bucket that does not fit the room left gives ENOSPC when nothing else fit (then the
+ * room grows), else a short count (the next call has more room). */
 static int read_batch(struct kstats_map *m, struct direct *d, size_t *n, char *err,
 		      size_t errlen)
 {
@@ -227,10 +216,8 @@ static int cmp_keys(const void *a, const void *b, void *arg)
 	return c ?: (i < j ? -1 : i > j);
 }
 
-/*
- * A hash walk restarts from the first key when the previous key is deleted
- * under it, so keys can come twice: keep each key's latest copy, in order.
- */
+/* A hash walk restarts from the first key when the previous key is deleted under it, so keys can
+ * come twice: keep each key's latest copy, in order. */
 static int dedup_walk(struct kstats_map *m, size_t *n, char *err, size_t errlen)
 {
 	size_t *idx = calloc(*n + 1, sizeof(*idx) + sizeof(bool)), i, out = 0;
@@ -246,16 +233,13 @@ static int dedup_walk(struct kstats_map *m, size_t *n, char *err, size_t errlen)
 	for (i = 0; i < *n; i++)
 		keep[idx[i]] = i + 1 == *n || memcmp(key_at(m, idx[i]), key_at(m, idx[i + 1]),
 						     m->info.key_size);
-	for (i = 0; i < *n; i++) {
-		if (!keep[i])
-			continue;
-		if (i != out) {
+	for (i = 0; i < *n; out += keep[i++]) {
+		if (keep[i] && i != out) {
 			memcpy((char *)m->keys + out * m->info.key_size, key_at(m, i),
 			       m->info.key_size);
 			memcpy((char *)m->vals + out * m->entry_bytes,
 			       (char *)m->vals + i * m->entry_bytes, m->entry_bytes);
 		}
-		out++;
 	}
 	free(idx);
 	*n = out;
@@ -325,17 +309,6 @@ static int read_entries(struct kstats_map *m, struct direct *direct, size_t *n,
 	return read_walk(m, n, err, errlen);
 }
 
-static void fill_rows(const struct kstats_map *m, int64_t *rows, size_t n)
-{
-	int last = m->per_cpu_rows ? m->ncpus : 0, cpu;	/* cpu -1: all combined */
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		for (cpu = m->per_cpu_rows ? 0 : -1; cpu < last; cpu++, rows += m->ncols)
-			fill_row(m, rows, (unsigned char *)m->keys + i * m->info.key_size,
-				 (unsigned char *)m->vals + i * m->entry_bytes, cpu);
-}
-
 /* Values of 8-byte integers only, one copy: rows hold them as they are. */
 static bool value_is_row(const struct kstats_map *m)
 {
@@ -354,21 +327,15 @@ static bool value_is_row(const struct kstats_map *m)
 	return off && off == m->info.value_size;
 }
 
-/* Entries per direct read call, of cap: kstats_read_chunk_bytes() of values, or the tests'. */
-static size_t read_chunk(const struct kstats_map *m, size_t cap)
-{
-	size_t bytes = kstats_read_chunk_bytes();
-	size_t chunk = cap * m->entry_bytes > bytes ? bytes / m->entry_bytes : cap;
-
-	return m->chunk ?: chunk ?: 1;
-}
-
-/* Into rows directly when value_is_row and rows hold the whole map, else -EOVERFLOW. */
+/* Into rows directly when value_is_row and rows hold the whole map, else -EOVERFLOW;
+ * kstats_read_chunk_bytes() of values per call, or the tests' m->chunk. */
 static int read_direct(struct kstats_map *m, int64_t *rows, size_t max_rows, size_t *nrows,
 		       char *err, size_t errlen)
 {
 	size_t cap = m->cap < m->info.max_entries ? m->cap : m->info.max_entries;
-	struct direct d = { .rows = rows, .cap = cap, .chunk = read_chunk(m, cap) };
+	size_t bytes = kstats_read_chunk_bytes();
+	size_t chunk = cap * m->entry_bytes > bytes ? bytes / m->entry_bytes : cap;
+	struct direct d = { .rows = rows, .cap = cap, .chunk = m->chunk ?: chunk ?: 1 };
 
 	if (!value_is_row(m) || max_rows < m->info.max_entries)
 		return -EOVERFLOW;
@@ -378,8 +345,9 @@ static int read_direct(struct kstats_map *m, int64_t *rows, size_t max_rows, siz
 int kstats_map_read(struct kstats_map *m, int64_t *rows, size_t max_rows,
 		    size_t *nrows, char *err, size_t errlen)
 {
-	size_t n = 0, per_entry = m->per_cpu_rows ? m->ncpus : 1;
-	int attempt, ret;
+	size_t n = 0, per_entry = m->per_cpu_rows ? m->ncpus : 1, i;
+	int last = m->per_cpu_rows ? m->ncpus : 0, attempt, ret, cpu;	/* cpu -1: combined */
+	int64_t *row = rows;
 
 	*err = 0;
 	ret = kstats_map_follow_pin(m, err, errlen);
@@ -405,7 +373,10 @@ int kstats_map_read(struct kstats_map *m, int64_t *rows, size_t max_rows,
 	if (n > max_rows / per_entry)
 		return kstats_fail(err, errlen, ENOSPC, "%zu rows do not fit in %zu; size the "
 				   "buffer with kstats_map_max_rows()", n * per_entry, max_rows);
-	fill_rows(m, rows, n);
+	for (i = 0; i < n; i++)
+		for (cpu = m->per_cpu_rows ? 0 : -1; cpu < last; cpu++, row += m->ncols)
+			fill_row(m, row, (unsigned char *)m->keys + i * m->info.key_size,
+				 (unsigned char *)m->vals + i * m->entry_bytes, cpu);
 	*nrows = n * per_entry;
 	return 0;
 }

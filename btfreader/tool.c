@@ -11,44 +11,26 @@
 
 #include "kstats_tool.h"
 
-static bool in_group(void)
+const char *kstats_perm_fix(void)
 {
 	struct group *g = getgrnam(KSTATS_GROUP);
 	gid_t groups[256];
-	int n, i;
-
-	if (!g)
-		return false;
-	if (getegid() == g->gr_gid)
-		return true;
-	n = getgroups(sizeof(groups) / sizeof(groups[0]), groups);
-	for (i = 0; i < n; i++)
-		if (groups[i] == g->gr_gid)
-			return true;
-	return false;
-}
-
-/* CAP_BPF (39) or CAP_SYS_ADMIN (21) in the effective set. */
-static bool may_use_bpf(void)
-{
+	int n = getgroups(sizeof(groups) / sizeof(groups[0]), groups), i;
 	unsigned long long eff = 0;
 	char line[256];
-	FILE *f = fopen("/proc/self/status", "re");
+	FILE *f;
 
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			break;
-	fclose(f);
-	return eff & (1ull << 39 | 1ull << 21);
-}
-
-const char *kstats_perm_fix(void)
-{
-	if (!in_group())
+	for (i = 0; g && i < n && groups[i] != g->gr_gid; i++)
+		;
+	if (!g || (getegid() != g->gr_gid && i >= n))
 		return KSTATS_FIX_PERM;
-	if (!may_use_bpf())
+	f = fopen("/proc/self/status", "re");
+	while (f && fgets(line, sizeof(line), f) && sscanf(line, "CapEff: %llx", &eff) != 1)
+		;
+	if (f)
+		fclose(f);
+	/* CAP_BPF (39) or CAP_SYS_ADMIN (21) in the effective set. */
+	if (!(eff & (1ull << 39 | 1ull << 21)))
 		return "needs CAP_BPF (already in group " KSTATS_GROUP ")";
 	return "root-only (the pin's mode, or bpffs mounted 0700); needs root";
 }
@@ -93,23 +75,17 @@ int kstats_strtou64(const char *s, uint64_t *out, const char **rest)
 	return 0;
 }
 
-/* strtod alone would take " 5", "+5", "1e3", "0x10", "inf" and "nan". */
-static bool decimal(const char *s)
-{
-	uint64_t whole;
-	const char *rest;
-
-	if (kstats_strtou64(s, &whole, &rest))
-		return false;	/* -ERANGE: beyond any max too */
-	for (rest += *rest == '.'; *rest >= '0' && *rest <= '9'; rest++)
-		;
-	return !*rest && rest[-1] != '.';
-}
-
 int kstats_parse_seconds(const char *opt, const char *arg, double max, double *secs,
 			 char *err, size_t errlen)
 {
-	*secs = decimal(arg) ? strtod(arg, NULL) : 0;
+	const char *rest = arg;
+	uint64_t whole;
+
+	/* Not strtod alone: it takes " 5", "+5", "1e3", "0x10", "inf" and "nan". */
+	if (!kstats_strtou64(arg, &whole, &rest))
+		for (rest += *rest == '.'; *rest >= '0' && *rest <= '9'; rest++)
+			;
+	*secs = rest != arg && !*rest && rest[-1] != '.' ? strtod(arg, NULL) : 0;
 	if (*secs > 0 && *secs <= max)
 		return 0;
 	snprintf(err, errlen, "%s takes seconds in (0, %g], not '%s'", opt, max, arg);

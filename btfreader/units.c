@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The unit table (kstats_tool.h). */
 #include <string.h>
 
 #include "kstats_meta.h"
