@@ -210,112 +210,86 @@ static const char *probe_error(int err, bool root_only)
 	       "permission denied" : err == -ENOENT ? "gone" : strerror(-err);
 }
 
-/* A table whose column widths follow its cells; the last column is free. */
+/* Rows of cells under a header: the columns as wide as their cells, the last one free. */
 #define TABLE_COLS 8
 #define CELL_LEN 96
 
-struct table {
-	size_t ncols, nrows;
-	char (*cells)[TABLE_COLS][CELL_LEN];
-};
+typedef char row_t[TABLE_COLS][CELL_LEN];
 
-static bool table_row(struct table *t, const char *const *names)
+static void table_print(FILE *f, const char *const *head, row_t *rows, size_t n)
 {
-	void *c = realloc(t->cells, (t->nrows + 1) * sizeof(*t->cells));
-	size_t i;
+	size_t w[TABLE_COLS] = {}, r, c, last;
 
-	if (!c)
-		return false;
-	t->cells = c;
-	memset(t->cells[t->nrows], 0, sizeof(*t->cells));
-	for (i = 0; names && names[i]; i++)
-		snprintf(t->cells[t->nrows][i], CELL_LEN, "%s", names[i]);
-	t->nrows++;
-	return true;
-}
-
-static void table_print(FILE *f, struct table *t, const char *indent)
-{
-	size_t w[TABLE_COLS] = {}, r, c;
-
-	for (r = 0; r < t->nrows; r++)
-		for (c = 0; c < t->ncols; c++)
-			if (kstats_display_width(t->cells[r][c]) > w[c])
-				w[c] = kstats_display_width(t->cells[r][c]);
-	for (r = 0; r < t->nrows; r++) {
-		size_t last = 0;
-
-		for (c = 0; c < t->ncols; c++)
-			last = *t->cells[r][c] ? c : last;
-		fputs(indent, f);
+	for (c = 0; head[c]; c++)
+		snprintf(rows[0][c], CELL_LEN, "%s", head[c]);
+	for (r = 0; r <= n; r++)
+		for (c = 0; c < TABLE_COLS; c++)
+			if (kstats_display_width(rows[r][c]) > w[c])
+				w[c] = kstats_display_width(rows[r][c]);
+	for (r = 0; n && r <= n; r++) {
+		for (last = 0, c = 0; c < TABLE_COLS; c++)
+			last = *rows[r][c] ? c : last;
+		fputs("  ", f);
 		for (c = 0; c < last; c++)
-			kstats_put_padded(f, t->cells[r][c], w[c] + 2, false);
-		fprintf(f, "%s\n", t->cells[r][last]);
+			kstats_put_padded(f, rows[r][c], w[c] + 2, false);
+		fprintf(f, "%s\n", rows[r][last]);
 	}
-	free(t->cells);
-	t->cells = NULL;
-	t->nrows = 0;
 }
 
-#define CELL(t, c, ...) snprintf((t)->cells[(t)->nrows - 1][c], CELL_LEN, __VA_ARGS__)
+#define CELL(c, ...) snprintf(row[c], CELL_LEN, __VA_ARGS__)
 
-static void prog_row(struct table *t, const struct kstats_status_prog *p,
+static void prog_row(char (*row)[CELL_LEN], const struct kstats_status_prog *p,
 		     const struct prog_live *pl)
 {
 	double ns = pl->run_cnt ? (double)pl->run_time_ns / (double)pl->run_cnt : 0;
 	char avg[32];
 
-	if (!table_row(t, NULL))
-		return;
-	CELL(t, 0, "%s", p->name);
-	CELL(t, 1, "%s", p->attach);
-	CELL(t, 2, "%s", *p->attach_type ? p->attach_type : "-");
-	CELL(t, 3, "%s%s", kstats_outcome_name(p->outcome), pl->detached ? ",DETACHED" : "");
+	CELL(0, "%s", p->name);
+	CELL(1, "%s", p->attach);
+	CELL(2, "%s", *p->attach_type ? p->attach_type : "-");
+	CELL(3, "%s%s", kstats_outcome_name(p->outcome), pl->detached ? ",DETACHED" : "");
 	if (pl->have && pl->run_cnt) {
 		if (ns < 1000)
 			snprintf(avg, sizeof(avg), "%.0fns", ns);
 		else
 			kstats_fmt_value(avg, sizeof(avg), ns / 1000, kstats_unit(KSTATS_UNIT_USEC));
-		CELL(t, 4, "%llu", (unsigned long long)pl->run_cnt);
-		CELL(t, 5, "%s", avg);
-		CELL(t, 6, "%llu", (unsigned long long)pl->misses);
+		CELL(4, "%llu", (unsigned long long)pl->run_cnt);
+		CELL(5, "%s", avg);
+		CELL(6, "%llu", (unsigned long long)pl->misses);
 	} else {
-		CELL(t, 4, "%s", pl->have ? "0" : pl->err ? probe_error(pl->err, false) : "-");
-		CELL(t, 5, "-");
-		CELL(t, 6, "%s", pl->have ? "0" : "-");
+		CELL(4, "%s", pl->have ? "0" : pl->err ? probe_error(pl->err, false) : "-");
+		CELL(5, "-");
+		CELL(6, "%s", pl->have ? "0" : "-");
 	}
-	CELL(t, 7, "%s", p->reason);
+	CELL(7, "%s", p->reason);
 }
 
-static void map_row(struct table *t, const struct kstats_status_map *mp,
+static void map_row(char (*row)[CELL_LEN], const struct kstats_status_map *mp,
 		    const struct map_live *ml)
 {
 	char mem[32];
 
-	if (!table_row(t, NULL))
-		return;
-	CELL(t, 0, "%s", mp->name);
+	CELL(0, "%s", mp->name);
 	if (!ml->have) {
-		CELL(t, 1, "%s", probe_error(ml->err, ml->root_only));
+		CELL(1, "%s", probe_error(ml->err, ml->root_only));
 		return;
 	}
-	CELL(t, 1, "%s", libbpf_bpf_map_type_str(ml->type) ?: "?");
+	CELL(1, "%s", libbpf_bpf_map_type_str(ml->type) ?: "?");
 	if (ml->counted) {
-		CELL(t, 2, "%llu/%u", (unsigned long long)ml->entries, ml->max_entries);
-		CELL(t, 3, "%.1f%%", ml->max_entries ? 100.0 * (double)ml->entries /
-			 ml->max_entries : 0);
+		CELL(2, "%llu/%u", (unsigned long long)ml->entries, ml->max_entries);
+		CELL(3, "%.1f%%", ml->max_entries ? 100.0 * (double)ml->entries /
+		     ml->max_entries : 0);
 	} else {
-		CELL(t, 2, "%u", ml->max_entries);
-		CELL(t, 3, "-");
+		CELL(2, "%u", ml->max_entries);
+		CELL(3, "-");
 	}
 	kstats_fmt_value(mem, sizeof(mem), (double)ml->memlock, kstats_unit(KSTATS_UNIT_BYTES));
-	CELL(t, 4, "%s", mem);
-	CELL(t, 5, ml->has_drops ? "%llu" : "-", (unsigned long long)ml->drops);
+	CELL(4, "%s", mem);
+	CELL(5, ml->has_drops ? "%llu" : "-", (unsigned long long)ml->drops);
 	if (mp->map_id && mp->map_id != ml->id)
-		CELL(t, 6, "recreated since the loader ran (id %u, was %u)", ml->id,
-		     mp->map_id);
+		CELL(6, "recreated since the loader ran (id %u, was %u)", ml->id, mp->map_id);
 	else
-		CELL(t, 6, "%s", mp->reused ? "reused from an earlier load" : "");
+		CELL(6, "%s", mp->reused ? "reused from an earlier load" : "");
 }
 
 static struct json_object *json_u64(bool have, uint64_t v)
@@ -366,7 +340,6 @@ static void show(FILE *f, struct status_view *v, bool json)
 	size_t i, j, k = 0;
 	struct utsname u;
 	bool have_u = !uname(&u);
-
 	struct timespec shipped;
 	long waiting = ship_waiting("/var/lib/kernelstats/state", NULL, &shipped);
 	char when[32];
@@ -393,35 +366,35 @@ static void show(FILE *f, struct status_view *v, bool json)
 	}
 	for (i = 0; i < v->st.nobjs; i++) {
 		const struct kstats_status_obj *o = &v->st.objs[i];
-		struct table t = { .ncols = 8 };
+		row_t *rows = calloc((o->nprogs > o->nmaps ? o->nprogs : o->nmaps) + 1,
+				     sizeof(*rows));
 
+		if (!rows)
+			break;
 		kstats_why(o, why, sizeof(why));
 		if (!json)
 			fprintf(f, "\n%s  %s\n", o->name, why);
-		if (!json && o->nprogs)
-			table_row(&t, prog_cols);
 		for (j = 0; j < o->nprogs && k < v->nprogs; j++, k++)
 			if (json)
 				annotate_prog(o->progs[j].json, &v->progs[k]);
 			else
-				prog_row(&t, &o->progs[j], &v->progs[k]);
-		table_print(f, &t, "  ");
-		if (!o->nmaps)
-			continue;
-		t.ncols = 7;
+				prog_row(rows[j + 1], &o->progs[j], &v->progs[k]);
 		if (!json)
-			table_row(&t, map_cols);
+			table_print(f, prog_cols, rows, j);
 		if (kstats_objmeta_read(o->path, &meta, why, sizeof(why)))
 			memset(&meta, 0, sizeof(meta));
+		memset(rows, 0, (o->nmaps + 1) * sizeof(*rows));
 		for (j = 0; j < o->nmaps; j++) {
 			probe_map(v, o, &meta, &o->maps[j], &ml);
 			if (json)
 				annotate_map(o->maps[j].json, &ml);
 			else
-				map_row(&t, &o->maps[j], &ml);
+				map_row(rows[j + 1], &o->maps[j], &ml);
 		}
 		kstats_objmeta_free(&meta);
-		table_print(f, &t, "  ");
+		if (!json)
+			table_print(f, map_cols, rows, j);
+		free(rows);
 	}
 	if (!json)
 		return;
