@@ -85,10 +85,6 @@ void kstats_snapshot_as_loaded(struct kstats_snapshot *s, const struct kstats_st
  * named on stderr); returns the first error, the others are read all the same.
  */
 int kstats_snapshot_read(struct kstats_snapshot *s, const char *pin_dir);
-/* The label names of every selected histogram, from its object alone. */
-int kstats_snapshot_declared(struct kstats_snapshot *s, char *err, size_t errlen);
-/* When kstats pull last committed: the mtime of state_dir's state file. */
-void kstats_snapshot_pulled(struct kstats_snapshot *s, const char *state_dir);
 int kstats_snapshot_dup(struct kstats_snapshot *dst,
 			const struct kstats_snapshot *src);
 /*

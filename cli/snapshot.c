@@ -7,7 +7,6 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
-#include <sys/stat.h>
 
 #include "hist.h"
 #include "kstats.h"
@@ -279,33 +278,6 @@ int kstats_snapshot_read(struct kstats_snapshot *s, const char *pin_dir)
 		fprintf(stderr, "kstats dump: %s: %s\n", h->metric, err);
 	}
 	return first;
-}
-
-int kstats_snapshot_declared(struct kstats_snapshot *s, char *err, size_t errlen)
-{
-	size_t i;
-	int ret = 0;
-
-	for (i = 0; i < s->nhists && !ret; i++) {
-		struct kstats_map *m;
-
-		if (!s->hists[i].selected)
-			continue;
-		ret = kstats_labels_declared(&s->hists[i], &m, err, errlen);
-		kstats_map_close(m);
-	}
-	return ret;
-}
-
-/* The state is replaced whole by each pull that commits (state.c, pull.c). */
-void kstats_snapshot_pulled(struct kstats_snapshot *s, const char *state_dir)
-{
-	char path[4096];
-	struct stat st;
-
-	if (snprintf(path, sizeof(path), "%s/" PULL_STATE_FILE, state_dir) < (int)sizeof(path) &&
-	    !lstat(path, &st) && S_ISREG(st.st_mode))
-		s->pulled = st.st_mtim;
 }
 
 int kstats_snapshot_dup(struct kstats_snapshot *d, const struct kstats_snapshot *s)
