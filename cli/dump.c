@@ -155,7 +155,7 @@ static bool exporting(const struct dump_opts *o)
 static int live(struct dump_opts *o, struct kstats_snapshot *s)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct kstats_snapshot prev, shown;
+	struct kstats_snapshot prev, next;
 	struct timespec ts;
 	uint64_t n;
 	int ret;
@@ -167,7 +167,7 @@ static int live(struct dump_opts *o, struct kstats_snapshot *s)
 		return ret;
 	fprintf(stderr, "Showing the events of every %gs interval; Ctrl-C to end.\n",
 		o->interval);
-	for (n = 0; !ret && (!o->count || n < o->count); n++) {
+	for (n = 0; !ret && !stopping && (!o->count || n < o->count); n++) {
 		ts = kstats_timespec(o->interval);
 		while (!stopping && nanosleep(&ts, &ts) && errno == EINTR)
 			;
@@ -175,19 +175,12 @@ static int live(struct dump_opts *o, struct kstats_snapshot *s)
 		if (exporting(o)) {
 			/* Cumulative; a map named unread may be read next time. */
 			ret = render(o, s);
-		} else if (!ret) {
-			ret = kstats_snapshot_dup(&shown, s);
-			if (ret)
-				break;
-			kstats_snapshot_subtract(&shown, &prev);
-			ret = render(o, &shown);
-			kstats_snapshot_free(&shown);
+		} else if (!ret && !(ret = kstats_snapshot_dup(&next, s))) {
+			kstats_snapshot_subtract(s, &prev);	/* next keeps the counts */
+			ret = render(o, s);
+			kstats_snapshot_free(&prev);
+			prev = next;
 		}
-		kstats_snapshot_free(&prev);
-		if (!ret)
-			ret = kstats_snapshot_dup(&prev, s);
-		if (stopping)
-			break;
 	}
 	kstats_snapshot_free(&prev);
 	return ret;

@@ -134,13 +134,14 @@ void kstats_put_padded(FILE *f, const char *s, size_t width, bool right)
  * bcc-style: zero rows outside the non-zero buckets are elided (--all shows all
  * 32); column widths follow the data, so no count up to 2^64 - 1 breaks them.
  */
-#define BAR_WIDTH 40
+#define BAR "****************************************"
+#define BAR_WIDTH (sizeof(BAR) - 1)
 
 /* Series s of h (h NULL: no title) as rows and a summary; false: no rows to show. */
 static bool print_hist(FILE *f, const uint64_t *b, const struct kstats_unit_info *u,
 		       bool all, const struct kstats_hist *h, const struct kstats_series *s)
 {
-	char lo[32], hi[32], num[24], bar[BAR_WIDTH + 1];
+	char lo[32], hi[32], num[24];
 	unsigned int i, n, first = 0, last = LAST_BUCKET;
 	size_t wlo = 0, whi = 0, wcount;
 	struct kstats_hist_stats st;
@@ -180,10 +181,8 @@ static bool print_hist(FILE *f, const uint64_t *b, const struct kstats_unit_info
 		fputs(" -> ", f);
 		kstats_put_padded(f, hi, whi, false);
 		n = max ? (unsigned int)((long double)b[i] * BAR_WIDTH / max) : 0;
-		memset(bar, '*', n);
-		memset(bar + n, ' ', BAR_WIDTH - n);
-		bar[BAR_WIDTH] = 0;
-		fprintf(f, " : %-*" PRIu64 " |%s|\n", (int)wcount, b[i], bar);
+		fprintf(f, " : %-*" PRIu64 " |%.*s%*s|\n", (int)wcount, b[i], (int)n, BAR,
+			(int)(BAR_WIDTH - n), "");
 	}
 	kstats_hist_stats(b, &st);
 	fprintf(f, "    count %" PRIu64, st.count);
@@ -194,12 +193,8 @@ static bool print_hist(FILE *f, const uint64_t *b, const struct kstats_unit_info
 			st.p99_open ? ">=" : "~", hi);
 	}
 	kstats_fmt_value(lo, sizeof(lo), st.total_min, u);
-	if (st.total_max < 0) {
-		fprintf(f, ", total >=%s\n", lo);
-	} else {
-		kstats_fmt_value(hi, sizeof(hi), st.total_max, u);
-		fprintf(f, ", total %s..%s\n", lo, hi);
-	}
+	kstats_fmt_value(hi, sizeof(hi), st.total_max, u);
+	fprintf(f, st.total_max < 0 ? ", total >=%s\n" : ", total %s..%s\n", lo, hi);
 	return true;
 }
 

@@ -131,11 +131,9 @@ void kstats_snapshot_unique(struct kstats_snapshot *s, const struct kstats_statu
 }
 
 /*
- * What the loader of status st did, for the maps pinned where it says:
- * objects whose programs it detached (disabled, skipped) are marked, and
- * each map is decoded with the object as it loaded it, kept beside the
- * status file (loader/object.c), not with a newer object on disk whose maps
- * it refused to replace until the next boot (doc/loader.md, Upgrades).
+ * Each map is decoded with the object as the loader loaded it, kept beside the status
+ * file (loader/object.c), not with a newer one on disk whose maps it refused to replace
+ * until the next boot (doc/loader.md, Upgrades).
  */
 void kstats_snapshot_as_loaded(struct kstats_snapshot *s, const struct kstats_status *st,
 			       const char *status_file, const char *pin_dir)
@@ -217,7 +215,6 @@ static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
 	free(h->series);
 	h->series = NULL;
 	h->nseries = 0;
-	h->loaded = false;
 	if (ret == 1) {
 		kstats_names_free(h->names);
 		h->names = NULL;

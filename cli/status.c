@@ -238,12 +238,26 @@ static void table_print(FILE *f, const char *const *head, row_t *rows, size_t n)
 
 #define CELL(c, ...) snprintf(row[c], CELL_LEN, __VA_ARGS__)
 
+static struct json_object *json_u64(bool have, uint64_t v)
+{
+	return have ? json_object_new_uint64(v) : NULL;
+}
+
+/* p's table row, and its live values into its JSON. */
 static void prog_row(char (*row)[CELL_LEN], const struct kstats_status_prog *p,
 		     const struct prog_live *pl)
 {
 	double ns = pl->run_cnt ? (double)pl->run_time_ns / (double)pl->run_cnt : 0;
 	char avg[32];
 
+	json_object_object_add(p->json, "run_cnt", json_u64(pl->have, pl->run_cnt));
+	json_object_object_add(p->json, "run_time_ns", json_u64(pl->have, pl->run_time_ns));
+	json_object_object_add(p->json, "avg_ns", pl->have && pl->run_cnt ?
+			       json_object_new_double(ns) : NULL);
+	json_object_object_add(p->json, "recursion_misses", json_u64(pl->have, pl->misses));
+	json_object_object_add(p->json, "detached", json_object_new_boolean(pl->detached));
+	json_object_object_add(p->json, "probe_error", pl->err ?
+			       json_object_new_string(probe_error(pl->err, false)) : NULL);
 	CELL(0, "%s", p->name);
 	CELL(1, "%s", p->attach);
 	CELL(2, "%s", *p->attach_type ? p->attach_type : "-");
@@ -264,67 +278,49 @@ static void prog_row(char (*row)[CELL_LEN], const struct kstats_status_prog *p,
 	CELL(7, "%s", p->reason);
 }
 
-static void map_row(char (*row)[CELL_LEN], const struct kstats_status_map *mp,
-		    const struct map_live *ml)
+/* mp probed: its table row, and its live values into its JSON. */
+static void map_row(char (*row)[CELL_LEN], struct status_view *v,
+		    const struct kstats_status_obj *o, const struct kstats_objmeta *meta,
+		    const struct kstats_status_map *mp)
 {
+	const char *type;
+	struct map_live ml;
 	char mem[32];
 
+	probe_map(v, o, meta, mp, &ml);
+	type = libbpf_bpf_map_type_str(ml.type) ?: "?";
+	json_object_object_add(mp->json, "map_type", ml.have ? json_object_new_string(type) : NULL);
+	json_object_object_add(mp->json, "live_map_id", json_u64(ml.have, ml.id));
+	json_object_object_add(mp->json, "max_entries", json_u64(ml.have, ml.max_entries));
+	json_object_object_add(mp->json, "entries", json_u64(ml.counted, ml.entries));
+	json_object_object_add(mp->json, "fill_percent", ml.counted && ml.max_entries ?
+			       json_object_new_double(100.0 * (double)ml.entries /
+						      ml.max_entries) : NULL);
+	json_object_object_add(mp->json, "memlock_bytes", json_u64(ml.have, ml.memlock));
+	json_object_object_add(mp->json, "drops", json_u64(ml.has_drops, ml.drops));
+	json_object_object_add(mp->json, "probe_error", ml.err ?
+			       json_object_new_string(probe_error(ml.err, ml.root_only)) : NULL);
 	CELL(0, "%s", mp->name);
-	if (!ml->have) {
-		CELL(1, "%s", probe_error(ml->err, ml->root_only));
+	if (!ml.have) {
+		CELL(1, "%s", probe_error(ml.err, ml.root_only));
 		return;
 	}
-	CELL(1, "%s", libbpf_bpf_map_type_str(ml->type) ?: "?");
-	if (ml->counted) {
-		CELL(2, "%llu/%u", (unsigned long long)ml->entries, ml->max_entries);
-		CELL(3, "%.1f%%", ml->max_entries ? 100.0 * (double)ml->entries /
-		     ml->max_entries : 0);
+	CELL(1, "%s", type);
+	if (ml.counted) {
+		CELL(2, "%llu/%u", (unsigned long long)ml.entries, ml.max_entries);
+		CELL(3, "%.1f%%", ml.max_entries ? 100.0 * (double)ml.entries /
+		     ml.max_entries : 0);
 	} else {
-		CELL(2, "%u", ml->max_entries);
+		CELL(2, "%u", ml.max_entries);
 		CELL(3, "-");
 	}
-	kstats_fmt_value(mem, sizeof(mem), (double)ml->memlock, kstats_unit(KSTATS_UNIT_BYTES));
+	kstats_fmt_value(mem, sizeof(mem), (double)ml.memlock, kstats_unit(KSTATS_UNIT_BYTES));
 	CELL(4, "%s", mem);
-	CELL(5, ml->has_drops ? "%llu" : "-", (unsigned long long)ml->drops);
-	if (mp->map_id && mp->map_id != ml->id)
-		CELL(6, "recreated since the loader ran (id %u, was %u)", ml->id, mp->map_id);
+	CELL(5, ml.has_drops ? "%llu" : "-", (unsigned long long)ml.drops);
+	if (mp->map_id && mp->map_id != ml.id)
+		CELL(6, "recreated since the loader ran (id %u, was %u)", ml.id, mp->map_id);
 	else
 		CELL(6, "%s", mp->reused ? "reused from an earlier load" : "");
-}
-
-static struct json_object *json_u64(bool have, uint64_t v)
-{
-	return have ? json_object_new_uint64(v) : NULL;
-}
-
-static void annotate_prog(struct json_object *p, const struct prog_live *pl)
-{
-	bool runs = pl->have && pl->run_cnt;
-
-	json_object_object_add(p, "run_cnt", json_u64(pl->have, pl->run_cnt));
-	json_object_object_add(p, "run_time_ns", json_u64(pl->have, pl->run_time_ns));
-	json_object_object_add(p, "avg_ns", runs ? json_object_new_double(
-		(double)pl->run_time_ns / (double)pl->run_cnt) : NULL);
-	json_object_object_add(p, "recursion_misses", json_u64(pl->have, pl->misses));
-	json_object_object_add(p, "detached", json_object_new_boolean(pl->detached));
-	json_object_object_add(p, "probe_error", pl->err ?
-			       json_object_new_string(probe_error(pl->err, false)) : NULL);
-}
-
-static void annotate_map(struct json_object *mp, const struct map_live *ml)
-{
-	json_object_object_add(mp, "map_type", ml->have ?
-			       json_object_new_string(libbpf_bpf_map_type_str(ml->type) ?: "?") : NULL);
-	json_object_object_add(mp, "live_map_id", json_u64(ml->have, ml->id));
-	json_object_object_add(mp, "max_entries", json_u64(ml->have, ml->max_entries));
-	json_object_object_add(mp, "entries", json_u64(ml->counted, ml->entries));
-	json_object_object_add(mp, "fill_percent", ml->counted && ml->max_entries ?
-			       json_object_new_double(100.0 * (double)ml->entries /
-						      ml->max_entries) : NULL);
-	json_object_object_add(mp, "memlock_bytes", json_u64(ml->have, ml->memlock));
-	json_object_object_add(mp, "drops", json_u64(ml->has_drops, ml->drops));
-	json_object_object_add(mp, "probe_error", ml->err ?
-			       json_object_new_string(probe_error(ml->err, ml->root_only)) : NULL);
 }
 
 static void show(FILE *f, struct status_view *v, bool json)
@@ -336,7 +332,6 @@ static void show(FILE *f, struct status_view *v, bool json)
 	const char *rel = v->st.kernel_release;
 	struct kstats_objmeta meta;
 	char why[KSTATS_WHY_LEN];
-	struct map_live ml;
 	size_t i, j, k = 0;
 	struct utsname u;
 	bool have_u = !uname(&u);
@@ -375,22 +370,14 @@ static void show(FILE *f, struct status_view *v, bool json)
 		if (!json)
 			fprintf(f, "\n%s  %s\n", o->name, why);
 		for (j = 0; j < o->nprogs && k < v->nprogs; j++, k++)
-			if (json)
-				annotate_prog(o->progs[j].json, &v->progs[k]);
-			else
-				prog_row(rows[j + 1], &o->progs[j], &v->progs[k]);
+			prog_row(rows[j + 1], &o->progs[j], &v->progs[k]);
 		if (!json)
 			table_print(f, prog_cols, rows, j);
 		if (kstats_objmeta_read(o->path, &meta, why, sizeof(why)))
 			memset(&meta, 0, sizeof(meta));
 		memset(rows, 0, (o->nmaps + 1) * sizeof(*rows));
-		for (j = 0; j < o->nmaps; j++) {
-			probe_map(v, o, &meta, &o->maps[j], &ml);
-			if (json)
-				annotate_map(o->maps[j].json, &ml);
-			else
-				map_row(rows[j + 1], &o->maps[j], &ml);
-		}
+		for (j = 0; j < o->nmaps; j++)
+			map_row(rows[j + 1], v, o, &meta, &o->maps[j]);
 		kstats_objmeta_free(&meta);
 		if (!json)
 			table_print(f, map_cols, rows, j);
@@ -441,11 +428,10 @@ static int measure(struct status_view *v)
 	int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 
 	if (fd < 0) {
-		int ret = -errno;
-
+		fd = -errno;
 		fprintf(stderr, "kstats status: --stats: cannot enable BPF run-time stats: %s; "
-			"needs CAP_SYS_ADMIN (root)\n", strerror(errno));
-		return ret;
+			"needs CAP_SYS_ADMIN (root)\n", strerror(-fd));
+		return fd;
 	}
 	before = probe_progs(&v->st, &n);
 	while (nanosleep(&ts, &ts) && errno == EINTR)
@@ -480,13 +466,11 @@ static int verdict(struct status_view *v)
 	}
 	for (i = 0; i < v->st.nobjs; i++) {
 		const struct kstats_status_obj *o = &v->st.objs[i];
+		bool warn = o->outcome == KSTATS_FAILED_OBJECT && !o->critical;
 
-		if (!kstats_outcome_failed(o->outcome))
+		failed |= kstats_outcome_failed(o->outcome) && !warn;
+		if (!warn)
 			continue;
-		if (o->outcome != KSTATS_FAILED_OBJECT || o->critical) {
-			failed = true;
-			continue;
-		}
 		kstats_why(o, why, sizeof(why));
 		fprintf(stderr, "kstats status: warning: %s: %s; skipped (fix or remove %s)\n",
 			o->name, why, o->path);
