@@ -73,11 +73,8 @@ static int render_to(FILE *f, const struct dump_opts *o, const struct kstats_sna
 	}
 }
 
-/*
- * --output: a reader (node_exporter, another user: 0644 less the umask) sees
- * the old file or the new one, and only in a directory of root's or ours
- * reached through no symlink (kstats_file_replace_owned()).
- */
+/* --output: a reader (node_exporter, another user: 0644 less the umask) sees the old file
+ * or the new one, only in a directory of root's or ours via no symlink (file_replace_owned). */
 static int render(const struct dump_opts *o, const struct kstats_snapshot *s)
 {
 	char msg[4096 + 256], *buf = NULL;
@@ -106,11 +103,8 @@ static int render(const struct dump_opts *o, const struct kstats_snapshot *s)
 	return ret;
 }
 
-/*
- * Names the metrics that were asked for but are not loaded, and why (not
- * those kstats_snapshot_read() named); returns how many selected metrics
- * are loaded.
- */
+/* Names the metrics asked for but not loaded, and why (not those kstats_snapshot_read()
+ * named); returns how many selected metrics are loaded. */
 static size_t report_missing(const struct dump_opts *o, const struct kstats_snapshot *s,
 			     int read_ret, size_t *missing)
 {

@@ -13,6 +13,7 @@
 #define KSTATS_MAX_LABELS 8
 #define KSTATS_LABEL_LEN 64
 #define KSTATS_OBJ_LEN 64
+#define LAST_BUCKET (BPF_TELEMETRY_NR_BUCKETS - 1)
 
 /* One key of one histogram map. */
 struct kstats_series {

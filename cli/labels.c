@@ -294,18 +294,16 @@ const char *kstats_names_find(const struct kstats_names *d, int64_t id)
 void kstats_labels_resolve(const struct kstats_hist *h, struct kstats_series *s)
 {
 	const struct kstats_map *m = h->hm.map;
-	const struct kstats_names *names = h->names;
 	size_t i;
 
 	for (i = 0; i < h->nlabels; i++) {
 		const struct kstats_column *c = kstats_map_column(m, i);
 		struct kstats_column as_enum = *c;
-		const char *e, *name = i ? NULL : kstats_names_find(names, s->key[i]);
+		const char *e, *name = i ? NULL : kstats_names_find(h->names, s->key[i]);
 
 		as_enum.kind = KSTATS_LEAF_ENUM;
 		as_enum.type_id = h->enum_type[i];
 		e = h->enum_type[i] ? kstats_column_enum_name(m, &as_enum, s->key[i]) : NULL;
-
 		if (e && strlen(e) > h->enum_prefix[i])
 			snprintf(s->value[i], KSTATS_LABEL_LEN, "%s", e + h->enum_prefix[i]);
 		else if (name)

@@ -6,10 +6,7 @@
 #include <string.h>
 
 #include "hist.h"
-#include "kstats.h"
-#include "kstats_meta.h"
 
-#define LAST_BUCKET (BPF_TELEMETRY_NR_BUCKETS - 1)
 /*
  * --prometheus: text 0.0.4, for node_exporter's textfile collector; --openmetrics:
  * OpenMetrics 1.0.  No _sum: log2 buckets do not record it, and node_exporter

@@ -11,8 +11,6 @@
 #include "kstats.h"
 #include "kstats_meta.h"
 
-#define LAST_BUCKET (BPF_TELEMETRY_NR_BUCKETS - 1)
-
 const struct kstats_unit_info *kstats_unit_or_count(unsigned int id)
 {
 	return kstats_unit(id) ?: kstats_unit(KSTATS_UNIT_COUNT);
@@ -122,12 +120,7 @@ void kstats_put_padded(FILE *f, const char *s, size_t width, bool right)
 {
 	size_t w = kstats_display_width(s);
 
-	if (!right)
-		fputs(s, f);
-	for (; w < width; w++)
-		fputc(' ', f);
-	if (right)
-		fputs(s, f);
+	fprintf(f, "%s%*s%s", right ? "" : s, (int)(w < width ? width - w : 0), "", right ? s : "");
 }
 
 /*

@@ -195,10 +195,9 @@ int kstats_hist_fetch(struct kstats_hist *h, const char *pin_dir, char *err, siz
 		kstats_histmap_free(&h->hm);	/* holds no unloaded map alive */
 		if (ret == -ENOENT)
 			return 1;	/* not loaded */
-		snprintf(err, errlen, "%s: %s", pin, strerror(-ret));
-		return ret;
+	} else {
+		ret = kstats_histmap_read(h->obj_path, h->map, pin, &h->hm, err, errlen);
 	}
-	ret = kstats_histmap_read(h->obj_path, h->map, pin, &h->hm, err, errlen);
 	if (ret && !*err)
 		snprintf(err, errlen, "%s: %s", pin, strerror(-ret));
 	return ret;
@@ -261,12 +260,9 @@ int kstats_snapshot_read(struct kstats_snapshot *s, const char *pin_dir)
 		if (!h->selected)
 			continue;
 		h->read_err = dir_ret == -ENOENT || dir_ret == -ENODEV ? 0 : dir_ret;
-		if (dir_ret) {
-			h->loaded = false;
-			continue;
-		}
+		h->loaded = false;
 		*err = 0;
-		ret = read_hist(h, pin_dir, err, sizeof(err));
+		ret = dir_ret ? 0 : read_hist(h, pin_dir, err, sizeof(err));
 		if (!ret)
 			continue;
 		h->read_err = ret;

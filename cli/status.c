@@ -67,7 +67,9 @@ static int prog_fd(const struct kstats_status_prog *p, const char *obj)
 	return fd >= 0 ? fd : err;
 }
 
-static struct prog_live *probe_progs(const struct kstats_status *st, size_t *n)
+/* since: an earlier probe, its counts subtracted; NULL: counts since load. */
+static struct prog_live *probe_progs(const struct kstats_status *st, size_t *n,
+				     const struct prog_live *since)
 {
 	struct prog_live *pl, *l;
 	size_t i, j;
@@ -79,6 +81,7 @@ static struct prog_live *probe_progs(const struct kstats_status *st, size_t *n)
 	for (i = 0; pl && i < st->nobjs; i++) {
 		for (j = 0; j < st->objs[i].nprogs; j++, l++) {
 			const struct kstats_status_prog *p = &st->objs[i].progs[j];
+			const struct prog_live *b = since ? &since[l - pl] : &(struct prog_live){};
 			struct bpf_prog_info info = {};
 			__u32 len = sizeof(info);
 
@@ -88,9 +91,9 @@ static struct prog_live *probe_progs(const struct kstats_status *st, size_t *n)
 			fd = prog_fd(p, st->objs[i].name);
 			l->have = fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len);
 			l->err = l->have ? 0 : fd < 0 ? fd : -errno;
-			l->run_cnt = l->have ? info.run_cnt : 0;
-			l->run_time_ns = l->have ? info.run_time_ns : 0;
-			l->misses = l->have ? info.recursion_misses : 0;
+			l->run_cnt = l->have ? info.run_cnt - b->run_cnt : 0;
+			l->run_time_ns = l->have ? info.run_time_ns - b->run_time_ns : 0;
+			l->misses = l->have ? info.recursion_misses - b->misses : 0;
 			if (fd >= 0)
 				close(fd);
 		}
@@ -424,7 +427,7 @@ static int measure(struct status_view *v)
 {
 	struct timespec ts = kstats_timespec(v->window);
 	struct prog_live *before;
-	size_t i, n;
+	size_t n;
 	int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 
 	if (fd < 0) {
@@ -433,16 +436,11 @@ static int measure(struct status_view *v)
 			"needs CAP_SYS_ADMIN (root)\n", strerror(-fd));
 		return fd;
 	}
-	before = probe_progs(&v->st, &n);
+	before = probe_progs(&v->st, &n, NULL);
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
-	v->progs = probe_progs(&v->st, &v->nprogs);
+	v->progs = probe_progs(&v->st, &v->nprogs, before);
 	close(fd);
-	for (i = 0; before && v->progs && n == v->nprogs && i < n; i++) {
-		v->progs[i].run_cnt -= before[i].run_cnt;
-		v->progs[i].run_time_ns -= before[i].run_time_ns;
-		v->progs[i].misses -= before[i].misses;
-	}
 	free(before);
 	return 0;
 }
@@ -528,7 +526,7 @@ int cmd_status(int argc, char **argv)
 	if (v.window)
 		ret = measure(&v);
 	else
-		v.progs = probe_progs(&v.st, &v.nprogs);
+		v.progs = probe_progs(&v.st, &v.nprogs, NULL);
 	if (!ret) {
 		show(stdout, &v, json);
 		ret = verdict(&v);
