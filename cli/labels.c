@@ -112,14 +112,9 @@ static size_t enum_prefix(const struct btf *btf, uint32_t type_id)
 		return 0;
 	first = kstats_btf_enumerator(btf, t, 0).name;
 	n = strlen(first);
-	for (i = 1; i < btf_vlen(t); i++) {
-		const char *name = kstats_btf_enumerator(btf, t, i).name;
-		size_t k = 0;
-
-		while (k < n && name[k] == first[k])
-			k++;
-		n = k;
-	}
+	for (i = 1; i < btf_vlen(t); i++)
+		while (n && strncmp(kstats_btf_enumerator(btf, t, i).name, first, n))
+			n--;
 	while (n && first[n - 1] != '_')
 		n--;
 	return n;

@@ -38,11 +38,10 @@ static void prom_name(char *buf, size_t len, const char *m, const char *suffix)
 }
 
 /*
- * Bucket i's le in the exposed unit, the last bucket's "+Inf".  Latencies
- * are nanoseconds truncated to whole microseconds, so bucket i holds real
- * durations in [2^i, 2^(i+1)) us: le = 2^(i+1) us, as an exact decimal of
- * seconds ("0.000032"; a power of 2 ends in no 0).  Sizes and counts are
- * whole numbers: le = 2^(i+1) - 1.
+ * Bucket i's le in the exposed unit, the last bucket's "+Inf".  Latencies are nanoseconds
+ * truncated to whole microseconds, so bucket i holds real durations in [2^i, 2^(i+1)) us:
+ * le = 2^(i+1) us, an exact decimal of seconds ("0.000032"; a power of 2 ends in no 0).
+ * Sizes and counts are whole numbers: le = 2^(i+1) - 1.
  */
 static void prom_le(char *buf, size_t len, unsigned int i, unsigned int shift)
 {
@@ -59,11 +58,8 @@ static void prom_le(char *buf, size_t len, unsigned int i, unsigned int shift)
 		snprintf(buf, len, "%" PRIu64 ".%0*" PRIu64, top / scale, (int)shift, top % scale);
 }
 
-/*
- * Exposition text (a label value, or HELP): \\, newline and, quoted, '"' escaped;
- * a byte that is not UTF-8 becomes the text \xNN (kstats_escape's form), so that
- * the file stays valid whatever a name holds.
- */
+/* Exposition text (a label value, or HELP): \\, newline and, quoted, '"' escaped; a byte
+ * not UTF-8 becomes the text \xNN (kstats_escape's form): valid whatever a name holds. */
 static void put_text(FILE *f, const char *s, bool quoted)
 {
 	size_t n;
@@ -205,10 +201,8 @@ int kstats_render_prometheus(FILE *f, const struct kstats_snapshot *s, bool open
 	return ferror(f) ? -EIO : 0;
 }
 
-/*
- * kstats dump --rules: recording rules level:metric:operations, level "fleet"
- * or a key label, and alerts on the export's own gauges; none names a metric.
- */
+/* kstats dump --rules: recording rules level:metric:operations, level "fleet" or a key
+ * label, and alerts on the export's own gauges; none names a metric. */
 #define RULE_WINDOW "5m"
 #define P99_ALERT_SECONDS "1"
 
@@ -237,11 +231,8 @@ static void put_alert(FILE *f, const char *alert, const char *expr, const char *
 		alert, expr, wait, summary, run);
 }
 
-/*
- * A metric's name in the rules: YAML single-quoted text that no template expands,
- * one way for the label and the annotations.  Bytes other than printable ASCII
- * become \xNN (kstats_escape), ' is doubled, and {{ is written {{ "{{" }}.
- */
+/* A metric's name in the rules, label and annotations: YAML single-quoted text no template
+ * expands.  Not printable ASCII: \xNN (kstats_escape); ' doubled; {{ as {{ "{{" }}. */
 static void put_yaml(FILE *f, const char *name)
 {
 	char safe[KSTATS_ESCAPED_SIZE(KSTATS_LABEL_LEN)], *c;

@@ -31,11 +31,8 @@ uint64_t kstats_bucket_hi(unsigned int i)
 	return i >= LAST_BUCKET ? UINT64_MAX : (1ull << (i + 1)) - 1;
 }
 
-/*
- * The value at rank q * count, interpolated linearly inside its bucket's
- * [lo, hi + 1) as Prometheus' histogram_quantile() does.  A rank in the
- * open last bucket gives that bucket's lower bound.
- */
+/* The value at rank q * count, interpolated linearly inside its bucket's [lo, hi + 1) as
+ * Prometheus' histogram_quantile() does; in the open last bucket, its lower bound. */
 static double quantile(const uint64_t *b, uint64_t count, double q, bool *open)
 {
 	double rank = q * (double)count, cum = 0;
@@ -50,11 +47,8 @@ static double quantile(const uint64_t *b, uint64_t count, double q, bool *open)
 			cum += (double)b[i];
 			continue;
 		}
-		if (i == LAST_BUCKET) {
-			*open = true;
-			return lo;
-		}
-		return lo + width * (rank - cum) / (double)b[i];
+		*open = i == LAST_BUCKET;
+		return *open ? lo : lo + width * (rank - cum) / (double)b[i];
 	}
 	return 0;
 }
@@ -123,10 +117,8 @@ void kstats_put_padded(FILE *f, const char *s, size_t width, bool right)
 	fprintf(f, "%s%*s%s", right ? "" : s, (int)(w < width ? width - w : 0), "", right ? s : "");
 }
 
-/*
- * bcc-style: zero rows outside the non-zero buckets are elided (--all shows all
- * 32); column widths follow the data, so no count up to 2^64 - 1 breaks them.
- */
+/* bcc-style: zero rows outside the non-zero buckets are elided (--all shows all 32);
+ * column widths follow the data, so no count up to 2^64 - 1 breaks them. */
 #define BAR "****************************************"
 #define BAR_WIDTH (sizeof(BAR) - 1)
 

@@ -213,7 +213,8 @@ static const char *probe_error(int err, bool root_only)
 	       "permission denied" : err == -ENOENT ? "gone" : strerror(-err);
 }
 
-/* Rows of cells under a header: the columns as wide as their cells, the last one free. */
+/* Rows of cells under a header (f NULL: none): the columns as wide as their cells, the
+ * last one free. */
 #define TABLE_COLS 8
 #define CELL_LEN 96
 
@@ -229,7 +230,7 @@ static void table_print(FILE *f, const char *const *head, row_t *rows, size_t n)
 		for (c = 0; c < TABLE_COLS; c++)
 			if (kstats_display_width(rows[r][c]) > w[c])
 				w[c] = kstats_display_width(rows[r][c]);
-	for (r = 0; n && r <= n; r++) {
+	for (r = 0; f && n && r <= n; r++) {
 		for (last = 0, c = 0; c < TABLE_COLS; c++)
 			last = *rows[r][c] ? c : last;
 		fputs("  ", f);
@@ -251,7 +252,6 @@ static void prog_row(char (*row)[CELL_LEN], const struct kstats_status_prog *p,
 		     const struct prog_live *pl)
 {
 	double ns = pl->run_cnt ? (double)pl->run_time_ns / (double)pl->run_cnt : 0;
-	char avg[32];
 
 	json_object_object_add(p->json, "run_cnt", json_u64(pl->have, pl->run_cnt));
 	json_object_object_add(p->json, "run_time_ns", json_u64(pl->have, pl->run_time_ns));
@@ -267,11 +267,11 @@ static void prog_row(char (*row)[CELL_LEN], const struct kstats_status_prog *p,
 	CELL(3, "%s%s", kstats_outcome_name(p->outcome), pl->detached ? ",DETACHED" : "");
 	if (pl->have && pl->run_cnt) {
 		if (ns < 1000)
-			snprintf(avg, sizeof(avg), "%.0fns", ns);
+			CELL(5, "%.0fns", ns);
 		else
-			kstats_fmt_value(avg, sizeof(avg), ns / 1000, kstats_unit(KSTATS_UNIT_USEC));
+			kstats_fmt_value(row[5], CELL_LEN, ns / 1000,
+					 kstats_unit(KSTATS_UNIT_USEC));
 		CELL(4, "%llu", (unsigned long long)pl->run_cnt);
-		CELL(5, "%s", avg);
 		CELL(6, "%llu", (unsigned long long)pl->misses);
 	} else {
 		CELL(4, "%s", pl->have ? "0" : pl->err ? probe_error(pl->err, false) : "-");
@@ -288,7 +288,6 @@ static void map_row(char (*row)[CELL_LEN], struct status_view *v,
 {
 	const char *type;
 	struct map_live ml;
-	char mem[32];
 
 	probe_map(v, o, meta, mp, &ml);
 	type = libbpf_bpf_map_type_str(ml.type) ?: "?";
@@ -317,8 +316,7 @@ static void map_row(char (*row)[CELL_LEN], struct status_view *v,
 		CELL(2, "%u", ml.max_entries);
 		CELL(3, "-");
 	}
-	kstats_fmt_value(mem, sizeof(mem), (double)ml.memlock, kstats_unit(KSTATS_UNIT_BYTES));
-	CELL(4, "%s", mem);
+	kstats_fmt_value(row[4], CELL_LEN, (double)ml.memlock, kstats_unit(KSTATS_UNIT_BYTES));
 	CELL(5, ml.has_drops ? "%llu" : "-", (unsigned long long)ml.drops);
 	if (mp->map_id && mp->map_id != ml.id)
 		CELL(6, "recreated since the loader ran (id %u, was %u)", ml.id, mp->map_id);
@@ -374,16 +372,14 @@ static void show(FILE *f, struct status_view *v, bool json)
 			fprintf(f, "\n%s  %s\n", o->name, why);
 		for (j = 0; j < o->nprogs && k < v->nprogs; j++, k++)
 			prog_row(rows[j + 1], &o->progs[j], &v->progs[k]);
-		if (!json)
-			table_print(f, prog_cols, rows, j);
+		table_print(json ? NULL : f, prog_cols, rows, j);
 		if (kstats_objmeta_read(o->path, &meta, why, sizeof(why)))
 			memset(&meta, 0, sizeof(meta));
 		memset(rows, 0, (o->nmaps + 1) * sizeof(*rows));
 		for (j = 0; j < o->nmaps; j++)
 			map_row(rows[j + 1], v, o, &meta, &o->maps[j]);
 		kstats_objmeta_free(&meta);
-		if (!json)
-			table_print(f, map_cols, rows, j);
+		table_print(json ? NULL : f, map_cols, rows, j);
 		free(rows);
 	}
 	if (!json)
