@@ -12,18 +12,8 @@
 
 int kstats_exit_code(int err)
 {
-	switch (-err) {
-	case 0:
-		return KSTATS_EXIT_OK;
-	case EPERM:
-	case EACCES:
-		return KSTATS_EXIT_PERM;
-	case ENOENT:
-	case ENODEV:
-		return KSTATS_EXIT_NOT_LOADED;
-	default:
-		return KSTATS_EXIT_ERROR;
-	}
+	return !err ? KSTATS_EXIT_OK : err == -EPERM || err == -EACCES ? KSTATS_EXIT_PERM :
+	       err == -ENOENT || err == -ENODEV ? KSTATS_EXIT_NOT_LOADED : KSTATS_EXIT_ERROR;
 }
 
 int kstats_check_pin_dir(const char *pin_dir, char *msg, size_t len)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 
 #include "hist.h"
 #include "kstats.h"
@@ -19,7 +20,7 @@ enum dump_format { FMT_ASCII, FMT_JSON, FMT_PROMETHEUS, FMT_OPENMETRICS, FMT_RUL
 
 struct dump_opts {
 	const char *obj_dir, *pin_dir, *status_file, *output, *state_dir;
-	enum dump_format fmt;
+	int fmt;			/* enum dump_format */
 	struct kstats_render_opts render;
 	double interval;		/* 0: one cumulative dump */
 	uint64_t count;			/* intervals; 0: until interrupted */
@@ -72,11 +73,8 @@ static int render_to(FILE *f, const struct dump_opts *o, const struct kstats_sna
 	}
 }
 
-/*
- * --output: a reader (node_exporter, another user: 0644 less the umask) sees
- * the old file or the new one, and only in a directory of root's or ours
- * reached through no symlink (kstats_file_replace_owned()).
- */
+/* --output: a reader (node_exporter, another user: 0644 less the umask) sees the old file
+ * or the new one, only in a directory of root's or ours via no symlink (file_replace_owned). */
 static int render(const struct dump_opts *o, const struct kstats_snapshot *s)
 {
 	char msg[4096 + 256], *buf = NULL;
@@ -105,11 +103,8 @@ static int render(const struct dump_opts *o, const struct kstats_snapshot *s)
 	return ret;
 }
 
-/*
- * Names the metrics that were asked for but are not loaded, and why (not
- * those kstats_snapshot_read() named); returns how many selected metrics
- * are loaded.
- */
+/* Names the metrics asked for but not loaded, and why (not those kstats_snapshot_read()
+ * named); returns how many selected metrics are loaded. */
 static size_t report_missing(const struct dump_opts *o, const struct kstats_snapshot *s,
 			     int read_ret, size_t *missing)
 {
@@ -154,7 +149,7 @@ static bool exporting(const struct dump_opts *o)
 static int live(struct dump_opts *o, struct kstats_snapshot *s)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct kstats_snapshot prev, shown;
+	struct kstats_snapshot prev, next;
 	struct timespec ts;
 	uint64_t n;
 	int ret;
@@ -166,7 +161,7 @@ static int live(struct dump_opts *o, struct kstats_snapshot *s)
 		return ret;
 	fprintf(stderr, "Showing the events of every %gs interval; Ctrl-C to end.\n",
 		o->interval);
-	for (n = 0; !ret && (!o->count || n < o->count); n++) {
+	for (n = 0; !ret && !stopping && (!o->count || n < o->count); n++) {
 		ts = kstats_timespec(o->interval);
 		while (!stopping && nanosleep(&ts, &ts) && errno == EINTR)
 			;
@@ -174,19 +169,12 @@ static int live(struct dump_opts *o, struct kstats_snapshot *s)
 		if (exporting(o)) {
 			/* Cumulative; a map named unread may be read next time. */
 			ret = render(o, s);
-		} else if (!ret) {
-			ret = kstats_snapshot_dup(&shown, s);
-			if (ret)
-				break;
-			kstats_snapshot_subtract(&shown, &prev);
-			ret = render(o, &shown);
-			kstats_snapshot_free(&shown);
+		} else if (!ret && !(ret = kstats_snapshot_dup(&next, s))) {
+			kstats_snapshot_subtract(s, &prev);	/* next keeps the counts */
+			ret = render(o, s);
+			kstats_snapshot_free(&prev);
+			prev = next;
 		}
-		kstats_snapshot_free(&prev);
-		if (!ret)
-			ret = kstats_snapshot_dup(&prev, s);
-		if (stopping)
-			break;
 	}
 	kstats_snapshot_free(&prev);
 	return ret;
@@ -200,12 +188,12 @@ static int bad_usage(const char *err)
 
 static int parse_args(int argc, char **argv, struct dump_opts *o)
 {
-	static const struct option opts[] = {
+	const struct option opts[] = {
 		{ "all", no_argument, NULL, 'a' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "prometheus", no_argument, NULL, 'P' },
-		{ "openmetrics", no_argument, NULL, 'm' },
-		{ "rules", no_argument, NULL, 'r' },
+		{ "json", no_argument, &o->fmt, FMT_JSON },
+		{ "prometheus", no_argument, &o->fmt, FMT_PROMETHEUS },
+		{ "openmetrics", no_argument, &o->fmt, FMT_OPENMETRICS },
+		{ "rules", no_argument, &o->fmt, FMT_RULES },
 		{ "state-dir", required_argument, NULL, 'S' },
 		{ "output", required_argument, NULL, 'O' },
 		{ "interval", required_argument, NULL, 'i' },
@@ -223,10 +211,7 @@ static int parse_args(int argc, char **argv, struct dump_opts *o)
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'a': o->render.all = true; break;
-		case 'j': o->fmt = FMT_JSON; formats |= 1u << FMT_JSON; break;
-		case 'P': o->fmt = FMT_PROMETHEUS; formats |= 1u << FMT_PROMETHEUS; break;
-		case 'm': o->fmt = FMT_OPENMETRICS; formats |= 1u << FMT_OPENMETRICS; break;
-		case 'r': o->fmt = FMT_RULES; formats |= 1u << FMT_RULES; break;
+		case 0: formats |= 1u << o->fmt; break;
 		case 'S': o->state_dir = optarg; break;
 		case 'O': o->output = optarg; break;
 		case 'o': o->obj_dir = optarg; break;
@@ -262,9 +247,10 @@ int cmd_dump(int argc, char **argv)
 			       .pin_dir = KSTATS_DEFAULT_PIN_DIR,
 			       .status_file = KSTATS_DEFAULT_STATUS_FILE,
 			       .state_dir = PULL_DEFAULT_STATE_DIR };
+	char err[1024], path[4096];
 	struct kstats_snapshot s;
-	char err[1024];
-	size_t missing, loaded;
+	size_t i, missing, loaded;
+	struct stat st;
 	int read_ret, ret = parse_args(argc, argv, &o);
 
 	if (ret)
@@ -288,14 +274,24 @@ int cmd_dump(int argc, char **argv)
 		kstats_status_free(&o.status);
 		return KSTATS_EXIT_USAGE;
 	}
-	if (o.fmt == FMT_RULES) {
-		ret = kstats_snapshot_declared(&s, err, sizeof(err));
+	if (o.fmt == FMT_RULES) {	/* the label names of each metric, from its object alone */
+		for (i = 0; i < s.nhists && !ret; i++) {
+			struct kstats_map *m;
+
+			if (!s.hists[i].selected)
+				continue;
+			ret = kstats_labels_declared(&s.hists[i], &m, err, sizeof(err));
+			kstats_map_close(m);
+		}
 		if (ret)
 			fprintf(stderr, "kstats dump: %s\n", err);
 		ret = ret ?: render(&o, &s);
 		goto out;
 	}
-	kstats_snapshot_pulled(&s, o.state_dir);
+	/* When kstats pull last committed: the state is replaced whole by each (state.c). */
+	if (snprintf(path, sizeof(path), "%s/" PULL_STATE_FILE, o.state_dir) <
+	    (int)sizeof(path) && !lstat(path, &st) && S_ISREG(st.st_mode))
+		s.pulled = st.st_mtim;
 	s.ship_waiting = ship_waiting(o.state_dir, NULL, &s.shipped);
 	read_ret = kstats_snapshot_read(&s, o.pin_dir);
 	loaded = report_missing(&o, &s, read_ret, &missing);

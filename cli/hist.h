@@ -13,6 +13,7 @@
 #define KSTATS_MAX_LABELS 8
 #define KSTATS_LABEL_LEN 64
 #define KSTATS_OBJ_LEN 64
+#define LAST_BUCKET (BPF_TELEMETRY_NR_BUCKETS - 1)
 
 /* One key of one histogram map. */
 struct kstats_series {
@@ -48,30 +49,23 @@ struct kstats_snapshot {
 	struct kstats_hist *hists;
 	size_t nhists;
 	struct timespec realtime, boottime;	/* when it was read */
-	/* Set on deltas: the window is [since_*, realtime/boottime]. */
-	bool is_delta;
+	bool is_delta;			/* the window is [since_*, realtime/boottime] */
 	struct timespec since_realtime, since_boottime;
 	struct timespec pulled;		/* kstats pull's last commit; 0: none seen */
 	struct timespec shipped;	/* kstats ship's last success; 0: none seen */
 	long ship_waiting;		/* atoms not acknowledged yet */
 };
 
-/*
- * fn for each object of obj_dir, its metadata read once; a file that is no
- * object is skipped, with a warning on stderr if tool names the command.
- */
+/* fn for each object of obj_dir, its metadata read once; a file that is no object is
+ * skipped, with a warning on stderr if tool names the command. */
 struct kstats_objmeta;
 int kstats_each_object(const char *obj_dir, const char *tool,
 		       int (*fn)(void *ctx, const char *path, const char *obj,
 				 const struct kstats_objmeta *meta), void *ctx);
 /* Catalog of every histogram in obj_dir's *.bpf objects (no map reads). */
-int kstats_snapshot_init(struct kstats_snapshot *s, const char *obj_dir,
-			 char *err, size_t errlen);
-/*
- * One histogram per metric name (kstats_metric_same): the one st (or NULL) calls
- * LOADED, else one still attached, else the first; "kstats <tool>: warning: ..."
- * on stderr for each one dropped.
- */
+int kstats_snapshot_init(struct kstats_snapshot *s, const char *obj_dir, char *err, size_t errlen);
+/* One histogram per metric name (kstats_metric_same): the one st (or NULL) calls LOADED,
+ * else one still attached, else the first; "kstats <tool>: warning: ..." for each dropped. */
 void kstats_snapshot_unique(struct kstats_snapshot *s, const struct kstats_status *st,
 			    const char *tool);
 /* Selects metrics by name (case-insensitive), after _unique; none selects all. */
@@ -80,43 +74,26 @@ int kstats_snapshot_select(struct kstats_snapshot *s, char *const *names,
 /* Marks detached objects; decodes maps with the objects as the loader of st loaded them. */
 void kstats_snapshot_as_loaded(struct kstats_snapshot *s, const struct kstats_status *st,
 			       const char *status_file, const char *pin_dir);
-/*
- * Reads the selected pinned maps (unpinned: !loaded, unreadable: read_err and
- * named on stderr); returns the first error, the others are read all the same.
- */
+/* Reads the selected pinned maps (unpinned: !loaded, unreadable: read_err and named on
+ * stderr); returns the first error, the others are read all the same. */
 int kstats_snapshot_read(struct kstats_snapshot *s, const char *pin_dir);
-/* The label names of every selected histogram, from its object alone. */
-int kstats_snapshot_declared(struct kstats_snapshot *s, char *err, size_t errlen);
-/* When kstats pull last committed: the mtime of state_dir's state file. */
-void kstats_snapshot_pulled(struct kstats_snapshot *s, const char *state_dir);
-int kstats_snapshot_dup(struct kstats_snapshot *dst,
-			const struct kstats_snapshot *src);
-/*
- * cur - prev per series and bucket, with the pull's rule (state.c): a
- * recreated map counts from zero, a counter narrower than u64 wraps, a u64
- * bucket below prev shows 0 and is an anomaly, warned about on stderr.
- */
-void kstats_snapshot_subtract(struct kstats_snapshot *cur,
-			      const struct kstats_snapshot *prev);
+int kstats_snapshot_dup(struct kstats_snapshot *dst, const struct kstats_snapshot *src);
+/* cur - prev with the pull's rule (state.c): a recreated map counts from zero, a counter
+ * narrower than u64 wraps, a u64 bucket below prev shows 0, warned about on stderr. */
+void kstats_snapshot_subtract(struct kstats_snapshot *cur, const struct kstats_snapshot *prev);
 void kstats_snapshot_free(struct kstats_snapshot *s);
-
-/*
- * h's map under pin_dir into h->hm, its handle kept: 0, 1 not pinned (the
- * handle let go), or -errno with err.
- */
+/* h's map under pin_dir into h->hm, its handle kept: 0, 1 not pinned (the handle let go),
+ * or -errno with err. */
 int kstats_hist_fetch(struct kstats_hist *h, const char *pin_dir, char *err, size_t errlen);
 
 /* Labels (labels.c): names and values of a histogram map's keys. */
 struct kstats_names;
-int kstats_labels_init(struct kstats_hist *h, const struct kstats_map *m,
-		       char *err, size_t errlen);
+int kstats_labels_init(struct kstats_hist *h, const struct kstats_map *m, char *err, size_t errlen);
 /* The labels of h from its object alone, in *m (the caller closes it). */
-int kstats_labels_declared(struct kstats_hist *h, struct kstats_map **m,
-			   char *err, size_t errlen);
+int kstats_labels_declared(struct kstats_hist *h, struct kstats_map **m, char *err, size_t errlen);
 /* h's id -> struct kstats_name dictionary into h->names (NULL if unpinned),
  * its map kept open for the next read. */
-int kstats_hist_names(struct kstats_hist *h, const char *pin_dir, char *err,
-		      size_t errlen);
+int kstats_hist_names(struct kstats_hist *h, const char *pin_dir, char *err, size_t errlen);
 const char *kstats_names_find(const struct kstats_names *names, int64_t id);
 void kstats_names_free(struct kstats_names *names);
 void kstats_labels_resolve(const struct kstats_hist *h, struct kstats_series *s);
@@ -159,7 +136,7 @@ int kstats_render_json(FILE *f, const struct kstats_snapshot *s,
 		       const struct kstats_render_opts *o, bool pretty);
 /* prom.c: Prometheus text 0.0.4, or OpenMetrics 1.0 (with # EOF). */
 int kstats_render_prometheus(FILE *f, const struct kstats_snapshot *s, bool openmetrics);
-/* Prometheus rules (YAML) for the histograms, labels from kstats_snapshot_declared. */
+/* Prometheus rules (YAML) for the histograms, labels from kstats_labels_declared. */
 int kstats_render_rules(FILE *f, const struct kstats_snapshot *s);
 
 #endif /* KSTATS_HIST_H */

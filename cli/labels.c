@@ -80,28 +80,24 @@ static bool says_nothing(const char *name)
 	return false;
 }
 
-/* Name of map's declared key type (typedef or enum) in the object's BTF. */
-static int declared_key_name(const struct btf *btf, const char *map,
-			     char *buf, size_t len)
+/* Name of map's declared key type (typedef or enum) in the object's BTF, or NULL. */
+static const char *declared_key_name(const struct btf *btf, const char *map)
 {
 	const struct btf_type *t;
 	struct kstats_map_def def;
 	__u32 id;
 
 	if (kstats_btf_map_def(btf, map, &def))
-		return -ENOENT;
+		return NULL;
 	for (id = def.key_type; id && (t = btf__type_by_id(btf, id)); id = t->type) {
 		const char *name = btf__name_by_offset(btf, t->name_off);
 
-		if ((btf_is_typedef(t) || btf_is_any_enum(t)) && !says_nothing(name)) {
-			snprintf(buf, len, "%s", name);
-			strip(buf, "kstats_", "_t");
-			return 0;
-		}
+		if ((btf_is_typedef(t) || btf_is_any_enum(t)) && !says_nothing(name))
+			return name;
 		if (!btf_is_typedef(t) && !btf_is_mod(t))
 			break;
 	}
-	return -ENOENT;
+	return NULL;
 }
 
 /* Length of the prefix every enumerator of enum type_id shares, or 0. */
@@ -116,14 +112,9 @@ static size_t enum_prefix(const struct btf *btf, uint32_t type_id)
 		return 0;
 	first = kstats_btf_enumerator(btf, t, 0).name;
 	n = strlen(first);
-	for (i = 1; i < btf_vlen(t); i++) {
-		const char *name = kstats_btf_enumerator(btf, t, i).name;
-		size_t k = 0;
-
-		while (k < n && name[k] == first[k])
-			k++;
-		n = k;
-	}
+	for (i = 1; i < btf_vlen(t); i++)
+		while (n && strncmp(kstats_btf_enumerator(btf, t, i).name, first, n))
+			n--;
 	while (n && first[n - 1] != '_')
 		n--;
 	return n;
@@ -148,14 +139,14 @@ static void label_name(struct kstats_hist *h, const struct kstats_map *m,
 		       size_t i, char *buf, size_t len)
 {
 	const struct kstats_column *c = kstats_map_column(m, i);
+	const char *type = !i && *h->key_enum ? h->key_enum :
+			   declared_key_name(kstats_map_btf(m), h->map);
 
 	if (strcmp(c->name, "key")) {
 		sanitize(buf, len, c->name);
-	} else if (!i && *h->key_enum) {
-		snprintf(buf, len, "%s", h->key_enum);
+	} else if (type) {
+		snprintf(buf, len, "%s", type);
 		strip(buf, "kstats_", "_t");
-		sanitize(buf, len, buf);
-	} else if (!declared_key_name(kstats_map_btf(m), h->map, buf, len)) {
 		sanitize(buf, len, buf);
 	} else if (!i && *h->names_map) {
 		snprintf(buf, len, "%s", h->names_map);
@@ -180,16 +171,11 @@ static void exposable(char *name, size_t len)
 	char tmp[KSTATS_LABEL_LEN];
 	size_t i;
 
-	if (!*name) {
-		snprintf(name, len, "key");
-		return;
-	}
 	for (i = 0; i < sizeof(taken) / sizeof(taken[0]) && strcmp(name, taken[i]); i++)
 		;
-	if (i == sizeof(taken) / sizeof(taken[0]) && !isdigit((unsigned char)*name))
-		return;
-	snprintf(tmp, sizeof(tmp), "key_%s", name);
-	snprintf(name, len, "%s", tmp);
+	snprintf(tmp, sizeof(tmp), "%s%s", *name ? "key_" : "key", name);
+	if (!*name || i < sizeof(taken) / sizeof(taken[0]) || isdigit((unsigned char)*name))
+		snprintf(name, len, "%s", tmp);
 }
 
 static bool label_taken(const struct kstats_hist *h, size_t i)
@@ -264,23 +250,18 @@ static int names_fill(struct kstats_names *d, char *err, size_t errlen)
 
 int kstats_hist_names(struct kstats_hist *h, const char *pin_dir, char *err, size_t errlen)
 {
-	struct kstats_map_opts mo = { .obj_path = h->obj_path, .map_name = h->names_map };
-	struct kstats_names *d = h->names;
 	char pin[4096];
+	struct kstats_map_opts mo = { .obj_path = h->obj_path, .map_name = h->names_map,
+				      .pin_path = pin };
 	int ret = kstats_pin_path(pin, sizeof(pin), pin_dir, "map", h->obj, h->names_map);
+	bool pinned = !ret && !access(pin, F_OK);	/* else ids show as numbers */
 
-	if (ret || access(pin, F_OK)) {
-		kstats_names_free(d);
-		h->names = NULL;
-		return 0;	/* no dictionary: ids show as numbers */
-	}
-	if (!d && !(d = h->names = calloc(1, sizeof(*d))))
+	if (pinned && !h->names && !(h->names = calloc(1, sizeof(*h->names))))
 		return -ENOMEM;
-	mo.pin_path = pin;
-	ret = d->m ? 0 : kstats_map_open(&mo, &d->m, err, errlen);
-	ret = ret ?: names_fill(d, err, errlen);
-	if (ret) {
-		kstats_names_free(d);
+	ret = pinned && !h->names->m ? kstats_map_open(&mo, &h->names->m, err, errlen) : 0;
+	ret = ret ?: pinned ? names_fill(h->names, err, errlen) : 0;
+	if (!pinned || ret) {
+		kstats_names_free(h->names);
 		h->names = NULL;
 	}
 	return ret;
@@ -308,18 +289,16 @@ const char *kstats_names_find(const struct kstats_names *d, int64_t id)
 void kstats_labels_resolve(const struct kstats_hist *h, struct kstats_series *s)
 {
 	const struct kstats_map *m = h->hm.map;
-	const struct kstats_names *names = h->names;
 	size_t i;
 
 	for (i = 0; i < h->nlabels; i++) {
 		const struct kstats_column *c = kstats_map_column(m, i);
 		struct kstats_column as_enum = *c;
-		const char *e, *name = i ? NULL : kstats_names_find(names, s->key[i]);
+		const char *e, *name = i ? NULL : kstats_names_find(h->names, s->key[i]);
 
 		as_enum.kind = KSTATS_LEAF_ENUM;
 		as_enum.type_id = h->enum_type[i];
 		e = h->enum_type[i] ? kstats_column_enum_name(m, &as_enum, s->key[i]) : NULL;
-
 		if (e && strlen(e) > h->enum_prefix[i])
 			snprintf(s->value[i], KSTATS_LABEL_LEN, "%s", e + h->enum_prefix[i]);
 		else if (name)

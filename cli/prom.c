@@ -6,10 +6,7 @@
 #include <string.h>
 
 #include "hist.h"
-#include "kstats.h"
-#include "kstats_meta.h"
 
-#define LAST_BUCKET (BPF_TELEMETRY_NR_BUCKETS - 1)
 /*
  * --prometheus: text 0.0.4, for node_exporter's textfile collector; --openmetrics:
  * OpenMetrics 1.0.  No _sum: log2 buckets do not record it, and node_exporter
@@ -41,40 +38,28 @@ static void prom_name(char *buf, size_t len, const char *m, const char *suffix)
 }
 
 /*
- * Bucket i's le in the exposed unit, the last bucket's "+Inf".  Latencies
- * are nanoseconds truncated to whole microseconds, so bucket i holds real
- * durations in [2^i, 2^(i+1)) us: le = 2^(i+1) us, as an exact decimal of
- * seconds ("0.000032").  Sizes and counts are whole numbers: le = 2^(i+1) - 1.
+ * Bucket i's le in the exposed unit, the last bucket's "+Inf".  Latencies are nanoseconds
+ * truncated to whole microseconds, so bucket i holds real durations in [2^i, 2^(i+1)) us:
+ * le = 2^(i+1) us, an exact decimal of seconds ("0.000032"; a power of 2 ends in no 0).
+ * Sizes and counts are whole numbers: le = 2^(i+1) - 1.
  */
 static void prom_le(char *buf, size_t len, unsigned int i, unsigned int shift)
 {
-	unsigned int k;
 	uint64_t top = 2ull << i, scale = 1;	/* 2^(i+1): the first value above bucket i */
-	size_t n;
+	unsigned int k;
 
-	if (i >= LAST_BUCKET) {
-		snprintf(buf, len, "+Inf");
-		return;
-	}
-	if (!shift) {
-		snprintf(buf, len, "%" PRIu64, top - 1);
-		return;
-	}
 	for (k = 0; k < shift; k++)
 		scale *= 10;
-	snprintf(buf, len, "%" PRIu64 ".%0*" PRIu64, top / scale, (int)shift, top % scale);
-	n = strlen(buf);
-	while (buf[n - 1] == '0')
-		buf[--n] = 0;
-	if (buf[n - 1] == '.')
-		buf[--n] = 0;
+	if (i >= LAST_BUCKET)
+		snprintf(buf, len, "+Inf");
+	else if (!shift)
+		snprintf(buf, len, "%" PRIu64, top - 1);
+	else
+		snprintf(buf, len, "%" PRIu64 ".%0*" PRIu64, top / scale, (int)shift, top % scale);
 }
 
-/*
- * Exposition text (a label value, or HELP): \\, newline and, quoted, '"' escaped;
- * a byte that is not UTF-8 becomes the text \xNN (kstats_escape's form), so that
- * the file stays valid whatever a name holds.
- */
+/* Exposition text (a label value, or HELP): \\, newline and, quoted, '"' escaped; a byte
+ * not UTF-8 becomes the text \xNN (kstats_escape's form): valid whatever a name holds. */
 static void put_text(FILE *f, const char *s, bool quoted)
 {
 	size_t n;
@@ -91,17 +76,6 @@ static void put_text(FILE *f, const char *s, bool quoted)
 			fwrite(s, 1, n, f);
 		n = n ?: 1;
 	}
-}
-
-/* HELP's "METRIC: what of unit from OBJECT/MAP". */
-static void put_about(FILE *f, const struct kstats_hist *h, const struct kstats_unit_info *u,
-		      const char *what, bool openmetrics)
-{
-	put_text(f, h->metric, openmetrics);
-	fprintf(f, ": %s of %s from ", what, u->prom_help);
-	put_text(f, h->obj, openmetrics);
-	fputc('/', f);
-	put_text(f, h->map, openmetrics);
 }
 
 static void put_labels(FILE *f, const struct kstats_hist *h,
@@ -122,58 +96,52 @@ static void put_labels(FILE *f, const struct kstats_hist *h,
 	fputc('}', f);
 }
 
-static void put_buckets(FILE *f, const char *name, const struct kstats_hist *h,
-			unsigned int shift)
+/*
+ * The text: two untyped families, name_bucket and name_count (see above).
+ * OpenMetrics 1.0: a histogram, _count only beside a _sum; the +Inf bucket counts.
+ */
+static void put_hist(FILE *f, const char *name, const struct kstats_hist *h,
+		     const struct kstats_unit_info *u, bool om)
 {
 	const struct kstats_series *s;
+	struct kstats_hist_stats st;
 	uint64_t cum;
 	char le[32];
 	unsigned int i;
 
+	if (om)
+		fprintf(f, "# TYPE %s histogram\n", name);
+	if (om && *u->prom_suffix)	/* the UNIT must be the name's suffix: none for counts */
+		fprintf(f, "# UNIT %s %s\n", name, u->prom_suffix + 1);
+	fprintf(f, "# HELP %s%s ", name, om ? "" : "_bucket");
+	put_text(f, h->metric, om);
+	fprintf(f, ": %s of %s from ", om ? "log2 histogram" : "cumulative log2 buckets",
+		u->prom_help);
+	put_text(f, h->obj, om);
+	fputc('/', f);
+	put_text(f, h->map, om);
+	fprintf(f, "%s; no _sum (not recorded)\n", om ? "" : "; le is each bucket's upper bound");
+	if (!om)
+		fprintf(f, "# TYPE %s_bucket untyped\n", name);
 	for (s = h->series; s < h->series + h->nseries; s++)
 		for (cum = 0, i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++) {
 			cum = kstats_add_sat(cum, s->buckets[i]);
-			prom_le(le, sizeof(le), i, shift);
+			prom_le(le, sizeof(le), i, u->prom_shift);
 			fprintf(f, "%s_bucket", name);
 			put_labels(f, h, s, le);
 			fprintf(f, " %" PRIu64 "\n", cum);
 		}
-}
-
-/* Two untyped families, name_bucket and name_count: see above. */
-static void put_hist_prometheus(FILE *f, const char *name, const struct kstats_hist *h,
-				const struct kstats_unit_info *u)
-{
-	struct kstats_hist_stats st;
-	size_t i;
-
-	fprintf(f, "# HELP %s_bucket ", name);
-	put_about(f, h, u, "cumulative log2 buckets", false);
-	fprintf(f, "; le is each bucket's upper bound; no _sum (not recorded)\n"
-		"# TYPE %s_bucket untyped\n", name);
-	put_buckets(f, name, h, u->prom_shift);
+	if (om)
+		return;
 	fprintf(f, "# HELP %s_count ", name);
 	put_text(f, h->metric, false);
 	fprintf(f, ": number of events\n# TYPE %s_count untyped\n", name);
-	for (i = 0; i < h->nseries; i++) {
-		kstats_hist_stats(h->series[i].buckets, &st);
+	for (s = h->series; s < h->series + h->nseries; s++) {
+		kstats_hist_stats(s->buckets, &st);
 		fprintf(f, "%s_count", name);
-		put_labels(f, h, &h->series[i], NULL);
+		put_labels(f, h, s, NULL);
 		fprintf(f, " %" PRIu64 "\n", st.count);
 	}
-}
-
-/* OpenMetrics 1.0: _count only beside a _sum; the +Inf bucket counts. */
-static void put_hist_openmetrics(FILE *f, const char *name, const struct kstats_hist *h,
-				 const struct kstats_unit_info *u)
-{
-	fprintf(f, "# TYPE %s histogram\n", name);
-	if (*u->prom_suffix)	/* the UNIT must be the name's suffix: none for counts */
-		fprintf(f, "# UNIT %s %s\n", name, u->prom_suffix + 1);
-	fprintf(f, "# HELP %s ", name);
-	put_about(f, h, u, "log2 histogram", true);
-	fputs("; no _sum (not recorded)\n", f);
-	put_buckets(f, name, h, u->prom_shift);
 }
 
 /* One 0/1 gauge per selected metric: loaded is pinned (read or not) and attached. */
@@ -209,10 +177,7 @@ int kstats_render_prometheus(FILE *f, const struct kstats_snapshot *s, bool open
 		if (!h->selected || !h->loaded)
 			continue;
 		prom_name(name, sizeof(name), h->metric, u->prom_suffix);
-		if (openmetrics)
-			put_hist_openmetrics(f, name, h, u);
-		else
-			put_hist_prometheus(f, name, h, u);
+		put_hist(f, name, h, u, openmetrics);
 	}
 	put_health(f, s, "kstats_metric_loaded", "1 when kstats-loader loaded the "
 		   "metric's object: its map pinned, its programs attached; else 0", false);
@@ -236,10 +201,8 @@ int kstats_render_prometheus(FILE *f, const struct kstats_snapshot *s, bool open
 	return ferror(f) ? -EIO : 0;
 }
 
-/*
- * kstats dump --rules: recording rules level:metric:operations, level "fleet"
- * or a key label, and alerts on the export's own gauges; none names a metric.
- */
+/* kstats dump --rules: recording rules level:metric:operations, level "fleet" or a key
+ * label, and alerts on the export's own gauges; none names a metric. */
 #define RULE_WINDOW "5m"
 #define P99_ALERT_SECONDS "1"
 
@@ -268,11 +231,8 @@ static void put_alert(FILE *f, const char *alert, const char *expr, const char *
 		alert, expr, wait, summary, run);
 }
 
-/*
- * A metric's name in the rules: YAML single-quoted text that no template expands,
- * one way for the label and the annotations.  Bytes other than printable ASCII
- * become \xNN (kstats_escape), ' is doubled, and {{ is written {{ "{{" }}.
- */
+/* A metric's name in the rules, label and annotations: YAML single-quoted text no template
+ * expands.  Not printable ASCII: \xNN (kstats_escape); ' doubled; {{ as {{ "{{" }}. */
 static void put_yaml(FILE *f, const char *name)
 {
 	char safe[KSTATS_ESCAPED_SIZE(KSTATS_LABEL_LEN)], *c;
@@ -287,21 +247,6 @@ static void put_yaml(FILE *f, const char *name)
 			fputc(*c, f);
 		}
 	}
-}
-
-static void put_p99_alert(FILE *f, const struct kstats_hist *h, const char *name)
-{
-	fprintf(f, "      - alert: KstatsLatencyP99High\n        expr: histogram_quantile(0.99, "
-		"sum by (instance, le) (rate(%s_bucket[" RULE_WINDOW "]))) > " P99_ALERT_SECONDS
-		"\n        for: 15m\n        labels:\n          severity: warning\n"
-		"          metric: '", name);
-	put_yaml(f, h->metric);
-	fputs("'\n        annotations:\n          summary: '", f);
-	put_yaml(f, h->metric);
-	fputs(" p99 above " P99_ALERT_SECONDS " s on {{ $labels.instance }}'\n"
-	      "          description: 'Run on {{ $labels.instance }}: kstats dump --interval 60 ", f);
-	put_yaml(f, h->metric);
-	fputs(" (which keys, minute by minute)'\n", f);
 }
 
 int kstats_render_rules(FILE *f, const struct kstats_snapshot *s)
@@ -345,11 +290,24 @@ int kstats_render_rules(FILE *f, const struct kstats_snapshot *s)
 		  "for over 26 hours", "journalctl -u kernelstats-ship.service (the server "
 		  "answer), kstats status");
 	for (i = 0; i < s->nhists; i++) {
-		const struct kstats_unit_info *u = kstats_unit_or_count(s->hists[i].unit);
+		const struct kstats_hist *h = &s->hists[i];
+		const struct kstats_unit_info *u = kstats_unit_or_count(h->unit);
 
-		prom_name(name, sizeof(name), s->hists[i].metric, u->prom_suffix);
-		if (s->hists[i].selected && u->prom_shift)
-			put_p99_alert(f, &s->hists[i], name);
+		if (!h->selected || !u->prom_shift)
+			continue;
+		prom_name(name, sizeof(name), h->metric, u->prom_suffix);
+		fprintf(f, "      - alert: KstatsLatencyP99High\n        expr: histogram_quantile("
+			"0.99, sum by (instance, le) (rate(%s_bucket[" RULE_WINDOW "]))) > "
+			P99_ALERT_SECONDS "\n        for: 15m\n        labels:\n"
+			"          severity: warning\n          metric: '", name);
+		put_yaml(f, h->metric);
+		fputs("'\n        annotations:\n          summary: '", f);
+		put_yaml(f, h->metric);
+		fputs(" p99 above " P99_ALERT_SECONDS " s on {{ $labels.instance }}'\n"
+		      "          description: 'Run on {{ $labels.instance }}: kstats dump "
+		      "--interval 60 ", f);
+		put_yaml(f, h->metric);
+		fputs(" (which keys, minute by minute)'\n", f);
 	}
 	return ferror(f) ? -EIO : 0;
 }

@@ -75,12 +75,8 @@ static int print_rows(const struct kstats_fields *fs, const int64_t *rows, size_
 				       q);
 			json_object_object_add(obj, fs->f[i].name, v);
 		}
-		if (json)
-			printf("%s\n%s", r ? "," : "",
-			       json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
-							      JSON_C_TO_STRING_NOSLASHESCAPE));
-		else
-			printf("\n");
+		printf("%s\n%s", json && r ? "," : "", json ? json_object_to_json_string_ext(obj,
+		       JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE) : "");
 		json_object_put(obj);
 	}
 	if (json)

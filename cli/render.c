@@ -11,8 +11,6 @@
 #include "kstats.h"
 #include "kstats_meta.h"
 
-#define LAST_BUCKET (BPF_TELEMETRY_NR_BUCKETS - 1)
-
 const struct kstats_unit_info *kstats_unit_or_count(unsigned int id)
 {
 	return kstats_unit(id) ?: kstats_unit(KSTATS_UNIT_COUNT);
@@ -33,11 +31,8 @@ uint64_t kstats_bucket_hi(unsigned int i)
 	return i >= LAST_BUCKET ? UINT64_MAX : (1ull << (i + 1)) - 1;
 }
 
-/*
- * The value at rank q * count, interpolated linearly inside its bucket's
- * [lo, hi + 1) as Prometheus' histogram_quantile() does.  A rank in the
- * open last bucket gives that bucket's lower bound.
- */
+/* The value at rank q * count, interpolated linearly inside its bucket's [lo, hi + 1) as
+ * Prometheus' histogram_quantile() does; in the open last bucket, its lower bound. */
 static double quantile(const uint64_t *b, uint64_t count, double q, bool *open)
 {
 	double rank = q * (double)count, cum = 0;
@@ -52,11 +47,8 @@ static double quantile(const uint64_t *b, uint64_t count, double q, bool *open)
 			cum += (double)b[i];
 			continue;
 		}
-		if (i == LAST_BUCKET) {
-			*open = true;
-			return lo;
-		}
-		return lo + width * (rank - cum) / (double)b[i];
+		*open = i == LAST_BUCKET;
+		return *open ? lo : lo + width * (rank - cum) / (double)b[i];
 	}
 	return 0;
 }
@@ -122,58 +114,41 @@ void kstats_put_padded(FILE *f, const char *s, size_t width, bool right)
 {
 	size_t w = kstats_display_width(s);
 
-	if (!right)
-		fputs(s, f);
-	for (; w < width; w++)
-		fputc(' ', f);
-	if (right)
-		fputs(s, f);
+	fprintf(f, "%s%*s%s", right ? "" : s, (int)(w < width ? width - w : 0), "", right ? s : "");
 }
 
-/*
- * bcc-style: zero rows outside the non-zero buckets are elided (--all shows all
- * 32); column widths follow the data, so no count up to 2^64 - 1 breaks them.
- */
-#define BAR_WIDTH 40
+/* bcc-style: zero rows outside the non-zero buckets are elided (--all shows all 32);
+ * column widths follow the data, so no count up to 2^64 - 1 breaks them. */
+#define BAR "****************************************"
+#define BAR_WIDTH (sizeof(BAR) - 1)
 
-static void print_title(FILE *f, const struct kstats_hist *h,
-			const struct kstats_series *s)
+/* Series s of h (h NULL: no title) as rows and a summary; false: no rows to show. */
+static bool print_hist(FILE *f, const uint64_t *b, const struct kstats_unit_info *u,
+		       bool all, const struct kstats_hist *h, const struct kstats_series *s)
 {
-	size_t i;
+	char lo[32], hi[32], num[24];
+	unsigned int i, n, first = 0, last = LAST_BUCKET;
+	size_t wlo = 0, whi = 0, wcount;
+	struct kstats_hist_stats st;
+	uint64_t max = 0;
 
-	fprintf(f, "\n%s", h->metric);
-	for (i = 0; i < h->nlabels; i++) {
+	while (!all && first < LAST_BUCKET && !b[first])
+		first++;
+	while (!all && last > first && !b[last])
+		last--;
+	if (!all && !b[first])
+		return false;
+	if (h)
+		fprintf(f, "\n%s", h->metric);
+	for (i = 0; h && i < h->nlabels; i++) {
 		fputs(i ? ", " : "  ", f);
 		if (kstats_label_is_node(h->label[i]))
 			fprintf(f, "node %s", s->value[i]);
 		else
 			fprintf(f, "%s = %s", h->label[i], s->value[i]);
 	}
-	fputc('\n', f);
-}
-
-/* Series s of h (h NULL: no title) as rows and a summary; false: no rows to show. */
-static bool print_hist(FILE *f, const uint64_t *b, const struct kstats_unit_info *u,
-		       bool all, const struct kstats_hist *h, const struct kstats_series *s)
-{
-	char lo[32], hi[32], num[24], bar[BAR_WIDTH + 1];
-	unsigned int i, n, first = 0, last = LAST_BUCKET;
-	size_t wlo = 0, whi = 0, wcount;
-	struct kstats_hist_stats st;
-	uint64_t max = 0;
-	bool any = false;
-
-	for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS && !all; i++) {
-		if (!b[i])
-			continue;
-		first = any ? first : i;
-		last = i;
-		any = true;
-	}
-	if (!any && !all)
-		return false;
 	if (h)
-		print_title(f, h, s);
+		fputc('\n', f);
 	for (i = first; i <= last; i++) {
 		kstats_fmt_bucket(lo, hi, sizeof(lo), i, u, "inf");
 		wlo = wlo > kstats_display_width(lo) ? wlo : kstats_display_width(lo);
@@ -191,10 +166,8 @@ static bool print_hist(FILE *f, const uint64_t *b, const struct kstats_unit_info
 		fputs(" -> ", f);
 		kstats_put_padded(f, hi, whi, false);
 		n = max ? (unsigned int)((long double)b[i] * BAR_WIDTH / max) : 0;
-		memset(bar, '*', n);
-		memset(bar + n, ' ', BAR_WIDTH - n);
-		bar[BAR_WIDTH] = 0;
-		fprintf(f, " : %-*" PRIu64 " |%s|\n", (int)wcount, b[i], bar);
+		fprintf(f, " : %-*" PRIu64 " |%.*s%*s|\n", (int)wcount, b[i], (int)n, BAR,
+			(int)(BAR_WIDTH - n), "");
 	}
 	kstats_hist_stats(b, &st);
 	fprintf(f, "    count %" PRIu64, st.count);
@@ -205,12 +178,8 @@ static bool print_hist(FILE *f, const uint64_t *b, const struct kstats_unit_info
 			st.p99_open ? ">=" : "~", hi);
 	}
 	kstats_fmt_value(lo, sizeof(lo), st.total_min, u);
-	if (st.total_max < 0) {
-		fprintf(f, ", total >=%s\n", lo);
-	} else {
-		kstats_fmt_value(hi, sizeof(hi), st.total_max, u);
-		fprintf(f, ", total %s..%s\n", lo, hi);
-	}
+	kstats_fmt_value(hi, sizeof(hi), st.total_max, u);
+	fprintf(f, st.total_max < 0 ? ", total >=%s\n" : ", total %s..%s\n", lo, hi);
 	return true;
 }
 
@@ -220,34 +189,12 @@ void print_log2_hist(FILE *f, const uint64_t *b, const struct kstats_unit_info *
 		fprintf(f, "    no events\n");
 }
 
-/* The metrics not loaded, and where to look: kstats status, or the loader to run
- * when it does not name an object (or its map is gone). */
-static void print_not_loaded(FILE *f, const struct kstats_snapshot *s,
-			     const struct kstats_status *st)
-{
-	const char *where = KSTATS_FIX_STATUS;
-	char why[KSTATS_WHY_LEN];
-	size_t i;
-
-	fprintf(f, "\nnot loaded:");
-	for (i = 0; i < s->nhists; i++) {
-		const struct kstats_hist *h = &s->hists[i];
-
-		if (!h->selected || h->loaded || h->read_err)
-			continue;
-		fprintf(f, " %s", h->metric);
-		if (!strcmp(kstats_why(st ? kstats_status_obj(st, h->obj) : NULL, why,
-				       sizeof(why)), KSTATS_FIX_LOAD))
-			where = KSTATS_FIX_LOAD;
-	}
-	fprintf(f, " (%s)\n", where);
-}
-
 int kstats_render_ascii(FILE *f, const struct kstats_snapshot *s,
 			const struct kstats_render_opts *o)
 {
+	const char *where = KSTATS_FIX_STATUS;
+	char when[32], why[KSTATS_WHY_LEN];
 	size_t i, j, missing = 0;
-	char when[32];
 	struct tm tm;
 
 	if (s->is_delta) {
@@ -269,8 +216,13 @@ int kstats_render_ascii(FILE *f, const struct kstats_snapshot *s,
 				strerror(-h->read_err));
 			continue;
 		}
+		/* Where to look: kstats status, or the loader to run when it does not name an
+		 * object (or its map is gone). */
 		if (!h->loaded) {
 			missing++;
+			if (!strcmp(kstats_why(o->status ? kstats_status_obj(o->status, h->obj) :
+					       NULL, why, sizeof(why)), KSTATS_FIX_LOAD))
+				where = KSTATS_FIX_LOAD;
 			continue;
 		}
 		for (j = 0; j < h->nseries; j++)
@@ -279,7 +231,12 @@ int kstats_render_ascii(FILE *f, const struct kstats_snapshot *s,
 			fprintf(f, "\n%s  no events%s\n", h->metric, s->is_delta ? "" : " yet");
 	}
 	if (missing)
-		print_not_loaded(f, s, o->status);
+		fprintf(f, "\nnot loaded:");
+	for (i = 0; missing && i < s->nhists; i++)
+		if (s->hists[i].selected && !s->hists[i].loaded && !s->hists[i].read_err)
+			fprintf(f, " %s", s->hists[i].metric);
+	if (missing)
+		fprintf(f, " (%s)\n", where);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -359,27 +316,6 @@ static struct json_object *series_obj(const struct kstats_hist *h,
 	return o;
 }
 
-static struct json_object *metric_obj(const struct kstats_hist *h, bool all)
-{
-	struct json_object *o = json_object_new_object();
-	struct json_object *labels = flat_array();
-	struct json_object *hists = json_object_new_array(), *so;
-	size_t i;
-
-	for (i = 0; i < h->nlabels; i++)
-		json_object_array_add(labels, json_object_new_string(h->label[i]));
-	for (i = 0; i < h->nseries; i++)
-		if ((so = series_obj(h, &h->series[i], all)))
-			json_object_array_add(hists, so);
-	json_object_object_add(o, "metric", json_object_new_string(h->metric));
-	json_object_object_add(o, "object", json_object_new_string(h->obj));
-	json_object_object_add(o, "map", json_object_new_string(h->map));
-	json_object_object_add(o, "unit", json_object_new_string(kstats_unit_or_count(h->unit)->name));
-	json_object_object_add(o, "labels", labels);
-	json_object_object_add(o, "histograms", hists);
-	return o;
-}
-
 int kstats_render_json(FILE *f, const struct kstats_snapshot *s,
 		       const struct kstats_render_opts *o, bool pretty)
 {
@@ -393,18 +329,34 @@ int kstats_render_json(FILE *f, const struct kstats_snapshot *s,
 	int flags = JSON_C_TO_STRING_NOSLASHESCAPE |
 		    (pretty ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
 			    : JSON_C_TO_STRING_PLAIN);
-	size_t i;
+	size_t i, j;
 
 	for (i = 0; i < s->nhists; i++) {
 		const struct kstats_hist *h = &s->hists[i];
+		struct json_object *m, *labels, *hists, *so;
 
 		if (!h->selected)
 			continue;
-		if (h->loaded)
-			json_object_array_add(metrics, metric_obj(h, o->all));
-		else
+		if (!h->loaded) {
 			json_object_array_add(h->read_err ? unreadable : missing,
 					      json_object_new_string(h->metric));
+			continue;
+		}
+		json_object_array_add(metrics, m = json_object_new_object());
+		labels = flat_array();
+		hists = json_object_new_array();
+		for (j = 0; j < h->nlabels; j++)
+			json_object_array_add(labels, json_object_new_string(h->label[j]));
+		for (j = 0; j < h->nseries; j++)
+			if ((so = series_obj(h, &h->series[j], o->all)))
+				json_object_array_add(hists, so);
+		json_object_object_add(m, "metric", json_object_new_string(h->metric));
+		json_object_object_add(m, "object", json_object_new_string(h->obj));
+		json_object_object_add(m, "map", json_object_new_string(h->map));
+		json_object_object_add(m, "unit",
+				       json_object_new_string(kstats_unit_or_count(h->unit)->name));
+		json_object_object_add(m, "labels", labels);
+		json_object_object_add(m, "histograms", hists);
 	}
 	gmtime_r(&s->realtime.tv_sec, &tm);
 	strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%SZ", &tm);

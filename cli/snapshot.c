@@ -7,7 +7,6 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
-#include <sys/stat.h>
 
 #include "hist.h"
 #include "kstats.h"
@@ -132,11 +131,9 @@ void kstats_snapshot_unique(struct kstats_snapshot *s, const struct kstats_statu
 }
 
 /*
- * What the loader of status st did, for the maps pinned where it says:
- * objects whose programs it detached (disabled, skipped) are marked, and
- * each map is decoded with the object as it loaded it, kept beside the
- * status file (loader/object.c), not with a newer object on disk whose maps
- * it refused to replace until the next boot (doc/loader.md, Upgrades).
+ * Each map is decoded with the object as the loader loaded it, kept beside the status
+ * file (loader/object.c), not with a newer one on disk whose maps it refused to replace
+ * until the next boot (doc/loader.md, Upgrades).
  */
 void kstats_snapshot_as_loaded(struct kstats_snapshot *s, const struct kstats_status *st,
 			       const char *status_file, const char *pin_dir)
@@ -198,10 +195,9 @@ int kstats_hist_fetch(struct kstats_hist *h, const char *pin_dir, char *err, siz
 		kstats_histmap_free(&h->hm);	/* holds no unloaded map alive */
 		if (ret == -ENOENT)
 			return 1;	/* not loaded */
-		snprintf(err, errlen, "%s: %s", pin, strerror(-ret));
-		return ret;
+	} else {
+		ret = kstats_histmap_read(h->obj_path, h->map, pin, &h->hm, err, errlen);
 	}
-	ret = kstats_histmap_read(h->obj_path, h->map, pin, &h->hm, err, errlen);
 	if (ret && !*err)
 		snprintf(err, errlen, "%s: %s", pin, strerror(-ret));
 	return ret;
@@ -218,7 +214,6 @@ static int read_hist(struct kstats_hist *h, const char *pin_dir, char *err,
 	free(h->series);
 	h->series = NULL;
 	h->nseries = 0;
-	h->loaded = false;
 	if (ret == 1) {
 		kstats_names_free(h->names);
 		h->names = NULL;
@@ -265,12 +260,9 @@ int kstats_snapshot_read(struct kstats_snapshot *s, const char *pin_dir)
 		if (!h->selected)
 			continue;
 		h->read_err = dir_ret == -ENOENT || dir_ret == -ENODEV ? 0 : dir_ret;
-		if (dir_ret) {
-			h->loaded = false;
-			continue;
-		}
+		h->loaded = false;
 		*err = 0;
-		ret = read_hist(h, pin_dir, err, sizeof(err));
+		ret = dir_ret ? 0 : read_hist(h, pin_dir, err, sizeof(err));
 		if (!ret)
 			continue;
 		h->read_err = ret;
@@ -279,33 +271,6 @@ int kstats_snapshot_read(struct kstats_snapshot *s, const char *pin_dir)
 		fprintf(stderr, "kstats dump: %s: %s\n", h->metric, err);
 	}
 	return first;
-}
-
-int kstats_snapshot_declared(struct kstats_snapshot *s, char *err, size_t errlen)
-{
-	size_t i;
-	int ret = 0;
-
-	for (i = 0; i < s->nhists && !ret; i++) {
-		struct kstats_map *m;
-
-		if (!s->hists[i].selected)
-			continue;
-		ret = kstats_labels_declared(&s->hists[i], &m, err, errlen);
-		kstats_map_close(m);
-	}
-	return ret;
-}
-
-/* The state is replaced whole by each pull that commits (state.c, pull.c). */
-void kstats_snapshot_pulled(struct kstats_snapshot *s, const char *state_dir)
-{
-	char path[4096];
-	struct stat st;
-
-	if (snprintf(path, sizeof(path), "%s/" PULL_STATE_FILE, state_dir) < (int)sizeof(path) &&
-	    !lstat(path, &st) && S_ISREG(st.st_mode))
-		s->pulled = st.st_mtim;
 }
 
 int kstats_snapshot_dup(struct kstats_snapshot *d, const struct kstats_snapshot *s)

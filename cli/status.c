@@ -67,7 +67,9 @@ static int prog_fd(const struct kstats_status_prog *p, const char *obj)
 	return fd >= 0 ? fd : err;
 }
 
-static struct prog_live *probe_progs(const struct kstats_status *st, size_t *n)
+/* since: an earlier probe, its counts subtracted; NULL: counts since load. */
+static struct prog_live *probe_progs(const struct kstats_status *st, size_t *n,
+				     const struct prog_live *since)
 {
 	struct prog_live *pl, *l;
 	size_t i, j;
@@ -79,6 +81,7 @@ static struct prog_live *probe_progs(const struct kstats_status *st, size_t *n)
 	for (i = 0; pl && i < st->nobjs; i++) {
 		for (j = 0; j < st->objs[i].nprogs; j++, l++) {
 			const struct kstats_status_prog *p = &st->objs[i].progs[j];
+			const struct prog_live *b = since ? &since[l - pl] : &(struct prog_live){};
 			struct bpf_prog_info info = {};
 			__u32 len = sizeof(info);
 
@@ -88,9 +91,9 @@ static struct prog_live *probe_progs(const struct kstats_status *st, size_t *n)
 			fd = prog_fd(p, st->objs[i].name);
 			l->have = fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len);
 			l->err = l->have ? 0 : fd < 0 ? fd : -errno;
-			l->run_cnt = l->have ? info.run_cnt : 0;
-			l->run_time_ns = l->have ? info.run_time_ns : 0;
-			l->misses = l->have ? info.recursion_misses : 0;
+			l->run_cnt = l->have ? info.run_cnt - b->run_cnt : 0;
+			l->run_time_ns = l->have ? info.run_time_ns - b->run_time_ns : 0;
+			l->misses = l->have ? info.recursion_misses - b->misses : 0;
 			if (fd >= 0)
 				close(fd);
 		}
@@ -210,147 +213,115 @@ static const char *probe_error(int err, bool root_only)
 	       "permission denied" : err == -ENOENT ? "gone" : strerror(-err);
 }
 
-/* A table whose column widths follow its cells; the last column is free. */
+/* Rows of cells under a header (f NULL: none): the columns as wide as their cells, the
+ * last one free. */
 #define TABLE_COLS 8
 #define CELL_LEN 96
 
-struct table {
-	size_t ncols, nrows;
-	char (*cells)[TABLE_COLS][CELL_LEN];
-};
+typedef char row_t[TABLE_COLS][CELL_LEN];
 
-static bool table_row(struct table *t, const char *const *names)
+static void table_print(FILE *f, const char *const *head, row_t *rows, size_t n)
 {
-	void *c = realloc(t->cells, (t->nrows + 1) * sizeof(*t->cells));
-	size_t i;
+	size_t w[TABLE_COLS] = {}, r, c, last;
 
-	if (!c)
-		return false;
-	t->cells = c;
-	memset(t->cells[t->nrows], 0, sizeof(*t->cells));
-	for (i = 0; names && names[i]; i++)
-		snprintf(t->cells[t->nrows][i], CELL_LEN, "%s", names[i]);
-	t->nrows++;
-	return true;
-}
-
-static void table_print(FILE *f, struct table *t, const char *indent)
-{
-	size_t w[TABLE_COLS] = {}, r, c;
-
-	for (r = 0; r < t->nrows; r++)
-		for (c = 0; c < t->ncols; c++)
-			if (kstats_display_width(t->cells[r][c]) > w[c])
-				w[c] = kstats_display_width(t->cells[r][c]);
-	for (r = 0; r < t->nrows; r++) {
-		size_t last = 0;
-
-		for (c = 0; c < t->ncols; c++)
-			last = *t->cells[r][c] ? c : last;
-		fputs(indent, f);
+	for (c = 0; head[c]; c++)
+		snprintf(rows[0][c], CELL_LEN, "%s", head[c]);
+	for (r = 0; r <= n; r++)
+		for (c = 0; c < TABLE_COLS; c++)
+			if (kstats_display_width(rows[r][c]) > w[c])
+				w[c] = kstats_display_width(rows[r][c]);
+	for (r = 0; f && n && r <= n; r++) {
+		for (last = 0, c = 0; c < TABLE_COLS; c++)
+			last = *rows[r][c] ? c : last;
+		fputs("  ", f);
 		for (c = 0; c < last; c++)
-			kstats_put_padded(f, t->cells[r][c], w[c] + 2, false);
-		fprintf(f, "%s\n", t->cells[r][last]);
+			kstats_put_padded(f, rows[r][c], w[c] + 2, false);
+		fprintf(f, "%s\n", rows[r][last]);
 	}
-	free(t->cells);
-	t->cells = NULL;
-	t->nrows = 0;
 }
 
-#define CELL(t, c, ...) snprintf((t)->cells[(t)->nrows - 1][c], CELL_LEN, __VA_ARGS__)
-
-static void prog_row(struct table *t, const struct kstats_status_prog *p,
-		     const struct prog_live *pl)
-{
-	double ns = pl->run_cnt ? (double)pl->run_time_ns / (double)pl->run_cnt : 0;
-	char avg[32];
-
-	if (!table_row(t, NULL))
-		return;
-	CELL(t, 0, "%s", p->name);
-	CELL(t, 1, "%s", p->attach);
-	CELL(t, 2, "%s", *p->attach_type ? p->attach_type : "-");
-	CELL(t, 3, "%s%s", kstats_outcome_name(p->outcome), pl->detached ? ",DETACHED" : "");
-	if (pl->have && pl->run_cnt) {
-		if (ns < 1000)
-			snprintf(avg, sizeof(avg), "%.0fns", ns);
-		else
-			kstats_fmt_value(avg, sizeof(avg), ns / 1000, kstats_unit(KSTATS_UNIT_USEC));
-		CELL(t, 4, "%llu", (unsigned long long)pl->run_cnt);
-		CELL(t, 5, "%s", avg);
-		CELL(t, 6, "%llu", (unsigned long long)pl->misses);
-	} else {
-		CELL(t, 4, "%s", pl->have ? "0" : pl->err ? probe_error(pl->err, false) : "-");
-		CELL(t, 5, "-");
-		CELL(t, 6, "%s", pl->have ? "0" : "-");
-	}
-	CELL(t, 7, "%s", p->reason);
-}
-
-static void map_row(struct table *t, const struct kstats_status_map *mp,
-		    const struct map_live *ml)
-{
-	char mem[32];
-
-	if (!table_row(t, NULL))
-		return;
-	CELL(t, 0, "%s", mp->name);
-	if (!ml->have) {
-		CELL(t, 1, "%s", probe_error(ml->err, ml->root_only));
-		return;
-	}
-	CELL(t, 1, "%s", libbpf_bpf_map_type_str(ml->type) ?: "?");
-	if (ml->counted) {
-		CELL(t, 2, "%llu/%u", (unsigned long long)ml->entries, ml->max_entries);
-		CELL(t, 3, "%.1f%%", ml->max_entries ? 100.0 * (double)ml->entries /
-			 ml->max_entries : 0);
-	} else {
-		CELL(t, 2, "%u", ml->max_entries);
-		CELL(t, 3, "-");
-	}
-	kstats_fmt_value(mem, sizeof(mem), (double)ml->memlock, kstats_unit(KSTATS_UNIT_BYTES));
-	CELL(t, 4, "%s", mem);
-	CELL(t, 5, ml->has_drops ? "%llu" : "-", (unsigned long long)ml->drops);
-	if (mp->map_id && mp->map_id != ml->id)
-		CELL(t, 6, "recreated since the loader ran (id %u, was %u)", ml->id,
-		     mp->map_id);
-	else
-		CELL(t, 6, "%s", mp->reused ? "reused from an earlier load" : "");
-}
+#define CELL(c, ...) snprintf(row[c], CELL_LEN, __VA_ARGS__)
 
 static struct json_object *json_u64(bool have, uint64_t v)
 {
 	return have ? json_object_new_uint64(v) : NULL;
 }
 
-static void annotate_prog(struct json_object *p, const struct prog_live *pl)
+/* p's table row, and its live values into its JSON. */
+static void prog_row(char (*row)[CELL_LEN], const struct kstats_status_prog *p,
+		     const struct prog_live *pl)
 {
-	bool runs = pl->have && pl->run_cnt;
+	double ns = pl->run_cnt ? (double)pl->run_time_ns / (double)pl->run_cnt : 0;
 
-	json_object_object_add(p, "run_cnt", json_u64(pl->have, pl->run_cnt));
-	json_object_object_add(p, "run_time_ns", json_u64(pl->have, pl->run_time_ns));
-	json_object_object_add(p, "avg_ns", runs ? json_object_new_double(
-		(double)pl->run_time_ns / (double)pl->run_cnt) : NULL);
-	json_object_object_add(p, "recursion_misses", json_u64(pl->have, pl->misses));
-	json_object_object_add(p, "detached", json_object_new_boolean(pl->detached));
-	json_object_object_add(p, "probe_error", pl->err ?
+	json_object_object_add(p->json, "run_cnt", json_u64(pl->have, pl->run_cnt));
+	json_object_object_add(p->json, "run_time_ns", json_u64(pl->have, pl->run_time_ns));
+	json_object_object_add(p->json, "avg_ns", pl->have && pl->run_cnt ?
+			       json_object_new_double(ns) : NULL);
+	json_object_object_add(p->json, "recursion_misses", json_u64(pl->have, pl->misses));
+	json_object_object_add(p->json, "detached", json_object_new_boolean(pl->detached));
+	json_object_object_add(p->json, "probe_error", pl->err ?
 			       json_object_new_string(probe_error(pl->err, false)) : NULL);
+	CELL(0, "%s", p->name);
+	CELL(1, "%s", p->attach);
+	CELL(2, "%s", *p->attach_type ? p->attach_type : "-");
+	CELL(3, "%s%s", kstats_outcome_name(p->outcome), pl->detached ? ",DETACHED" : "");
+	if (pl->have && pl->run_cnt) {
+		if (ns < 1000)
+			CELL(5, "%.0fns", ns);
+		else
+			kstats_fmt_value(row[5], CELL_LEN, ns / 1000,
+					 kstats_unit(KSTATS_UNIT_USEC));
+		CELL(4, "%llu", (unsigned long long)pl->run_cnt);
+		CELL(6, "%llu", (unsigned long long)pl->misses);
+	} else {
+		CELL(4, "%s", pl->have ? "0" : pl->err ? probe_error(pl->err, false) : "-");
+		CELL(5, "-");
+		CELL(6, "%s", pl->have ? "0" : "-");
+	}
+	CELL(7, "%s", p->reason);
 }
 
-static void annotate_map(struct json_object *mp, const struct map_live *ml)
+/* mp probed: its table row, and its live values into its JSON. */
+static void map_row(char (*row)[CELL_LEN], struct status_view *v,
+		    const struct kstats_status_obj *o, const struct kstats_objmeta *meta,
+		    const struct kstats_status_map *mp)
 {
-	json_object_object_add(mp, "map_type", ml->have ?
-			       json_object_new_string(libbpf_bpf_map_type_str(ml->type) ?: "?") : NULL);
-	json_object_object_add(mp, "live_map_id", json_u64(ml->have, ml->id));
-	json_object_object_add(mp, "max_entries", json_u64(ml->have, ml->max_entries));
-	json_object_object_add(mp, "entries", json_u64(ml->counted, ml->entries));
-	json_object_object_add(mp, "fill_percent", ml->counted && ml->max_entries ?
-			       json_object_new_double(100.0 * (double)ml->entries /
-						      ml->max_entries) : NULL);
-	json_object_object_add(mp, "memlock_bytes", json_u64(ml->have, ml->memlock));
-	json_object_object_add(mp, "drops", json_u64(ml->has_drops, ml->drops));
-	json_object_object_add(mp, "probe_error", ml->err ?
-			       json_object_new_string(probe_error(ml->err, ml->root_only)) : NULL);
+	const char *type;
+	struct map_live ml;
+
+	probe_map(v, o, meta, mp, &ml);
+	type = libbpf_bpf_map_type_str(ml.type) ?: "?";
+	json_object_object_add(mp->json, "map_type", ml.have ? json_object_new_string(type) : NULL);
+	json_object_object_add(mp->json, "live_map_id", json_u64(ml.have, ml.id));
+	json_object_object_add(mp->json, "max_entries", json_u64(ml.have, ml.max_entries));
+	json_object_object_add(mp->json, "entries", json_u64(ml.counted, ml.entries));
+	json_object_object_add(mp->json, "fill_percent", ml.counted && ml.max_entries ?
+			       json_object_new_double(100.0 * (double)ml.entries /
+						      ml.max_entries) : NULL);
+	json_object_object_add(mp->json, "memlock_bytes", json_u64(ml.have, ml.memlock));
+	json_object_object_add(mp->json, "drops", json_u64(ml.has_drops, ml.drops));
+	json_object_object_add(mp->json, "probe_error", ml.err ?
+			       json_object_new_string(probe_error(ml.err, ml.root_only)) : NULL);
+	CELL(0, "%s", mp->name);
+	if (!ml.have) {
+		CELL(1, "%s", probe_error(ml.err, ml.root_only));
+		return;
+	}
+	CELL(1, "%s", type);
+	if (ml.counted) {
+		CELL(2, "%llu/%u", (unsigned long long)ml.entries, ml.max_entries);
+		CELL(3, "%.1f%%", ml.max_entries ? 100.0 * (double)ml.entries /
+		     ml.max_entries : 0);
+	} else {
+		CELL(2, "%u", ml.max_entries);
+		CELL(3, "-");
+	}
+	kstats_fmt_value(row[4], CELL_LEN, (double)ml.memlock, kstats_unit(KSTATS_UNIT_BYTES));
+	CELL(5, ml.has_drops ? "%llu" : "-", (unsigned long long)ml.drops);
+	if (mp->map_id && mp->map_id != ml.id)
+		CELL(6, "recreated since the loader ran (id %u, was %u)", ml.id, mp->map_id);
+	else
+		CELL(6, "%s", mp->reused ? "reused from an earlier load" : "");
 }
 
 static void show(FILE *f, struct status_view *v, bool json)
@@ -362,11 +333,9 @@ static void show(FILE *f, struct status_view *v, bool json)
 	const char *rel = v->st.kernel_release;
 	struct kstats_objmeta meta;
 	char why[KSTATS_WHY_LEN];
-	struct map_live ml;
 	size_t i, j, k = 0;
 	struct utsname u;
 	bool have_u = !uname(&u);
-
 	struct timespec shipped;
 	long waiting = ship_waiting("/var/lib/kernelstats/state", NULL, &shipped);
 	char when[32];
@@ -393,35 +362,25 @@ static void show(FILE *f, struct status_view *v, bool json)
 	}
 	for (i = 0; i < v->st.nobjs; i++) {
 		const struct kstats_status_obj *o = &v->st.objs[i];
-		struct table t = { .ncols = 8 };
+		row_t *rows = calloc((o->nprogs > o->nmaps ? o->nprogs : o->nmaps) + 1,
+				     sizeof(*rows));
 
+		if (!rows)
+			break;
 		kstats_why(o, why, sizeof(why));
 		if (!json)
 			fprintf(f, "\n%s  %s\n", o->name, why);
-		if (!json && o->nprogs)
-			table_row(&t, prog_cols);
 		for (j = 0; j < o->nprogs && k < v->nprogs; j++, k++)
-			if (json)
-				annotate_prog(o->progs[j].json, &v->progs[k]);
-			else
-				prog_row(&t, &o->progs[j], &v->progs[k]);
-		table_print(f, &t, "  ");
-		if (!o->nmaps)
-			continue;
-		t.ncols = 7;
-		if (!json)
-			table_row(&t, map_cols);
+			prog_row(rows[j + 1], &o->progs[j], &v->progs[k]);
+		table_print(json ? NULL : f, prog_cols, rows, j);
 		if (kstats_objmeta_read(o->path, &meta, why, sizeof(why)))
 			memset(&meta, 0, sizeof(meta));
-		for (j = 0; j < o->nmaps; j++) {
-			probe_map(v, o, &meta, &o->maps[j], &ml);
-			if (json)
-				annotate_map(o->maps[j].json, &ml);
-			else
-				map_row(&t, &o->maps[j], &ml);
-		}
+		memset(rows, 0, (o->nmaps + 1) * sizeof(*rows));
+		for (j = 0; j < o->nmaps; j++)
+			map_row(rows[j + 1], v, o, &meta, &o->maps[j]);
 		kstats_objmeta_free(&meta);
-		table_print(f, &t, "  ");
+		table_print(json ? NULL : f, map_cols, rows, j);
+		free(rows);
 	}
 	if (!json)
 		return;
@@ -464,26 +423,20 @@ static int measure(struct status_view *v)
 {
 	struct timespec ts = kstats_timespec(v->window);
 	struct prog_live *before;
-	size_t i, n;
+	size_t n;
 	int fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 
 	if (fd < 0) {
-		int ret = -errno;
-
+		fd = -errno;
 		fprintf(stderr, "kstats status: --stats: cannot enable BPF run-time stats: %s; "
-			"needs CAP_SYS_ADMIN (root)\n", strerror(errno));
-		return ret;
+			"needs CAP_SYS_ADMIN (root)\n", strerror(-fd));
+		return fd;
 	}
-	before = probe_progs(&v->st, &n);
+	before = probe_progs(&v->st, &n, NULL);
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
-	v->progs = probe_progs(&v->st, &v->nprogs);
+	v->progs = probe_progs(&v->st, &v->nprogs, before);
 	close(fd);
-	for (i = 0; before && v->progs && n == v->nprogs && i < n; i++) {
-		v->progs[i].run_cnt -= before[i].run_cnt;
-		v->progs[i].run_time_ns -= before[i].run_time_ns;
-		v->progs[i].misses -= before[i].misses;
-	}
 	free(before);
 	return 0;
 }
@@ -507,13 +460,11 @@ static int verdict(struct status_view *v)
 	}
 	for (i = 0; i < v->st.nobjs; i++) {
 		const struct kstats_status_obj *o = &v->st.objs[i];
+		bool warn = o->outcome == KSTATS_FAILED_OBJECT && !o->critical;
 
-		if (!kstats_outcome_failed(o->outcome))
+		failed |= kstats_outcome_failed(o->outcome) && !warn;
+		if (!warn)
 			continue;
-		if (o->outcome != KSTATS_FAILED_OBJECT || o->critical) {
-			failed = true;
-			continue;
-		}
 		kstats_why(o, why, sizeof(why));
 		fprintf(stderr, "kstats status: warning: %s: %s; skipped (fix or remove %s)\n",
 			o->name, why, o->path);
@@ -571,7 +522,7 @@ int cmd_status(int argc, char **argv)
 	if (v.window)
 		ret = measure(&v);
 	else
-		v.progs = probe_progs(&v.st, &v.nprogs);
+		v.progs = probe_progs(&v.st, &v.nprogs, NULL);
 	if (!ret) {
 		show(stdout, &v, json);
 		ret = verdict(&v);
