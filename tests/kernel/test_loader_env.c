@@ -22,6 +22,7 @@
 #include <sys/utsname.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
+#include <syslog.h>
 #include <linux/magic.h>
 #include <cmocka.h>
 
@@ -253,6 +254,33 @@ static void test_boot_logs_to_kmsg(void **state)
 	close(fd);
 }
 
+/* A failed object is a warning at boot, whatever outcome failed it. */
+static void test_boot_failure_warns(void **state)
+{
+	struct ltest *t = *state;
+	char name[64], line[96], rec[2048];
+	int fd, level = -1;
+	ssize_t n;
+
+	fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	if (fd < 0)
+		skip();	/* no readable /dev/kmsg */
+	assert_true(lseek(fd, 0, SEEK_END) >= 0);
+	snprintf(name, sizeof(name), "kbad%d", (int)getpid());
+	assert_int_equal(ltest_add_bytes(t, name, "garbage", 7), 0);
+	assert_int_equal(ltest_run(t, "--boot", NULL), 0);
+	snprintf(line, sizeof(line), "%-16s FAILED_OBJECT", name);
+	while ((n = read(fd, rec, sizeof(rec) - 1)) > 0 || (n < 0 && errno == EPIPE)) {
+		if (n <= 0)
+			continue;	/* overwritten records: read on */
+		rec[n] = 0;
+		if (strstr(rec, "kstats-loader[") && strstr(rec, line))
+			level = atoi(rec) & 7;	/* "<facility*8+level>,seq,...;text" */
+	}
+	close(fd);
+	assert_int_equal(level, LOG_WARNING);
+}
+
 static void touch(const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -360,6 +388,7 @@ int main(void)
 		T(test_mounts_missing_bpffs),
 		T(test_status_file),
 		T(test_boot_logs_to_kmsg),
+		T(test_boot_failure_warns),
 		T(test_exit_codes),
 		T(test_concurrent_runs),
 		T(test_damaged_status_file),
