@@ -139,7 +139,7 @@ static int reconcile(struct pull_run *r)
 
 static int load_state(struct pull_run *r)
 {
-	uint64_t atoms_id, last;
+	uint64_t last, id;
 	int ret;
 
 	kstats_remove_temps(r->o->state_dir);
@@ -156,13 +156,17 @@ static int load_state(struct pull_run *r)
 	if (ret)
 		return ret;
 	r->boot_changed = *r->old.boot_id && strcmp(r->old.boot_id, r->boot_id);
-	atoms_id = pull_max_atoms_id(r->o->out_dir);
-	last = r->old.pull_id > atoms_id ? r->old.pull_id : atoms_id;
+	/* Above the atoms shipped too: with the state and atoms gone, ship would skip ours. */
+	last = pull_max_atoms_id(r->o->out_dir);
+	id = ship_acked(r->o->state_dir);
+	last = r->old.pull_id > last ? r->old.pull_id : last;
+	last = id > last ? id : last;
 	/* Pull ids stop at the last one: wrapping would overwrite atoms-0000000000.pb. */
 	if (last == UINT64_MAX) {
-		fprintf(stderr, "kstats pull: pull ids are used up (the state or an atoms "
-			"file in %s has id %" PRIu64 "); move the atoms away and remove %s/"
-			PULL_STATE_FILE "\n", r->o->out_dir, UINT64_MAX, r->o->state_dir);
+		fprintf(stderr, "kstats pull: pull ids are used up (the state, the ship record "
+			"or an atoms file in %s has id %" PRIu64 "); move the atoms away and "
+			"remove %s/" PULL_STATE_FILE " and shipped\n", r->o->out_dir, UINT64_MAX,
+			r->o->state_dir);
 		return -EOVERFLOW;
 	}
 	r->pull_id = last + 1;

@@ -132,5 +132,7 @@ bool pull_atoms_exist(const char *out_dir, uint64_t pull_id);
 uint64_t pull_max_atoms_id(const char *out_dir);
 int pull_write_atoms(struct pull_run *r, char *name, size_t len);
 int pull_apply_retention(const struct pull_run *r, uint64_t now_boot);
+/* The last pull kstats ship recorded as acknowledged (ship.c); 0: none. */
+uint64_t ship_acked(const char *state_dir);
 
 #endif /* KSTATS_PULL_H */

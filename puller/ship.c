@@ -125,7 +125,7 @@ struct ship {
 	int failed;			/* 0, or the exit code */
 };
 
-static uint64_t ship_acked(const char *state_dir)
+uint64_t ship_acked(const char *state_dir)
 {
 	char path[4096], *buf;
 	uint64_t id = 0;
