@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -167,10 +168,9 @@ static void add_atom(void *ctx, const Kernelstats__Atom *a)
 	days_add(ctx, m->descriptor, key, unit, &atom);
 }
 
-void days_add(void *ctx, const ProtobufCMessageDescriptor *msg, const char *key,
+void days_add(struct days *d, const ProtobufCMessageDescriptor *msg, const char *key,
 	      const struct kstats_unit_info *unit, const struct day_cell *atom)
 {
-	struct days *d = ctx;
 	struct day_series *s;
 	struct day_cell *c;
 	unsigned int i;
@@ -193,50 +193,43 @@ void days_add(void *ctx, const ProtobufCMessageDescriptor *msg, const char *key,
 	d->atoms++;
 }
 
-static void bad(struct days *d, const char *why)
+void days_bad(struct days *d, const char *fmt, ...)
 {
-	fprintf(stderr, "%s: skipped %s\n", d->tool, why);
+	va_list ap;
+	char *why;
+
+	va_start(ap, fmt);
+	if (vasprintf(&why, fmt, ap) < 0)
+		why = NULL;
+	va_end(ap);
+	fprintf(stderr, "%s: skipped %s\n", d->tool, why ?: "(out of memory)");
 	d->bad = grow(d->bad, &d->badcap, d->nbad + 1, sizeof(*d->bad));
-	d->bad[d->nbad++] = strdup(why);
+	d->bad[d->nbad++] = why ?: strdup("(out of memory)");
+}
+
+void days_over(struct days *d, const char *path, const char *what, const char *fix)
+{
+	if (d->over)
+		days_bad(d, "%s: %zu %s past the limits of %d keys and %d key-days; not drawn "
+			 "(%s)", path, d->over, what, DAYS_MAX_SERIES, DAYS_MAX_CELLS, fix);
+	d->over = 0;
 }
 
 static void load_file(void *ctx, const char *path)
 {
 	struct days *d = ctx;
 	struct atoms_file f;
-	char why[600], line[1200];
+	char why[600];
 
 	if (atoms_file_read(path, &f, why, sizeof(why))) {
-		bad(d, why);
+		days_bad(d, "%s", why);
 		return;
 	}
 	d->files++;
-	if (atoms_file_each(&f, add_atom, d, why, sizeof(why))) {
-		snprintf(line, sizeof(line), "%s: %s", path, why);
-		bad(d, line);
-	}
-	if (d->over) {
-		snprintf(line, sizeof(line), "%s: %zu atoms past the limits of %d keys and "
-			 "%d key-days; not drawn (split the directories or use --since)",
-			 path, d->over, DAYS_MAX_SERIES, DAYS_MAX_CELLS);
-		bad(d, line);
-		d->over = 0;
-	}
+	if (atoms_file_each(&f, add_atom, d, why, sizeof(why)))
+		days_bad(d, "%s: %s", path, why);
+	days_over(d, path, "atoms", "split the directories or use --since");
 	free(f.buf);
-}
-
-void days_load_rows(struct days *d, const char *path)
-{
-	char why[600];
-
-	if (rows_read(path, days_add, d, why, sizeof(why)))
-		bad(d, why);
-	if (d->over) {
-		snprintf(why, sizeof(why), "%s: %zu rows past the limits of %d keys and %d "
-			 "key-days; not drawn (narrow the query or use --since)", path,
-			 d->over, DAYS_MAX_SERIES, DAYS_MAX_CELLS);
-		bad(d, why);
-	}
 }
 
 int days_load(struct days *d, char *const *dirs, int ndirs, char *const *files, int nfiles)
@@ -250,9 +243,8 @@ int days_load(struct days *d, char *const *dirs, int ndirs, char *const *files, 
 	for (i = 0; i < ndirs && !nfiles; i++) {
 		n[i] = scandir(dirs[i], &ents[i], kstats_atoms_filter, alphasort);
 		if (n[i] < 0) {
-			snprintf(path, sizeof(path), "%s: cannot read: %s; pass the atoms "
-				 "directory with --out-dir", dirs[i], strerror(errno));
-			bad(d, path);
+			days_bad(d, "%s: cannot read: %s; pass the atoms directory with "
+				 "--out-dir", dirs[i], strerror(errno));
 			ret = -ENOENT;
 		}
 		if (!n[i])

@@ -228,12 +228,21 @@ static void put_head(FILE *f, const struct days *d, int cw)
 		days_fmt(first, sizeof(first), d->first);
 		days_fmt(last, sizeof(last), d->last);
 	}
-	fprintf(f, "<p>Read %zu host%s (atoms directories), %zu files, %zu atoms%s%s%s%s. "
-		"A column is a UTC day (the day of the pull window's end), a row a log2 "
-		"bucket; grey: no pull that day; red mark: a reset or anomalies; white "
-		"line: p50, dashed red: p99. Hover a cell for its count.</p>\n",
-		d->dirs, d->dirs == 1 ? "" : "s", d->files, d->atoms,
-		*first ? ", " : "", first, *first ? " to " : "", last);
+	fputs("<p>Read ", f);
+	if (d->dirs)
+		fprintf(f, "%zu host%s (atoms directories), %zu files, ", d->dirs,
+			d->dirs == 1 ? "" : "s", d->files);
+	/* Rows name their hosts or not (queries.sql's page rows sum them): no count then. */
+	if (d->by_rows && d->hosts)
+		fprintf(f, "%zu rows of %s%zu host%s (--rows), ", d->rows,
+			d->hosts == ROWS_MAX_HOSTS ? "at least " : "", d->hosts,
+			d->hosts == 1 ? "" : "s");
+	else if (d->by_rows)
+		fprintf(f, "%zu rows (--rows, no host column), ", d->rows);
+	fprintf(f, "%zu atoms%s%s%s%s. A column is a UTC day (the day of the pull window's "
+		"end), a row a log2 bucket; grey: no pull that day; red mark: a reset or "
+		"anomalies; white line: p50, dashed red: p99. Hover a cell for its count.</p>\n",
+		d->atoms, *first ? ", " : "", first, *first ? " to " : "", last);
 	if (d->pulled && d->oldest < d->first) {
 		days_fmt(last, sizeof(last), d->oldest);
 		fprintf(f, "<p class=bad>Not drawn: the days from %s to before %s, past the page's "
