@@ -107,30 +107,25 @@ struct day_cell *days_cell(const struct day_series *s, int32_t day)
 	return s->sorted ? bsearch(&key, s->days, s->sorted, sizeof(key), cell_cmp) : NULL;
 }
 
-/* The series' cells of day, compacted at the limit: the limit counts distinct key-days. */
-static struct day_cell *find_cell(struct days *d, struct day_series *s, int32_t day)
+/*
+ * The cell of day: the last one, one found (all compacted first at the limit, which counts
+ * distinct key-days), or a new one at the end (compacted when the unsorted tail outgrows the
+ * rest), so that days out of order cost O(n log n), not a move per day.  NULL past
+ * DAYS_MAX_CELLS (counted).  d NULL: always a new one.
+ */
+static struct day_cell *cell_of(struct days *d, struct day_series *s, int32_t day)
 {
+	struct day_cell *c = NULL;
 	size_t i;
 
-	if (s->ndays && s->days[s->ndays - 1].day == day)
+	if (d && s->ndays && s->days[s->ndays - 1].day == day)
 		return &s->days[s->ndays - 1];
-	if (d->ncells >= DAYS_MAX_CELLS && !d->merged) {
+	if (d && d->ncells >= DAYS_MAX_CELLS && !d->merged) {
 		for (i = 0; i < d->nseries; i++)
 			compact(d, &d->series[i]);
 		d->merged = true;
 	}
-	return days_cell(s, day);
-}
-
-/*
- * The cell of day: one found, or a new one at the end (compacted when the
- * unsorted tail outgrows the rest), so that days out of order cost
- * O(n log n), not a move per day.  NULL past DAYS_MAX_CELLS (d: counted).
- */
-static struct day_cell *cell_of(struct days *d, struct day_series *s, int32_t day)
-{
-	struct day_cell *c = d ? find_cell(d, s, day) : NULL;
-
+	c = d ? days_cell(s, day) : NULL;
 	if (c || (d && d->ncells >= DAYS_MAX_CELLS))
 		return c;
 	if (s->ndays >= 2 * s->sorted + 64)

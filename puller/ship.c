@@ -112,8 +112,6 @@ static void rows_atom(void *ctx, const Kernelstats__Atom *a)
 	o->have = true;
 }
 
-/* A count as ClickHouse writes it ("5": quoted) or as kstats does (5). */
-
 struct ship {
 	const char *url, *out_dir, *state_dir, *user;	/* url NULL: rows to stdout */
 	char host[256], password[256], err[256], answer[256];
@@ -300,23 +298,30 @@ static size_t keep_answer(char *data, size_t size, size_t n, void *ctx)
 	return size * n;
 }
 
-/* One POST; 0 only when the server answered 200 as ClickHouse does (no body). */
-static int post(struct ship *s, CURL *c, const Bytef *body, size_t len)
+/* The rows taken so far in one POST; 0 only when the server answered 200 as ClickHouse does
+ * (no body).  Then the record moves to the last whole file. */
+static void ship_batch(struct ship *s)
 {
 	struct curl_slist *hdr = curl_slist_append(NULL, "Content-Encoding: gzip");
-	char *q = curl_easy_escape(c, SHIP_QUERY, 0), url[4096];
-	long code = 0;
+	CURL *c = curl_easy_init();
+	char *q = c ? curl_easy_escape(c, SHIP_QUERY, 0) : NULL, url[4096];
+	size_t gzlen = 0;
+	Bytef *gz = NULL;
 	CURLcode rc;
+	long code = 0;
 
+	if (s->failed || fflush(s->rows.f) || !s->len || !q)
+		goto out;
+	gz = gzip(s->buf, s->len, &gzlen);
+	s->err[0] = s->answer[0] = 0;
 	/* Acknowledged once every shard has the rows (schema.sql). */
 	snprintf(url, sizeof(url), "%s%squery=%s&insert_distributed_sync=1&"
 		 "prefer_localhost_replica=0", s->url, strchr(s->url, '?') ? "&" : "?", q);
-	curl_free(q);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, gz);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)gzlen);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, s->timeout_s < 10 ? s->timeout_s : 10);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, s->timeout_s);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -325,9 +330,8 @@ static int post(struct ship *s, CURL *c, const Bytef *body, size_t len)
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, s);
 	curl_easy_setopt(c, CURLOPT_USERNAME, s->user);
 	curl_easy_setopt(c, CURLOPT_PASSWORD, s->user ? s->password : NULL);
-	rc = hdr ? curl_easy_perform(c) : CURLE_OUT_OF_MEMORY;
+	rc = gz && hdr ? curl_easy_perform(c) : CURLE_OUT_OF_MEMORY;
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-	curl_slist_free_all(hdr);
 	if (rc != CURLE_OK && !*s->err)
 		snprintf(s->err, sizeof(s->err), "%s", curl_easy_strerror(rc));
 	else if (rc == CURLE_OK && code != 200)
@@ -336,30 +340,11 @@ static int post(struct ship *s, CURL *c, const Bytef *body, size_t len)
 	else if (rc == CURLE_OK && *s->answer)
 		snprintf(s->err, sizeof(s->err), "HTTP 200 with an answer ClickHouse does "
 			 "not give to an INSERT: is --url ClickHouse's HTTP port?");
-	return *s->err ? -EIO : 0;
-}
-
-/* The rows taken so far to the server; then the record moves to the last whole file. */
-static void ship_batch(struct ship *s)
-{
-	CURL *c = curl_easy_init();
-	size_t gzlen = 0;
-	Bytef *gz;
-
-	if (s->failed || fflush(s->rows.f) || !s->len || !c) {
-		curl_easy_cleanup(c);
-		return;
-	}
-	gz = gzip(s->buf, s->len, &gzlen);
-	s->err[0] = s->answer[0] = 0;
-	if (!gz || post(s, c, gz, gzlen)) {
+	if (*s->err) {
 		fprintf(stderr, "kstats ship: %s: %s; not acknowledged, the atoms wait for "
-			"the next run (fix the server or --url)\n", s->url,
-			gz ? s->err : "out of memory");
+			"the next run (fix the server or --url)\n", s->url, s->err);
 		s->failed = KSTATS_EXIT_ERROR;
 	}
-	curl_easy_cleanup(c);
-	free(gz);
 	s->sent += s->failed ? 0 : s->rows.rows;
 	s->rows.rows = 0;
 	fclose(s->rows.f);
@@ -370,6 +355,11 @@ static void ship_batch(struct ship *s)
 		s->failed = KSTATS_EXIT_ERROR;
 	else if (!s->failed && s->done > s->acked && ship_record(s, s->done))
 		s->failed = KSTATS_EXIT_ERROR;
+out:
+	curl_free(q);
+	curl_slist_free_all(hdr);
+	curl_easy_cleanup(c);
+	free(gz);
 }
 
 static int read_password(struct ship *s, const char *path)
