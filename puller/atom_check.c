@@ -2,9 +2,6 @@
 /* Mismatches between the objects' histograms and the atom schema, one warning each. */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <string.h>
 #include <linux/bpf.h>
 #include <bpf/btf.h>
 

@@ -5,8 +5,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "atoms.h"
 #include "kstats_fileio.h"

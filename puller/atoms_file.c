@@ -5,14 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "atoms.h"
 #include "kstats_fileio.h"
-#include "kstats_meta.h"
 #include "delta.h"	/* ATOM_BUCKETS_WORD */
 
 /*

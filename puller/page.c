@@ -3,7 +3,6 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "atoms.h"
 

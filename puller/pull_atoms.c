@@ -4,14 +4,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
-#include "kstats.h"
 #include "kstats_fileio.h"
 #include "pull.h"
 #include "atoms.h"

@@ -2,9 +2,7 @@
 /* kstats pull, one histogram map: its per-key deltas into atoms, its new baselines. */
 #include <errno.h>
 #include <glob.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 

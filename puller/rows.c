@@ -3,7 +3,6 @@
  * --format json-each-row and the fleet queries write them) into the page. */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <json-c/json.h>

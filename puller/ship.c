@@ -10,16 +10,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 #include <json-c/json.h>
 #include <sys/stat.h>
 
 #include "atoms.h"
-#include "kstats.h"
 #include "kstats_fileio.h"
 #include "pull.h"
 

@@ -3,11 +3,7 @@
  * line (version, CRC32, length) then JSON, written through kstats_file_replace().  Then the
  * per-bucket deltas against it (doc/design.md "Atoms and deltas"). */
 #include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <json-c/json.h>
 #include <zlib.h>
 
