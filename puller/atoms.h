@@ -72,9 +72,8 @@ struct days {
 	int32_t oldest;			/* read; < first: days past the cell budget */
 	uint8_t *pulled;		/* [last - first + 1]; NULL: no atoms */
 	size_t dirs, files, atoms, ncells, over, outside;
-	bool by_rows;			/* --rows: rows read, their distinct hosts (0: none named) */
-	size_t rows, hosts;
-	bool merged;			/* no cell appended since the last compaction */
+	size_t rows, hosts;		/* --rows: rows read, distinct hosts (0: none named) */
+	bool by_rows, merged;		/* merged: no cell appended since the last compaction */
 	uint32_t slot[DAYS_SLOTS];	/* series index + 1 by hash of metric, key */
 	char **bad;			/* one line per file skipped */
 	size_t nbad, badcap;

@@ -73,15 +73,6 @@ static const void *field_ptr(const ProtobufCMessage *m, unsigned int offset)
 	return (const char *)m + offset;
 }
 
-static bool field_present(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
-{
-	if (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE)
-		return *(void *const *)field_ptr(m, f->offset) != NULL;
-	if (f->label != PROTOBUF_C_LABEL_OPTIONAL)
-		return true;
-	return *(const protobuf_c_boolean *)field_ptr(m, f->quantifier_offset);
-}
-
 static void print_key_field(FILE *out, const ProtobufCMessage *m,
 			    const ProtobufCFieldDescriptor *f)
 {
@@ -113,16 +104,19 @@ static void print_key_field(FILE *out, const ProtobufCMessage *m,
 
 bool atom_key_print(FILE *out, const ProtobufCMessage *m, const char *lead)
 {
-	const ProtobufCMessageDescriptor *d = m->descriptor;
-	unsigned int i;
+	const ProtobufCFieldDescriptor *f = m->descriptor->fields;
 	bool keyed = false;
 
-	for (i = 0; i < d->n_fields; i++) {
-		if (d->fields[i].label == PROTOBUF_C_LABEL_REPEATED ||
-		    !field_present(m, &d->fields[i]))
+	for (; f < m->descriptor->fields + m->descriptor->n_fields; f++) {
+		/* Present: a string or message set, an optional's has_ flag, a required. */
+		if (f->label == PROTOBUF_C_LABEL_REPEATED ||
+		    (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE ?
+		     !*(void *const *)field_ptr(m, f->offset) :
+		     f->label == PROTOBUF_C_LABEL_OPTIONAL &&
+		     !*(const protobuf_c_boolean *)field_ptr(m, f->quantifier_offset)))
 			continue;
 		fputs(keyed ? "" : lead, out);
-		print_key_field(out, m, &d->fields[i]);
+		print_key_field(out, m, f);
 		keyed = true;
 	}
 	return keyed;

@@ -15,16 +15,6 @@ static const char *const shades[] = { " ", "░", "▒", "▓", "█" };
 /* xterm-256 colours near viridis, dark to bright. */
 static const unsigned char colours[] = { 54, 60, 24, 30, 36, 71, 149, 226 };
 
-static void put_cell(uint64_t c, uint64_t max, bool colour)
-{
-	unsigned int l = days_level(c, max, colour ? sizeof(colours) : 4);
-
-	if (colour && l)
-		printf(" \033[38;5;%um██\033[0m", colours[l - 1]);
-	else
-		printf(" %s%s", shades[l], shades[l]);
-}
-
 static void put_header(int32_t from, int32_t to)
 {
 	char date[16];
@@ -57,6 +47,7 @@ static void heat_series(const struct days *d, const struct day_series *s, bool c
 	const struct day_cell *c;
 	bool marks = false;
 	size_t i;
+	unsigned int l;
 	int32_t day;
 	int b;
 
@@ -82,10 +73,13 @@ static void heat_series(const struct days *d, const struct day_series *s, bool c
 		kstats_put_padded(stdout, label, HEAT_LABEL_W - 1, true);
 		for (day = from; day <= d->last; day++) {
 			c = days_cell(s, day);
+			l = days_level(c ? c->b[b] : 0, max, colour ? sizeof(colours) : 4);
 			if (!d->pulled[day - d->first])
 				printf("  ·");
+			else if (colour && l)
+				printf(" \033[38;5;%um██\033[0m", colours[l - 1]);
 			else
-				put_cell(c ? c->b[b] : 0, max, colour);
+				printf(" %s%s", shades[l], shades[l]);
 		}
 		printf("\n");
 	}

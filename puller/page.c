@@ -24,15 +24,14 @@ struct page {
 
 static void html_escaped(FILE *f, const char *s)
 {
-	for (; *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
-		}
-	}
+	static const char *const ent[] = { ['<'] = "&lt;", ['>'] = "&gt;", ['&'] = "&amp;",
+					   ['"'] = "&quot;" };
+
+	for (; *s; s++)
+		if ((unsigned char)*s <= '>' && ent[(unsigned char)*s])
+			fputs(ent[(unsigned char)*s], f);
+		else
+			fputc(*s, f);
 }
 
 static int day_x(const struct page *p, int32_t day)

@@ -113,7 +113,7 @@ struct pull_run {
 	char boot_id[64];
 	uint64_t pull_id;
 	Kernelstats__Atom **atoms;	/* each the first member of an atom_slot */
-	size_t natoms, cap;
+	size_t natoms;
 	struct kstats_status status;	/* loader status, empty if none */
 	struct kstats_snapshot cat;	/* the objects' histograms */
 	struct atom_shape *shapes;	/* of each histogram; oneof NULL: no atoms */

@@ -150,31 +150,18 @@ void atom_slot_free(struct atom_slot *s)
 	free(s);
 }
 
-static char *kernel_release(void)
-{
-	static struct utsname u;
-
-	if (!*u.release && uname(&u))
-		return NULL;
-	return u.release;
-}
-
 int pull_emit_atom(struct pull_run *r, const struct atom_shape *shape,
 		   const struct window *w, const int64_t *key, size_t nkey,
 		   const char *name, const int32_t *buckets, unsigned int anomalies)
 {
-	Kernelstats__Atom **atoms, *a;
+	Kernelstats__Atom **atoms = realloc(r->atoms, (r->natoms + 1) * sizeof(*atoms)), *a;
+	static struct utsname u;
 	struct atom_slot *s;
-	size_t cap = r->cap ? r->cap * 2 : 16;
 	int ret;
 
-	if (r->natoms == r->cap) {
-		atoms = realloc(r->atoms, cap * sizeof(*atoms));
-		if (!atoms)
-			return -ENOMEM;
-		r->atoms = atoms;
-		r->cap = cap;
-	}
+	if (!atoms)
+		return -ENOMEM;
+	r->atoms = atoms;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -200,7 +187,9 @@ int pull_emit_atom(struct pull_run *r, const struct atom_shape *shape,
 	a->anomalies = anomalies;
 	a->has_wall_clock_step_ns = w->clock_step != 0;
 	a->wall_clock_step_ns = w->clock_step;
-	a->kernel_release = kernel_release();
+	if (!*u.release)
+		uname(&u);
+	a->kernel_release = *u.release ? u.release : NULL;
 	r->atoms[r->natoms++] = a;
 	return 0;
 }

@@ -314,10 +314,9 @@ int state_load(const char *dir, const char *name, struct pull_state *st)
 	secs = (uint64_t)time(NULL);
 	/* Never over an earlier saved copy: each one is evidence. */
 	for (n = 0, ret = -EEXIST; n < 1000 && ret == -EEXIST; n++) {
+		len = (size_t)snprintf(to, sizeof(to), "%s.corrupt-%" PRIu64, name, secs);
 		if (n)
-			snprintf(to, sizeof(to), "%s.corrupt-%" PRIu64 "-%u", name, secs, n);
-		else
-			snprintf(to, sizeof(to), "%s.corrupt-%" PRIu64, name, secs);
+			snprintf(to + len, sizeof(to) - len, "-%u", n);
 		ret = kstats_rename_in(dir, name, to, true);
 	}
 	if (ret) {
