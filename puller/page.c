@@ -39,31 +39,27 @@ static int day_x(const struct page *p, int32_t day)
 	return PAGE_LABEL_W + (day - p->d->first) * p->cw;
 }
 
-/* y of value v (base unit): inside its bucket's row, log-interpolated. */
-static double value_y(const struct page *p, double v)
-{
-	int i = v < 2 ? 0 : (int)floor(log2(v));
-	unsigned int b = i >= DAYS_NB ? DAYS_NB - 1 : (unsigned int)i;
-	double frac = b ? log2(v) - b : v / 2;
-
-	if (frac > 1)
-		frac = 1;
-	return TOP + (p->rows[b] + 1 - frac) * ROW_H;
-}
-
 static void put_quantiles(struct page *p, const struct day_series *s, bool p99)
 {
 	struct kstats_hist_stats st;
-	size_t i;
 	int32_t prev = INT32_MIN;
+	double v, frac;
+	unsigned int b;
+	size_t i;
 
 	fprintf(p->f, "<path class=\"%s\" d=\"", p99 ? "q99" : "q50");
 	for (i = 0; i < s->ndays; i++) {
 		kstats_hist_stats(s->days[i].b, &st);
 		if (!st.count)
 			continue;
+		/* y of v (base unit): inside its bucket's row, log-interpolated. */
+		v = p99 ? st.p99 : st.p50;
+		b = v < 2 ? 0 : (unsigned int)floor(log2(v));
+		b = b >= DAYS_NB ? DAYS_NB - 1 : b;
+		frac = b ? log2(v) - b : v / 2;
 		fprintf(p->f, "%c%d %.1f", s->days[i].day == prev + 1 ? 'L' : 'M',
-			day_x(p, s->days[i].day) + p->cw / 2, value_y(p, p99 ? st.p99 : st.p50));
+			day_x(p, s->days[i].day) + p->cw / 2,
+			TOP + (p->rows[b] + 1 - (frac > 1 ? 1 : frac)) * ROW_H);
 		prev = s->days[i].day;
 	}
 	fprintf(p->f, "\"><title>%s per day</title></path>\n", p99 ? "p99" : "p50");

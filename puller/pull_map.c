@@ -161,19 +161,6 @@ int pull_carry_over(struct pull_run *r, const char *obj, const char *map)
 	return ret;
 }
 
-/* A map that cannot be read keeps its baseline; the pull exits non-zero. */
-static int map_failed(struct pull_run *r, const struct kstats_hist *h, int err,
-		      char *msg, size_t len)
-{
-	if (!*msg)
-		snprintf(msg, len, "%s", strerror(-err));
-	kstats_add_fix(msg, len, err);
-	fprintf(stderr, "kstats pull: %s/%s: %s\n", h->obj, h->map, msg);
-	r->maps_failed++;
-	r->maps_denied += err == -EPERM || err == -EACCES;
-	return pull_carry_over(r, h->obj, h->map);
-}
-
 int pull_map(struct pull_run *r, struct kstats_hist *h, const struct atom_shape *shape)
 {
 	struct metric_read mr = { .h = h, .shape = shape, .hm = &h->hm };
@@ -192,8 +179,15 @@ int pull_map(struct pull_run *r, struct kstats_hist *h, const struct atom_shape 
 	if (!ret && (!h->hm.nkey || h->hm.nkey > PULL_MAX_KEY_COLS))
 		ret = kstats_fail(err, sizeof(err), EINVAL, "a histogram with %zu key columns: "
 				  "atoms take 1..%d", h->hm.nkey, PULL_MAX_KEY_COLS);
+	/* A map that cannot be read keeps its baseline; the pull exits non-zero. */
 	if (ret) {
-		ret = map_failed(r, h, ret, err, sizeof(err));
+		if (!*err)
+			snprintf(err, sizeof(err), "%s", strerror(-ret));
+		kstats_add_fix(err, sizeof(err), ret);
+		fprintf(stderr, "kstats pull: %s/%s: %s\n", h->obj, h->map, err);
+		r->maps_failed++;
+		r->maps_denied += ret == -EPERM || ret == -EACCES;
+		ret = pull_carry_over(r, h->obj, h->map);
 		goto out;
 	}
 	r->maps_read++;

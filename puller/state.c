@@ -177,33 +177,12 @@ static int get_str(json_object *o, const char *name, char *buf, size_t len)
 	return 0;
 }
 
-static int decode_key(json_object *o, size_t nkey_cols, struct pull_key *k)
-{
-	json_object *key = get(o, "key", json_type_array), *base = get(o, "base", json_type_array);
-	size_t i;
-
-	if (!key || !base || json_object_array_length(key) != nkey_cols ||
-	    json_object_array_length(base) != PULL_NR_BUCKETS)
-		return -EBADMSG;
-	for (i = 0; i < nkey_cols + PULL_NR_BUCKETS; i++) {
-		json_object *v = i < nkey_cols ? json_object_array_get_idx(key, i) :
-				 json_object_array_get_idx(base, i - nkey_cols);
-
-		if (!json_object_is_type(v, json_type_int))
-			return -EBADMSG;
-		if (i < nkey_cols)
-			k->key[i] = json_object_get_int64(v);
-		else
-			k->base[i - nkey_cols] = json_object_get_uint64(v);
-	}
-	return 0;
-}
-
 static int decode_map(json_object *o, struct pull_map_state *ms)
 {
-	json_object *keys;
+	json_object *keys, *key, *base, *v;
 	uint64_t id, ncols;
-	size_t i;
+	struct pull_key *k;
+	size_t i, j;
 
 	memset(ms, 0, sizeof(*ms));
 	if (get_str(o, "obj", ms->obj, sizeof(ms->obj)) ||
@@ -220,9 +199,23 @@ static int decode_map(json_object *o, struct pull_map_state *ms)
 	ms->keys = calloc(ms->nkeys ? ms->nkeys : 1, sizeof(*ms->keys));
 	if (!ms->keys)
 		return -ENOMEM;
-	for (i = 0; i < ms->nkeys; i++)
-		if (decode_key(json_object_array_get_idx(keys, i), ncols, &ms->keys[i]))
+	for (i = 0, k = ms->keys; i < ms->nkeys; i++, k++) {
+		key = get(json_object_array_get_idx(keys, i), "key", json_type_array);
+		base = get(json_object_array_get_idx(keys, i), "base", json_type_array);
+		if (!key || !base || json_object_array_length(key) != ncols ||
+		    json_object_array_length(base) != PULL_NR_BUCKETS)
 			return -EBADMSG;
+		for (j = 0; j < ncols + PULL_NR_BUCKETS; j++) {
+			v = j < ncols ? json_object_array_get_idx(key, j) :
+			    json_object_array_get_idx(base, j - ncols);
+			if (!json_object_is_type(v, json_type_int))
+				return -EBADMSG;
+			if (j < ncols)
+				k->key[j] = json_object_get_int64(v);
+			else
+				k->base[j - ncols] = json_object_get_uint64(v);
+		}
+	}
 	return 0;
 }
 
