@@ -14,48 +14,12 @@
 #include "delta.h"	/* ATOM_BUCKETS_WORD */
 
 /*
- * Bounded memory per input: a file, one record, and what decoding one
- * record may allocate.  An atom is under 1 KiB (32 buckets, a key, a name);
- * a pull's file holds at most a few ten thousand.
+ * Bounded memory per input: a file and one record (what decoding it allocates is then
+ * bounded too: no repeated message in an Atom).  An atom is under 1 KiB (32 buckets, a
+ * key, a name); a pull's file holds at most a few ten thousand.
  */
 #define MAX_FILE_MIB 64
 #define MAX_RECORD_KIB 4
-#define MAX_DECODE_MIB 16
-
-struct budget {
-	size_t used;
-	bool exceeded;
-};
-
-/* A ProtobufCAllocator that stops at MAX_DECODE_MIB, each block prefixed by its size. */
-static void *budget_alloc(void *data, size_t size)
-{
-	struct budget *b = data;
-	max_align_t *p;
-
-	if (size > (size_t)MAX_DECODE_MIB << 20 ||
-	    b->used + size > (size_t)MAX_DECODE_MIB << 20) {
-		b->exceeded = true;
-		return NULL;
-	}
-	p = malloc(sizeof(*p) + size);
-	if (!p)
-		return NULL;
-	*(size_t *)p = size;
-	b->used += size;
-	return p + 1;
-}
-
-static void budget_free(void *data, void *ptr)
-{
-	struct budget *b = data;
-	max_align_t *p = ptr;
-
-	if (!p)
-		return;
-	b->used -= *(size_t *)--p;
-	free(p);
-}
 
 void atoms_put_escaped(const char *s, FILE *f)
 {
@@ -180,11 +144,9 @@ static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
  * that decodes goes to fn (if any).  -EBADMSG when the framing is broken.
  */
 static int each_record(const uint8_t *p, size_t len, atoms_fn fn, void *ctx,
-		       size_t *count, size_t *skipped, size_t *too_big)
+		       size_t *count, size_t *skipped)
 {
 	const uint8_t *end = p + len;
-	struct budget b = {};
-	ProtobufCAllocator alloc = { budget_alloc, budget_free, &b };
 	Kernelstats__Atom *a;
 	uint64_t n;
 
@@ -193,13 +155,12 @@ static int each_record(const uint8_t *p, size_t len, atoms_fn fn, void *ctx,
 			return -EBADMSG;
 		if (n > MAX_RECORD_KIB << 10)
 			return -E2BIG;
-		b.exceeded = false;
-		a = fn ? kernelstats__atom__unpack(&alloc, n, p) : NULL;
+		a = fn ? kernelstats__atom__unpack(NULL, n, p) : NULL;
 		if (a)
 			fn(ctx, a);
 		else if (fn)
-			++*(b.exceeded ? too_big : skipped);
-		kernelstats__atom__free_unpacked(a, &alloc);
+			++*skipped;
+		kernelstats__atom__free_unpacked(a, NULL);
 		p += n;
 	}
 	return 0;
@@ -208,7 +169,7 @@ static int each_record(const uint8_t *p, size_t len, atoms_fn fn, void *ctx,
 int atoms_file_read(const char *path, struct atoms_file *f, char *why, size_t len)
 {
 	int fd = strcmp(path, "-") ? kstats_open_regular(path, O_RDONLY, 0) : STDIN_FILENO;
-	size_t skipped, too_big;
+	size_t skipped;
 	int ret = fd;
 
 	memset(f, 0, sizeof(*f));
@@ -219,7 +180,7 @@ int atoms_file_read(const char *path, struct atoms_file *f, char *why, size_t le
 	}
 	if (!ret)
 		ret = each_record((const uint8_t *)f->buf, f->len, NULL, NULL, &f->count,
-				  &skipped, &too_big);
+				  &skipped);
 	if (ret == -EFBIG)
 		snprintf(why, len, "%s: over %d MiB, the limit of one atoms file; not an "
 			 "atoms file", path, MAX_FILE_MIB);
@@ -241,17 +202,14 @@ int atoms_file_read(const char *path, struct atoms_file *f, char *why, size_t le
 int atoms_file_each(const struct atoms_file *f, atoms_fn fn, void *ctx, char *why,
 		    size_t len)
 {
-	size_t count, skipped = 0, too_big = 0;
+	size_t count, skipped = 0;
 
-	each_record((const uint8_t *)f->buf, f->len, fn, ctx, &count, &skipped, &too_big);
-	if (too_big)
-		snprintf(why, len, "%zu atoms need over %d MiB each to decode, the limit "
-			 "of one atom; skipped", too_big, MAX_DECODE_MIB);
-	else if (skipped)
+	each_record((const uint8_t *)f->buf, f->len, fn, ctx, &count, &skipped);
+	if (skipped)
 		snprintf(why, len, "%zu atoms do not decode with this schema (older "
 			 "field types); protoc --decode=kernelstats.AtomList shows them "
 			 "by field number", skipped);
-	return skipped || too_big ? -EBADMSG : 0;
+	return skipped ? -EBADMSG : 0;
 }
 
 int atoms_each_path(const char *dir, void (*fn)(void *ctx, const char *path), void *ctx)
