@@ -41,9 +41,7 @@ struct rows_out {
 static void row_write(const struct rows_out *o, const struct row *r)
 {
 	struct json_object *obj = json_object_new_object(), *b = json_object_new_array();
-	time_t end = (time_t)(r->end_ns / 1000000000ull);
 	char day[16];
-	struct tm tm;
 	const char *strs[][2] = { { "day", day }, { "host", o->host }, { "kernel", r->kernel },
 		{ "metric", r->msg->short_name }, { "key", r->key }, { "boot_id", r->boot_id } };
 	const struct { const char *name; uint64_t v; } nums[] = { { "atom_id", r->atom_id },
@@ -51,7 +49,7 @@ static void row_write(const struct rows_out *o, const struct row *r)
 		{ "window_end", r->end_ns }, { "reset", r->reset }, { "anomalies", r->anomalies } };
 	unsigned int i;
 
-	strftime(day, sizeof(day), "%Y-%m-%d", gmtime_r(&end, &tm));
+	days_fmt(day, sizeof(day), (int32_t)(r->end_ns / 1000000000ull / DAY_SECS));
 	for (i = 0; i < 6; i++) {
 		json_object_object_add(obj, strs[i][0], json_object_new_string(strs[i][1]));
 		json_object_object_add(obj, nums[i].name, json_object_new_uint64(nums[i].v));
