@@ -92,48 +92,40 @@ const struct pull_key *state_find_key(const struct pull_map_state *ms,
 	return keyed_find(ms->keys, ms->nkeys, sizeof(*ms->keys), ms->nkey_cols, key);
 }
 
-static json_object *map_json(const struct pull_map_state *ms)
-{
-	json_object *o = json_object_new_object(), *keys = json_object_new_array(), *k, *key,
-		    *base;
-	size_t i, j;
-
-	json_object_object_add(o, "obj", json_object_new_string(ms->obj));
-	json_object_object_add(o, "map", json_object_new_string(ms->map));
-	json_object_object_add(o, "map_id", json_object_new_uint64(ms->map_id));
-	json_object_object_add(o, "window_start_boottime_ns",
-			       json_object_new_uint64(ms->start_boot_ns));
-	json_object_object_add(o, "window_start_realtime_ns",
-			       json_object_new_uint64(ms->start_real_ns));
-	json_object_object_add(o, "key_columns", json_object_new_uint64(ms->nkey_cols));
-	for (i = 0; i < ms->nkeys; i++) {
-		k = json_object_new_object();
-		key = json_object_new_array();
-		base = json_object_new_array();
-		for (j = 0; j < ms->nkey_cols; j++)
-			json_object_array_add(key, json_object_new_int64(ms->keys[i].key[j]));
-		for (j = 0; j < PULL_NR_BUCKETS; j++)
-			json_object_array_add(base, json_object_new_uint64(ms->keys[i].base[j]));
-		json_object_object_add(k, "key", key);
-		json_object_object_add(k, "base", base);
-		json_object_array_add(keys, k);
-	}
-	json_object_object_add(o, "keys", keys);
-	return o;
-}
-
 int state_encode(const struct pull_state *st, char **buf, size_t *len)
 {
-	json_object *root = json_object_new_object(), *maps = json_object_new_array();
+	json_object *root = json_object_new_object(), *maps = json_object_new_array(), *o, *k, *a,
+		    *v;
+	const struct pull_map_state *ms;
+	const struct pull_key *pk;
 	const char *body;
-	size_t i, blen;
+	size_t j, blen;
 	int hlen, ret = 0;
 
 	json_object_object_add(root, "pull_id", json_object_new_uint64(st->pull_id));
 	json_object_object_add(root, "boot_id", json_object_new_string(st->boot_id));
-	for (i = 0; i < st->nmaps; i++)
-		json_object_array_add(maps, map_json(&st->maps[i]));
 	json_object_object_add(root, "maps", maps);
+	for (ms = st->maps; ms < st->maps + st->nmaps; ms++) {
+		json_object_array_add(maps, o = json_object_new_object());
+		json_object_object_add(o, "obj", json_object_new_string(ms->obj));
+		json_object_object_add(o, "map", json_object_new_string(ms->map));
+		json_object_object_add(o, "map_id", json_object_new_uint64(ms->map_id));
+		json_object_object_add(o, "window_start_boottime_ns",
+				       json_object_new_uint64(ms->start_boot_ns));
+		json_object_object_add(o, "window_start_realtime_ns",
+				       json_object_new_uint64(ms->start_real_ns));
+		json_object_object_add(o, "key_columns", json_object_new_uint64(ms->nkey_cols));
+		json_object_object_add(o, "keys", a = json_object_new_array());
+		for (pk = ms->keys; pk < ms->keys + ms->nkeys; pk++) {
+			json_object_array_add(a, k = json_object_new_object());
+			json_object_object_add(k, "key", v = json_object_new_array());
+			for (j = 0; j < ms->nkey_cols; j++)
+				json_object_array_add(v, json_object_new_int64(pk->key[j]));
+			json_object_object_add(k, "base", v = json_object_new_array());
+			for (j = 0; j < PULL_NR_BUCKETS; j++)
+				json_object_array_add(v, json_object_new_uint64(pk->base[j]));
+		}
+	}
 	body = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
 	blen = strlen(body);
 	*buf = malloc(blen + 128);
