@@ -105,32 +105,28 @@ static void *member(void *msg, unsigned int offset)
 	return (char *)msg + offset;
 }
 
-static void set_key(void *msg, const ProtobufCFieldDescriptor *f, int64_t v)
-{
-	switch (f->type) {
-	case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64:
-	case PROTOBUF_C_TYPE_SFIXED64: case PROTOBUF_C_TYPE_UINT64:
-	case PROTOBUF_C_TYPE_FIXED64:
-		*(uint64_t *)member(msg, f->offset) = (uint64_t)v;
-		break;
-	default:	/* 32-bit and enums: the key column's low bits */
-		*(uint32_t *)member(msg, f->offset) = (uint32_t)v;
-	}
-	if (f->label == PROTOBUF_C_LABEL_OPTIONAL)
-		*(protobuf_c_boolean *)member(msg, f->quantifier_offset) = 1;
-}
-
 int atom_build(struct atom_slot *s, const struct atom_shape *shape,
 	       const int64_t *key, size_t nkey, const char *name)
 {
 	void *msg = calloc(1, shape->msg->sizeof_message);
+	const ProtobufCFieldDescriptor *f;
 	size_t i;
 
 	if (!msg)
 		return -ENOMEM;
 	shape->msg->message_init(msg);
-	for (i = 0; i < shape->nkeys && i < nkey; i++)
-		set_key(msg, shape->keys[i], key[i]);
+	for (i = 0; i < shape->nkeys && i < nkey; i++) {
+		f = shape->keys[i];
+		/* 32-bit and enums: the key column's low bits */
+		if (f->type == PROTOBUF_C_TYPE_INT64 || f->type == PROTOBUF_C_TYPE_SINT64 ||
+		    f->type == PROTOBUF_C_TYPE_SFIXED64 || f->type == PROTOBUF_C_TYPE_UINT64 ||
+		    f->type == PROTOBUF_C_TYPE_FIXED64)
+			*(uint64_t *)member(msg, f->offset) = (uint64_t)key[i];
+		else
+			*(uint32_t *)member(msg, f->offset) = (uint32_t)key[i];
+		if (f->label == PROTOBUF_C_LABEL_OPTIONAL)
+			*(protobuf_c_boolean *)member(msg, f->quantifier_offset) = 1;
+	}
 	if (shape->name && *name) {
 		snprintf(s->name, sizeof(s->name), "%s", name);
 		*(char **)member(msg, shape->name->offset) = s->name;
@@ -283,34 +279,17 @@ static void first_atom(void *ctx, const Kernelstats__Atom *a)
 	f->known = true;
 }
 
-static void read_head(const char *dir, const char *name, struct retained *f)
-{
-	char buf[HEAD_BYTES], path[4096], why[256];
-	struct atoms_file head = { .buf = buf };
-	struct stat st;
-	ssize_t got;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = kstats_open_regular(path, O_RDONLY, 0);
-	if (fd < 0)
-		return;
-	if (!fstat(fd, &st))
-		f->size = st.st_size;
-	got = pread(fd, buf, sizeof(buf), 0);
-	close(fd);
-	head.len = got > 0 ? (size_t)got : 0;
-	atoms_file_each(&head, first_atom, f, why, sizeof(why));
-}
-
 int pull_apply_retention(const struct pull_run *r, uint64_t now_boot)
 {
 	uint64_t total = 0, removed_bytes = 0, later = 0, ref = now_boot;
+	char path[4096], buf[HEAD_BYTES], why[256];
+	struct atoms_file head = { .buf = buf };
 	const char *boot = r->boot_id;
 	struct dirent **ents;
 	struct retained *f;
-	char path[4096];
-	int n, i, removed = 0, ret = 0;
+	struct stat st;
+	ssize_t got;
+	int n, i, fd, removed = 0, ret = 0;
 
 	n = scandir(r->o->out_dir, &ents, kstats_atoms_filter, alphasort);
 	if (n < 0)
@@ -321,7 +300,16 @@ int pull_apply_retention(const struct pull_run *r, uint64_t now_boot)
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		read_head(r->o->out_dir, ents[i]->d_name, &f[i]);
+		snprintf(path, sizeof(path), "%s/%s", r->o->out_dir, ents[i]->d_name);
+		fd = kstats_open_regular(path, O_RDONLY, 0);
+		if (fd < 0)
+			continue;
+		if (!fstat(fd, &st))
+			f[i].size = st.st_size;
+		got = pread(fd, buf, sizeof(buf), 0);
+		close(fd);
+		head.len = got > 0 ? (size_t)got : 0;
+		atoms_file_each(&head, first_atom, &f[i], why, sizeof(why));
 		total += f[i].size;
 	}
 	/* Newest first: later is the up time of later boots, ref the newest window end of boot's. */

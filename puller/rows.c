@@ -13,6 +13,8 @@
 
 #define ROW_MAX_LINE (64 * 1024)
 #define HOST_SLOTS (2 * ROWS_MAX_HOSTS)
+#define FNV_BASIS 14695981039346656037ull
+#define FNV_PRIME 1099511628211ull
 
 static bool get_u64(struct json_object *v, uint64_t *out)
 {
@@ -59,38 +61,18 @@ static const char *row_parse(struct json_object *o, struct atom_shape *shape, ch
 	return NULL;
 }
 
-/* A row's host, counted once: a 64-bit hash of its name in one of HOST_SLOTS. */
-static void count_host(struct days *d, uint64_t *slot, struct json_object *o)
-{
-	struct json_object *v;
-	uint64_t h = 14695981039346656037ull;
-	const char *s;
-	size_t i;
-
-	if (!slot || !json_object_object_get_ex(o, "host", &v))
-		return;
-	for (s = json_object_get_string(v); s && *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	h |= 1;		/* 0: a free slot */
-	for (i = h % HOST_SLOTS; slot[i] && slot[i] != h; i = (i + 1) % HOST_SLOTS)
-		;
-	if (!slot[i] && d->hosts < ROWS_MAX_HOSTS) {
-		slot[i] = h;
-		d->hosts++;
-	}
-}
-
 void days_load_rows(struct days *d, const char *path)
 {
 	int fd = strcmp(path, "-") ? kstats_open_regular(path, O_RDONLY, 0) : dup(STDIN_FILENO);
 	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	char *line = malloc(ROW_MAX_LINE), key[200];
 	uint64_t *hosts = calloc(HOST_SLOTS, sizeof(*hosts));
+	struct json_object *o, *v;
+	const char *bad = NULL, *s;
 	struct atom_shape shape;
-	struct json_object *o;
-	const char *bad = NULL;
 	struct day_cell c;
-	size_t n = 0;
+	size_t n = 0, i;
+	uint64_t h;
 
 	d->by_rows = true;
 	if (!f || !line)
@@ -108,8 +90,19 @@ void days_load_rows(struct days *d, const char *path)
 		      "not JSON: one object a line (FORMAT JSONEachRow)";
 		if (o && !bad) {
 			days_add(d, shape.msg, strcmp(key, " ") ? key : "", shape.unit, &c);
-			count_host(d, hosts, o);
 			d->rows++;
+		}
+		/* Its host counted once: a 64-bit hash of the name in one of HOST_SLOTS. */
+		if (o && !bad && hosts && json_object_object_get_ex(o, "host", &v)) {
+			for (h = FNV_BASIS, s = json_object_get_string(v); s && *s; s++)
+				h = (h ^ (unsigned char)*s) * FNV_PRIME;
+			h |= 1;		/* 0: a free slot */
+			for (i = h % HOST_SLOTS; hosts[i] && hosts[i] != h;)
+				i = (i + 1) % HOST_SLOTS;
+			if (!hosts[i] && d->hosts < ROWS_MAX_HOSTS) {
+				hosts[i] = h;
+				d->hosts++;
+			}
 		}
 		json_object_put(o);
 	}
