@@ -262,26 +262,6 @@ static void ship_batch(struct ship *s)
 
 _Static_assert(sizeof(((struct ship *)0)->err) >= CURL_ERROR_SIZE, "curl's error buffer");
 
-static Bytef *gzip(const char *in, size_t len, size_t *outlen)
-{
-	z_stream z = { .next_in = (Bytef *)in, .avail_in = (uInt)len };
-	Bytef *out = NULL;
-
-	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return NULL;
-	*outlen = deflateBound(&z, len);
-	out = malloc(*outlen);
-	z.next_out = out;
-	z.avail_out = (uInt)*outlen;
-	if (out && deflate(&z, Z_FINISH) != Z_STREAM_END) {
-		free(out);
-		out = NULL;
-	}
-	*outlen = z.total_out;
-	deflateEnd(&z);
-	return out;
-}
-
 static size_t keep_answer(char *data, size_t size, size_t n, void *ctx)
 {
 	struct ship *s = ctx;
@@ -298,14 +278,24 @@ static void ship_batch(struct ship *s)
 	struct curl_slist *hdr = curl_slist_append(NULL, "Content-Encoding: gzip");
 	CURL *c = curl_easy_init();
 	char *q = c ? curl_easy_escape(c, SHIP_QUERY, 0) : NULL, url[4096];
-	size_t gzlen = 0;
+	z_stream z = {};
 	Bytef *gz = NULL;
 	CURLcode rc;
 	long code = 0;
 
 	if (s->failed || fflush(s->rows.f) || !s->len || !q)
 		goto out;
-	gz = gzip(s->buf, s->len, &gzlen);
+	z.next_in = (Bytef *)s->buf;	/* as of the fflush() */
+	z.avail_in = (uInt)s->len;
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK) {
+		z.avail_out = (uInt)deflateBound(&z, s->len);
+		z.next_out = gz = malloc(z.avail_out);
+		if (gz && deflate(&z, Z_FINISH) != Z_STREAM_END) {
+			free(gz);
+			gz = NULL;
+		}
+		deflateEnd(&z);
+	}
 	s->err[0] = s->answer[0] = 0;
 	/* Acknowledged once every shard has the rows (schema.sql). */
 	snprintf(url, sizeof(url), "%s%squery=%s&insert_distributed_sync=1&"
@@ -314,7 +304,7 @@ static void ship_batch(struct ship *s)
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS, gz);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)gzlen);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)z.total_out);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, s->timeout_s < 10 ? s->timeout_s : 10);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, s->timeout_s);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
