@@ -22,12 +22,16 @@
 #define SHIP_BATCH (8u << 20)	/* bytes of rows per POST, before gzip */
 #define SHIP_QUERY "INSERT INTO kernelstats_ingest.atoms FORMAT JSONEachRow"
 
-/* JSON-each-row rows of one host, an atom at a time (a count split over atoms: one row). */
-struct rows_out {
-	FILE *f;
-	const char *host;
-	size_t rows;
-	bool have;
+struct ship {
+	const char *url, *out_dir, *state_dir, *user;	/* url NULL: rows to stdout */
+	char host[256], password[256], err[256], answer[256];
+	long timeout_s;
+	uint64_t acked, done;		/* recorded; the last file whose rows are all taken */
+	FILE *f;			/* the rows, to stdout or buf */
+	char *buf;
+	size_t len, sent, rows;
+	int failed;			/* 0, or the exit code */
+	bool have;			/* cur: an atom at a time, a count split over atoms: one row */
 	struct row {
 		const ProtobufCMessageDescriptor *msg;
 		int32_t atom_id;
@@ -38,17 +42,23 @@ struct rows_out {
 	} cur;
 };
 
-static void row_write(const struct rows_out *o, const struct row *r)
+static void rows_flush(struct ship *s)
 {
-	struct json_object *obj = json_object_new_object(), *b = json_object_new_array();
+	const struct row *r = &s->cur;
+	struct json_object *obj, *b;
 	char day[16];
-	const char *strs[][2] = { { "day", day }, { "host", o->host }, { "kernel", r->kernel },
-		{ "metric", r->msg->short_name }, { "key", r->key }, { "boot_id", r->boot_id } };
+	const char *strs[][2] = { { "day", day }, { "host", s->host }, { "kernel", r->kernel },
+		{ "metric", r->msg ? r->msg->short_name : "" }, { "key", r->key },
+		{ "boot_id", r->boot_id } };
 	const struct { const char *name; uint64_t v; } nums[] = { { "atom_id", r->atom_id },
 		{ "pull_id", r->pull_id }, { "window_start", r->start_ns },
 		{ "window_end", r->end_ns }, { "reset", r->reset }, { "anomalies", r->anomalies } };
 	unsigned int i;
 
+	if (!s->have)
+		return;
+	obj = json_object_new_object();
+	b = json_object_new_array();
 	days_fmt(day, sizeof(day), (int32_t)(r->end_ns / 1000000000ull / DAY_SECS));
 	for (i = 0; i < 6; i++) {
 		json_object_object_add(obj, strs[i][0], json_object_new_string(strs[i][1]));
@@ -57,64 +67,52 @@ static void row_write(const struct rows_out *o, const struct row *r)
 	for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++)
 		json_object_array_add(b, json_object_new_uint64(r->b[i]));
 	json_object_object_add(obj, "buckets", b);
-	fprintf(o->f, "%s\n", json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
+	fprintf(s->f, "%s\n", json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
 							      JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(obj);
+	s->rows++;
+	s->have = false;
 }
 
-static void rows_flush(struct rows_out *o)
-{
-	if (o->have)
-		row_write(o, &o->cur);
-	o->rows += o->have;
-	o->have = false;
-}
+static void ship_batch(struct ship *s);
 
-static void rows_atom(void *ctx, const Kernelstats__Atom *a)
+static void ship_atom(void *ctx, const Kernelstats__Atom *a)
 {
 	const ProtobufCMessage *m = atom_payload(a);
 	const struct kstats_unit_info *unit;
-	struct rows_out *o = ctx;
+	struct ship *s = ctx;
 	struct row r = { .atom_id = a->atom_id, .anomalies = a->anomalies, .reset = a->reset,
 		.pull_id = a->pull_id, .end_ns = a->window_end_realtime_ns,
 		.start_ns = a->window_start_realtime_ns };
 	char key[sizeof(r.key) + 1] = "";
 	unsigned int from = 0, i;
-	FILE *f = fmemopen(key, sizeof(key) - 1, "w");
+	FILE *f;
 
-	if (f && m)
-		atom_key_print(f, m, "");
-	if (f)
-		fclose(f);
-	if (!m || !atom_buckets(m, &from, r.b, &unit))
+	if (s->failed || !m || !atom_buckets(m, &from, r.b, &unit))
 		return;
+	f = fmemopen(key, sizeof(key) - 1, "w");
+	if (f) {
+		atom_key_print(f, m, "");
+		fclose(f);
+	}
 	r.msg = m->descriptor;
 	snprintf(r.key, sizeof(r.key), "%s", *key ? key + 1 : "");
 	snprintf(r.boot_id, sizeof(r.boot_id), "%s", a->boot_id ?: "");
 	snprintf(r.kernel, sizeof(r.kernel), "%s", a->kernel_release ?: "");
 	/* The atoms of one count split at 2^31 follow each other: one row. */
-	if (o->have && r.msg == o->cur.msg && r.pull_id == o->cur.pull_id &&
-	    r.end_ns == o->cur.end_ns && !strcmp(r.key, o->cur.key) &&
-	    !strcmp(r.boot_id, o->cur.boot_id)) {
+	if (s->have && r.msg == s->cur.msg && r.pull_id == s->cur.pull_id &&
+	    r.end_ns == s->cur.end_ns && !strcmp(r.key, s->cur.key) &&
+	    !strcmp(r.boot_id, s->cur.boot_id)) {
 		for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++)
-			o->cur.b[i] = kstats_add_sat(o->cur.b[i], r.b[i]);
+			s->cur.b[i] = kstats_add_sat(s->cur.b[i], r.b[i]);
 		return;
 	}
-	rows_flush(o);
-	o->cur = r;
-	o->have = true;
+	rows_flush(s);
+	s->cur = r;
+	s->have = true;
+	if (s->url && !fflush(s->f) && s->len >= SHIP_BATCH)
+		ship_batch(s);
 }
-
-struct ship {
-	const char *url, *out_dir, *state_dir, *user;	/* url NULL: rows to stdout */
-	char host[256], password[256], err[256], answer[256];
-	long timeout_s;
-	uint64_t acked, done;		/* recorded; the last file whose rows are all taken */
-	struct rows_out rows;
-	char *buf;
-	size_t len, sent;
-	int failed;			/* 0, or the exit code */
-};
 
 uint64_t ship_acked(const char *state_dir)
 {
@@ -174,18 +172,6 @@ static int ship_record(struct ship *s, uint64_t id)
 	return ret;
 }
 
-static void ship_batch(struct ship *s);
-
-static void ship_atom(void *ctx, const Kernelstats__Atom *a)
-{
-	struct ship *s = ctx;
-
-	if (!s->failed)
-		rows_atom(&s->rows, a);
-	if (s->url && !s->failed && !fflush(s->rows.f) && s->len >= SHIP_BATCH)
-		ship_batch(s);
-}
-
 static void ship_file(void *ctx, const char *path)
 {
 	const char *name = strrchr(path, '/');
@@ -203,7 +189,7 @@ static void ship_file(void *ctx, const char *path)
 	} else if (!s->failed) {
 		if (atoms_file_each(&f, ship_atom, s, why, sizeof(why)))
 			fprintf(stderr, "kstats %s: %s: %s\n", s->url ? "ship" : "atoms", path, why);
-		rows_flush(&s->rows);
+		rows_flush(s);
 		s->done = id;
 		free(f.buf);
 	}
@@ -222,9 +208,8 @@ static int ship_run(struct ship *s, char *const *files, int n)
 		fprintf(stderr, "kstats: no /etc/machine-id: name this host with --host\n");
 		return KSTATS_EXIT_USAGE;
 	}
-	s->rows.host = s->host;
-	s->rows.f = s->url ? open_memstream(&s->buf, &s->len) : stdout;
-	if (!s->rows.f)
+	s->f = s->url ? open_memstream(&s->buf, &s->len) : stdout;
+	if (!s->f)
 		return KSTATS_EXIT_ERROR;
 	for (i = 0; i < n; i++)
 		ship_file(s, files[i]);
@@ -238,7 +223,7 @@ static int ship_run(struct ship *s, char *const *files, int n)
 		/* Its time says when the last ship succeeded (kstats status). */
 		if (!s->failed && ship_record(s, s->acked))
 			s->failed = KSTATS_EXIT_ERROR;
-		fclose(s->rows.f);
+		fclose(s->f);
 		free(s->buf);
 	}
 	return s->failed;
@@ -283,7 +268,7 @@ static void ship_batch(struct ship *s)
 	CURLcode rc;
 	long code = 0;
 
-	if (s->failed || fflush(s->rows.f) || !s->len || !q)
+	if (s->failed || fflush(s->f) || !s->len || !q)
 		goto out;
 	z.next_in = (Bytef *)s->buf;	/* as of the fflush() */
 	z.avail_in = (uInt)s->len;
@@ -328,13 +313,13 @@ static void ship_batch(struct ship *s)
 			"the next run (fix the server or --url)\n", s->url, s->err);
 		s->failed = KSTATS_EXIT_ERROR;
 	}
-	s->sent += s->failed ? 0 : s->rows.rows;
-	s->rows.rows = 0;
-	fclose(s->rows.f);
+	s->sent += s->failed ? 0 : s->rows;
+	s->rows = 0;
+	fclose(s->f);
 	free(s->buf);
 	s->buf = NULL;
-	s->rows.f = open_memstream(&s->buf, &s->len);
-	if (!s->rows.f)
+	s->f = open_memstream(&s->buf, &s->len);
+	if (!s->f)
 		s->failed = KSTATS_EXIT_ERROR;
 	else if (!s->failed && s->done > s->acked && ship_record(s, s->done))
 		s->failed = KSTATS_EXIT_ERROR;
