@@ -107,37 +107,9 @@ static int take_lock(struct pull_run *r)
 	return 0;
 }
 
-/* The pull a crash interrupted: promoted if its atoms were written, else dropped. */
-static int reconcile(struct pull_run *r)
-{
-	struct pull_state pend;
-	int ret = state_load(r->o->state_dir, PULL_PENDING_FILE, &pend);
-
-	if (ret)
-		return ret == -ENOENT || ret == -EBADMSG ? 0 : ret;
-	if (pend.pull_id > r->old.pull_id && pull_atoms_exist(r->o->out_dir, pend.pull_id)) {
-		ret = kstats_rename_in(r->o->state_dir, PULL_PENDING_FILE, PULL_STATE_FILE, false);
-		if (!ret) {
-			if (r->o->verbose)
-				fprintf(stderr, "kstats pull: completed interrupted pull %" PRIu64
-					"\n", pend.pull_id);
-			kstats_hook_point("promoted");
-			state_free(&r->old);
-			r->old = pend;
-			r->lost = false;
-			return 0;
-		}
-	} else {
-		ret = kstats_unlink_in(r->o->state_dir, PULL_PENDING_FILE);
-		if (!ret)
-			kstats_hook_point("discarded");
-	}
-	state_free(&pend);
-	return ret;
-}
-
 static int load_state(struct pull_run *r)
 {
+	struct pull_state pend;
 	uint64_t last, id;
 	int ret;
 
@@ -151,9 +123,31 @@ static int load_state(struct pull_run *r)
 	} else if (ret && ret != -ENOENT) {
 		return ret;
 	}
-	ret = reconcile(r);
-	if (ret)
+	/* The pull a crash interrupted: promoted if its atoms were written, else dropped. */
+	ret = state_load(r->o->state_dir, PULL_PENDING_FILE, &pend);
+	if (ret && ret != -ENOENT && ret != -EBADMSG)
 		return ret;
+	if (!ret && pend.pull_id > r->old.pull_id &&
+	    pull_atoms_exist(r->o->out_dir, pend.pull_id)) {
+		ret = kstats_rename_in(r->o->state_dir, PULL_PENDING_FILE, PULL_STATE_FILE, false);
+		if (ret) {
+			state_free(&pend);
+			return ret;
+		}
+		if (r->o->verbose)
+			fprintf(stderr, "kstats pull: completed interrupted pull %" PRIu64 "\n",
+				pend.pull_id);
+		kstats_hook_point("promoted");
+		state_free(&r->old);
+		r->old = pend;
+		r->lost = false;
+	} else if (!ret) {
+		state_free(&pend);
+		ret = kstats_unlink_in(r->o->state_dir, PULL_PENDING_FILE);
+		if (ret)
+			return ret;
+		kstats_hook_point("discarded");
+	}
 	r->boot_changed = *r->old.boot_id && strcmp(r->old.boot_id, r->boot_id);
 	/* Above the atoms shipped too: with the state and atoms gone, ship would skip ours. */
 	last = pull_max_atoms_id(r->o->out_dir);

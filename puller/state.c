@@ -329,15 +329,10 @@ int state_save(const char *dir, const char *name, const struct pull_state *st)
 	return ret;
 }
 
-static uint64_t width_mask(unsigned int width)
-{
-	return width >= 8 ? UINT64_MAX : (1ull << (width * 8)) - 1;
-}
-
 void delta_begin(struct delta_key *dk, const uint64_t *cur, const uint64_t *base,
 		 unsigned int width)
 {
-	uint64_t mask = width_mask(width);
+	uint64_t mask = width >= 8 ? UINT64_MAX : (1ull << (width * 8)) - 1;
 	int i;
 
 	memset(dk, 0, sizeof(*dk));
@@ -376,7 +371,7 @@ bool delta_next_atom(struct delta_key *dk, int32_t *buckets)
 void delta_new_base(const struct delta_key *dk, const uint64_t *cur,
 		    unsigned int width, uint64_t *base)
 {
-	uint64_t mask = width_mask(width);
+	uint64_t mask = width >= 8 ? UINT64_MAX : (1ull << (width * 8)) - 1;
 	int i;
 
 	/* An anomalous bucket has nothing pending: it re-bases to cur. */
