@@ -111,6 +111,7 @@ static int load_state(struct pull_run *r)
 {
 	struct pull_state pend;
 	uint64_t last, id;
+	char path[4096];
 	int ret;
 
 	kstats_remove_temps(r->o->state_dir);
@@ -127,8 +128,8 @@ static int load_state(struct pull_run *r)
 	ret = state_load(r->o->state_dir, PULL_PENDING_FILE, &pend);
 	if (ret && ret != -ENOENT && ret != -EBADMSG)
 		return ret;
-	if (!ret && pend.pull_id > r->old.pull_id &&
-	    pull_atoms_exist(r->o->out_dir, pend.pull_id)) {
+	snprintf(path, sizeof(path), "%s/" ATOMS_NAME, r->o->out_dir, pend.pull_id);
+	if (!ret && pend.pull_id > r->old.pull_id && !access(path, F_OK)) {
 		ret = kstats_rename_in(r->o->state_dir, PULL_PENDING_FILE, PULL_STATE_FILE, false);
 		if (ret) {
 			state_free(&pend);

@@ -192,7 +192,6 @@ int pull_emit_atom(struct pull_run *r, const struct atom_shape *shape,
 
 /* Like the state: never writable by the group nor readable by others (UMask=0027). */
 #define ATOMS_MODE 0640
-#define ATOMS_NAME "atoms-%010" PRIu64 ".pb"
 
 static int atoms_file_id(const char *name, uint64_t *id)
 {
@@ -221,14 +220,6 @@ uint64_t pull_max_atoms_id(const char *out_dir)
 	if (dp)
 		closedir(dp);
 	return max;
-}
-
-bool pull_atoms_exist(const char *out_dir, uint64_t pull_id)
-{
-	char path[4096];
-
-	snprintf(path, sizeof(path), "%s/" ATOMS_NAME, out_dir, pull_id);
-	return !access(path, F_OK);
 }
 
 int pull_write_atoms(struct pull_run *r, char *name, size_t len)

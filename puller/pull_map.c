@@ -118,7 +118,8 @@ static int process_map(struct pull_run *r, const struct kstats_hist *h,
 		for (b = 0; b < PULL_NR_BUCKETS; b++)
 			cur[b] = (uint64_t)row[nkey + b];
 		name = kstats_names_find(h->names, k->key[0]) ?: "";
-		prev = old ? state_find_key(old, k->key) : NULL;
+		prev = old ? keyed_find(old->keys, old->nkeys, sizeof(*old->keys), nkey, k->key) :
+		       NULL;
 		delta_begin(&dk, cur, prev ? prev->base : NULL, hm->width);
 		while (!ret && delta_next_atom(&dk, buckets))
 			ret = pull_emit_atom(r, shape, &w, k->key, nkey, name, buckets,

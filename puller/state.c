@@ -86,12 +86,6 @@ const struct pull_map_state *state_find_map(const struct pull_state *st,
 	return NULL;
 }
 
-const struct pull_key *state_find_key(const struct pull_map_state *ms,
-				      const int64_t *key)
-{
-	return keyed_find(ms->keys, ms->nkeys, sizeof(*ms->keys), ms->nkey_cols, key);
-}
-
 int state_encode(const struct pull_state *st, char **buf, size_t *len)
 {
 	json_object *root = json_object_new_object(), *maps = json_object_new_array(), *o, *k, *a,
