@@ -92,10 +92,8 @@ void days_init(struct days *d, const char *tool);
 /* The atoms files of dirs[] (or files[], when nfiles > 0), newest first, hosts in turn;
  * -ENOENT: a directory is unreadable (named in d->bad). */
 int days_load(struct days *d, char *const *dirs, int ndirs, char *const *files, int nfiles);
-/*
- * Sorts, folds each metric's least busy keys into one past its share of
- * max_cells, drops the oldest days past max_cells, marks the days pulled.
- */
+/* Sorts, folds each metric's least busy keys into one past its share of max_cells,
+ * drops the oldest days past max_cells, marks the days pulled. */
 void days_finish(struct days *d, size_t max_cells);
 /* kstats report --rows (rows.c): the rows of path ("-": stdin); a bad one is named in d->bad. */
 void days_load_rows(struct days *d, const char *path);

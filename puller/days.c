@@ -11,12 +11,8 @@
 
 void days_init(struct days *d, const char *tool)
 {
-	memset(d, 0, sizeof(*d));
-	d->since = INT32_MIN;
-	d->until = INT32_MAX;
-	d->first = INT32_MAX;
-	d->last = INT32_MIN;
-	d->tool = tool;
+	*d = (struct days){ .since = INT32_MIN, .until = INT32_MAX, .first = INT32_MAX,
+			    .last = INT32_MIN, .tool = tool };
 }
 
 static void *grow(void *p, size_t *cap, size_t need, size_t size)

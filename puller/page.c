@@ -199,12 +199,17 @@ static void put_metric(struct page *p, size_t from, size_t to)
 		page_series(p, &d->series[i], max);
 }
 
-static void put_head(FILE *f, const struct days *d, int cw)
+void page_put(FILE *f, const struct days *d, char *const *dirs, int ndirs)
 {
+	struct page p = { .f = f, .d = d, .cw = 8 };
 	char first[16] = "", last[16] = "";
-	unsigned int i;
-	size_t b;
+	size_t i, from;
+	int n;
 
+	if (d->pulled) {
+		n = d->last - d->first + 1;
+		p.cw = n > 1100 / 2 ? 2 : n > 1100 / 24 ? 1100 / n : 24;
+	}
 	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n"
 	      "<title>kernelstats report</title>\n<style>\n"
 	      "body{font:13px sans-serif;margin:1em 2em;color:#222}\n"
@@ -214,8 +219,8 @@ static void put_head(FILE *f, const struct days *d, int cw)
 	      ".q99{fill:none;stroke:#ff3b30;stroke-width:2;stroke-dasharray:4 2}\n"
 	      ".gap{fill:#e6e6e6}\n.mark{fill:#d62728}\n"
 	      "h3{font-size:12px;margin:8px 0 2px}\n.bad{color:#a00}\n", f);
-	for (i = 0; i < NCOLOURS; i++)
-		fprintf(f, ".c%u{fill:%s;width:%dpx;height:%dpx}\n", i, viridis[i], cw,
+	for (n = 0; n < (int)NCOLOURS; n++)
+		fprintf(f, ".c%d{fill:%s;width:%dpx;height:%dpx}\n", n, viridis[n], p.cw,
 			ROW_H);
 	fputs("</style></head><body>\n<h1>kernelstats: latency heatmaps</h1>\n", f);
 	if (d->pulled) {
@@ -243,28 +248,13 @@ static void put_head(FILE *f, const struct days *d, int cw)
 			"%d cells (newest days first); narrow them with --since.</p>\n", last,
 			first, PAGE_CELLS);
 	}
-	if (!d->nbad)
-		return;
-	fprintf(f, "<div class=bad><p>Skipped %zu:</p><ul>\n", d->nbad);
-	for (b = 0; b < d->nbad; b++) {
+	if (d->nbad)
+		fprintf(f, "<div class=bad><p>Skipped %zu:</p><ul>\n", d->nbad);
+	for (i = 0; i < d->nbad; i++) {
 		fputs("<li>", f);
-		html_escaped(f, d->bad[b]);
-		fputs("</li>\n", f);
+		html_escaped(f, d->bad[i]);
+		fputs(i + 1 < d->nbad ? "</li>\n" : "</li>\n</ul></div>\n", f);
 	}
-	fputs("</ul></div>\n", f);
-}
-
-void page_put(FILE *f, const struct days *d, char *const *dirs, int ndirs)
-{
-	struct page p = { .f = f, .d = d, .cw = 8 };
-	size_t i, from;
-	int n;
-
-	if (d->pulled) {
-		n = d->last - d->first + 1;
-		p.cw = n > 1100 / 2 ? 2 : n > 1100 / 24 ? 1100 / n : 24;
-	}
-	put_head(f, d, p.cw);
 	if (!d->pulled && d->outside) {
 		fprintf(f, "<p class=empty>Nothing in the range: the %zu atoms read are all "
 			"outside --since and --until.</p>\n", d->outside);
