@@ -36,27 +36,21 @@ static int add_field(struct atom_shape *s, const ProtobufCFieldDescriptor *f,
 {
 	const char *m = s->msg->short_name, *word = strstr(f->name, ATOM_BUCKETS_WORD);
 
-	if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
-		snprintf(why, len, "%s.%s: oneof fields are not supported", m, f->name);
-		return -EINVAL;
-	}
+	if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
+		return kstats_fail(why, len, EINVAL, "%s.%s: oneof fields are not supported", m,
+				   f->name);
 	/* repeated int32 <what>_log2_buckets_<unit> */
 	if (f->label == PROTOBUF_C_LABEL_REPEATED && f->type == PROTOBUF_C_TYPE_INT32 &&
 	    !s->buckets) {
 		s->buckets = f;
-		if (!word || word == f->name) {
-			snprintf(why, len, "repeated field %s is not named "
-				 "<what>" ATOM_BUCKETS_WORD "<unit>", f->name);
-			return -EINVAL;
-		}
+		if (!word || word == f->name)
+			return kstats_fail(why, len, EINVAL, "repeated field %s is not named "
+					   "<what>" ATOM_BUCKETS_WORD "<unit>", f->name);
 		word += strlen(ATOM_BUCKETS_WORD);
 		s->unit = kstats_unit_by_atom_word(word);
-		if (!s->unit) {
-			snprintf(why, len, "bucket field %s: unit '%s' is not one of "
-				 "btfreader/units.c (micros, bytes, count)", f->name, word);
-			return -EINVAL;
-		}
-		return 0;
+		return s->unit ? 0 : kstats_fail(why, len, EINVAL, "bucket field %s: unit '%s' is "
+						  "not one of btfreader/units.c (micros, bytes, "
+						  "count)", f->name, word);
 	}
 	if (f->label != PROTOBUF_C_LABEL_REPEATED && f->type == PROTOBUF_C_TYPE_STRING &&
 	    !s->name) {
@@ -69,10 +63,9 @@ static int add_field(struct atom_shape *s, const ProtobufCFieldDescriptor *f,
 		s->keys[s->nkeys++] = f;
 		return 0;
 	}
-	snprintf(why, len, "%s.%s fits no role: one repeated int32 bucket field, "
-		 "one string name and up to %d enum or integer key fields", m, f->name,
-		 PULL_MAX_KEY_COLS);
-	return -EINVAL;
+	return kstats_fail(why, len, EINVAL, "%s.%s fits no role: one repeated int32 bucket "
+			   "field, one string name and up to %d enum or integer key fields", m,
+			   f->name, PULL_MAX_KEY_COLS);
 }
 
 int atom_shape_init(struct atom_shape *s, const ProtobufCMessageDescriptor *atom,
@@ -92,12 +85,9 @@ int atom_shape_init(struct atom_shape *s, const ProtobufCMessageDescriptor *atom
 		if (ret)
 			return ret;
 	}
-	if (!s->buckets) {
-		snprintf(why, len, "%s has no bucket field: add repeated int32 "
-			 "<what>" ATOM_BUCKETS_WORD "<unit>", s->msg->short_name);
-		return -EINVAL;
-	}
-	return 0;
+	return s->buckets ? 0 : kstats_fail(why, len, EINVAL, "%s has no bucket field: add "
+					    "repeated int32 <what>" ATOM_BUCKETS_WORD "<unit>",
+					    s->msg->short_name);
 }
 
 static void *member(void *msg, unsigned int offset)
