@@ -52,9 +52,7 @@ static struct day_series *series_of(struct days *d, const ProtobufCMessageDescri
 		return NULL;
 	d->series = grow(d->series, &d->cap, d->nseries + 1, sizeof(*s));
 	s = &d->series[d->nseries++];
-	memset(s, 0, sizeof(*s));
-	s->msg = msg;
-	s->unit = unit;
+	*s = (struct day_series){ .msg = msg, .unit = unit };
 	snprintf(s->key, sizeof(s->key), "%s", key);
 	d->slot[h] = (uint32_t)d->nseries;
 	return s;
@@ -127,8 +125,7 @@ static struct day_cell *cell_of(struct days *d, struct day_series *s, int32_t da
 		compact(d, s);
 	s->days = grow(s->days, &s->cap, s->ndays + 1, sizeof(*s->days));
 	c = &s->days[s->ndays++];
-	memset(c, 0, sizeof(*c));
-	c->day = day;
+	*c = (struct day_cell){ .day = day };
 	if (d) {
 		d->ncells++;
 		d->merged = false;
