@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * kstats atoms and report: atoms files read and decoded (atoms_file.c), summed per
- * metric, key and UTC day (days.c), drawn in a terminal (heatmap.c) or as a page
- * (page.c); the commands (atoms.c); the fleet's rows (rows.c) and kstats ship
- * (ship.c, doc/fleet-atoms.md).
- */
+/* kstats atoms and report: atoms files read (atoms_file.c), summed per metric, key and UTC
+ * day (days.c), drawn in a terminal (heatmap.c) or as a page (page.c); the commands
+ * (atoms.c); the fleet's rows (rows.c) and kstats ship (ship.c, doc/fleet-atoms.md). */
 #ifndef KSTATS_ATOMS_H
 #define KSTATS_ATOMS_H
 

@@ -13,11 +13,9 @@
 #include "kstats_fileio.h"
 #include "delta.h"	/* ATOM_BUCKETS_WORD */
 
-/*
- * Bounded memory per input: a file and one record (what decoding it allocates is then
+/* Bounded memory per input: a file and one record (what decoding it allocates is then
  * bounded too: no repeated message in an Atom).  An atom is under 1 KiB (32 buckets, a
- * key, a name); a pull's file holds at most a few ten thousand.
- */
+ * key, a name); a pull's file holds at most a few ten thousand. */
 #define MAX_FILE_MIB 64
 #define MAX_RECORD_KIB 4
 
@@ -138,11 +136,9 @@ static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 	return false;
 }
 
-/*
- * Record by record (tag 0x0A, length, Atom), so that one this schema cannot
- * decode (a field's type changed: see the proto) does not hide the others; each
- * that decodes goes to fn (if any).  -EBADMSG when the framing is broken.
- */
+/* Record by record (tag 0x0A, length, Atom), so that one this schema cannot decode (a field's
+ * type changed: see the proto) does not hide the others; each that decodes goes to fn (if
+ * any).  -EBADMSG when the framing is broken. */
 static int each_record(const uint8_t *p, size_t len, atoms_fn fn, void *ctx,
 		       size_t *count, size_t *skipped)
 {

@@ -100,12 +100,10 @@ struct day_cell *days_cell(const struct day_series *s, int32_t day)
 	return s->sorted ? bsearch(&key, s->days, s->sorted, sizeof(key), cell_cmp) : NULL;
 }
 
-/*
- * The cell of day: the last one, one found (all compacted first at the limit, which counts
+/* The cell of day: the last one, one found (all compacted first at the limit, which counts
  * distinct key-days), or a new one at the end (compacted when the unsorted tail outgrows the
  * rest), so that days out of order cost O(n log n), not a move per day.  NULL past
- * DAYS_MAX_CELLS (counted).  d NULL: always a new one.
- */
+ * DAYS_MAX_CELLS (counted).  d NULL: always a new one. */
 static struct day_cell *cell_of(struct days *d, struct day_series *s, int32_t day)
 {
 	struct day_cell *c = NULL;

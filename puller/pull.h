@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * kstats pull: arguments and the run (pull.c), map deltas (pull_map.c), the
- * state (state.c), atoms (pull_atoms.c).  Crash safety: doc/pull.md.
- */
+/* kstats pull: arguments and the run (pull.c), map deltas (pull_map.c), the state (state.c),
+ * atoms (pull_atoms.c).  Crash safety: doc/pull.md. */
 #ifndef KSTATS_PULL_H
 #define KSTATS_PULL_H
 

@@ -234,11 +234,9 @@ int pull_write_atoms(struct pull_run *r, char *name, size_t len)
 	return ret;
 }
 
-/*
- * Retention: a file's age is the up time since its first atom's boot-time window end (plus
+/* Retention: a file's age is the up time since its first atom's boot-time window end (plus
  * every later boot's up time), never the wall clock or mtime: setting the clock ages nothing,
- * and time powered off does not count (--max-files and --max-bytes still bound the files).
- */
+ * and time powered off does not count (--max-files and --max-bytes still bound the files). */
 #define HEAD_BYTES 4096		/* a file's first record: an atom is well under this */
 
 struct retained {

@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Atoms as JSON-each-row rows, one per metric, key and pull (kstats atoms
- * --format json-each-row), and kstats ship: the atoms ClickHouse has not
- * acknowledged, as gzip'd JSONEachRow POSTs (doc/fleet-atoms.md).  The record
- * of the last pull acknowledged (state dir/shipped) moves only after the
- * server answered, so it is never ahead of it; a row sent again collapses in
- * the ReplacingMergeTree.
- */
+/* Atoms as JSON-each-row rows, one per metric, key and pull (kstats atoms --format
+ * json-each-row), and kstats ship: the atoms ClickHouse has not acknowledged, as gzip'd
+ * JSONEachRow POSTs (doc/fleet-atoms.md).  The record of the last pull acknowledged (state
+ * dir/shipped) moves only after the server answered, so it is never ahead of it; a row sent
+ * again collapses in the ReplacingMergeTree. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -31,7 +28,7 @@ struct ship {
 	char *buf;
 	size_t len, sent, rows;
 	int failed;			/* 0, or the exit code */
-	bool have;			/* cur: an atom at a time, a count split over atoms: one row */
+	bool have;			/* cur: a count split over atoms is one row */
 	struct row {
 		const ProtobufCMessageDescriptor *msg;
 		int32_t atom_id;
