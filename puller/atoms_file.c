@@ -35,51 +35,43 @@ static const void *field_ptr(const ProtobufCMessage *m, unsigned int offset)
 	return (const char *)m + offset;
 }
 
-static void print_key_field(FILE *out, const ProtobufCMessage *m,
-			    const ProtobufCFieldDescriptor *f)
-{
-	const ProtobufCEnumValue *ev;
-	const void *p = field_ptr(m, f->offset);
-
-	switch (f->type) {
-	case PROTOBUF_C_TYPE_ENUM:
-		ev = protobuf_c_enum_descriptor_get_value(f->descriptor, *(const int *)p);
-		if (ev)
-			fprintf(out, " %s=%s", f->name, ev->name);
-		else
-			fprintf(out, " %s=%d", f->name, *(const int *)p);
-		break;
-	case PROTOBUF_C_TYPE_UINT32:
-		fprintf(out, " %s=%" PRIu32, f->name, *(const uint32_t *)p);
-		break;
-	case PROTOBUF_C_TYPE_INT32:
-		fprintf(out, " %s=%" PRId32, f->name, *(const int32_t *)p);
-		break;
-	case PROTOBUF_C_TYPE_STRING:
-		fprintf(out, " %s=", f->name);
-		atoms_put_escaped(*(char *const *)p, out);
-		break;
-	default:
-		fprintf(out, " %s=?", f->name);
-	}
-}
-
 bool atom_key_print(FILE *out, const ProtobufCMessage *m, const char *lead)
 {
 	const ProtobufCFieldDescriptor *f = m->descriptor->fields;
+	const ProtobufCEnumValue *ev;
 	bool keyed = false;
+	const void *p;
 
 	for (; f < m->descriptor->fields + m->descriptor->n_fields; f++) {
+		p = field_ptr(m, f->offset);
 		/* Present: a string or message set, an optional's has_ flag, a required. */
 		if (f->label == PROTOBUF_C_LABEL_REPEATED ||
 		    (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE ?
-		     !*(void *const *)field_ptr(m, f->offset) :
-		     f->label == PROTOBUF_C_LABEL_OPTIONAL &&
+		     !*(void *const *)p : f->label == PROTOBUF_C_LABEL_OPTIONAL &&
 		     !*(const protobuf_c_boolean *)field_ptr(m, f->quantifier_offset)))
 			continue;
-		fputs(keyed ? "" : lead, out);
-		print_key_field(out, m, f);
+		fprintf(out, "%s %s=", keyed ? "" : lead, f->name);
 		keyed = true;
+		switch (f->type) {
+		case PROTOBUF_C_TYPE_ENUM:
+			ev = protobuf_c_enum_descriptor_get_value(f->descriptor, *(const int *)p);
+			if (ev)
+				fputs(ev->name, out);
+			else
+				fprintf(out, "%d", *(const int *)p);
+			break;
+		case PROTOBUF_C_TYPE_UINT32:
+			fprintf(out, "%" PRIu32, *(const uint32_t *)p);
+			break;
+		case PROTOBUF_C_TYPE_INT32:
+			fprintf(out, "%" PRId32, *(const int32_t *)p);
+			break;
+		case PROTOBUF_C_TYPE_STRING:
+			atoms_put_escaped(*(char *const *)p, out);
+			break;
+		default:
+			fputc('?', out);
+		}
 	}
 	return keyed;
 }

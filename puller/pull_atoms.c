@@ -31,59 +31,52 @@ atom_field_of(const ProtobufCMessageDescriptor *atom, const char *metric)
 	return NULL;
 }
 
-static int add_field(struct atom_shape *s, const ProtobufCFieldDescriptor *f,
-		     char *why, size_t len)
-{
-	const char *m = s->msg->short_name, *word = strstr(f->name, ATOM_BUCKETS_WORD);
-
-	if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
-		return kstats_fail(why, len, EINVAL, "%s.%s: oneof fields are not supported", m,
-				   f->name);
-	/* repeated int32 <what>_log2_buckets_<unit> */
-	if (f->label == PROTOBUF_C_LABEL_REPEATED && f->type == PROTOBUF_C_TYPE_INT32 &&
-	    !s->buckets) {
-		s->buckets = f;
-		if (!word || word == f->name)
-			return kstats_fail(why, len, EINVAL, "repeated field %s is not named "
-					   "<what>" ATOM_BUCKETS_WORD "<unit>", f->name);
-		word += strlen(ATOM_BUCKETS_WORD);
-		s->unit = kstats_unit_by_atom_word(word);
-		return s->unit ? 0 : kstats_fail(why, len, EINVAL, "bucket field %s: unit '%s' is "
-						  "not one of btfreader/units.c (micros, bytes, "
-						  "count)", f->name, word);
-	}
-	if (f->label != PROTOBUF_C_LABEL_REPEATED && f->type == PROTOBUF_C_TYPE_STRING &&
-	    !s->name) {
-		s->name = f;
-		return 0;
-	}
-	/* protobuf-c lists the integer types first, INT32 to FIXED64. */
-	if (f->label != PROTOBUF_C_LABEL_REPEATED && s->nkeys < PULL_MAX_KEY_COLS &&
-	    (f->type <= PROTOBUF_C_TYPE_FIXED64 || f->type == PROTOBUF_C_TYPE_ENUM)) {
-		s->keys[s->nkeys++] = f;
-		return 0;
-	}
-	return kstats_fail(why, len, EINVAL, "%s.%s fits no role: one repeated int32 bucket "
-			   "field, one string name and up to %d enum or integer key fields", m,
-			   f->name, PULL_MAX_KEY_COLS);
-}
-
 int atom_shape_init(struct atom_shape *s, const ProtobufCMessageDescriptor *atom,
 		    const char *metric, char *why, size_t len)
 {
-	unsigned int i;
-	int ret;
+	const ProtobufCFieldDescriptor *f;
+	const char *m, *word;
 
 	memset(s, 0, sizeof(*s));
 	s->oneof = atom_field_of(atom, metric);
 	if (!s->oneof)
 		return -ENOENT;
 	s->msg = s->oneof->descriptor;
-	/* protobuf-c sorts fields by number: the keys come in field order. */
-	for (i = 0; i < s->msg->n_fields; i++) {
-		ret = add_field(s, &s->msg->fields[i], why, len);
-		if (ret)
-			return ret;
+	m = s->msg->short_name;
+	/* protobuf-c sorts fields by number (the keys come in field order) and lists the
+	 * integer types first, INT32 to FIXED64. */
+	for (f = s->msg->fields; f < s->msg->fields + s->msg->n_fields; f++) {
+		word = strstr(f->name, ATOM_BUCKETS_WORD);
+		if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
+			return kstats_fail(why, len, EINVAL, "%s.%s: oneof fields are not "
+					   "supported", m, f->name);
+		/* repeated int32 <what>_log2_buckets_<unit> */
+		if (f->label == PROTOBUF_C_LABEL_REPEATED && f->type == PROTOBUF_C_TYPE_INT32 &&
+		    !s->buckets) {
+			s->buckets = f;
+			if (!word || word == f->name)
+				return kstats_fail(why, len, EINVAL, "repeated field %s is not "
+						   "named <what>" ATOM_BUCKETS_WORD "<unit>",
+						   f->name);
+			word += strlen(ATOM_BUCKETS_WORD);
+			s->unit = kstats_unit_by_atom_word(word);
+			if (!s->unit)
+				return kstats_fail(why, len, EINVAL, "bucket field %s: unit '%s' "
+						   "is not one of btfreader/units.c (micros, "
+						   "bytes, count)", f->name, word);
+		} else if (f->label != PROTOBUF_C_LABEL_REPEATED &&
+			   f->type == PROTOBUF_C_TYPE_STRING && !s->name) {
+			s->name = f;
+		} else if (f->label != PROTOBUF_C_LABEL_REPEATED &&
+			   s->nkeys < PULL_MAX_KEY_COLS && (f->type <= PROTOBUF_C_TYPE_FIXED64 ||
+							   f->type == PROTOBUF_C_TYPE_ENUM)) {
+			s->keys[s->nkeys++] = f;
+		} else {
+			return kstats_fail(why, len, EINVAL, "%s.%s fits no role: one repeated "
+					   "int32 bucket field, one string name and up to %d "
+					   "enum or integer key fields", m, f->name,
+					   PULL_MAX_KEY_COLS);
+		}
 	}
 	return s->buckets ? 0 : kstats_fail(why, len, EINVAL, "%s has no bucket field: add "
 					    "repeated int32 <what>" ATOM_BUCKETS_WORD "<unit>",
