@@ -2,9 +2,6 @@
 /* Mismatches between the objects' histograms and the atom schema, one warning each. */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <string.h>
 #include <linux/bpf.h>
 #include <bpf/btf.h>
 
@@ -122,43 +119,10 @@ out:
 	return ok;
 }
 
-static void check_names(struct atom_check *c, const struct kstats_hist *h,
-			const struct atom_shape *s)
-{
-	if (*h->names_map && !s->name)
-		warn(c, "%s has no string field for the names in %s/%s: add "
-		     "optional string <key>_name = 1;", s->msg->short_name, h->obj,
-		     h->names_map);
-	else if (!*h->names_map && s->name)
-		warn(c, "%s.%s: %s/%s has no names map: remove the field or use "
-		     "DEFINE_BPF_HISTOGRAM_NAMED", s->msg->short_name, s->name->name,
-		     h->obj, h->map);
-}
-
-static bool check_unit(struct atom_check *c, const struct kstats_hist *h,
-		       const struct atom_shape *s)
-{
-	const struct kstats_unit_info *u = kstats_unit(h->unit);
-
-	if (!u) {
-		warn(c, "%s (%s/%s): unit %u is not in btfreader/units.c: use "
-		     "KSTATS_UNIT_USEC, KSTATS_UNIT_BYTES or KSTATS_UNIT_COUNT",
-		     h->metric, h->obj, h->map, h->unit);
-		return false;
-	}
-	if (u != s->unit) {
-		warn(c, "%s.%s is in %s but %s/%s counts %s: rename it <what>"
-		     ATOM_BUCKETS_WORD "%s or fix the unit in DEFINE_BPF_HISTOGRAM",
-		     s->msg->short_name, s->buckets->name, s->unit->atom_word, h->obj,
-		     h->map, u->atom_word, u->atom_word);
-		return false;
-	}
-	return true;
-}
-
-static bool atom_check_hist(struct atom_check *c, const struct kstats_hist *h,
+static void atom_check_hist(struct atom_check *c, const struct kstats_hist *h,
 			    struct atom_shape *s)
 {
+	const struct kstats_unit_info *u = kstats_unit(h->unit);
 	char why[LINE_LEN] = "";
 	bool ok;
 	int ret;
@@ -173,14 +137,28 @@ static bool atom_check_hist(struct atom_check *c, const struct kstats_hist *h,
 		warn(c, "%s: fix proto/kernelstats_atoms.proto", why);
 	if (ret) {
 		memset(s, 0, sizeof(*s));
-		return false;
+		return;
 	}
-	ok = check_unit(c, h, s);
-	ok = check_keys(c, h, s) && ok;
-	check_names(c, h, s);
+	if (!u)
+		warn(c, "%s (%s/%s): unit %u is not in btfreader/units.c: use "
+		     "KSTATS_UNIT_USEC, KSTATS_UNIT_BYTES or KSTATS_UNIT_COUNT",
+		     h->metric, h->obj, h->map, h->unit);
+	else if (u != s->unit)
+		warn(c, "%s.%s is in %s but %s/%s counts %s: rename it <what>"
+		     ATOM_BUCKETS_WORD "%s or fix the unit in DEFINE_BPF_HISTOGRAM",
+		     s->msg->short_name, s->buckets->name, s->unit->atom_word, h->obj,
+		     h->map, u->atom_word, u->atom_word);
+	ok = check_keys(c, h, s) && u == s->unit;
+	if (*h->names_map && !s->name)
+		warn(c, "%s has no string field for the names in %s/%s: add "
+		     "optional string <key>_name = 1;", s->msg->short_name, h->obj,
+		     h->names_map);
+	else if (!*h->names_map && s->name)
+		warn(c, "%s.%s: %s/%s has no names map: remove the field or use "
+		     "DEFINE_BPF_HISTOGRAM_NAMED", s->msg->short_name, s->name->name,
+		     h->obj, h->map);
 	if (!ok)
 		memset(s, 0, sizeof(*s));
-	return ok;
 }
 
 void atom_check_catalog(struct atom_check *c, const struct kstats_snapshot *s,

@@ -5,41 +5,24 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "atoms.h"
 #include "kstats_fileio.h"
 #include "delta.h"	/* window_clock_step() */
 
-/* The window: its realtime start, boot-time length, and what went wrong with a clock. */
-static void print_window(const Kernelstats__Atom *a)
-{
-	uint64_t sb = a->window_start_boottime_ns, eb = a->window_end_boottime_ns;
-	uint64_t real_ns = a->window_start_realtime_ns;
-	int64_t step = a->has_wall_clock_step_ns ? a->wall_clock_step_ns :
-		       window_clock_step(sb, eb, real_ns, a->window_end_realtime_ns);
-	time_t sec = (time_t)(real_ns / 1000000000ull);
-	char buf[32];
-	struct tm tm;
-
-	strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", gmtime_r(&sec, &tm));
-	printf("%s.%03u UTC", buf, (unsigned int)(real_ns / 1000000 % 1000));
-	if (eb >= sb)
-		printf(" + %.3fs", (eb - sb) / 1e9);
-	else
-		printf(" + 0s (its boot-time end is %.3fs before its start)", (sb - eb) / 1e9);
-	if (step)
-		printf("  wall clock set %+.3fs in the window", step / 1e9);
-}
-
 static void print_atom(void *ctx, const Kernelstats__Atom *a)
 {
 	const ProtobufCMessage *payload = atom_payload(a);
-	const ProtobufCFieldDescriptor *f;
-	uint64_t b[BPF_TELEMETRY_NR_BUCKETS];
+	uint64_t sb = a->window_start_boottime_ns, eb = a->window_end_boottime_ns;
+	uint64_t b[BPF_TELEMETRY_NR_BUCKETS], real_ns = a->window_start_realtime_ns;
+	int64_t step = a->has_wall_clock_step_ns ? a->wall_clock_step_ns :
+		       window_clock_step(sb, eb, real_ns, a->window_end_realtime_ns);
+	time_t sec = (time_t)(real_ns / 1000000000ull);
 	const struct kstats_unit_info *unit;
+	const ProtobufCFieldDescriptor *f;
 	unsigned int from = 0;
+	char buf[32];
+	struct tm tm;
 	size_t n;
 
 	(void)ctx;
@@ -47,8 +30,15 @@ static void print_atom(void *ctx, const Kernelstats__Atom *a)
 	       payload ? payload->descriptor->short_name : "unknown payload",
 	       a->atom_id, a->pull_id);
 	atoms_put_escaped(a->boot_id ? a->boot_id : "?", stdout);
-	printf("\n  window ");
-	print_window(a);
+	/* The window: its realtime start, boot-time length, and what went wrong with a clock. */
+	strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", gmtime_r(&sec, &tm));
+	printf("\n  window %s.%03u UTC", buf, (unsigned int)(real_ns / 1000000 % 1000));
+	if (eb >= sb)
+		printf(" + %.3fs", (eb - sb) / 1e9);
+	else
+		printf(" + 0s (its boot-time end is %.3fs before its start)", (sb - eb) / 1e9);
+	if (step)
+		printf("  wall clock set %+.3fs in the window", step / 1e9);
 	if (a->reset)
 		printf("  reset (counts since the map's creation)");
 	if (a->anomalies)

@@ -1,10 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * kstats atoms and report: atoms files read and decoded (atoms_file.c), summed per
- * metric, key and UTC day (days.c), drawn in a terminal (heatmap.c) or as a page
- * (page.c); the commands (atoms.c); the fleet's rows (rows.c) and kstats ship
- * (ship.c, doc/fleet-atoms.md).
- */
+/* kstats atoms and report: atoms files read (atoms_file.c), summed per metric, key and UTC
+ * day (days.c), drawn in a terminal (heatmap.c) or as a page (page.c); the commands
+ * (atoms.c); the fleet's rows (rows.c) and kstats ship (ship.c, doc/fleet-atoms.md). */
 #ifndef KSTATS_ATOMS_H
 #define KSTATS_ATOMS_H
 
@@ -62,6 +59,7 @@ struct day_series {
 #define DAYS_MAX_SERIES 4096
 #define DAYS_MAX_CELLS (256 * 1024)
 #define DAYS_SLOTS (2 * DAYS_MAX_SERIES)
+#define ROWS_MAX_HOSTS 65536
 
 struct days {
 	struct day_series *series;	/* sorted by metric, then key */
@@ -71,7 +69,8 @@ struct days {
 	int32_t oldest;			/* read; < first: days past the cell budget */
 	uint8_t *pulled;		/* [last - first + 1]; NULL: no atoms */
 	size_t dirs, files, atoms, ncells, over, outside;
-	bool merged;			/* no cell appended since the last compaction */
+	size_t rows, hosts;		/* --rows: rows read, distinct hosts (0: none named) */
+	bool by_rows, merged;		/* merged: no cell appended since the last compaction */
 	uint32_t slot[DAYS_SLOTS];	/* series index + 1 by hash of metric, key */
 	char **bad;			/* one line per file skipped */
 	size_t nbad, badcap;
@@ -79,21 +78,21 @@ struct days {
 };
 
 /* Adds one day's counts of metric msg's key ("name=value ...") to d. */
-typedef void (*days_fn)(void *d, const ProtobufCMessageDescriptor *msg, const char *key,
-			const struct kstats_unit_info *unit, const struct day_cell *c);
-void days_add(void *d, const ProtobufCMessageDescriptor *msg, const char *key,
+void days_add(struct days *d, const ProtobufCMessageDescriptor *msg, const char *key,
 	      const struct kstats_unit_info *unit, const struct day_cell *c);
+/* A file skipped: one line on stderr and on the page. */
+void days_bad(struct days *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The atoms or rows of path past the limits, if any: one days_bad() line. */
+void days_over(struct days *d, const char *path, const char *what, const char *fix);
 
 void days_init(struct days *d, const char *tool);
 /* The atoms files of dirs[] (or files[], when nfiles > 0), newest first, hosts in turn;
  * -ENOENT: a directory is unreadable (named in d->bad). */
 int days_load(struct days *d, char *const *dirs, int ndirs, char *const *files, int nfiles);
-/*
- * Sorts, folds each metric's least busy keys into one past its share of
- * max_cells, drops the oldest days past max_cells, marks the days pulled.
- */
+/* Sorts, folds each metric's least busy keys into one past its share of max_cells,
+ * drops the oldest days past max_cells, marks the days pulled. */
 void days_finish(struct days *d, size_t max_cells);
-/* kstats report --rows: the rows of path ("-": stdin); a bad one is named in d->bad. */
+/* kstats report --rows (rows.c): the rows of path ("-": stdin); a bad one is named in d->bad. */
 void days_load_rows(struct days *d, const char *path);
 void days_free(struct days *d);
 /* s's cell of day once finished; NULL: none. */
@@ -107,8 +106,6 @@ int heatmap_print(const char *dir, char *const *files, int n);
 #define PAGE_CELLS 38000
 void page_put(FILE *f, const struct days *d, char *const *dirs, int ndirs);
 
-/* rows.c: each row of path ("-": stdin) to fn; -errno: "path:line: why, the fix" in why. */
-int rows_read(const char *path, days_fn fn, void *ctx, char *why, size_t len);
 /* ship.c: kstats atoms --format json-each-row, every atoms file of dir or files[n]. */
 int rows_print(const char *dir, char *const *files, int n);
 

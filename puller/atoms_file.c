@@ -5,59 +5,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "atoms.h"
 #include "kstats_fileio.h"
-#include "kstats_meta.h"
 #include "delta.h"	/* ATOM_BUCKETS_WORD */
 
-/*
- * Bounded memory per input: a file, one record, and what decoding one
- * record may allocate.  An atom is under 1 KiB (32 buckets, a key, a name);
- * a pull's file holds at most a few ten thousand.
- */
+/* Bounded memory per input: a file and one record (what decoding it allocates is then
+ * bounded too: no repeated message in an Atom).  An atom is under 1 KiB (32 buckets, a
+ * key, a name); a pull's file holds at most a few ten thousand. */
 #define MAX_FILE_MIB 64
 #define MAX_RECORD_KIB 4
-#define MAX_DECODE_MIB 16
-
-struct budget {
-	size_t used;
-	bool exceeded;
-};
-
-/* A ProtobufCAllocator that stops at MAX_DECODE_MIB, each block prefixed by its size. */
-static void *budget_alloc(void *data, size_t size)
-{
-	struct budget *b = data;
-	max_align_t *p;
-
-	if (size > (size_t)MAX_DECODE_MIB << 20 ||
-	    b->used + size > (size_t)MAX_DECODE_MIB << 20) {
-		b->exceeded = true;
-		return NULL;
-	}
-	p = malloc(sizeof(*p) + size);
-	if (!p)
-		return NULL;
-	*(size_t *)p = size;
-	b->used += size;
-	return p + 1;
-}
-
-static void budget_free(void *data, void *ptr)
-{
-	struct budget *b = data;
-	max_align_t *p = ptr;
-
-	if (!p)
-		return;
-	b->used -= *(size_t *)--p;
-	free(p);
-}
 
 void atoms_put_escaped(const char *s, FILE *f)
 {
@@ -75,57 +35,43 @@ static const void *field_ptr(const ProtobufCMessage *m, unsigned int offset)
 	return (const char *)m + offset;
 }
 
-static bool field_present(const ProtobufCMessage *m, const ProtobufCFieldDescriptor *f)
-{
-	if (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE)
-		return *(void *const *)field_ptr(m, f->offset) != NULL;
-	if (f->label != PROTOBUF_C_LABEL_OPTIONAL)
-		return true;
-	return *(const protobuf_c_boolean *)field_ptr(m, f->quantifier_offset);
-}
-
-static void print_key_field(FILE *out, const ProtobufCMessage *m,
-			    const ProtobufCFieldDescriptor *f)
-{
-	const ProtobufCEnumValue *ev;
-	const void *p = field_ptr(m, f->offset);
-
-	switch (f->type) {
-	case PROTOBUF_C_TYPE_ENUM:
-		ev = protobuf_c_enum_descriptor_get_value(f->descriptor, *(const int *)p);
-		if (ev)
-			fprintf(out, " %s=%s", f->name, ev->name);
-		else
-			fprintf(out, " %s=%d", f->name, *(const int *)p);
-		break;
-	case PROTOBUF_C_TYPE_UINT32:
-		fprintf(out, " %s=%" PRIu32, f->name, *(const uint32_t *)p);
-		break;
-	case PROTOBUF_C_TYPE_INT32:
-		fprintf(out, " %s=%" PRId32, f->name, *(const int32_t *)p);
-		break;
-	case PROTOBUF_C_TYPE_STRING:
-		fprintf(out, " %s=", f->name);
-		atoms_put_escaped(*(char *const *)p, out);
-		break;
-	default:
-		fprintf(out, " %s=?", f->name);
-	}
-}
-
 bool atom_key_print(FILE *out, const ProtobufCMessage *m, const char *lead)
 {
-	const ProtobufCMessageDescriptor *d = m->descriptor;
-	unsigned int i;
+	const ProtobufCFieldDescriptor *f = m->descriptor->fields;
+	const ProtobufCEnumValue *ev;
 	bool keyed = false;
+	const void *p;
 
-	for (i = 0; i < d->n_fields; i++) {
-		if (d->fields[i].label == PROTOBUF_C_LABEL_REPEATED ||
-		    !field_present(m, &d->fields[i]))
+	for (; f < m->descriptor->fields + m->descriptor->n_fields; f++) {
+		p = field_ptr(m, f->offset);
+		/* Present: a string or message set, an optional's has_ flag, a required. */
+		if (f->label == PROTOBUF_C_LABEL_REPEATED ||
+		    (f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_MESSAGE ?
+		     !*(void *const *)p : f->label == PROTOBUF_C_LABEL_OPTIONAL &&
+		     !*(const protobuf_c_boolean *)field_ptr(m, f->quantifier_offset)))
 			continue;
-		fputs(keyed ? "" : lead, out);
-		print_key_field(out, m, &d->fields[i]);
+		fprintf(out, "%s %s=", keyed ? "" : lead, f->name);
 		keyed = true;
+		switch (f->type) {
+		case PROTOBUF_C_TYPE_ENUM:
+			ev = protobuf_c_enum_descriptor_get_value(f->descriptor, *(const int *)p);
+			if (ev)
+				fputs(ev->name, out);
+			else
+				fprintf(out, "%d", *(const int *)p);
+			break;
+		case PROTOBUF_C_TYPE_UINT32:
+			fprintf(out, "%" PRIu32, *(const uint32_t *)p);
+			break;
+		case PROTOBUF_C_TYPE_INT32:
+			fprintf(out, "%" PRId32, *(const int32_t *)p);
+			break;
+		case PROTOBUF_C_TYPE_STRING:
+			atoms_put_escaped(*(char *const *)p, out);
+			break;
+		default:
+			fputc('?', out);
+		}
 	}
 	return keyed;
 }
@@ -182,17 +128,13 @@ static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 	return false;
 }
 
-/*
- * Record by record (tag 0x0A, length, Atom), so that one this schema cannot
- * decode (a field's type changed: see the proto) does not hide the others; each
- * that decodes goes to fn (if any).  -EBADMSG when the framing is broken.
- */
+/* Record by record (tag 0x0A, length, Atom), so that one this schema cannot decode (a field's
+ * type changed: see the proto) does not hide the others; each that decodes goes to fn (if
+ * any).  -EBADMSG when the framing is broken. */
 static int each_record(const uint8_t *p, size_t len, atoms_fn fn, void *ctx,
-		       size_t *count, size_t *skipped, size_t *too_big)
+		       size_t *count, size_t *skipped)
 {
 	const uint8_t *end = p + len;
-	struct budget b = {};
-	ProtobufCAllocator alloc = { budget_alloc, budget_free, &b };
 	Kernelstats__Atom *a;
 	uint64_t n;
 
@@ -201,13 +143,12 @@ static int each_record(const uint8_t *p, size_t len, atoms_fn fn, void *ctx,
 			return -EBADMSG;
 		if (n > MAX_RECORD_KIB << 10)
 			return -E2BIG;
-		b.exceeded = false;
-		a = fn ? kernelstats__atom__unpack(&alloc, n, p) : NULL;
+		a = fn ? kernelstats__atom__unpack(NULL, n, p) : NULL;
 		if (a)
 			fn(ctx, a);
 		else if (fn)
-			++*(b.exceeded ? too_big : skipped);
-		kernelstats__atom__free_unpacked(a, &alloc);
+			++*skipped;
+		kernelstats__atom__free_unpacked(a, NULL);
 		p += n;
 	}
 	return 0;
@@ -216,7 +157,7 @@ static int each_record(const uint8_t *p, size_t len, atoms_fn fn, void *ctx,
 int atoms_file_read(const char *path, struct atoms_file *f, char *why, size_t len)
 {
 	int fd = strcmp(path, "-") ? kstats_open_regular(path, O_RDONLY, 0) : STDIN_FILENO;
-	size_t skipped, too_big;
+	size_t skipped;
 	int ret = fd;
 
 	memset(f, 0, sizeof(*f));
@@ -227,7 +168,7 @@ int atoms_file_read(const char *path, struct atoms_file *f, char *why, size_t le
 	}
 	if (!ret)
 		ret = each_record((const uint8_t *)f->buf, f->len, NULL, NULL, &f->count,
-				  &skipped, &too_big);
+				  &skipped);
 	if (ret == -EFBIG)
 		snprintf(why, len, "%s: over %d MiB, the limit of one atoms file; not an "
 			 "atoms file", path, MAX_FILE_MIB);
@@ -249,17 +190,14 @@ int atoms_file_read(const char *path, struct atoms_file *f, char *why, size_t le
 int atoms_file_each(const struct atoms_file *f, atoms_fn fn, void *ctx, char *why,
 		    size_t len)
 {
-	size_t count, skipped = 0, too_big = 0;
+	size_t count, skipped = 0;
 
-	each_record((const uint8_t *)f->buf, f->len, fn, ctx, &count, &skipped, &too_big);
-	if (too_big)
-		snprintf(why, len, "%zu atoms need over %d MiB each to decode, the limit "
-			 "of one atom; skipped", too_big, MAX_DECODE_MIB);
-	else if (skipped)
+	each_record((const uint8_t *)f->buf, f->len, fn, ctx, &count, &skipped);
+	if (skipped)
 		snprintf(why, len, "%zu atoms do not decode with this schema (older "
 			 "field types); protoc --decode=kernelstats.AtomList shows them "
 			 "by field number", skipped);
-	return skipped || too_big ? -EBADMSG : 0;
+	return skipped ? -EBADMSG : 0;
 }
 
 int atoms_each_path(const char *dir, void (*fn)(void *ctx, const char *path), void *ctx)

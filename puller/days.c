@@ -3,20 +3,16 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "atoms.h"
 
 void days_init(struct days *d, const char *tool)
 {
-	memset(d, 0, sizeof(*d));
-	d->since = INT32_MIN;
-	d->until = INT32_MAX;
-	d->first = INT32_MAX;
-	d->last = INT32_MIN;
-	d->tool = tool;
+	*d = (struct days){ .since = INT32_MIN, .until = INT32_MAX, .first = INT32_MAX,
+			    .last = INT32_MIN, .tool = tool };
 }
 
 static void *grow(void *p, size_t *cap, size_t need, size_t size)
@@ -56,9 +52,7 @@ static struct day_series *series_of(struct days *d, const ProtobufCMessageDescri
 		return NULL;
 	d->series = grow(d->series, &d->cap, d->nseries + 1, sizeof(*s));
 	s = &d->series[d->nseries++];
-	memset(s, 0, sizeof(*s));
-	s->msg = msg;
-	s->unit = unit;
+	*s = (struct day_series){ .msg = msg, .unit = unit };
 	snprintf(s->key, sizeof(s->key), "%s", key);
 	d->slot[h] = (uint32_t)d->nseries;
 	return s;
@@ -106,38 +100,30 @@ struct day_cell *days_cell(const struct day_series *s, int32_t day)
 	return s->sorted ? bsearch(&key, s->days, s->sorted, sizeof(key), cell_cmp) : NULL;
 }
 
-/* The series' cells of day, compacted at the limit: the limit counts distinct key-days. */
-static struct day_cell *find_cell(struct days *d, struct day_series *s, int32_t day)
+/* The cell of day: the last one, one found (all compacted first at the limit, which counts
+ * distinct key-days), or a new one at the end (compacted when the unsorted tail outgrows the
+ * rest), so that days out of order cost O(n log n), not a move per day.  NULL past
+ * DAYS_MAX_CELLS (counted).  d NULL: always a new one. */
+static struct day_cell *cell_of(struct days *d, struct day_series *s, int32_t day)
 {
+	struct day_cell *c = NULL;
 	size_t i;
 
-	if (s->ndays && s->days[s->ndays - 1].day == day)
+	if (d && s->ndays && s->days[s->ndays - 1].day == day)
 		return &s->days[s->ndays - 1];
-	if (d->ncells >= DAYS_MAX_CELLS && !d->merged) {
+	if (d && d->ncells >= DAYS_MAX_CELLS && !d->merged) {
 		for (i = 0; i < d->nseries; i++)
 			compact(d, &d->series[i]);
 		d->merged = true;
 	}
-	return days_cell(s, day);
-}
-
-/*
- * The cell of day: one found, or a new one at the end (compacted when the
- * unsorted tail outgrows the rest), so that days out of order cost
- * O(n log n), not a move per day.  NULL past DAYS_MAX_CELLS (d: counted).
- */
-static struct day_cell *cell_of(struct days *d, struct day_series *s, int32_t day)
-{
-	struct day_cell *c = d ? find_cell(d, s, day) : NULL;
-
+	c = d ? days_cell(s, day) : NULL;
 	if (c || (d && d->ncells >= DAYS_MAX_CELLS))
 		return c;
 	if (s->ndays >= 2 * s->sorted + 64)
 		compact(d, s);
 	s->days = grow(s->days, &s->cap, s->ndays + 1, sizeof(*s->days));
 	c = &s->days[s->ndays++];
-	memset(c, 0, sizeof(*c));
-	c->day = day;
+	*c = (struct day_cell){ .day = day };
 	if (d) {
 		d->ncells++;
 		d->merged = false;
@@ -167,10 +153,9 @@ static void add_atom(void *ctx, const Kernelstats__Atom *a)
 	days_add(ctx, m->descriptor, key, unit, &atom);
 }
 
-void days_add(void *ctx, const ProtobufCMessageDescriptor *msg, const char *key,
+void days_add(struct days *d, const ProtobufCMessageDescriptor *msg, const char *key,
 	      const struct kstats_unit_info *unit, const struct day_cell *atom)
 {
-	struct days *d = ctx;
 	struct day_series *s;
 	struct day_cell *c;
 	unsigned int i;
@@ -193,50 +178,43 @@ void days_add(void *ctx, const ProtobufCMessageDescriptor *msg, const char *key,
 	d->atoms++;
 }
 
-static void bad(struct days *d, const char *why)
+void days_bad(struct days *d, const char *fmt, ...)
 {
-	fprintf(stderr, "%s: skipped %s\n", d->tool, why);
+	va_list ap;
+	char *why;
+
+	va_start(ap, fmt);
+	if (vasprintf(&why, fmt, ap) < 0)
+		why = NULL;
+	va_end(ap);
+	fprintf(stderr, "%s: skipped %s\n", d->tool, why ?: "(out of memory)");
 	d->bad = grow(d->bad, &d->badcap, d->nbad + 1, sizeof(*d->bad));
-	d->bad[d->nbad++] = strdup(why);
+	d->bad[d->nbad++] = why ?: strdup("(out of memory)");
+}
+
+void days_over(struct days *d, const char *path, const char *what, const char *fix)
+{
+	if (d->over)
+		days_bad(d, "%s: %zu %s past the limits of %d keys and %d key-days; not drawn "
+			 "(%s)", path, d->over, what, DAYS_MAX_SERIES, DAYS_MAX_CELLS, fix);
+	d->over = 0;
 }
 
 static void load_file(void *ctx, const char *path)
 {
 	struct days *d = ctx;
 	struct atoms_file f;
-	char why[600], line[1200];
+	char why[600];
 
 	if (atoms_file_read(path, &f, why, sizeof(why))) {
-		bad(d, why);
+		days_bad(d, "%s", why);
 		return;
 	}
 	d->files++;
-	if (atoms_file_each(&f, add_atom, d, why, sizeof(why))) {
-		snprintf(line, sizeof(line), "%s: %s", path, why);
-		bad(d, line);
-	}
-	if (d->over) {
-		snprintf(line, sizeof(line), "%s: %zu atoms past the limits of %d keys and "
-			 "%d key-days; not drawn (split the directories or use --since)",
-			 path, d->over, DAYS_MAX_SERIES, DAYS_MAX_CELLS);
-		bad(d, line);
-		d->over = 0;
-	}
+	if (atoms_file_each(&f, add_atom, d, why, sizeof(why)))
+		days_bad(d, "%s: %s", path, why);
+	days_over(d, path, "atoms", "split the directories or use --since");
 	free(f.buf);
-}
-
-void days_load_rows(struct days *d, const char *path)
-{
-	char why[600];
-
-	if (rows_read(path, days_add, d, why, sizeof(why)))
-		bad(d, why);
-	if (d->over) {
-		snprintf(why, sizeof(why), "%s: %zu rows past the limits of %d keys and %d "
-			 "key-days; not drawn (narrow the query or use --since)", path,
-			 d->over, DAYS_MAX_SERIES, DAYS_MAX_CELLS);
-		bad(d, why);
-	}
 }
 
 int days_load(struct days *d, char *const *dirs, int ndirs, char *const *files, int nfiles)
@@ -250,9 +228,8 @@ int days_load(struct days *d, char *const *dirs, int ndirs, char *const *files, 
 	for (i = 0; i < ndirs && !nfiles; i++) {
 		n[i] = scandir(dirs[i], &ents[i], kstats_atoms_filter, alphasort);
 		if (n[i] < 0) {
-			snprintf(path, sizeof(path), "%s: cannot read: %s; pass the atoms "
-				 "directory with --out-dir", dirs[i], strerror(errno));
-			bad(d, path);
+			days_bad(d, "%s: cannot read: %s; pass the atoms directory with "
+				 "--out-dir", dirs[i], strerror(errno));
 			ret = -ENOENT;
 		}
 		if (!n[i])

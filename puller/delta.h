@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * What kstats pull, kstats dump --interval and the atoms readers share
- * (state.c): the per-bucket delta, the window on both clocks, rows sorted by
- * their int64 key, and where the pull keeps its state.
- */
+/* What kstats pull, kstats dump --interval and the atoms readers share (state.c): the
+ * per-bucket delta, the window on both clocks, rows sorted by their int64 key, and where
+ * the pull keeps its state. */
 #ifndef KSTATS_DELTA_H
 #define KSTATS_DELTA_H
 

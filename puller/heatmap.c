@@ -15,48 +15,16 @@ static const char *const shades[] = { " ", "░", "▒", "▓", "█" };
 /* xterm-256 colours near viridis, dark to bright. */
 static const unsigned char colours[] = { 54, 60, 24, 30, 36, 71, 149, 226 };
 
-static void put_cell(uint64_t c, uint64_t max, bool colour)
-{
-	unsigned int l = days_level(c, max, colour ? sizeof(colours) : 4);
-
-	if (colour && l)
-		printf(" \033[38;5;%um██\033[0m", colours[l - 1]);
-	else
-		printf(" %s%s", shades[l], shades[l]);
-}
-
-static void put_header(int32_t from, int32_t to)
-{
-	char date[16];
-	int32_t day;
-
-	printf("%*s", HEAT_LABEL_W, "");
-	for (day = from; day <= to; day++) {
-		days_fmt(date, sizeof(date), day);
-		if (day == from || (!strcmp(date + 8, "01") && day + 2 <= to)) {
-			printf(" %-8.7s", date);
-			day += 2;
-		} else {
-			printf("%*s", CELL_W, "");
-		}
-	}
-	printf("\n%*s", HEAT_LABEL_W, "");
-	for (day = from; day <= to; day++) {
-		days_fmt(date, sizeof(date), day);
-		printf(" %s", date + 8);
-	}
-	printf("\n");
-}
-
 static void heat_series(const struct days *d, const struct day_series *s, bool colour)
 {
 	int32_t from = d->last - SHOWN_DAYS + 1 > d->first ? d->last - SHOWN_DAYS + 1 : d->first;
 	uint64_t all[DAYS_NB] = {}, max = 0, rows[DAYS_NB] = {};
 	struct kstats_hist_stats st;
-	char p50[32], p99[32], label[32];
+	char p50[32], p99[32], label[32], date[16];
 	const struct day_cell *c;
 	bool marks = false;
 	size_t i;
+	unsigned int l;
 	int32_t day;
 	int b;
 
@@ -74,7 +42,22 @@ static void heat_series(const struct days *d, const struct day_series *s, bool c
 	kstats_fmt_value(p99, sizeof(p99), st.p99, s->unit);
 	printf("\n%s%s\n%*s%zu days, %" PRIu64 " events, p50 ~%s, p99 ~%s\n",
 	       s->msg->short_name, s->key, HEAT_LABEL_W, "", s->ndays, s->events, p50, p99);
-	put_header(from, d->last);
+	printf("%*s", HEAT_LABEL_W, "");
+	for (day = from; day <= d->last; day++) {
+		days_fmt(date, sizeof(date), day);
+		if (day == from || (!strcmp(date + 8, "01") && day + 2 <= d->last)) {
+			printf(" %-8.7s", date);
+			day += 2;
+		} else {
+			printf("%*s", CELL_W, "");
+		}
+	}
+	printf("\n%*s", HEAT_LABEL_W, "");
+	for (day = from; day <= d->last; day++) {
+		days_fmt(date, sizeof(date), day);
+		printf(" %s", date + 8);
+	}
+	printf("\n");
 	for (b = DAYS_NB - 1; b >= 0; b--) {
 		if (!rows[b])
 			continue;
@@ -82,10 +65,13 @@ static void heat_series(const struct days *d, const struct day_series *s, bool c
 		kstats_put_padded(stdout, label, HEAT_LABEL_W - 1, true);
 		for (day = from; day <= d->last; day++) {
 			c = days_cell(s, day);
+			l = days_level(c ? c->b[b] : 0, max, colour ? sizeof(colours) : 4);
 			if (!d->pulled[day - d->first])
 				printf("  ·");
+			else if (colour && l)
+				printf(" \033[38;5;%um██\033[0m", colours[l - 1]);
 			else
-				put_cell(c ? c->b[b] : 0, max, colour);
+				printf(" %s%s", shades[l], shades[l]);
 		}
 		printf("\n");
 	}

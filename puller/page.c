@@ -3,7 +3,6 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "atoms.h"
 
@@ -25,15 +24,14 @@ struct page {
 
 static void html_escaped(FILE *f, const char *s)
 {
-	for (; *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
-		}
-	}
+	static const char *const ent[] = { ['<'] = "&lt;", ['>'] = "&gt;", ['&'] = "&amp;",
+					   ['"'] = "&quot;" };
+
+	for (; *s; s++)
+		if ((unsigned char)*s <= '>' && ent[(unsigned char)*s])
+			fputs(ent[(unsigned char)*s], f);
+		else
+			fputc(*s, f);
 }
 
 static int day_x(const struct page *p, int32_t day)
@@ -41,31 +39,27 @@ static int day_x(const struct page *p, int32_t day)
 	return PAGE_LABEL_W + (day - p->d->first) * p->cw;
 }
 
-/* y of value v (base unit): inside its bucket's row, log-interpolated. */
-static double value_y(const struct page *p, double v)
-{
-	int i = v < 2 ? 0 : (int)floor(log2(v));
-	unsigned int b = i >= DAYS_NB ? DAYS_NB - 1 : (unsigned int)i;
-	double frac = b ? log2(v) - b : v / 2;
-
-	if (frac > 1)
-		frac = 1;
-	return TOP + (p->rows[b] + 1 - frac) * ROW_H;
-}
-
 static void put_quantiles(struct page *p, const struct day_series *s, bool p99)
 {
 	struct kstats_hist_stats st;
-	size_t i;
 	int32_t prev = INT32_MIN;
+	double v, frac;
+	unsigned int b;
+	size_t i;
 
 	fprintf(p->f, "<path class=\"%s\" d=\"", p99 ? "q99" : "q50");
 	for (i = 0; i < s->ndays; i++) {
 		kstats_hist_stats(s->days[i].b, &st);
 		if (!st.count)
 			continue;
+		/* y of v (base unit): inside its bucket's row, log-interpolated. */
+		v = p99 ? st.p99 : st.p50;
+		b = v < 2 ? 0 : (unsigned int)floor(log2(v));
+		b = b >= DAYS_NB ? DAYS_NB - 1 : b;
+		frac = b ? log2(v) - b : v / 2;
 		fprintf(p->f, "%c%d %.1f", s->days[i].day == prev + 1 ? 'L' : 'M',
-			day_x(p, s->days[i].day) + p->cw / 2, value_y(p, p99 ? st.p99 : st.p50));
+			day_x(p, s->days[i].day) + p->cw / 2,
+			TOP + (p->rows[b] + 1 - (frac > 1 ? 1 : frac)) * ROW_H);
 		prev = s->days[i].day;
 	}
 	fprintf(p->f, "\"><title>%s per day</title></path>\n", p99 ? "p99" : "p50");
@@ -205,12 +199,17 @@ static void put_metric(struct page *p, size_t from, size_t to)
 		page_series(p, &d->series[i], max);
 }
 
-static void put_head(FILE *f, const struct days *d, int cw)
+void page_put(FILE *f, const struct days *d, char *const *dirs, int ndirs)
 {
+	struct page p = { .f = f, .d = d, .cw = 8 };
 	char first[16] = "", last[16] = "";
-	unsigned int i;
-	size_t b;
+	size_t i, from;
+	int n;
 
+	if (d->pulled) {
+		n = d->last - d->first + 1;
+		p.cw = n > 1100 / 2 ? 2 : n > 1100 / 24 ? 1100 / n : 24;
+	}
 	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n"
 	      "<title>kernelstats report</title>\n<style>\n"
 	      "body{font:13px sans-serif;margin:1em 2em;color:#222}\n"
@@ -220,48 +219,42 @@ static void put_head(FILE *f, const struct days *d, int cw)
 	      ".q99{fill:none;stroke:#ff3b30;stroke-width:2;stroke-dasharray:4 2}\n"
 	      ".gap{fill:#e6e6e6}\n.mark{fill:#d62728}\n"
 	      "h3{font-size:12px;margin:8px 0 2px}\n.bad{color:#a00}\n", f);
-	for (i = 0; i < NCOLOURS; i++)
-		fprintf(f, ".c%u{fill:%s;width:%dpx;height:%dpx}\n", i, viridis[i], cw,
+	for (n = 0; n < (int)NCOLOURS; n++)
+		fprintf(f, ".c%d{fill:%s;width:%dpx;height:%dpx}\n", n, viridis[n], p.cw,
 			ROW_H);
 	fputs("</style></head><body>\n<h1>kernelstats: latency heatmaps</h1>\n", f);
 	if (d->pulled) {
 		days_fmt(first, sizeof(first), d->first);
 		days_fmt(last, sizeof(last), d->last);
 	}
-	fprintf(f, "<p>Read %zu host%s (atoms directories), %zu files, %zu atoms%s%s%s%s. "
-		"A column is a UTC day (the day of the pull window's end), a row a log2 "
-		"bucket; grey: no pull that day; red mark: a reset or anomalies; white "
-		"line: p50, dashed red: p99. Hover a cell for its count.</p>\n",
-		d->dirs, d->dirs == 1 ? "" : "s", d->files, d->atoms,
-		*first ? ", " : "", first, *first ? " to " : "", last);
+	fputs("<p>Read ", f);
+	if (d->dirs)
+		fprintf(f, "%zu host%s (atoms directories), %zu files, ", d->dirs,
+			d->dirs == 1 ? "" : "s", d->files);
+	/* Rows name their hosts or not (queries.sql's page rows sum them): no count then. */
+	if (d->by_rows && d->hosts)
+		fprintf(f, "%zu rows of %s%zu host%s (--rows), ", d->rows,
+			d->hosts == ROWS_MAX_HOSTS ? "at least " : "", d->hosts,
+			d->hosts == 1 ? "" : "s");
+	else if (d->by_rows)
+		fprintf(f, "%zu rows (--rows, no host column), ", d->rows);
+	fprintf(f, "%zu atoms%s%s%s%s. A column is a UTC day (the day of the pull window's "
+		"end), a row a log2 bucket; grey: no pull that day; red mark: a reset or "
+		"anomalies; white line: p50, dashed red: p99. Hover a cell for its count.</p>\n",
+		d->atoms, *first ? ", " : "", first, *first ? " to " : "", last);
 	if (d->pulled && d->oldest < d->first) {
 		days_fmt(last, sizeof(last), d->oldest);
 		fprintf(f, "<p class=bad>Not drawn: the days from %s to before %s, past the page's "
 			"%d cells (newest days first); narrow them with --since.</p>\n", last,
 			first, PAGE_CELLS);
 	}
-	if (!d->nbad)
-		return;
-	fprintf(f, "<div class=bad><p>Skipped %zu:</p><ul>\n", d->nbad);
-	for (b = 0; b < d->nbad; b++) {
+	if (d->nbad)
+		fprintf(f, "<div class=bad><p>Skipped %zu:</p><ul>\n", d->nbad);
+	for (i = 0; i < d->nbad; i++) {
 		fputs("<li>", f);
-		html_escaped(f, d->bad[b]);
-		fputs("</li>\n", f);
+		html_escaped(f, d->bad[i]);
+		fputs(i + 1 < d->nbad ? "</li>\n" : "</li>\n</ul></div>\n", f);
 	}
-	fputs("</ul></div>\n", f);
-}
-
-void page_put(FILE *f, const struct days *d, char *const *dirs, int ndirs)
-{
-	struct page p = { .f = f, .d = d, .cw = 8 };
-	size_t i, from;
-	int n;
-
-	if (d->pulled) {
-		n = d->last - d->first + 1;
-		p.cw = n > 1100 / 2 ? 2 : n > 1100 / 24 ? 1100 / n : 24;
-	}
-	put_head(f, d, p.cw);
 	if (!d->pulled && d->outside) {
 		fprintf(f, "<p class=empty>Nothing in the range: the %zu atoms read are all "
 			"outside --since and --until.</p>\n", d->outside);

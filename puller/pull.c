@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -108,38 +107,11 @@ static int take_lock(struct pull_run *r)
 	return 0;
 }
 
-/* The pull a crash interrupted: promoted if its atoms were written, else dropped. */
-static int reconcile(struct pull_run *r)
-{
-	struct pull_state pend;
-	int ret = state_load(r->o->state_dir, PULL_PENDING_FILE, &pend);
-
-	if (ret)
-		return ret == -ENOENT || ret == -EBADMSG ? 0 : ret;
-	if (pend.pull_id > r->old.pull_id && pull_atoms_exist(r->o->out_dir, pend.pull_id)) {
-		ret = kstats_rename_in(r->o->state_dir, PULL_PENDING_FILE, PULL_STATE_FILE, false);
-		if (!ret) {
-			if (r->o->verbose)
-				fprintf(stderr, "kstats pull: completed interrupted pull %" PRIu64
-					"\n", pend.pull_id);
-			kstats_hook_point("promoted");
-			state_free(&r->old);
-			r->old = pend;
-			r->lost = false;
-			return 0;
-		}
-	} else {
-		ret = kstats_unlink_in(r->o->state_dir, PULL_PENDING_FILE);
-		if (!ret)
-			kstats_hook_point("discarded");
-	}
-	state_free(&pend);
-	return ret;
-}
-
 static int load_state(struct pull_run *r)
 {
-	uint64_t atoms_id, last;
+	struct pull_state pend;
+	uint64_t last, id;
+	char path[4096];
 	int ret;
 
 	kstats_remove_temps(r->o->state_dir);
@@ -152,44 +124,47 @@ static int load_state(struct pull_run *r)
 	} else if (ret && ret != -ENOENT) {
 		return ret;
 	}
-	ret = reconcile(r);
-	if (ret)
+	/* The pull a crash interrupted: promoted if its atoms were written, else dropped. */
+	ret = state_load(r->o->state_dir, PULL_PENDING_FILE, &pend);
+	if (ret && ret != -ENOENT && ret != -EBADMSG)
 		return ret;
+	snprintf(path, sizeof(path), "%s/" ATOMS_NAME, r->o->out_dir, pend.pull_id);
+	if (!ret && pend.pull_id > r->old.pull_id && !access(path, F_OK)) {
+		ret = kstats_rename_in(r->o->state_dir, PULL_PENDING_FILE, PULL_STATE_FILE, false);
+		if (ret) {
+			state_free(&pend);
+			return ret;
+		}
+		if (r->o->verbose)
+			fprintf(stderr, "kstats pull: completed interrupted pull %" PRIu64 "\n",
+				pend.pull_id);
+		kstats_hook_point("promoted");
+		state_free(&r->old);
+		r->old = pend;
+		r->lost = false;
+	} else if (!ret) {
+		state_free(&pend);
+		ret = kstats_unlink_in(r->o->state_dir, PULL_PENDING_FILE);
+		if (ret)
+			return ret;
+		kstats_hook_point("discarded");
+	}
 	r->boot_changed = *r->old.boot_id && strcmp(r->old.boot_id, r->boot_id);
-	atoms_id = pull_max_atoms_id(r->o->out_dir);
-	last = r->old.pull_id > atoms_id ? r->old.pull_id : atoms_id;
+	/* Above the atoms shipped too: with the state and atoms gone, ship would skip ours. */
+	last = pull_max_atoms_id(r->o->out_dir);
+	id = ship_acked(r->o->state_dir);
+	last = r->old.pull_id > last ? r->old.pull_id : last;
+	last = id > last ? id : last;
 	/* Pull ids stop at the last one: wrapping would overwrite atoms-0000000000.pb. */
 	if (last == UINT64_MAX) {
-		fprintf(stderr, "kstats pull: pull ids are used up (the state or an atoms "
-			"file in %s has id %" PRIu64 "); move the atoms away and remove %s/"
-			PULL_STATE_FILE "\n", r->o->out_dir, UINT64_MAX, r->o->state_dir);
+		fprintf(stderr, "kstats pull: pull ids are used up (the state, the ship record "
+			"or an atoms file in %s has id %" PRIu64 "); move the atoms away and "
+			"remove %s/" PULL_STATE_FILE " and shipped\n", r->o->out_dir, UINT64_MAX,
+			r->o->state_dir);
 		return -EOVERFLOW;
 	}
 	r->pull_id = last + 1;
 	return 0;
-}
-
-/* state.pending, atoms-N.pb, then the rename, each durable: see reconcile(). */
-static int commit(struct pull_run *r, char *atoms_file, size_t len)
-{
-	int ret;
-
-	r->new.pull_id = r->pull_id;
-	snprintf(r->new.boot_id, sizeof(r->new.boot_id), "%s", r->boot_id);
-	if (!r->natoms)
-		return state_save(r->o->state_dir, PULL_STATE_FILE, &r->new);
-	ret = state_save(r->o->state_dir, PULL_PENDING_FILE, &r->new);
-	if (ret)
-		return ret;
-	kstats_hook_point("pending");
-	ret = pull_write_atoms(r, atoms_file, len);
-	/* Someone else's atoms-N: else the next pull would take it as ours. */
-	if (ret == -EEXIST)
-		kstats_unlink_in(r->o->state_dir, PULL_PENDING_FILE);
-	if (ret)
-		return ret;
-	kstats_hook_point("atoms");
-	return kstats_rename_in(r->o->state_dir, PULL_PENDING_FILE, PULL_STATE_FILE, false);
 }
 
 static void warn_line(void *ctx, const char *line)
@@ -198,33 +173,10 @@ static void warn_line(void *ctx, const char *line)
 	fprintf(stderr, "kstats pull: warning: %s\n", line);
 }
 
-static int catalog(struct pull_run *r)
-{
-	struct atom_check c = { .atom = &kernelstats__atom__descriptor,
-				.warn = warn_line };
-	char err[KSTATS_ERR_LEN] = "", serr[1024];
-	int ret = kstats_snapshot_init(&r->cat, r->o->obj_dir, err, sizeof(err));
-
-	if (ret) {
-		fprintf(stderr, "kstats pull: %s\n", err);
-		return ret;
-	}
-	/* Map creation times and loaded objects only: a missing status is no error. */
-	ret = kstats_status_read(r->o->status_file, &r->status, serr, sizeof(serr));
-	if (ret && ret != -ENOENT)
-		fprintf(stderr, "kstats pull: warning: %s; using program load times\n", serr);
-	kstats_snapshot_unique(&r->cat, &r->status, "pull");
-	kstats_snapshot_as_loaded(&r->cat, &r->status, r->o->status_file, r->o->pin_dir);
-	r->shapes = calloc(r->cat.nhists ?: 1, sizeof(*r->shapes));
-	if (!r->shapes)
-		return -ENOMEM;
-	atom_check_catalog(&c, &r->cat, r->shapes);
-	return 0;
-}
-
 static int run(struct pull_run *r)
 {
-	char atoms_file[64] = "";
+	struct atom_check c = { .atom = &kernelstats__atom__descriptor, .warn = warn_line };
+	char atoms_file[64] = "", err[KSTATS_ERR_LEN] = "", serr[1024];
 	struct kstats_hist *h;
 	uint64_t now_boot, now_real;
 	size_t i;
@@ -234,8 +186,21 @@ static int run(struct pull_run *r)
 		fprintf(stderr, "kstats pull: cannot read the boot id: %s\n", strerror(-ret));
 		return KSTATS_EXIT_ERROR;
 	}
-	if (catalog(r))
+	ret = kstats_snapshot_init(&r->cat, r->o->obj_dir, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "kstats pull: %s\n", err);
 		return KSTATS_EXIT_USAGE;
+	}
+	/* Map creation times and loaded objects only: a missing status is no error. */
+	ret = kstats_status_read(r->o->status_file, &r->status, serr, sizeof(serr));
+	if (ret && ret != -ENOENT)
+		fprintf(stderr, "kstats pull: warning: %s; using program load times\n", serr);
+	kstats_snapshot_unique(&r->cat, &r->status, "pull");
+	kstats_snapshot_as_loaded(&r->cat, &r->status, r->o->status_file, r->o->pin_dir);
+	r->shapes = calloc(r->cat.nhists ?: 1, sizeof(*r->shapes));
+	if (!r->shapes)
+		return KSTATS_EXIT_USAGE;
+	atom_check_catalog(&c, &r->cat, r->shapes);
 	ret = take_lock(r);
 	if (ret)
 		return ret == -EBUSY ? KSTATS_EXIT_BUSY : KSTATS_EXIT_ERROR;
@@ -260,7 +225,23 @@ static int run(struct pull_run *r)
 			KSTATS_FIX_LOAD "\n", r->o->pin_dir);
 		return KSTATS_EXIT_NOT_LOADED;
 	}
-	ret = commit(r, atoms_file, sizeof(atoms_file));
+	/* state.pending, atoms-N.pb, then the rename, each durable: see load_state(). */
+	r->new.pull_id = r->pull_id;
+	snprintf(r->new.boot_id, sizeof(r->new.boot_id), "%s", r->boot_id);
+	ret = state_save(r->o->state_dir, r->natoms ? PULL_PENDING_FILE : PULL_STATE_FILE,
+			 &r->new);
+	if (!ret && r->natoms) {
+		kstats_hook_point("pending");
+		ret = pull_write_atoms(r, atoms_file, sizeof(atoms_file));
+		/* Someone else's atoms-N: else the next pull would take it as ours. */
+		if (ret == -EEXIST)
+			kstats_unlink_in(r->o->state_dir, PULL_PENDING_FILE);
+		if (!ret) {
+			kstats_hook_point("atoms");
+			ret = kstats_rename_in(r->o->state_dir, PULL_PENDING_FILE,
+					       PULL_STATE_FILE, false);
+		}
+	}
 	if (ret) {
 		fprintf(stderr, "kstats pull: cannot write %s: %s\n",
 			r->natoms ? "the atoms or the state" : "the state", strerror(-ret));

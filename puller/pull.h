@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * kstats pull: arguments and the run (pull.c), map deltas (pull_map.c), the
- * state (state.c), atoms (pull_atoms.c).  Crash safety: doc/pull.md.
- */
+/* kstats pull: arguments and the run (pull.c), map deltas (pull_map.c), the state (state.c),
+ * atoms (pull_atoms.c).  Crash safety: doc/pull.md. */
 #ifndef KSTATS_PULL_H
 #define KSTATS_PULL_H
 
@@ -13,6 +11,7 @@
 #include "proto/kernelstats_atoms.pb-c.h"
 
 #define PULL_MAX_KEY_COLS 4
+#define ATOMS_NAME "atoms-%010" PRIu64 ".pb"
 /* Atoms one key may emit per pull when a delta exceeds INT32_MAX. */
 #define PULL_MAX_SPLIT 64
 
@@ -45,8 +44,6 @@ void state_free(struct pull_state *st);
 int state_add_map(struct pull_state *st, struct pull_map_state *ms);
 const struct pull_map_state *state_find_map(const struct pull_state *st,
 					    const char *obj, const char *map);
-const struct pull_key *state_find_key(const struct pull_map_state *ms,
-				      const int64_t *key);
 int state_encode(const struct pull_state *st, char **buf, size_t *len);
 int state_decode(const char *buf, size_t len, struct pull_state *st,
 		 char *err, size_t errlen);
@@ -113,7 +110,7 @@ struct pull_run {
 	char boot_id[64];
 	uint64_t pull_id;
 	Kernelstats__Atom **atoms;	/* each the first member of an atom_slot */
-	size_t natoms, cap;
+	size_t natoms;
 	struct kstats_status status;	/* loader status, empty if none */
 	struct kstats_snapshot cat;	/* the objects' histograms */
 	struct atom_shape *shapes;	/* of each histogram; oneof NULL: no atoms */
@@ -128,9 +125,10 @@ int pull_carry_over(struct pull_run *r, const char *obj, const char *map);
 int pull_emit_atom(struct pull_run *r, const struct atom_shape *shape,
 		   const struct window *w, const int64_t *key, size_t nkey,
 		   const char *name, const int32_t *buckets, unsigned int anomalies);
-bool pull_atoms_exist(const char *out_dir, uint64_t pull_id);
 uint64_t pull_max_atoms_id(const char *out_dir);
 int pull_write_atoms(struct pull_run *r, char *name, size_t len);
 int pull_apply_retention(const struct pull_run *r, uint64_t now_boot);
+/* The last pull kstats ship recorded as acknowledged (ship.c); 0: none. */
+uint64_t ship_acked(const char *state_dir);
 
 #endif /* KSTATS_PULL_H */

@@ -4,14 +4,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
-#include "kstats.h"
 #include "kstats_fileio.h"
 #include "pull.h"
 #include "atoms.h"
@@ -33,73 +31,56 @@ atom_field_of(const ProtobufCMessageDescriptor *atom, const char *metric)
 	return NULL;
 }
 
-static int add_field(struct atom_shape *s, const ProtobufCFieldDescriptor *f,
-		     char *why, size_t len)
-{
-	const char *m = s->msg->short_name, *word = strstr(f->name, ATOM_BUCKETS_WORD);
-
-	if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) {
-		snprintf(why, len, "%s.%s: oneof fields are not supported", m, f->name);
-		return -EINVAL;
-	}
-	/* repeated int32 <what>_log2_buckets_<unit> */
-	if (f->label == PROTOBUF_C_LABEL_REPEATED && f->type == PROTOBUF_C_TYPE_INT32 &&
-	    !s->buckets) {
-		s->buckets = f;
-		if (!word || word == f->name) {
-			snprintf(why, len, "repeated field %s is not named "
-				 "<what>" ATOM_BUCKETS_WORD "<unit>", f->name);
-			return -EINVAL;
-		}
-		word += strlen(ATOM_BUCKETS_WORD);
-		s->unit = kstats_unit_by_atom_word(word);
-		if (!s->unit) {
-			snprintf(why, len, "bucket field %s: unit '%s' is not one of "
-				 "btfreader/units.c (micros, bytes, count)", f->name, word);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	if (f->label != PROTOBUF_C_LABEL_REPEATED && f->type == PROTOBUF_C_TYPE_STRING &&
-	    !s->name) {
-		s->name = f;
-		return 0;
-	}
-	/* protobuf-c lists the integer types first, INT32 to FIXED64. */
-	if (f->label != PROTOBUF_C_LABEL_REPEATED && s->nkeys < PULL_MAX_KEY_COLS &&
-	    (f->type <= PROTOBUF_C_TYPE_FIXED64 || f->type == PROTOBUF_C_TYPE_ENUM)) {
-		s->keys[s->nkeys++] = f;
-		return 0;
-	}
-	snprintf(why, len, "%s.%s fits no role: one repeated int32 bucket field, "
-		 "one string name and up to %d enum or integer key fields", m, f->name,
-		 PULL_MAX_KEY_COLS);
-	return -EINVAL;
-}
-
 int atom_shape_init(struct atom_shape *s, const ProtobufCMessageDescriptor *atom,
 		    const char *metric, char *why, size_t len)
 {
-	unsigned int i;
-	int ret;
+	const ProtobufCFieldDescriptor *f;
+	const char *m, *word;
 
 	memset(s, 0, sizeof(*s));
 	s->oneof = atom_field_of(atom, metric);
 	if (!s->oneof)
 		return -ENOENT;
 	s->msg = s->oneof->descriptor;
-	/* protobuf-c sorts fields by number: the keys come in field order. */
-	for (i = 0; i < s->msg->n_fields; i++) {
-		ret = add_field(s, &s->msg->fields[i], why, len);
-		if (ret)
-			return ret;
+	m = s->msg->short_name;
+	/* protobuf-c sorts fields by number (the keys come in field order) and lists the
+	 * integer types first, INT32 to FIXED64. */
+	for (f = s->msg->fields; f < s->msg->fields + s->msg->n_fields; f++) {
+		word = strstr(f->name, ATOM_BUCKETS_WORD);
+		if (f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
+			return kstats_fail(why, len, EINVAL, "%s.%s: oneof fields are not "
+					   "supported", m, f->name);
+		/* repeated int32 <what>_log2_buckets_<unit> */
+		if (f->label == PROTOBUF_C_LABEL_REPEATED && f->type == PROTOBUF_C_TYPE_INT32 &&
+		    !s->buckets) {
+			s->buckets = f;
+			if (!word || word == f->name)
+				return kstats_fail(why, len, EINVAL, "repeated field %s is not "
+						   "named <what>" ATOM_BUCKETS_WORD "<unit>",
+						   f->name);
+			word += strlen(ATOM_BUCKETS_WORD);
+			s->unit = kstats_unit_by_atom_word(word);
+			if (!s->unit)
+				return kstats_fail(why, len, EINVAL, "bucket field %s: unit '%s' "
+						   "is not one of btfreader/units.c (micros, "
+						   "bytes, count)", f->name, word);
+		} else if (f->label != PROTOBUF_C_LABEL_REPEATED &&
+			   f->type == PROTOBUF_C_TYPE_STRING && !s->name) {
+			s->name = f;
+		} else if (f->label != PROTOBUF_C_LABEL_REPEATED &&
+			   s->nkeys < PULL_MAX_KEY_COLS && (f->type <= PROTOBUF_C_TYPE_FIXED64 ||
+							   f->type == PROTOBUF_C_TYPE_ENUM)) {
+			s->keys[s->nkeys++] = f;
+		} else {
+			return kstats_fail(why, len, EINVAL, "%s.%s fits no role: one repeated "
+					   "int32 bucket field, one string name and up to %d "
+					   "enum or integer key fields", m, f->name,
+					   PULL_MAX_KEY_COLS);
+		}
 	}
-	if (!s->buckets) {
-		snprintf(why, len, "%s has no bucket field: add repeated int32 "
-			 "<what>" ATOM_BUCKETS_WORD "<unit>", s->msg->short_name);
-		return -EINVAL;
-	}
-	return 0;
+	return s->buckets ? 0 : kstats_fail(why, len, EINVAL, "%s has no bucket field: add "
+					    "repeated int32 <what>" ATOM_BUCKETS_WORD "<unit>",
+					    s->msg->short_name);
 }
 
 static void *member(void *msg, unsigned int offset)
@@ -107,32 +88,28 @@ static void *member(void *msg, unsigned int offset)
 	return (char *)msg + offset;
 }
 
-static void set_key(void *msg, const ProtobufCFieldDescriptor *f, int64_t v)
-{
-	switch (f->type) {
-	case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64:
-	case PROTOBUF_C_TYPE_SFIXED64: case PROTOBUF_C_TYPE_UINT64:
-	case PROTOBUF_C_TYPE_FIXED64:
-		*(uint64_t *)member(msg, f->offset) = (uint64_t)v;
-		break;
-	default:	/* 32-bit and enums: the key column's low bits */
-		*(uint32_t *)member(msg, f->offset) = (uint32_t)v;
-	}
-	if (f->label == PROTOBUF_C_LABEL_OPTIONAL)
-		*(protobuf_c_boolean *)member(msg, f->quantifier_offset) = 1;
-}
-
 int atom_build(struct atom_slot *s, const struct atom_shape *shape,
 	       const int64_t *key, size_t nkey, const char *name)
 {
 	void *msg = calloc(1, shape->msg->sizeof_message);
+	const ProtobufCFieldDescriptor *f;
 	size_t i;
 
 	if (!msg)
 		return -ENOMEM;
 	shape->msg->message_init(msg);
-	for (i = 0; i < shape->nkeys && i < nkey; i++)
-		set_key(msg, shape->keys[i], key[i]);
+	for (i = 0; i < shape->nkeys && i < nkey; i++) {
+		f = shape->keys[i];
+		/* 32-bit and enums: the key column's low bits */
+		if (f->type == PROTOBUF_C_TYPE_INT64 || f->type == PROTOBUF_C_TYPE_SINT64 ||
+		    f->type == PROTOBUF_C_TYPE_SFIXED64 || f->type == PROTOBUF_C_TYPE_UINT64 ||
+		    f->type == PROTOBUF_C_TYPE_FIXED64)
+			*(uint64_t *)member(msg, f->offset) = (uint64_t)key[i];
+		else
+			*(uint32_t *)member(msg, f->offset) = (uint32_t)key[i];
+		if (f->label == PROTOBUF_C_LABEL_OPTIONAL)
+			*(protobuf_c_boolean *)member(msg, f->quantifier_offset) = 1;
+	}
 	if (shape->name && *name) {
 		snprintf(s->name, sizeof(s->name), "%s", name);
 		*(char **)member(msg, shape->name->offset) = s->name;
@@ -152,31 +129,18 @@ void atom_slot_free(struct atom_slot *s)
 	free(s);
 }
 
-static char *kernel_release(void)
-{
-	static struct utsname u;
-
-	if (!*u.release && uname(&u))
-		return NULL;
-	return u.release;
-}
-
 int pull_emit_atom(struct pull_run *r, const struct atom_shape *shape,
 		   const struct window *w, const int64_t *key, size_t nkey,
 		   const char *name, const int32_t *buckets, unsigned int anomalies)
 {
-	Kernelstats__Atom **atoms, *a;
+	Kernelstats__Atom **atoms = realloc(r->atoms, (r->natoms + 1) * sizeof(*atoms)), *a;
+	static struct utsname u;
 	struct atom_slot *s;
-	size_t cap = r->cap ? r->cap * 2 : 16;
 	int ret;
 
-	if (r->natoms == r->cap) {
-		atoms = realloc(r->atoms, cap * sizeof(*atoms));
-		if (!atoms)
-			return -ENOMEM;
-		r->atoms = atoms;
-		r->cap = cap;
-	}
+	if (!atoms)
+		return -ENOMEM;
+	r->atoms = atoms;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -202,14 +166,15 @@ int pull_emit_atom(struct pull_run *r, const struct atom_shape *shape,
 	a->anomalies = anomalies;
 	a->has_wall_clock_step_ns = w->clock_step != 0;
 	a->wall_clock_step_ns = w->clock_step;
-	a->kernel_release = kernel_release();
+	if (!*u.release)
+		uname(&u);
+	a->kernel_release = *u.release ? u.release : NULL;
 	r->atoms[r->natoms++] = a;
 	return 0;
 }
 
 /* Like the state: never writable by the group nor readable by others (UMask=0027). */
 #define ATOMS_MODE 0640
-#define ATOMS_NAME "atoms-%010" PRIu64 ".pb"
 
 static int atoms_file_id(const char *name, uint64_t *id)
 {
@@ -240,14 +205,6 @@ uint64_t pull_max_atoms_id(const char *out_dir)
 	return max;
 }
 
-bool pull_atoms_exist(const char *out_dir, uint64_t pull_id)
-{
-	char path[4096];
-
-	snprintf(path, sizeof(path), "%s/" ATOMS_NAME, out_dir, pull_id);
-	return !access(path, F_OK);
-}
-
 int pull_write_atoms(struct pull_run *r, char *name, size_t len)
 {
 	Kernelstats__AtomList list = KERNELSTATS__ATOM_LIST__INIT;
@@ -270,11 +227,9 @@ int pull_write_atoms(struct pull_run *r, char *name, size_t len)
 	return ret;
 }
 
-/*
- * Retention: a file's age is the up time since its first atom's boot-time window end (plus
+/* Retention: a file's age is the up time since its first atom's boot-time window end (plus
  * every later boot's up time), never the wall clock or mtime: setting the clock ages nothing,
- * and time powered off does not count (--max-files and --max-bytes still bound the files).
- */
+ * and time powered off does not count (--max-files and --max-bytes still bound the files). */
 #define HEAD_BYTES 4096		/* a file's first record: an atom is well under this */
 
 struct retained {
@@ -296,34 +251,17 @@ static void first_atom(void *ctx, const Kernelstats__Atom *a)
 	f->known = true;
 }
 
-static void read_head(const char *dir, const char *name, struct retained *f)
-{
-	char buf[HEAD_BYTES], path[4096], why[256];
-	struct atoms_file head = { .buf = buf };
-	struct stat st;
-	ssize_t got;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	fd = kstats_open_regular(path, O_RDONLY, 0);
-	if (fd < 0)
-		return;
-	if (!fstat(fd, &st))
-		f->size = st.st_size;
-	got = pread(fd, buf, sizeof(buf), 0);
-	close(fd);
-	head.len = got > 0 ? (size_t)got : 0;
-	atoms_file_each(&head, first_atom, f, why, sizeof(why));
-}
-
 int pull_apply_retention(const struct pull_run *r, uint64_t now_boot)
 {
 	uint64_t total = 0, removed_bytes = 0, later = 0, ref = now_boot;
+	char path[4096], buf[HEAD_BYTES], why[256];
+	struct atoms_file head = { .buf = buf };
 	const char *boot = r->boot_id;
 	struct dirent **ents;
 	struct retained *f;
-	char path[4096];
-	int n, i, removed = 0, ret = 0;
+	struct stat st;
+	ssize_t got;
+	int n, i, fd, removed = 0, ret = 0;
 
 	n = scandir(r->o->out_dir, &ents, kstats_atoms_filter, alphasort);
 	if (n < 0)
@@ -334,7 +272,16 @@ int pull_apply_retention(const struct pull_run *r, uint64_t now_boot)
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		read_head(r->o->out_dir, ents[i]->d_name, &f[i]);
+		snprintf(path, sizeof(path), "%s/%s", r->o->out_dir, ents[i]->d_name);
+		fd = kstats_open_regular(path, O_RDONLY, 0);
+		if (fd < 0)
+			continue;
+		if (!fstat(fd, &st))
+			f[i].size = st.st_size;
+		got = pread(fd, buf, sizeof(buf), 0);
+		close(fd);
+		head.len = got > 0 ? (size_t)got : 0;
+		atoms_file_each(&head, first_atom, &f[i], why, sizeof(why));
 		total += f[i].size;
 	}
 	/* Newest first: later is the up time of later boots, ref the newest window end of boot's. */

@@ -2,9 +2,7 @@
 /* kstats pull, one histogram map: its per-key deltas into atoms, its new baselines. */
 #include <errno.h>
 #include <glob.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
@@ -12,13 +10,6 @@
 #include "kstats_hooks.h"
 #include "kstats_pins.h"
 #include "pull.h"
-
-struct metric_read {
-	const struct kstats_hist *h;
-	const struct atom_shape *shape;
-	const struct kstats_histmap *hm;
-	uint64_t end_boot, end_real;
-};
 
 void pull_now(uint64_t *boot, uint64_t *real)
 {
@@ -61,40 +52,41 @@ static bool prog_created(const char *pin_dir, const char *obj, uint32_t map_id,
 }
 
 /* A map's first window starts at its creation: loader status, program load time or boot. */
-static void creation_time(const struct pull_run *r, const struct metric_read *mr,
-			  uint64_t *boot, uint64_t *real)
+static void creation_time(const struct pull_run *r, const struct kstats_hist *h,
+			  struct window *w)
 {
-	const struct kstats_status_map *m = kstats_status_map_by_id(&r->status, mr->hm->map_id);
+	const struct kstats_status_map *m = kstats_status_map_by_id(&r->status, h->hm.map_id);
 	const char *how = "the loader status";
 
-	*real = 0;
+	w->start_real = 0;
 	if (m && m->created_boot_ns) {
-		*boot = m->created_boot_ns;
-		*real = m->created_real_ns;
-	} else if (prog_created(r->o->pin_dir, mr->h->obj, mr->hm->map_id, boot)) {
+		w->start_boot = m->created_boot_ns;
+		w->start_real = m->created_real_ns;
+	} else if (prog_created(r->o->pin_dir, h->obj, h->hm.map_id, &w->start_boot)) {
 		how = "its programs' load time";
 	} else {
 		how = "boot (creation time unknown)";
-		*boot = 0;
+		w->start_boot = 0;
 	}
-	if (*boot > mr->end_boot)
-		*boot = mr->end_boot;
-	if (!*real)
-		*real = mr->end_real - (mr->end_boot - *boot);
+	if (w->start_boot > w->end_boot)
+		w->start_boot = w->end_boot;
+	if (!w->start_real)
+		w->start_real = w->end_real - (w->end_boot - w->start_boot);
 	if (r->o->verbose)
 		fprintf(stderr, "kstats pull: %s/%s: map id %u, window starts at %s\n",
-			mr->h->obj, mr->h->map, mr->hm->map_id, how);
+			h->obj, h->map, h->hm.map_id, how);
 }
 
-static int process_map(struct pull_run *r, const struct metric_read *mr)
+/* w: its end; kstats_hist_fetch() read h->hm. */
+static int process_map(struct pull_run *r, const struct kstats_hist *h,
+		       const struct atom_shape *shape, struct window w)
 {
-	const struct pull_map_state *old = state_find_map(&r->old, mr->h->obj, mr->h->map);
-	struct pull_map_state ms = { .map_id = mr->hm->map_id, .nkey_cols = mr->hm->nkey,
-				     .start_boot_ns = mr->end_boot,
-				     .start_real_ns = mr->end_real };
-	struct window w = { .end_boot = mr->end_boot, .end_real = mr->end_real };
+	const struct pull_map_state *old = state_find_map(&r->old, h->obj, h->map);
+	const struct kstats_histmap *hm = &h->hm;
+	struct pull_map_state ms = { .map_id = hm->map_id, .nkey_cols = hm->nkey,
+				     .start_boot_ns = w.end_boot, .start_real_ns = w.end_real };
 	static const uint64_t zero[PULL_NR_BUCKETS];
-	size_t nkey = mr->hm->nkey, i, b;
+	size_t nkey = hm->nkey, i, b;
 	uint64_t cur[PULL_NR_BUCKETS];
 	int32_t buckets[PULL_NR_BUCKETS];
 	const struct pull_key *prev;
@@ -104,34 +96,35 @@ static int process_map(struct pull_run *r, const struct metric_read *mr)
 	const char *name;
 	int ret = 0;
 
-	if (old && !r->boot_changed && old->map_id == mr->hm->map_id && old->nkey_cols == nkey) {
+	if (old && !r->boot_changed && old->map_id == hm->map_id && old->nkey_cols == nkey) {
 		w.start_boot = old->start_boot_ns;
 		w.start_real = old->start_real_ns;
 	} else {
-		creation_time(r, mr, &w.start_boot, &w.start_real);
+		creation_time(r, h, &w);
 		w.reset = old || r->boot_changed || r->lost;
 		old = NULL;
 	}
 	window_settle(&w);
-	snprintf(ms.obj, sizeof(ms.obj), "%s", mr->h->obj);
-	snprintf(ms.map, sizeof(ms.map), "%s", mr->h->map);
-	ms.keys = calloc(mr->hm->nrows ?: 1, sizeof(*ms.keys));
+	snprintf(ms.obj, sizeof(ms.obj), "%s", h->obj);
+	snprintf(ms.map, sizeof(ms.map), "%s", h->map);
+	ms.keys = calloc(hm->nrows ?: 1, sizeof(*ms.keys));
 	if (!ms.keys)
 		return -ENOMEM;
-	for (i = 0; i < mr->hm->nrows && !ret; i++) {
-		row = mr->hm->rows + i * mr->hm->ncols;
+	for (i = 0; i < hm->nrows && !ret; i++) {
+		row = hm->rows + i * hm->ncols;
 		k = &ms.keys[ms.nkeys];
 		memset(k, 0, sizeof(*k));
 		memcpy(k->key, row, nkey * sizeof(*row));
 		for (b = 0; b < PULL_NR_BUCKETS; b++)
 			cur[b] = (uint64_t)row[nkey + b];
-		name = kstats_names_find(mr->h->names, k->key[0]) ?: "";
-		prev = old ? state_find_key(old, k->key) : NULL;
-		delta_begin(&dk, cur, prev ? prev->base : NULL, mr->hm->width);
+		name = kstats_names_find(h->names, k->key[0]) ?: "";
+		prev = old ? keyed_find(old->keys, old->nkeys, sizeof(*old->keys), nkey, k->key) :
+		       NULL;
+		delta_begin(&dk, cur, prev ? prev->base : NULL, hm->width);
 		while (!ret && delta_next_atom(&dk, buckets))
-			ret = pull_emit_atom(r, mr->shape, &w, k->key, nkey, name, buckets,
+			ret = pull_emit_atom(r, shape, &w, k->key, nkey, name, buckets,
 					     dk.chunks == 1 ? dk.anomalies : 0);
-		delta_new_base(&dk, cur, mr->hm->width, k->base);
+		delta_new_base(&dk, cur, hm->width, k->base);
 		/* An all-zero baseline is the same as none: keep the state small. */
 		if (!ret && memcmp(k->base, zero, sizeof(zero)))
 			ms.nkeys++;
@@ -163,26 +156,13 @@ int pull_carry_over(struct pull_run *r, const char *obj, const char *map)
 	return ret;
 }
 
-/* A map that cannot be read keeps its baseline; the pull exits non-zero. */
-static int map_failed(struct pull_run *r, const struct kstats_hist *h, int err,
-		      char *msg, size_t len)
-{
-	if (!*msg)
-		snprintf(msg, len, "%s", strerror(-err));
-	kstats_add_fix(msg, len, err);
-	fprintf(stderr, "kstats pull: %s/%s: %s\n", h->obj, h->map, msg);
-	r->maps_failed++;
-	r->maps_denied += err == -EPERM || err == -EACCES;
-	return pull_carry_over(r, h->obj, h->map);
-}
-
 int pull_map(struct pull_run *r, struct kstats_hist *h, const struct atom_shape *shape)
 {
-	struct metric_read mr = { .h = h, .shape = shape, .hm = &h->hm };
+	struct window w = {};
 	char err[KSTATS_ERR_LEN] = "", nerr[KSTATS_ERR_LEN] = "";
 	int ret = kstats_hist_fetch(h, r->o->pin_dir, err, sizeof(err));
 
-	pull_now(&mr.end_boot, &mr.end_real);
+	pull_now(&w.end_boot, &w.end_real);
 	/* Gone while its map lives on (a loader swap): keep the baseline, or the next pull
 	 * would emit again what was already emitted. */
 	if (ret == 1) {
@@ -194,8 +174,15 @@ int pull_map(struct pull_run *r, struct kstats_hist *h, const struct atom_shape 
 	if (!ret && (!h->hm.nkey || h->hm.nkey > PULL_MAX_KEY_COLS))
 		ret = kstats_fail(err, sizeof(err), EINVAL, "a histogram with %zu key columns: "
 				  "atoms take 1..%d", h->hm.nkey, PULL_MAX_KEY_COLS);
+	/* A map that cannot be read keeps its baseline; the pull exits non-zero. */
 	if (ret) {
-		ret = map_failed(r, h, ret, err, sizeof(err));
+		if (!*err)
+			snprintf(err, sizeof(err), "%s", strerror(-ret));
+		kstats_add_fix(err, sizeof(err), ret);
+		fprintf(stderr, "kstats pull: %s/%s: %s\n", h->obj, h->map, err);
+		r->maps_failed++;
+		r->maps_denied += ret == -EPERM || ret == -EACCES;
+		ret = pull_carry_over(r, h->obj, h->map);
 		goto out;
 	}
 	r->maps_read++;
@@ -203,7 +190,7 @@ int pull_map(struct pull_run *r, struct kstats_hist *h, const struct atom_shape 
 	if (*h->names_map && kstats_hist_names(h, r->o->pin_dir, nerr, sizeof(nerr)) && r->o->verbose)
 		fprintf(stderr, "kstats pull: %s/%s: names unavailable: %s\n", h->obj,
 			h->names_map, nerr);
-	ret = process_map(r, &mr);
+	ret = process_map(r, h, shape, w);
 out:
 	kstats_histmap_free(&h->hm);
 	kstats_names_free(h->names);

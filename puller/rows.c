@@ -3,7 +3,6 @@
  * --format json-each-row and the fleet queries write them) into the page. */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <json-c/json.h>
@@ -13,6 +12,9 @@
 #include "pull.h"
 
 #define ROW_MAX_LINE (64 * 1024)
+#define HOST_SLOTS (2 * ROWS_MAX_HOSTS)
+#define FNV_BASIS 14695981039346656037ull
+#define FNV_PRIME 1099511628211ull
 
 static bool get_u64(struct json_object *v, uint64_t *out)
 {
@@ -59,19 +61,22 @@ static const char *row_parse(struct json_object *o, struct atom_shape *shape, ch
 	return NULL;
 }
 
-int rows_read(const char *path, days_fn fn, void *ctx, char *why, size_t len)
+void days_load_rows(struct days *d, const char *path)
 {
 	int fd = strcmp(path, "-") ? kstats_open_regular(path, O_RDONLY, 0) : dup(STDIN_FILENO);
 	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 	char *line = malloc(ROW_MAX_LINE), key[200];
+	uint64_t *hosts = calloc(HOST_SLOTS, sizeof(*hosts));
+	struct json_object *o, *v;
+	const char *bad = NULL, *s;
 	struct atom_shape shape;
-	struct json_object *o;
-	const char *bad = NULL;
 	struct day_cell c;
-	size_t n = 0;
+	size_t n = 0, i;
+	uint64_t h;
 
+	d->by_rows = true;
 	if (!f || !line)
-		snprintf(why, len, "%s: %s; pass a regular file of rows, or - for a pipe", path,
+		days_bad(d, "%s: %s; pass a regular file of rows, or - for a pipe", path,
 			 fd < 0 ? strerror(-fd) : "out of memory");
 	while (f && line && !bad && fgets(line, ROW_MAX_LINE, f)) {
 		n++;
@@ -83,16 +88,31 @@ int rows_read(const char *path, days_fn fn, void *ctx, char *why, size_t len)
 		o = json_tokener_parse(line);
 		bad = o ? row_parse(o, &shape, key, sizeof(key), &c) : *line == '\n' ? NULL :
 		      "not JSON: one object a line (FORMAT JSONEachRow)";
-		if (o && !bad)
-			fn(ctx, shape.msg, strcmp(key, " ") ? key : "", shape.unit, &c);
+		if (o && !bad) {
+			days_add(d, shape.msg, strcmp(key, " ") ? key : "", shape.unit, &c);
+			d->rows++;
+		}
+		/* Its host counted once: a 64-bit hash of the name in one of HOST_SLOTS. */
+		if (o && !bad && hosts && json_object_object_get_ex(o, "host", &v)) {
+			for (h = FNV_BASIS, s = json_object_get_string(v); s && *s; s++)
+				h = (h ^ (unsigned char)*s) * FNV_PRIME;
+			h |= 1;		/* 0: a free slot */
+			for (i = h % HOST_SLOTS; hosts[i] && hosts[i] != h;)
+				i = (i + 1) % HOST_SLOTS;
+			if (!hosts[i] && d->hosts < ROWS_MAX_HOSTS) {
+				hosts[i] = h;
+				d->hosts++;
+			}
+		}
 		json_object_put(o);
 	}
 	if (bad)
-		snprintf(why, len, "%s:%zu: %s", path, n, bad);
+		days_bad(d, "%s:%zu: %s", path, n, bad);
+	days_over(d, path, "rows", "narrow the query or use --since");
 	if (f)
 		fclose(f);
 	else if (fd >= 0)
 		close(fd);
 	free(line);
-	return !f || !line ? -EINVAL : bad ? -EBADMSG : 0;
+	free(hosts);
 }

@@ -1,25 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * Atoms as JSON-each-row rows, one per metric, key and pull (kstats atoms
- * --format json-each-row), and kstats ship: the atoms ClickHouse has not
- * acknowledged, as gzip'd JSONEachRow POSTs (doc/fleet-atoms.md).  The record
- * of the last pull acknowledged (state dir/shipped) moves only after the
- * server answered, so it is never ahead of it; a row sent again collapses in
- * the ReplacingMergeTree.
- */
+/* Atoms as JSON-each-row rows, one per metric, key and pull (kstats atoms --format
+ * json-each-row), and kstats ship: the atoms ClickHouse has not acknowledged, as gzip'd
+ * JSONEachRow POSTs (doc/fleet-atoms.md).  The record of the last pull acknowledged (state
+ * dir/shipped) moves only after the server answered, so it is never ahead of it; a row sent
+ * again collapses in the ReplacingMergeTree. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 #include <json-c/json.h>
 #include <sys/stat.h>
 
 #include "atoms.h"
-#include "kstats.h"
 #include "kstats_fileio.h"
 #include "pull.h"
 
@@ -27,12 +19,16 @@
 #define SHIP_BATCH (8u << 20)	/* bytes of rows per POST, before gzip */
 #define SHIP_QUERY "INSERT INTO kernelstats_ingest.atoms FORMAT JSONEachRow"
 
-/* JSON-each-row rows of one host, an atom at a time (a count split over atoms: one row). */
-struct rows_out {
-	FILE *f;
-	const char *host;
-	size_t rows;
-	bool have;
+struct ship {
+	const char *url, *out_dir, *state_dir, *user;	/* url NULL: rows to stdout */
+	char host[256], password[256], err[256], answer[256];
+	long timeout_s;
+	uint64_t acked, done;		/* recorded; the last file whose rows are all taken */
+	FILE *f;			/* the rows, to stdout or buf */
+	char *buf;
+	size_t len, sent, rows;
+	int failed;			/* 0, or the exit code */
+	bool have;			/* cur: a count split over atoms is one row */
 	struct row {
 		const ProtobufCMessageDescriptor *msg;
 		int32_t atom_id;
@@ -43,20 +39,24 @@ struct rows_out {
 	} cur;
 };
 
-static void row_write(const struct rows_out *o, const struct row *r)
+static void rows_flush(struct ship *s)
 {
-	struct json_object *obj = json_object_new_object(), *b = json_object_new_array();
-	time_t end = (time_t)(r->end_ns / 1000000000ull);
+	const struct row *r = &s->cur;
+	struct json_object *obj, *b;
 	char day[16];
-	struct tm tm;
-	const char *strs[][2] = { { "day", day }, { "host", o->host }, { "kernel", r->kernel },
-		{ "metric", r->msg->short_name }, { "key", r->key }, { "boot_id", r->boot_id } };
+	const char *strs[][2] = { { "day", day }, { "host", s->host }, { "kernel", r->kernel },
+		{ "metric", r->msg ? r->msg->short_name : "" }, { "key", r->key },
+		{ "boot_id", r->boot_id } };
 	const struct { const char *name; uint64_t v; } nums[] = { { "atom_id", r->atom_id },
 		{ "pull_id", r->pull_id }, { "window_start", r->start_ns },
 		{ "window_end", r->end_ns }, { "reset", r->reset }, { "anomalies", r->anomalies } };
 	unsigned int i;
 
-	strftime(day, sizeof(day), "%Y-%m-%d", gmtime_r(&end, &tm));
+	if (!s->have)
+		return;
+	obj = json_object_new_object();
+	b = json_object_new_array();
+	days_fmt(day, sizeof(day), (int32_t)(r->end_ns / 1000000000ull / DAY_SECS));
 	for (i = 0; i < 6; i++) {
 		json_object_object_add(obj, strs[i][0], json_object_new_string(strs[i][1]));
 		json_object_object_add(obj, nums[i].name, json_object_new_uint64(nums[i].v));
@@ -64,68 +64,54 @@ static void row_write(const struct rows_out *o, const struct row *r)
 	for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++)
 		json_object_array_add(b, json_object_new_uint64(r->b[i]));
 	json_object_object_add(obj, "buckets", b);
-	fprintf(o->f, "%s\n", json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
+	fprintf(s->f, "%s\n", json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
 							      JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(obj);
+	s->rows++;
+	s->have = false;
 }
 
-static void rows_flush(struct rows_out *o)
-{
-	if (o->have)
-		row_write(o, &o->cur);
-	o->rows += o->have;
-	o->have = false;
-}
+static void ship_batch(struct ship *s);
 
-static void rows_atom(void *ctx, const Kernelstats__Atom *a)
+static void ship_atom(void *ctx, const Kernelstats__Atom *a)
 {
 	const ProtobufCMessage *m = atom_payload(a);
 	const struct kstats_unit_info *unit;
-	struct rows_out *o = ctx;
+	struct ship *s = ctx;
 	struct row r = { .atom_id = a->atom_id, .anomalies = a->anomalies, .reset = a->reset,
 		.pull_id = a->pull_id, .end_ns = a->window_end_realtime_ns,
 		.start_ns = a->window_start_realtime_ns };
 	char key[sizeof(r.key) + 1] = "";
 	unsigned int from = 0, i;
-	FILE *f = fmemopen(key, sizeof(key) - 1, "w");
+	FILE *f;
 
-	if (f && m)
-		atom_key_print(f, m, "");
-	if (f)
-		fclose(f);
-	if (!m || !atom_buckets(m, &from, r.b, &unit))
+	if (s->failed || !m || !atom_buckets(m, &from, r.b, &unit))
 		return;
+	f = fmemopen(key, sizeof(key) - 1, "w");
+	if (f) {
+		atom_key_print(f, m, "");
+		fclose(f);
+	}
 	r.msg = m->descriptor;
 	snprintf(r.key, sizeof(r.key), "%s", *key ? key + 1 : "");
 	snprintf(r.boot_id, sizeof(r.boot_id), "%s", a->boot_id ?: "");
 	snprintf(r.kernel, sizeof(r.kernel), "%s", a->kernel_release ?: "");
 	/* The atoms of one count split at 2^31 follow each other: one row. */
-	if (o->have && r.msg == o->cur.msg && r.pull_id == o->cur.pull_id &&
-	    r.end_ns == o->cur.end_ns && !strcmp(r.key, o->cur.key) &&
-	    !strcmp(r.boot_id, o->cur.boot_id)) {
+	if (s->have && r.msg == s->cur.msg && r.pull_id == s->cur.pull_id &&
+	    r.end_ns == s->cur.end_ns && !strcmp(r.key, s->cur.key) &&
+	    !strcmp(r.boot_id, s->cur.boot_id)) {
 		for (i = 0; i < BPF_TELEMETRY_NR_BUCKETS; i++)
-			o->cur.b[i] = kstats_add_sat(o->cur.b[i], r.b[i]);
+			s->cur.b[i] = kstats_add_sat(s->cur.b[i], r.b[i]);
 		return;
 	}
-	rows_flush(o);
-	o->cur = r;
-	o->have = true;
+	rows_flush(s);
+	s->cur = r;
+	s->have = true;
+	if (s->url && !fflush(s->f) && s->len >= SHIP_BATCH)
+		ship_batch(s);
 }
 
-/* A count as ClickHouse writes it ("5": quoted) or as kstats does (5). */
-
-struct ship {
-	const char *url, *out_dir, *state_dir, *user;	/* url NULL: rows to stdout */
-	char host[256], password[256], err[256], answer[256];
-	long timeout_s;
-	uint64_t acked, done;		/* recorded; the last file whose rows are all taken */
-	struct rows_out rows;
-	char *buf;
-	size_t len, sent;
-	int failed;			/* 0, or the exit code */
-};
-
-static uint64_t ship_acked(const char *state_dir)
+uint64_t ship_acked(const char *state_dir)
 {
 	char path[4096], *buf;
 	uint64_t id = 0;
@@ -183,18 +169,6 @@ static int ship_record(struct ship *s, uint64_t id)
 	return ret;
 }
 
-static void ship_batch(struct ship *s);
-
-static void ship_atom(void *ctx, const Kernelstats__Atom *a)
-{
-	struct ship *s = ctx;
-
-	if (!s->failed)
-		rows_atom(&s->rows, a);
-	if (s->url && !s->failed && !fflush(s->rows.f) && s->len >= SHIP_BATCH)
-		ship_batch(s);
-}
-
 static void ship_file(void *ctx, const char *path)
 {
 	const char *name = strrchr(path, '/');
@@ -212,7 +186,7 @@ static void ship_file(void *ctx, const char *path)
 	} else if (!s->failed) {
 		if (atoms_file_each(&f, ship_atom, s, why, sizeof(why)))
 			fprintf(stderr, "kstats %s: %s: %s\n", s->url ? "ship" : "atoms", path, why);
-		rows_flush(&s->rows);
+		rows_flush(s);
 		s->done = id;
 		free(f.buf);
 	}
@@ -231,9 +205,8 @@ static int ship_run(struct ship *s, char *const *files, int n)
 		fprintf(stderr, "kstats: no /etc/machine-id: name this host with --host\n");
 		return KSTATS_EXIT_USAGE;
 	}
-	s->rows.host = s->host;
-	s->rows.f = s->url ? open_memstream(&s->buf, &s->len) : stdout;
-	if (!s->rows.f)
+	s->f = s->url ? open_memstream(&s->buf, &s->len) : stdout;
+	if (!s->f)
 		return KSTATS_EXIT_ERROR;
 	for (i = 0; i < n; i++)
 		ship_file(s, files[i]);
@@ -247,7 +220,7 @@ static int ship_run(struct ship *s, char *const *files, int n)
 		/* Its time says when the last ship succeeded (kstats status). */
 		if (!s->failed && ship_record(s, s->acked))
 			s->failed = KSTATS_EXIT_ERROR;
-		fclose(s->rows.f);
+		fclose(s->f);
 		free(s->buf);
 	}
 	return s->failed;
@@ -271,26 +244,6 @@ static void ship_batch(struct ship *s)
 
 _Static_assert(sizeof(((struct ship *)0)->err) >= CURL_ERROR_SIZE, "curl's error buffer");
 
-static Bytef *gzip(const char *in, size_t len, size_t *outlen)
-{
-	z_stream z = { .next_in = (Bytef *)in, .avail_in = (uInt)len };
-	Bytef *out = NULL;
-
-	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return NULL;
-	*outlen = deflateBound(&z, len);
-	out = malloc(*outlen);
-	z.next_out = out;
-	z.avail_out = (uInt)*outlen;
-	if (out && deflate(&z, Z_FINISH) != Z_STREAM_END) {
-		free(out);
-		out = NULL;
-	}
-	*outlen = z.total_out;
-	deflateEnd(&z);
-	return out;
-}
-
 static size_t keep_answer(char *data, size_t size, size_t n, void *ctx)
 {
 	struct ship *s = ctx;
@@ -300,23 +253,40 @@ static size_t keep_answer(char *data, size_t size, size_t n, void *ctx)
 	return size * n;
 }
 
-/* One POST; 0 only when the server answered 200 as ClickHouse does (no body). */
-static int post(struct ship *s, CURL *c, const Bytef *body, size_t len)
+/* The rows taken so far in one POST; 0 only when the server answered 200 as ClickHouse does
+ * (no body).  Then the record moves to the last whole file. */
+static void ship_batch(struct ship *s)
 {
 	struct curl_slist *hdr = curl_slist_append(NULL, "Content-Encoding: gzip");
-	char *q = curl_easy_escape(c, SHIP_QUERY, 0), url[4096];
-	long code = 0;
+	CURL *c = curl_easy_init();
+	char *q = c ? curl_easy_escape(c, SHIP_QUERY, 0) : NULL, url[4096];
+	z_stream z = {};
+	Bytef *gz = NULL;
 	CURLcode rc;
+	long code = 0;
 
+	if (s->failed || fflush(s->f) || !s->len || !q)
+		goto out;
+	z.next_in = (Bytef *)s->buf;	/* as of the fflush() */
+	z.avail_in = (uInt)s->len;
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) == Z_OK) {
+		z.avail_out = (uInt)deflateBound(&z, s->len);
+		z.next_out = gz = malloc(z.avail_out);
+		if (gz && deflate(&z, Z_FINISH) != Z_STREAM_END) {
+			free(gz);
+			gz = NULL;
+		}
+		deflateEnd(&z);
+	}
+	s->err[0] = s->answer[0] = 0;
 	/* Acknowledged once every shard has the rows (schema.sql). */
 	snprintf(url, sizeof(url), "%s%squery=%s&insert_distributed_sync=1&"
 		 "prefer_localhost_replica=0", s->url, strchr(s->url, '?') ? "&" : "?", q);
-	curl_free(q);
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, gz);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)z.total_out);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, s->timeout_s < 10 ? s->timeout_s : 10);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, s->timeout_s);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
@@ -325,9 +295,8 @@ static int post(struct ship *s, CURL *c, const Bytef *body, size_t len)
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, s);
 	curl_easy_setopt(c, CURLOPT_USERNAME, s->user);
 	curl_easy_setopt(c, CURLOPT_PASSWORD, s->user ? s->password : NULL);
-	rc = hdr ? curl_easy_perform(c) : CURLE_OUT_OF_MEMORY;
+	rc = gz && hdr ? curl_easy_perform(c) : CURLE_OUT_OF_MEMORY;
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-	curl_slist_free_all(hdr);
 	if (rc != CURLE_OK && !*s->err)
 		snprintf(s->err, sizeof(s->err), "%s", curl_easy_strerror(rc));
 	else if (rc == CURLE_OK && code != 200)
@@ -336,40 +305,26 @@ static int post(struct ship *s, CURL *c, const Bytef *body, size_t len)
 	else if (rc == CURLE_OK && *s->answer)
 		snprintf(s->err, sizeof(s->err), "HTTP 200 with an answer ClickHouse does "
 			 "not give to an INSERT: is --url ClickHouse's HTTP port?");
-	return *s->err ? -EIO : 0;
-}
-
-/* The rows taken so far to the server; then the record moves to the last whole file. */
-static void ship_batch(struct ship *s)
-{
-	CURL *c = curl_easy_init();
-	size_t gzlen = 0;
-	Bytef *gz;
-
-	if (s->failed || fflush(s->rows.f) || !s->len || !c) {
-		curl_easy_cleanup(c);
-		return;
-	}
-	gz = gzip(s->buf, s->len, &gzlen);
-	s->err[0] = s->answer[0] = 0;
-	if (!gz || post(s, c, gz, gzlen)) {
+	if (*s->err) {
 		fprintf(stderr, "kstats ship: %s: %s; not acknowledged, the atoms wait for "
-			"the next run (fix the server or --url)\n", s->url,
-			gz ? s->err : "out of memory");
+			"the next run (fix the server or --url)\n", s->url, s->err);
 		s->failed = KSTATS_EXIT_ERROR;
 	}
-	curl_easy_cleanup(c);
-	free(gz);
-	s->sent += s->failed ? 0 : s->rows.rows;
-	s->rows.rows = 0;
-	fclose(s->rows.f);
+	s->sent += s->failed ? 0 : s->rows;
+	s->rows = 0;
+	fclose(s->f);
 	free(s->buf);
 	s->buf = NULL;
-	s->rows.f = open_memstream(&s->buf, &s->len);
-	if (!s->rows.f)
+	s->f = open_memstream(&s->buf, &s->len);
+	if (!s->f)
 		s->failed = KSTATS_EXIT_ERROR;
 	else if (!s->failed && s->done > s->acked && ship_record(s, s->done))
 		s->failed = KSTATS_EXIT_ERROR;
+out:
+	curl_free(q);
+	curl_slist_free_all(hdr);
+	curl_easy_cleanup(c);
+	free(gz);
 }
 
 static int read_password(struct ship *s, const char *path)

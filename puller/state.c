@@ -3,11 +3,7 @@
  * line (version, CRC32, length) then JSON, written through kstats_file_replace().  Then the
  * per-bucket deltas against it (doc/design.md "Atoms and deltas"). */
 #include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <json-c/json.h>
 #include <zlib.h>
 
@@ -90,54 +86,40 @@ const struct pull_map_state *state_find_map(const struct pull_state *st,
 	return NULL;
 }
 
-const struct pull_key *state_find_key(const struct pull_map_state *ms,
-				      const int64_t *key)
-{
-	return keyed_find(ms->keys, ms->nkeys, sizeof(*ms->keys), ms->nkey_cols, key);
-}
-
-static json_object *map_json(const struct pull_map_state *ms)
-{
-	json_object *o = json_object_new_object(), *keys = json_object_new_array(), *k, *key,
-		    *base;
-	size_t i, j;
-
-	json_object_object_add(o, "obj", json_object_new_string(ms->obj));
-	json_object_object_add(o, "map", json_object_new_string(ms->map));
-	json_object_object_add(o, "map_id", json_object_new_uint64(ms->map_id));
-	json_object_object_add(o, "window_start_boottime_ns",
-			       json_object_new_uint64(ms->start_boot_ns));
-	json_object_object_add(o, "window_start_realtime_ns",
-			       json_object_new_uint64(ms->start_real_ns));
-	json_object_object_add(o, "key_columns", json_object_new_uint64(ms->nkey_cols));
-	for (i = 0; i < ms->nkeys; i++) {
-		k = json_object_new_object();
-		key = json_object_new_array();
-		base = json_object_new_array();
-		for (j = 0; j < ms->nkey_cols; j++)
-			json_object_array_add(key, json_object_new_int64(ms->keys[i].key[j]));
-		for (j = 0; j < PULL_NR_BUCKETS; j++)
-			json_object_array_add(base, json_object_new_uint64(ms->keys[i].base[j]));
-		json_object_object_add(k, "key", key);
-		json_object_object_add(k, "base", base);
-		json_object_array_add(keys, k);
-	}
-	json_object_object_add(o, "keys", keys);
-	return o;
-}
-
 int state_encode(const struct pull_state *st, char **buf, size_t *len)
 {
-	json_object *root = json_object_new_object(), *maps = json_object_new_array();
+	json_object *root = json_object_new_object(), *maps = json_object_new_array(), *o, *k, *a,
+		    *v;
+	const struct pull_map_state *ms;
+	const struct pull_key *pk;
 	const char *body;
-	size_t i, blen;
+	size_t j, blen;
 	int hlen, ret = 0;
 
 	json_object_object_add(root, "pull_id", json_object_new_uint64(st->pull_id));
 	json_object_object_add(root, "boot_id", json_object_new_string(st->boot_id));
-	for (i = 0; i < st->nmaps; i++)
-		json_object_array_add(maps, map_json(&st->maps[i]));
 	json_object_object_add(root, "maps", maps);
+	for (ms = st->maps; ms < st->maps + st->nmaps; ms++) {
+		json_object_array_add(maps, o = json_object_new_object());
+		json_object_object_add(o, "obj", json_object_new_string(ms->obj));
+		json_object_object_add(o, "map", json_object_new_string(ms->map));
+		json_object_object_add(o, "map_id", json_object_new_uint64(ms->map_id));
+		json_object_object_add(o, "window_start_boottime_ns",
+				       json_object_new_uint64(ms->start_boot_ns));
+		json_object_object_add(o, "window_start_realtime_ns",
+				       json_object_new_uint64(ms->start_real_ns));
+		json_object_object_add(o, "key_columns", json_object_new_uint64(ms->nkey_cols));
+		json_object_object_add(o, "keys", a = json_object_new_array());
+		for (pk = ms->keys; pk < ms->keys + ms->nkeys; pk++) {
+			json_object_array_add(a, k = json_object_new_object());
+			json_object_object_add(k, "key", v = json_object_new_array());
+			for (j = 0; j < ms->nkey_cols; j++)
+				json_object_array_add(v, json_object_new_int64(pk->key[j]));
+			json_object_object_add(k, "base", v = json_object_new_array());
+			for (j = 0; j < PULL_NR_BUCKETS; j++)
+				json_object_array_add(v, json_object_new_uint64(pk->base[j]));
+		}
+	}
 	body = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
 	blen = strlen(body);
 	*buf = malloc(blen + 128);
@@ -181,33 +163,12 @@ static int get_str(json_object *o, const char *name, char *buf, size_t len)
 	return 0;
 }
 
-static int decode_key(json_object *o, size_t nkey_cols, struct pull_key *k)
-{
-	json_object *key = get(o, "key", json_type_array), *base = get(o, "base", json_type_array);
-	size_t i;
-
-	if (!key || !base || json_object_array_length(key) != nkey_cols ||
-	    json_object_array_length(base) != PULL_NR_BUCKETS)
-		return -EBADMSG;
-	for (i = 0; i < nkey_cols + PULL_NR_BUCKETS; i++) {
-		json_object *v = i < nkey_cols ? json_object_array_get_idx(key, i) :
-				 json_object_array_get_idx(base, i - nkey_cols);
-
-		if (!json_object_is_type(v, json_type_int))
-			return -EBADMSG;
-		if (i < nkey_cols)
-			k->key[i] = json_object_get_int64(v);
-		else
-			k->base[i - nkey_cols] = json_object_get_uint64(v);
-	}
-	return 0;
-}
-
 static int decode_map(json_object *o, struct pull_map_state *ms)
 {
-	json_object *keys;
+	json_object *keys, *key, *base, *v;
 	uint64_t id, ncols;
-	size_t i;
+	struct pull_key *k;
+	size_t i, j;
 
 	memset(ms, 0, sizeof(*ms));
 	if (get_str(o, "obj", ms->obj, sizeof(ms->obj)) ||
@@ -224,9 +185,23 @@ static int decode_map(json_object *o, struct pull_map_state *ms)
 	ms->keys = calloc(ms->nkeys ? ms->nkeys : 1, sizeof(*ms->keys));
 	if (!ms->keys)
 		return -ENOMEM;
-	for (i = 0; i < ms->nkeys; i++)
-		if (decode_key(json_object_array_get_idx(keys, i), ncols, &ms->keys[i]))
+	for (i = 0, k = ms->keys; i < ms->nkeys; i++, k++) {
+		key = get(json_object_array_get_idx(keys, i), "key", json_type_array);
+		base = get(json_object_array_get_idx(keys, i), "base", json_type_array);
+		if (!key || !base || json_object_array_length(key) != ncols ||
+		    json_object_array_length(base) != PULL_NR_BUCKETS)
 			return -EBADMSG;
+		for (j = 0; j < ncols + PULL_NR_BUCKETS; j++) {
+			v = j < ncols ? json_object_array_get_idx(key, j) :
+			    json_object_array_get_idx(base, j - ncols);
+			if (!json_object_is_type(v, json_type_int))
+				return -EBADMSG;
+			if (j < ncols)
+				k->key[j] = json_object_get_int64(v);
+			else
+				k->base[j - ncols] = json_object_get_uint64(v);
+		}
+	}
 	return 0;
 }
 
@@ -318,10 +293,9 @@ int state_load(const char *dir, const char *name, struct pull_state *st)
 	secs = (uint64_t)time(NULL);
 	/* Never over an earlier saved copy: each one is evidence. */
 	for (n = 0, ret = -EEXIST; n < 1000 && ret == -EEXIST; n++) {
+		len = (size_t)snprintf(to, sizeof(to), "%s.corrupt-%" PRIu64, name, secs);
 		if (n)
-			snprintf(to, sizeof(to), "%s.corrupt-%" PRIu64 "-%u", name, secs, n);
-		else
-			snprintf(to, sizeof(to), "%s.corrupt-%" PRIu64, name, secs);
+			snprintf(to + len, sizeof(to) - len, "-%u", n);
 		ret = kstats_rename_in(dir, name, to, true);
 	}
 	if (ret) {
@@ -349,15 +323,10 @@ int state_save(const char *dir, const char *name, const struct pull_state *st)
 	return ret;
 }
 
-static uint64_t width_mask(unsigned int width)
-{
-	return width >= 8 ? UINT64_MAX : (1ull << (width * 8)) - 1;
-}
-
 void delta_begin(struct delta_key *dk, const uint64_t *cur, const uint64_t *base,
 		 unsigned int width)
 {
-	uint64_t mask = width_mask(width);
+	uint64_t mask = width >= 8 ? UINT64_MAX : (1ull << (width * 8)) - 1;
 	int i;
 
 	memset(dk, 0, sizeof(*dk));
@@ -396,7 +365,7 @@ bool delta_next_atom(struct delta_key *dk, int32_t *buckets)
 void delta_new_base(const struct delta_key *dk, const uint64_t *cur,
 		    unsigned int width, uint64_t *base)
 {
-	uint64_t mask = width_mask(width);
+	uint64_t mask = width >= 8 ? UINT64_MAX : (1ull << (width * 8)) - 1;
 	int i;
 
 	/* An anomalous bucket has nothing pending: it re-bases to cur. */

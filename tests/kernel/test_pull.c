@@ -764,6 +764,41 @@ static void test_corrupt_state(void **state)
 	assert_rebaselined("truncated");
 }
 
+/*
+ * State lost and the atoms directory empty (issue 49): the next pull's id is
+ * still above what kstats ship recorded as acknowledged, else ship would skip
+ * its atoms and the server would collapse them onto rows of old pulls.
+ */
+static void test_ids_above_shipped(void **state)
+{
+	Kernelstats__AtomList *list;
+	char path[256];
+	glob_t g;
+	size_t i;
+	FILE *f;
+
+	(void)state;
+	quiet_start(1);
+	snprintf(path, sizeof(path), "%s/shipped", e.state_dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "41\n");
+	assert_int_equal(fclose(f), 0);
+	snprintf(path, sizeof(path), "%s/atoms-*.pb", e.out_dir);
+	assert_int_equal(glob(path, 0, NULL, &g), 0);
+	for (i = 0; i < g.gl_pathc; i++)
+		assert_int_equal(unlink(g.gl_pathv[i]), 0);
+	globfree(&g);
+	snprintf(path, sizeof(path), "%s/state", e.state_dir);
+	assert_int_equal(unlink(path), 0);
+	fire(1);
+	assert_int_equal(pull_ok(), 0);
+	list = last_atoms();
+	assert_true(list->n_atom > 0);
+	assert_int_equal(list->atom[0]->pull_id, 42);
+	kernelstats__atom_list__free_unpacked(list, NULL);
+}
+
 /* A held lock: the second pull waits --lock-timeout, then names the holder. */
 static void test_lock_busy(void **state)
 {
@@ -1247,6 +1282,7 @@ int main(void)
 		T(test_reload_resets),
 		T(test_new_boot_id),
 		T(test_corrupt_state),
+		T(test_ids_above_shipped),
 		T(test_lock_busy),
 		T(test_concurrent_pulls),
 		T(test_retention),

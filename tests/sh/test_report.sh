@@ -60,6 +60,21 @@ merged() {
 		grep -q "Read 2 hosts (atoms directories), 12 files, " "$TMP/dom.html"
 }
 check "two hosts add up per cell; the page says 2 hosts, 12 files" merged
+# --rows (issue 49): the hosts the rows name, counted once each; rows that name none
+# (queries.sql's page rows) claim no host count.
+rows_hosts() {
+	local n
+	{ "$K" atoms --out-dir "$TMP/h1" --format json-each-row &&
+		"$K" atoms --out-dir "$TMP/h2" --format json-each-row |
+		sed 's/"host":"[^"]*"/"host":"h2"/'; } >"$TMP/hosts.rows" || return 1
+	n=$(wc -l <"$TMP/hosts.rows")
+	"$K" report --rows "$TMP/hosts.rows" -o "$TMP/rows.html" &&
+		grep -q "^<p>Read $n rows of 2 hosts (--rows), " "$TMP/rows.html" &&
+		sed 's/"host":"[^"]*",//' "$TMP/hosts.rows" | "$K" report --rows - -o "$TMP/rows.html" &&
+		grep -q "^<p>Read $n rows (--rows, no host column), " "$TMP/rows.html" &&
+		! grep -q " hosts\? (" "$TMP/rows.html"
+}
+check "report --rows: the page says the hosts the rows name (2), and no host count for rows without one" rows_hosts
 self_contained() {
 	! grep -qiE '<script|<link|<img|<iframe|https?:|src=' "$TMP/page.html" &&
 		grep -q '<svg' "$TMP/page.html" && grep -q '<style>' "$TMP/page.html" &&
