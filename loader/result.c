@@ -211,7 +211,9 @@ int apply_owner(const char *path, const char *uid, const char *gid,
 	struct passwd *pw;
 	struct group *gr;
 	struct owner *o;
-	int err, ret = 0;
+	uid_t u;
+	gid_t g;
+	int err;
 
 	pthread_mutex_lock(&lock);
 	for (o = owners; o < owners + OWNERS_CACHED; o++)
@@ -239,10 +241,10 @@ int apply_owner(const char *path, const char *uid, const char *gid,
 		     snprintf(o->gid, sizeof(o->gid), "%s", gid) >= (int)sizeof(o->gid)))
 		o->uid[0] = 0;	/* too long to keep: looked up each time */
 cached:
-	if (chown(path, o->u, o->g) || chmod(path, mode))
-		ret = -errno;
+	u = o->u;
+	g = o->g;
 	pthread_mutex_unlock(&lock);
-	return ret;
+	return chown(path, u, g) || chmod(path, mode) ? -errno : 0;
 }
 
 bool owns_pin(const struct kstats_status_obj *res, const char *path)

@@ -265,7 +265,7 @@ static void ship_batch(struct ship *s)
 	CURLcode rc;
 	long code = 0;
 
-	if (s->failed || fflush(s->f) || !s->len || !q)
+	if (s->failed || fflush(s->f) || !s->len)
 		goto out;
 	z.next_in = (Bytef *)s->buf;	/* as of the fflush() */
 	z.avail_in = (uInt)s->len;
@@ -281,7 +281,7 @@ static void ship_batch(struct ship *s)
 	s->err[0] = s->answer[0] = 0;
 	/* Acknowledged once every shard has the rows (schema.sql). */
 	snprintf(url, sizeof(url), "%s%squery=%s&insert_distributed_sync=1&"
-		 "prefer_localhost_replica=0", s->url, strchr(s->url, '?') ? "&" : "?", q);
+		 "prefer_localhost_replica=0", s->url, strchr(s->url, '?') ? "&" : "?", q ?: "");
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
@@ -295,10 +295,11 @@ static void ship_batch(struct ship *s)
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, s);
 	curl_easy_setopt(c, CURLOPT_USERNAME, s->user);
 	curl_easy_setopt(c, CURLOPT_PASSWORD, s->user ? s->password : NULL);
-	rc = gz && hdr ? curl_easy_perform(c) : CURLE_OUT_OF_MEMORY;
+	rc = gz && hdr && q ? curl_easy_perform(c) : CURLE_OUT_OF_MEMORY;
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
 	if (rc != CURLE_OK && !*s->err)
-		snprintf(s->err, sizeof(s->err), "%s", curl_easy_strerror(rc));
+		snprintf(s->err, sizeof(s->err), "%s", gz && hdr && q ? curl_easy_strerror(rc) :
+			 "out of memory");
 	else if (rc == CURLE_OK && code != 200)
 		snprintf(s->err, sizeof(s->err), "HTTP %ld: %.*s", code,
 			 (int)strcspn(s->answer, "\n"), s->answer);
