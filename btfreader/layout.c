@@ -164,6 +164,7 @@ static int walk_type(struct walk *w, uint32_t id, uint64_t off,
 		     const char *path, int depth)
 {
 	const char *shown = *path ? path : w->root, *name;
+	enum kstats_leaf_kind kind;
 	const struct btf_type *t;
 	int rid, i, err;
 
@@ -184,11 +185,13 @@ static int walk_type(struct walk *w, uint32_t id, uint64_t off,
 			return fail(w, EOPNOTSUPP, "%s: bitfield int is not supported", shown);
 		/* Compilers mark plain char SIGNED, not CHAR: tell it by its name. */
 		name = btf__name_by_offset(w->btf, t->name_off);
+		kind = KSTATS_LEAF_INT;
+		if (btf_int_encoding(t) & BTF_INT_BOOL)
+			kind = KSTATS_LEAF_BOOL;
+		else if ((btf_int_encoding(t) & BTF_INT_CHAR) || (name && !strcmp(name, "char")))
+			kind = KSTATS_LEAF_CHAR;
 		return add_leaf(w, shown, off, t->size, btf_int_encoding(t) & BTF_INT_SIGNED,
-				btf_int_encoding(t) & BTF_INT_BOOL ? KSTATS_LEAF_BOOL :
-				(btf_int_encoding(t) & BTF_INT_CHAR) ||
-				(name && !strcmp(name, "char")) ? KSTATS_LEAF_CHAR :
-				KSTATS_LEAF_INT, rid);
+				kind, rid);
 	case BTF_KIND_ENUM:
 	case BTF_KIND_ENUM64:
 		return add_leaf(w, shown, off, t->size, enum_is_signed(w, t),

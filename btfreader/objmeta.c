@@ -40,10 +40,12 @@ static int copy_meta(const char *name, Elf_Data *data, struct kstats_objmeta *m)
 	const struct section *s;
 	void **arr;
 
-	if (!strcmp(name, KSTATS_SEC_OBJ) && data->d_size != sizeof(m->obj))
-		return -EINVAL;
-	if (!strcmp(name, KSTATS_SEC_OBJ))
+	if (!strcmp(name, KSTATS_SEC_OBJ)) {
+		if (data->d_size != sizeof(m->obj))
+			return -EINVAL;
 		memcpy(&m->obj, data->d_buf, sizeof(m->obj));
+		return 0;
+	}
 	for (s = sections; s < sections + NSECTIONS && strcmp(name, s->name); s++)
 		;
 	if (s == sections + NSECTIONS)
@@ -51,6 +53,7 @@ static int copy_meta(const char *name, Elf_Data *data, struct kstats_objmeta *m)
 	if (data->d_size % s->size)
 		return -EINVAL;
 	arr = (void **)((char *)m + s->arr);
+	free(*arr);	/* a hostile object may repeat a section: the last one counts */
 	*arr = malloc(data->d_size ?: 1);
 	if (!*arr)
 		return -ENOMEM;

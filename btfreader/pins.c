@@ -70,7 +70,9 @@ int kstats_ensure_bpffs(const char *pin_dir, char *err, size_t errlen)
 	size_t n = strlen(KSTATS_BPFFS);
 
 	if (strncmp(pin_dir, KSTATS_BPFFS, n) || (pin_dir[n] && pin_dir[n] != '/') ||
-	    kstats_is_bpffs(KSTATS_BPFFS) || !mount("bpf", KSTATS_BPFFS, "bpf", 0, "mode=0755"))
+	    kstats_is_bpffs(KSTATS_BPFFS))
+		return 0;
+	if (!mount("bpf", KSTATS_BPFFS, "bpf", 0, "mode=0755"))
 		return 0;
 	return kstats_fail(err, errlen, errno, "bpffs is not mounted on %s and mounting it "
 			   "failed: %s; run: mount -t bpf bpf %s", KSTATS_BPFFS, strerror(errno),

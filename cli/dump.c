@@ -161,7 +161,7 @@ static int live(struct dump_opts *o, struct kstats_snapshot *s)
 		return ret;
 	fprintf(stderr, "Showing the events of every %gs interval; Ctrl-C to end.\n",
 		o->interval);
-	for (n = 0; !ret && !stopping && (!o->count || n < o->count); n++) {
+	for (n = 0; !ret && (!o->count || n < o->count); n++) {
 		ts = kstats_timespec(o->interval);
 		while (!stopping && nanosleep(&ts, &ts) && errno == EINTR)
 			;
@@ -175,6 +175,8 @@ static int live(struct dump_opts *o, struct kstats_snapshot *s)
 			kstats_snapshot_free(&prev);
 			prev = next;
 		}
+		if (stopping)	/* after the interval it cut short is shown */
+			break;
 	}
 	kstats_snapshot_free(&prev);
 	return ret;

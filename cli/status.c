@@ -373,7 +373,7 @@ static void show(FILE *f, struct status_view *v, bool json)
 		for (j = 0; j < o->nprogs && k < v->nprogs; j++, k++)
 			prog_row(rows[j + 1], &o->progs[j], &v->progs[k]);
 		table_print(json ? NULL : f, prog_cols, rows, j);
-		if (kstats_objmeta_read(o->path, &meta, why, sizeof(why)))
+		if (!o->nmaps || kstats_objmeta_read(o->path, &meta, why, sizeof(why)))
 			memset(&meta, 0, sizeof(meta));
 		memset(rows, 0, (o->nmaps + 1) * sizeof(*rows));
 		for (j = 0; j < o->nmaps; j++)

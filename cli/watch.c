@@ -255,8 +255,14 @@ static int run(struct watcher *w, const sigset_t *sigs)
 	struct kstats_stream_stats st;
 	char err[KSTATS_ERR_LEN] = "";
 	int ret = kstats_stream_get_stats(w->s, &st, err, sizeof(err));
-	uint64_t seen[2] = { st.kernel_drops, 0 };
+	uint64_t seen[2];
 
+	if (ret) {
+		fprintf(stderr, "kstats watch: %s\n", err);
+		return ret;
+	}
+	seen[0] = st.kernel_drops;
+	seen[1] = 0;
 	while (!ret && (ret = kstats_stream_wait(w->s, sigs, DROP_CHECK_MS)) == -ETIME) {
 		report_losses(w, seen);
 		ret = kstats_stream_check_pin(w->s, err, sizeof(err));

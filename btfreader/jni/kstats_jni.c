@@ -11,9 +11,6 @@
 #include "kstats_tool.h"
 #include "kstats_reader.h"
 
-/* The JVM fixes every native's parameters: most ignore env or the class. */
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-
 #define READER_CLASS "org/kernelstats/KernelTelemetryReader"
 #define EXCEPTION_CLASS "org/kernelstats/KernelTelemetryException"
 
@@ -73,6 +70,9 @@ static int alloc_rows(struct jni_reader *r, char *err, size_t errlen)
 	return r->rows ? 0 : -ENOMEM;
 }
 
+/* The JVM fixes every native's parameters: most ignore env or the class. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
 static void JNICALL native_close(JNIEnv *env, jclass cls, jlong handle)
 {
 	struct jni_reader *r = reader_of(handle);
@@ -244,3 +244,5 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved)
 		return JNI_ERR;
 	return JNI_VERSION_1_8;
 }
+
+#pragma GCC diagnostic pop
