@@ -93,13 +93,14 @@ int state_encode(const struct pull_state *st, char **buf, size_t *len)
 	const struct pull_map_state *ms;
 	const struct pull_key *pk;
 	const char *body;
-	size_t j, blen;
+	size_t i, m, j, blen;
 	int hlen, ret = 0;
 
 	json_object_object_add(root, "pull_id", json_object_new_uint64(st->pull_id));
 	json_object_object_add(root, "boot_id", json_object_new_string(st->boot_id));
 	json_object_object_add(root, "maps", maps);
-	for (ms = st->maps; ms < st->maps + st->nmaps; ms++) {
+	for (m = 0; m < st->nmaps; m++) {
+		ms = &st->maps[m];
 		json_object_array_add(maps, o = json_object_new_object());
 		json_object_object_add(o, "obj", json_object_new_string(ms->obj));
 		json_object_object_add(o, "map", json_object_new_string(ms->map));
@@ -110,7 +111,8 @@ int state_encode(const struct pull_state *st, char **buf, size_t *len)
 				       json_object_new_uint64(ms->start_real_ns));
 		json_object_object_add(o, "key_columns", json_object_new_uint64(ms->nkey_cols));
 		json_object_object_add(o, "keys", a = json_object_new_array());
-		for (pk = ms->keys; pk < ms->keys + ms->nkeys; pk++) {
+		for (i = 0; i < ms->nkeys; i++) {
+			pk = &ms->keys[i];
 			json_object_array_add(a, k = json_object_new_object());
 			json_object_object_add(k, "key", v = json_object_new_array());
 			for (j = 0; j < ms->nkey_cols; j++)
