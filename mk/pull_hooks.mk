@@ -22,4 +22,4 @@ $(HOOKS_DIR)/kstats: $(HOOKS_OBJS) $(HOOKS_IMPL) $(PROTO_OBJS) $(BUILD)/libkstat
 $(BUILD)/tests/kernel/test_pull.o: CFLAGS += -Itests/hooks
 $(BUILD)/tests/kernel/test_pull: $(BUILD)/tests/hooks/fault_points.o
 
-test-build: $(HOOKS_DIR)/kstats
+test-build mutation-build: $(HOOKS_DIR)/kstats
