@@ -110,6 +110,9 @@ for i in "${!names[@]}"; do
 	cp -p "$f" "$WORK/orig"
 	rm -rf "$SRC/build/mut"
 	cp -a "$SRC/build/base" "$SRC/build/mut"
+	# The copied .d files name build/base's objects: without this, a header's mutant
+	# would never be compiled in.
+	find "$SRC/build/mut" -name '*.d' -exec sed -i 's#build/base/#build/mut/#g' {} +
 	apply "$f" "${froms[i]}" "${tos[i]}" >/dev/null || die "${names[i]}: cannot apply"
 	if ! build build/mut; then
 		verdict=BROKEN broken=$((broken + 1))	# proves nothing: fix the mutant
