@@ -12,7 +12,7 @@ shift $(($# > 0))
 ONLY=" $* "
 cd "$(dirname "$0")/.." || exit 1
 
-pass=0 fail=0 skip=0 child= timer=
+pass=0 fail=0 skip=0 child=
 TEST_TIMEOUT=${KSTATS_TEST_TIMEOUT:-1800}
 [[ $TEST_TIMEOUT =~ ^[1-9][0-9]*$ ]] || {
 	echo "tests/run.sh: KSTATS_TEST_TIMEOUT=$TEST_TIMEOUT: give the seconds a suite may run, 1 or more" >&2
@@ -42,7 +42,6 @@ cleanup_stale() {
 # Stops the running test's whole session (timeout(1) makes its own process
 # group), then removes what it left.
 interrupted() {
-	[ -n "$timer" ] && kill "$timer" 2>/dev/null
 	[ -n "$child" ] && pkill -TERM -s "$child" && wait "$child"
 	rm -rf "$work"
 	cleanup_stale
@@ -77,7 +76,7 @@ fi
 work=$(mktemp -d "/tmp/kstats-test-$$-run-XXXXXX") || exit 1
 san=$work/san
 mkdir -m 1777 "$san" || exit 1	# tests run tools as other users too
-trap '[ -n "$timer" ] && kill "$timer" 2>/dev/null; rm -rf "$work"; cleanup_stale' EXIT
+trap 'rm -rf "$work"; cleanup_stale' EXIT
 trap 'interrupted 130' INT
 trap 'interrupted 143' TERM
 
@@ -155,26 +154,26 @@ leak_after_failure() {	# report pid
 # stop all of it) and counts its results; exit status, signal and
 # sanitizer reports too.
 run_one() {
-	local kind=$1 suite=$2 out=$work/out rc failed_before=$fail f pid ended t0=$SECONDS
+	local kind=$1 suite=$2 out=$work/out rc failed_before=$fail f pid t0=$SECONDS
 	shift 2
 	# exec: with traps set, bash would fork setsid instead of becoming it.
 	(trap - EXIT INT TERM; exec setsid "$@" >"$out" 2>&1 </dev/null) &
 	child=$!
 	pid=$child
-	sleep "$TEST_TIMEOUT" >/dev/null 2>&1 </dev/null &
-	timer=$!
-	wait -n -p ended "$child" "$timer"
-	rc=$?
-	if [ "$ended" = "$timer" ]; then
+	# Polled: bash's wait -n can miss a child that ended before it was called, and hang.
+	while kill -0 "$child" 2>/dev/null && ((SECONDS - t0 < TEST_TIMEOUT)); do
+		sleep 0.1
+	done
+	if kill -0 "$child" 2>/dev/null; then
 		pkill -KILL -s "$pid"
 		wait "$child" 2>/dev/null
 		count FAIL "$suite" "still running after $TEST_TIMEOUT s, killed (KSTATS_TEST_TIMEOUT)"
 		rc=0
 	else
-		kill "$timer"
-		wait "$timer" 2>/dev/null
+		wait "$child"
+		rc=$?
 	fi
-	child= timer=
+	child=
 	"tally_$kind" "$suite" "$out" || count FAIL "$suite" "reported no results"
 	if [ "$rc" -gt 128 ]; then
 		count FAIL "$suite" "killed by signal $((rc - 128))"
